@@ -1,0 +1,98 @@
+/*
+ * arch.h - the machine-specific part of attaching: decoding a probe site,
+ * relocating the instructions a patch displaces, and emitting trampolines.
+ *
+ * Everything else in src/attach is architecture-neutral and talks to the
+ * machine only through this interface.  The x86-64 implementation lives in
+ * arch/x86_64/ and uses Zydis.
+ *
+ * A probe site at address S gets this treatment (x86-64):
+ *
+ *   S:   jmp T            5 bytes, then int3 filling the rest of the
+ *                         displaced instructions (never executed)
+ *
+ *   T:   save caller-saved registers (struct rt_regs, see runtime/abi.h)
+ *        mov  %rsp, %rdi
+ *        call handler_1 ... call handler_n
+ *        restore registers
+ *        <displaced instructions, relocated>
+ *        jmp  S + displaced_len
+ */
+#ifndef UBT_ARCH_H
+#define UBT_ARCH_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+
+#define ARCH_MAX_DISPLACED 32 /* bytes of original code a patch may cover */
+#define ARCH_MAX_INSNS 16     /* displaced instructions */
+
+enum arch_patch_kind {
+	ARCH_PATCH_JMP,  /* 5-byte jmp to the trampoline */
+	ARCH_PATCH_INT3, /* jmp is unsafe here: an int3 handled inside the target */
+};
+
+/* The plan for patching one site; computed before any byte changes. */
+struct arch_site_plan {
+	uint64_t site;                    /* address of the patched instruction */
+	enum arch_patch_kind kind;
+	char why[160];                    /* for ARCH_PATCH_INT3: why the jmp was refused */
+	uint8_t orig[ARCH_MAX_DISPLACED]; /* original bytes at site */
+	int orig_len;                     /* bytes the patch displaces (>= 5 for JMP) */
+	int ninsns;                       /* displaced instructions */
+	uint8_t insn_off[ARCH_MAX_INSNS]; /* offset of each displaced instruction from site */
+};
+
+/*
+ * Decodes the whole function [func_addr, func_addr + func_len), whose bytes
+ * are `code` (read from the target), and plans a patch at `site` (usually
+ * func_addr; later a USDT location inside the function).  A JMP plan needs
+ * every displaced instruction relocatable and no branch in the function
+ * landing strictly inside the displaced range.  Returns 0, or -EINVAL if
+ * the bytes at site cannot be decoded at all.
+ */
+int arch_plan_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uint64_t site,
+		   struct arch_site_plan *plan);
+
+/*
+ * Emits the trampoline for a JMP plan into buf, which will live at
+ * target address tramp_addr.  Each handler is called as
+ * void handler(struct rt_regs *regs) with the stack 16-byte aligned.
+ * Returns 0 and sets *len, -ENOSPC if cap is too small, -ERANGE if a
+ * displaced rel32 operand cannot reach its target from tramp_addr.
+ */
+int arch_emit_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
+			 const uint64_t *handlers, int nhandlers, uint8_t *buf, size_t cap,
+			 size_t *len);
+
+/* Upper bound of arch_emit_trampoline()'s output, for reserving space. */
+size_t arch_trampoline_max(int nhandlers);
+
+/*
+ * The bytes written at plan->site (plan->orig_len of them): the jmp to
+ * tramp_addr followed by int3 fill.  -ERANGE if tramp_addr is out of reach.
+ */
+int arch_patch_bytes(const struct arch_site_plan *plan, uint64_t tramp_addr, uint8_t *out);
+
+/*
+ * A thread stopped at pc with site < pc < site + orig_len must not resume
+ * there once the jmp is written: this maps pc to the same instruction in the
+ * trampoline's relocated copy (tramp_addr as given to arch_emit_trampoline).
+ * Returns 0 and sets *new_pc, or -ENOENT if pc is not a displaced
+ * instruction boundary inside the site.
+ */
+int arch_pc_into_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
+			    int nhandlers, uint64_t pc, uint64_t *new_pc);
+
+/*
+ * The inverse, for detach: a pc inside the relocated copy maps back to the
+ * original instruction.  -ENOENT if pc is not inside the relocated copy.
+ */
+int arch_pc_from_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
+			    int nhandlers, uint64_t pc, uint64_t *new_pc);
+
+/* A reachable window for trampolines: [lo, hi) around addr (rel32 reach). */
+void arch_near_window(uint64_t addr, uint64_t *lo, uint64_t *hi);
+
+#endif

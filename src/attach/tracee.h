@@ -1,0 +1,101 @@
+/*
+ * tracee.h - controlling the target process through ptrace.
+ *
+ * Everything attach does to another process goes through here: stopping
+ * every thread, reading and writing its memory, issuing system calls
+ * inside it, starting a command so that probes are live before its main()
+ * runs, and letting it go again.  Nothing here calls into the target's libc
+ * or dynamic loader: remote system calls execute an existing `syscall`
+ * instruction of the target (from the vDSO or libc) with the registers of a
+ * stopped thread, which are restored afterwards.
+ *
+ * Errors: functions return 0 or -errno and print nothing; the caller turns
+ * them into user-facing messages (tracee_strerror_hint() helps).
+ */
+#ifndef UBT_TRACEE_H
+#define UBT_TRACEE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+struct tracee_thread {
+	pid_t tid;
+	struct user_regs_struct regs; /* as read when the thread stopped */
+	bool regs_dirty;              /* regs were changed; written back on release */
+};
+
+struct tracee {
+	pid_t pid;
+	int mem_fd;                   /* /proc/PID/mem, O_RDWR */
+	bool stopped;                 /* every thread is stopped under ptrace */
+	bool is_child;                /* started by us with tracee_spawn() */
+	struct tracee_thread *threads;
+	int nthreads;
+	uint64_t syscall_insn;        /* address of a `syscall` instruction in the target */
+};
+
+/*
+ * Opens the process (checks it exists; opens /proc/PID/mem) without
+ * stopping it.  -ESRCH if there is no such process.
+ */
+int tracee_open(struct tracee *t, pid_t pid);
+
+/*
+ * Starts argv[0] (searched in PATH) with argv, stopped at its ELF entry
+ * point (AT_ENTRY): the dynamic loader has run, libc is loaded and
+ * initialised for the main thread, main() has not run.  The process is
+ * left stopped as by tracee_stop_all(), with one thread.
+ */
+int tracee_spawn(struct tracee *t, char *const argv[]);
+
+/*
+ * Stops every thread with PTRACE_SEIZE + PTRACE_INTERRUPT, rescanning
+ * /proc/PID/task until no new thread appears, and reads each thread's
+ * registers.  Threads created while stopped are caught through
+ * PTRACE_O_TRACECLONE.  -EPERM (with errno detail) when ptrace is refused.
+ */
+int tracee_stop_all(struct tracee *t);
+
+/*
+ * Writes back changed registers and detaches every thread; the process
+ * runs on as if nothing happened.
+ */
+int tracee_release(struct tracee *t);
+
+/* Closes fds; the process must be released. */
+void tracee_close(struct tracee *t);
+
+/* Memory of the target, through /proc/PID/mem (works on read-only text). */
+int tracee_read(struct tracee *t, uint64_t addr, void *buf, size_t len);
+int tracee_write(struct tracee *t, uint64_t addr, const void *buf, size_t len);
+
+/*
+ * Executes system call nr with up to 6 arguments in the first stopped
+ * thread, returning the kernel's result (which may be -errno) in *ret.
+ * The thread's registers are restored afterwards, so an interrupted
+ * syscall of its own restarts correctly.  Requires tracee_stop_all().
+ */
+int tracee_syscall(struct tracee *t, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+		   uint64_t a5, uint64_t a6, int64_t *ret);
+
+/*
+ * Copies len bytes to a scratch area below the stopped thread's stack (below
+ * the red zone) and returns its address, for remote syscall arguments such
+ * as path strings.  Valid until the next tracee_scratch() or release.
+ */
+int tracee_scratch(struct tracee *t, const void *data, size_t len, uint64_t *addr);
+
+/*
+ * After release: waits for the process to exit, up to timeout_ms (-1 =
+ * forever).  Returns 1 if it exited (sets *status for a child of ours, as
+ * from waitpid), 0 on timeout.  Uses a pidfd, so it works for -p targets.
+ */
+int tracee_wait_exit(struct tracee *t, int timeout_ms, int *status);
+
+/* A hint for an errno from tracee_open/stop_all, or NULL. */
+const char *tracee_strerror_hint(int err);
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * codegen.h - from a checked AST to machine code, with LLVM 19's C API.
+ *
+ * Pipeline position: after sema_check(), before attach.  cg_layout()
+ * decides where every map, thread slot and ring lives in the shared data
+ * part (runtime/abi.h); cg_compile() then emits one function per probe,
+ *
+ *     void ubt_probe_<N>(struct rt_regs *regs);
+ *
+ * as a relocatable x86-64 ELF object (LLVMTargetMachineEmitToMemoryBuffer,
+ * PIC).  The object refers to the shared data through the hidden symbol
+ * `ubt_shm` and to runtime helpers (rt_*) by name; attach links it with
+ * the runtime object at the addresses it gets in the target.
+ *
+ * Code is specialised for the process it will run in (struct cg_facts):
+ * where rseq and the thread id live in its TCB, how many CPUs there are.
+ * BEGIN/END run inside ubt itself, so they are compiled separately with
+ * ubt's own facts (CG_SIDE_HOST).
+ */
+#ifndef UBT_CODEGEN_H
+#define UBT_CODEGEN_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include "parser/ast.h"
+#include "parser/sema.h"
+#include "runtime/abi.h"
+
+struct cg_facts {
+	bool has_rseq;    /* struct rseq at %fs:rseq_off */
+	int64_t rseq_off;
+	bool has_tid;     /* kernel tid at %fs:tid_off */
+	int32_t tid_off;
+};
+
+struct cg_map_layout {
+	const struct sema_map *map;
+	uint64_t off;       /* struct rt_map's offset in the data part */
+	struct rt_map hdr;  /* the header ubt writes there */
+	uint64_t bytes;     /* total bytes including the header */
+};
+
+struct cg_layout {
+	uint64_t data_size; /* bytes of the data part, page aligned */
+	uint32_t ncpu, nthreads, ring_size;
+	uint64_t threads_off, rings_off;
+	struct cg_map_layout *maps; /* indexed by sema_map.id */
+	int nmaps;
+};
+
+struct cg_options {
+	uint32_t map_keys_max; /* BPFTRACE_MAP_KEYS_MAX, default 4096 */
+	uint32_t ring_size;    /* bytes per thread ring */
+	uint32_t nthreads;     /* thread table capacity */
+	uint32_t ncpu;         /* possible CPUs of this machine */
+};
+
+enum cg_side {
+	CG_SIDE_TARGET, /* uprobes: runs in the target */
+	CG_SIDE_HOST,   /* BEGIN, END: runs in ubt */
+};
+
+struct cg_probe {
+	const struct ast_node *probe; /* the AST_PROBE */
+	char *sym;                    /* "ubt_probe_<index>" */
+	int index;                    /* position among the program's probes */
+};
+
+struct cg_object {
+	void *elf; /* relocatable ELF object, malloc'ed */
+	size_t elf_size;
+	struct cg_probe *probes;
+	int nprobes;
+	char *ir; /* textual IR, kept when asked for (-d ir) */
+	char *asm_text; /* assembly, kept when asked for (-d asm) */
+};
+
+void cg_layout(const struct sema_info *info, const struct cg_options *opt, struct cg_layout *out);
+void cg_layout_free(struct cg_layout *l);
+
+/*
+ * Compiles the probes of one side.  Returns 0, or -1 after adding a
+ * diagnostic (an internal code generation failure).
+ */
+int cg_compile(const struct ast_node *prog, const struct sema_info *info,
+	       const struct cg_layout *layout, const struct cg_facts *facts, enum cg_side side,
+	       bool keep_text, struct cg_object *obj, struct diags *diags);
+void cg_object_free(struct cg_object *obj);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * sema.h - semantic analysis: types, maps, variables, builtin and function
+ * checks.  Runs after parse_script() and before cg_compile().
+ *
+ * sema_check() annotates every expression node's `type`, links AST_MAP
+ * nodes to a struct sema_map and AST_VAR nodes to a struct sema_var, and
+ * fills struct sema_info with everything later stages need to know about
+ * the program as a whole.  All errors go to diags in bpftrace's wording.
+ */
+#ifndef UBT_SEMA_H
+#define UBT_SEMA_H
+
+#include "ast.h"
+
+#define SEMA_MAX_KEYS 8
+
+/* One global map (@name); all AST_MAP nodes naming it point here. */
+struct sema_map {
+	char *name;            /* "@c", "@" for the anonymous map */
+	int id;                /* index in sema_info.maps, in order of first appearance */
+	int nkeys;             /* 0 = scalar map */
+	struct ast_type keys[SEMA_MAX_KEYS];
+	struct ast_type value; /* TY_COUNT, TY_SUM, TY_INT, TY_STR, ... */
+};
+
+/* One scratch variable ($x); scoped to its probe. */
+struct sema_var {
+	char *name;
+	struct ast_type type;
+	struct ast_node *probe; /* the AST_PROBE it belongs to */
+};
+
+/* printf formats are checked here and kept for the output stage. */
+struct sema_printf {
+	int id;                /* index in sema_info.printfs */
+	char *fmt;             /* the literal format string (decoded) */
+	int nargs;
+	struct ast_type args[16];
+	struct ast_node *call;
+};
+
+struct sema_info {
+	struct sema_map **maps;
+	int nmaps;
+	struct sema_var **vars;
+	int nvars;
+	struct sema_printf **printfs;
+	int nprintfs;
+};
+
+/* Returns 0, or -1 if errors were added to diags. */
+int sema_check(struct ast_node *prog, struct diags *diags, struct sema_info *info);
+void sema_info_free(struct sema_info *info);
+/* "count", "int64", "unsigned int64", "string[4]": bpftrace's type names. */
+const char *sema_type_name(const struct ast_type *t, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,173 @@
+/*
+ * abi.h - the one header shared by codegen, attach, output and the runtime
+ * injected into the target.  Everything that crosses the boundary between
+ * ubt and the traced process is defined here.
+ *
+ * Memory shared with the target is one memfd, mapped twice in the target
+ * and once (read-write) in ubt:
+ *
+ *   target:  [ code: runtime + probe code + trampolines ]  R-X   near the probed object
+ *            [ data: header | threads | rings | maps     ]  RW-   directly after the code
+ *   ubt:     [ code                                      |  data ]  RW-   anywhere
+ *
+ * Every struct starts with its size (and the header a version) so a
+ * mismatch is detected instead of misread.  Offsets are from the start of
+ * the data part; the code refers to data through the link-time symbol
+ * `ubt_shm` (the data part's address in the target), RIP-relative.
+ *
+ * Data part layout (offsets are multiples of 64):
+ *
+ *   0                  struct rt_shm_header  (one page)
+ *   threads_off        struct rt_thread[nthreads]
+ *   rings_off          nthreads rings of ring_size bytes, thread i owns ring i
+ *   maps (each)        struct rt_map, hash slots, keys, values
+ */
+#ifndef UBT_RT_ABI_H
+#define UBT_RT_ABI_H
+
+#include <stdint.h>
+
+#define RT_ABI_VERSION 1
+#define RT_SHM_MAGIC 0x7562742d73686d31ull /* "ubt-shm1" */
+
+/* glibc's x86-64 rseq signature; the 4 bytes before every abort handler. */
+#define RT_RSEQ_SIG 0x53053053u
+/* struct rseq (linux/rseq.h): cpu_id at 4, rseq_cs at 8, mm_cid at 24. */
+#define RT_RSEQ_CPU_ID 4
+#define RT_RSEQ_CS 8
+
+enum rt_shm_flags {
+	RT_F_RSEQ = 1 << 0, /* rseq_off is valid: per-CPU slots via rseq cpu_id */
+	RT_F_TID = 1 << 1,  /* tid_off is valid: the kernel tid is at %fs:tid_off */
+};
+
+/*
+ * The header at offset 0 of the data part.  Written by ubt before any
+ * probe is armed; the fields under "target writes" change while probes run.
+ */
+struct rt_shm_header {
+	uint32_t size;    /* sizeof(struct rt_shm_header) */
+	uint32_t version; /* RT_ABI_VERSION */
+	uint64_t magic;   /* RT_SHM_MAGIC */
+	uint64_t data_size;
+	uint32_t ncpu;      /* per-CPU value arrays; index ncpu is the shared fallback */
+	uint32_t nthreads;  /* capacity of the thread table */
+	uint32_t ring_size; /* bytes per thread ring, a power of two */
+	uint32_t flags;     /* enum rt_shm_flags */
+	uint64_t threads_off;
+	uint64_t rings_off;
+	int64_t rseq_off; /* __rseq_offset: struct rseq is at %fs:rseq_off */
+	int32_t tid_off;  /* kernel tid at %fs:tid_off */
+	uint32_t pid;     /* the target's pid (tgid) */
+	/* ubt writes */
+	volatile uint32_t disabled;  /* non-zero: every probe returns at once */
+	uint32_t pad0;
+	volatile uint64_t heartbeat; /* ubt's monotonic ns, refreshed while it runs */
+	/* target writes */
+	volatile uint32_t exit_req;  /* exit() was called in a probe */
+	int32_t exit_code;
+	volatile uint64_t threads_full; /* probe hits that found no free thread slot */
+	volatile uint64_t reentered;    /* probe hits skipped: the thread was already in a probe */
+};
+
+/*
+ * One thread of the target (or ubt itself, for BEGIN/END).  A slot is
+ * claimed by the first probe hit in a thread that needs per-thread state
+ * (printf, re-entrancy guard) and found again by its thread pointer.
+ *
+ *   line 0 (the owning thread writes):  tp tid busy ring_head lost
+ *   line 1 (ubt writes):                ring_tail
+ */
+struct rt_thread {
+	volatile uint64_t tp; /* thread pointer (%fs:0); 0 = free */
+	uint32_t tid;
+	volatile uint32_t busy; /* re-entrancy guard: in a probe now */
+	volatile uint64_t ring_head; /* bytes ever produced */
+	volatile uint64_t lost;      /* events dropped because the ring was full */
+	uint64_t pad0[4];
+	volatile uint64_t ring_tail; /* bytes ever consumed */
+	uint64_t pad1[7];
+};
+
+/*
+ * Ring records.  A ring is single-producer (its thread, guarded against
+ * signal re-entry by `busy`) and single-consumer (ubt).  Records are
+ * 8-byte aligned and never wrap: when a record does not fit before the
+ * end, an RT_EV_PAD record fills the rest and the record starts at 0.
+ *
+ *   0        4        8                16
+ *   +--------+--------+----------------+-------------------------+
+ *   | len    | type   | tsc            | payload (len - 16 bytes) |
+ *   +--------+--------+----------------+-------------------------+
+ *   len: whole record in bytes, a multiple of 8 (a PAD may be 8 long and
+ *   then has no tsc).
+ *
+ * RT_EV_PRINTF payload: u32 printf id, u32 0, then the arguments in order,
+ * each 8 bytes (integers) or its string size rounded up to 8 (strings).
+ */
+enum rt_event_type {
+	RT_EV_PAD = 0,    /* skip to the end of the ring */
+	RT_EV_PRINTF = 1, /* printf(fmt, args...) */
+	RT_EV_EXIT = 2,   /* exit(): payload u64 exit code */
+};
+
+struct rt_event_hdr {
+	uint32_t len;
+	uint32_t type;
+	uint64_t tsc;
+};
+
+/*
+ * Maps.  A scalar map (no keys) has cap 1 and no hash slots.  A keyed map
+ * is an insert-only open-addressing hash of key -> entry index; values
+ * are stored by index, per CPU for aggregations:
+ *
+ *   struct rt_map | slots[nslots] (u64) | keys[cap][key_size] | values
+ *
+ *   slot: 0 = empty, else (hash32 << 32) | (index + 1), published with a
+ *   release store after the key is written, so a lock-free reader that
+ *   sees a slot sees its key.
+ *
+ *   values, per-CPU kinds (cpu_stride != 0): (ncpu + 1) arrays of
+ *   cap * val_size bytes, cpu_stride apart; array ncpu takes updates from
+ *   threads whose CPU is unknown, with atomic instructions.
+ *   values, shared kinds (cpu_stride == 0): one array of cap * val_size.
+ *
+ * Inserts take `lock` (a try-lock with a bounded spin: an insert that
+ * cannot get it is dropped and counted, never waits unboundedly).
+ */
+enum rt_map_kind {
+	RT_MAP_COUNT = 1, /* u64 per CPU, summed */
+	RT_MAP_SUM = 2,   /* i64 per CPU, summed */
+	RT_MAP_INT = 3,   /* i64 shared, last write wins */
+	RT_MAP_STR = 4,   /* string shared, val_size bytes */
+};
+
+struct rt_map {
+	uint32_t size;     /* sizeof(struct rt_map) */
+	uint32_t kind;     /* enum rt_map_kind */
+	uint32_t key_size; /* bytes, a multiple of 8; 0 for a scalar map */
+	uint32_t val_size; /* bytes of one value */
+	uint32_t cap;      /* entries at most (BPFTRACE_MAP_KEYS_MAX) */
+	uint32_t nslots;   /* power of two >= 2 * cap; 0 for a scalar map */
+	volatile uint32_t used;    /* entries allocated */
+	volatile uint32_t lock;    /* insert lock */
+	volatile uint64_t drops;   /* updates dropped: map full or lock busy */
+	volatile uint64_t written; /* scalar maps: set on first write */
+	uint64_t slots_off; /* from this struct */
+	uint64_t keys_off;
+	uint64_t vals_off;
+	uint64_t cpu_stride; /* 0 for shared kinds */
+};
+
+/*
+ * Registers saved by a trampoline, in memory order from its stack
+ * pointer upward.  At a function entry `ret` is the return address and
+ * the probed function's stack pointer was &ret.
+ */
+struct rt_regs {
+	uint64_t r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi;
+	uint64_t ret;
+};
+
+#endif
