@@ -77,6 +77,8 @@ struct cg_object {
 };
 
 void cg_layout(const struct sema_info *info, const struct cg_options *opt, struct cg_layout *out);
+/* Values of this map are per CPU (summed when read) rather than shared. */
+bool cg_map_percpu(const struct rt_map *h);
 void cg_layout_free(struct cg_layout *l);
 
 /*

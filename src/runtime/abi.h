@@ -75,7 +75,7 @@ struct rt_shm_header {
  * claimed by the first probe hit in a thread that needs per-thread state
  * (printf, re-entrancy guard) and found again by its thread pointer.
  *
- *   line 0 (the owning thread writes):  tp tid busy ring_head lost
+ *   line 0 (the owning thread writes):  tp tid busy ring_head lost ring_resv
  *   line 1 (ubt writes):                ring_tail
  */
 struct rt_thread {
@@ -84,7 +84,8 @@ struct rt_thread {
 	volatile uint32_t busy; /* re-entrancy guard: in a probe now */
 	volatile uint64_t ring_head; /* bytes ever produced */
 	volatile uint64_t lost;      /* events dropped because the ring was full */
-	uint64_t pad0[4];
+	uint64_t ring_resv;          /* producer's private head: reserved, not yet committed */
+	uint64_t pad0[3];
 	volatile uint64_t ring_tail; /* bytes ever consumed */
 	uint64_t pad1[7];
 };

@@ -1,0 +1,106 @@
+/*
+ * cg_layout.c - where everything lives in the shared data part.
+ *
+ * Decided once per program from the maps sema found and the options, and
+ * used by codegen (offsets become constants in probe code), by attach (it
+ * writes the headers) and by output (it reads the values).  Drawn in
+ * runtime/abi.h.
+ */
+#include "codegen.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CG_PAGE 4096u
+
+static uint32_t pow2_at_least(uint64_t n)
+{
+	uint32_t p = 1;
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+static void map_kind(const struct sema_map *m, struct rt_map *h)
+{
+	switch (m->value.kind) {
+	case TY_COUNT:
+		h->kind = RT_MAP_COUNT;
+		h->val_size = 8;
+		break;
+	case TY_SUM:
+		h->kind = RT_MAP_SUM;
+		h->val_size = 8;
+		break;
+	case TY_STR:
+		h->kind = RT_MAP_STR;
+		h->val_size = ALIGN_UP((uint32_t)m->value.size, 8u);
+		break;
+	default:
+		h->kind = RT_MAP_INT;
+		h->val_size = 8;
+		break;
+	}
+}
+
+bool cg_map_percpu(const struct rt_map *h)
+{
+	return h->kind == RT_MAP_COUNT || h->kind == RT_MAP_SUM;
+}
+
+static uint64_t layout_map(const struct sema_map *m, const struct cg_options *opt,
+			   struct cg_map_layout *ml)
+{
+	struct rt_map *h = &ml->hdr;
+	memset(h, 0, sizeof(*h));
+	h->size = sizeof(*h);
+	map_kind(m, h);
+	h->key_size = 8 * m->nkeys;
+	h->cap = m->nkeys ? opt->map_keys_max : 1;
+	h->nslots = m->nkeys ? pow2_at_least(2ull * h->cap) : 0;
+	uint64_t off = ALIGN_UP((uint64_t)sizeof(*h), 64);
+	h->slots_off = off;
+	off = ALIGN_UP(off + (uint64_t)h->nslots * 8, 64);
+	h->keys_off = off;
+	off = ALIGN_UP(off + (uint64_t)h->cap * h->key_size, 64);
+	h->vals_off = off;
+	uint64_t one = ALIGN_UP((uint64_t)h->cap * h->val_size, 64);
+	if (cg_map_percpu(h)) {
+		h->cpu_stride = one;
+		off += one * (opt->ncpu + 1);
+	} else {
+		off += one;
+	}
+	ml->map = m;
+	ml->bytes = ALIGN_UP(off, 64);
+	return ml->bytes;
+}
+
+void cg_layout(const struct sema_info *info, const struct cg_options *opt, struct cg_layout *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->ncpu = opt->ncpu;
+	out->nthreads = pow2_at_least(opt->nthreads);
+	out->ring_size = pow2_at_least(opt->ring_size);
+	uint64_t off = CG_PAGE; /* struct rt_shm_header */
+	out->threads_off = off;
+	off += (uint64_t)out->nthreads * sizeof(struct rt_thread);
+	off = ALIGN_UP(off, (uint64_t)CG_PAGE);
+	out->rings_off = off;
+	off += (uint64_t)out->nthreads * out->ring_size;
+	out->nmaps = info->nmaps;
+	out->maps = xcalloc(info->nmaps ? info->nmaps : 1, sizeof(*out->maps));
+	for (int i = 0; i < info->nmaps; i++) {
+		off = ALIGN_UP(off, (uint64_t)CG_PAGE);
+		out->maps[i].off = off;
+		off += layout_map(info->maps[i], opt, &out->maps[i]);
+	}
+	out->data_size = ALIGN_UP(off, (uint64_t)CG_PAGE);
+}
+
+void cg_layout_free(struct cg_layout *l)
+{
+	free(l->maps);
+	memset(l, 0, sizeof(*l));
+}

@@ -1,0 +1,277 @@
+/*
+ * codegen.c - drives LLVM: one module per side, one function per probe,
+ * the O2 pipeline, and emission of a relocatable object (see codegen.h).
+ *
+ * Probe function shape (what every probe compiles to):
+ *
+ *   void ubt_probe_N(struct rt_regs *regs) {
+ *       if (ubt_shm.header.disabled) return;
+ *       [t = rt_thread_enter(); if (!t) return;]     only if the probe prints
+ *       if (!(predicate)) goto out;
+ *       body...
+ *     out:
+ *       [rt_thread_exit(t);]
+ *   }
+ *
+ * Probe code is built for the baseline x86-64 without x87/MMX/SSE: the
+ * trampolines save only general-purpose registers.
+ */
+#include "cg_internal.h"
+#include "util/util.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+LLVMValueRef cg_const(struct cg *c, uint64_t v)
+{
+	return LLVMConstInt(c->i64, v, 0);
+}
+
+LLVMValueRef cg_shm_ptr(struct cg *c, uint64_t off)
+{
+	LLVMValueRef idx = cg_const(c, off);
+	return LLVMBuildGEP2(c->b, c->i8, c->shm, &idx, 1, "");
+}
+
+void cg_fail(struct cg *c, const struct ast_node *n, const char *what)
+{
+	struct src_loc none = {0};
+	diag_error(c->diags, n ? n->loc : none, "%s", what);
+	c->failed = 1;
+}
+
+static LLVMValueRef declare(struct cg *c, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
+			    int np, LLVMTypeRef *fty)
+{
+	*fty = LLVMFunctionType(ret, params, np, 0);
+	LLVMValueRef f = LLVMAddFunction(c->mod, name, *fty);
+	LLVMSetVisibility(f, LLVMHiddenVisibility);
+	LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+				LLVMCreateEnumAttribute(c->ctx,
+							LLVMGetEnumAttributeKindForName("nounwind", 8),
+							0));
+	return f;
+}
+
+static void declare_runtime(struct cg *c)
+{
+	LLVMTypeRef p1[] = {c->ptr}, p2[] = {c->ptr, c->i32}, p3[] = {c->ptr, c->ptr, c->i32};
+	c->fn_thread_enter = declare(c, "rt_thread_enter", c->ptr, NULL, 0, &c->ty_thread_enter);
+	c->fn_thread_exit = declare(c, "rt_thread_exit", c->void_t, p1, 1, &c->ty_thread_exit);
+	c->fn_ring_reserve = declare(c, "rt_ring_reserve", c->ptr, p2, 2, &c->ty_ring_reserve);
+	c->fn_ring_commit = declare(c, "rt_ring_commit", c->void_t, p1, 1, &c->ty_ring_commit);
+	c->fn_map_lookup = declare(c, "rt_map_lookup", c->i64, p3, 3, &c->ty_map_lookup);
+	c->fn_gettid = declare(c, "rt_gettid", c->i32, NULL, 0, &c->ty_gettid);
+}
+
+static void add_fn_attr(struct cg *c, LLVMValueRef f, const char *name)
+{
+	unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+	LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+				LLVMCreateEnumAttribute(c->ctx, kind, 0));
+}
+
+static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sym)
+{
+	LLVMTypeRef params[] = {c->ptr};
+	LLVMTypeRef fty = LLVMFunctionType(c->void_t, params, 1, 0);
+	c->fn = LLVMAddFunction(c->mod, sym, fty);
+	add_fn_attr(c, c->fn, "nounwind");
+	c->regs = LLVMGetParam(c->fn, 0);
+	c->probe = probe;
+	LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "entry");
+	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "body");
+	LLVMBasicBlockRef ret = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "ret");
+	c->exit_bb = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "out");
+	LLVMPositionBuilderAtEnd(c->b, entry);
+
+	/* scratch variables of this probe */
+	for (int i = 0; i < c->info->nvars; i++) {
+		const struct sema_var *v = c->info->vars[i];
+		c->vars[i] = NULL;
+		if (v->probe != probe)
+			continue;
+		LLVMTypeRef t = v->type.kind == TY_STR ? LLVMArrayType(c->i8, v->type.size) : c->i64;
+		c->vars[i] = LLVMBuildAlloca(c->b, t, v->name);
+		LLVMBuildStore(c->b, LLVMConstNull(t), c->vars[i]);
+	}
+
+	LLVMValueRef dis = LLVMBuildLoad2(
+		c->b, c->i32, cg_shm_ptr(c, offsetof(struct rt_shm_header, disabled)), "disabled");
+	LLVMSetVolatile(dis, 1);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntNE, dis, LLVMConstInt(c->i32, 0, 0), ""),
+			ret, body);
+	LLVMPositionBuilderAtEnd(c->b, body);
+	c->thread = NULL;
+	if (cg_needs_thread(probe)) {
+		c->thread = LLVMBuildCall2(c->b, c->ty_thread_enter, c->fn_thread_enter, NULL, 0,
+					   "thread");
+		LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "go");
+		LLVMBuildCondBr(c->b, LLVMBuildIsNull(c->b, c->thread, ""), ret, go);
+		LLVMPositionBuilderAtEnd(c->b, go);
+	}
+	if (probe->pred) {
+		LLVMValueRef v = cg_expr(c, probe->pred);
+		LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "pred_true");
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntNE, v, cg_const(c, 0), ""), yes,
+				c->exit_bb);
+		LLVMPositionBuilderAtEnd(c->b, yes);
+	}
+	if (probe->body)
+		cg_stmt(c, probe->body);
+	LLVMBuildBr(c->b, c->exit_bb);
+	LLVMPositionBuilderAtEnd(c->b, c->exit_bb);
+	if (c->thread)
+		LLVMBuildCall2(c->b, c->ty_thread_exit, c->fn_thread_exit, &c->thread, 1, "");
+	LLVMBuildBr(c->b, ret);
+	LLVMPositionBuilderAtEnd(c->b, ret);
+	LLVMBuildRetVoid(c->b);
+}
+
+static bool probe_on_side(const struct ast_node *probe, enum cg_side side)
+{
+	const char *prov = probe->nkids ? probe->kids[0]->attach.provider : "";
+	bool host = !strcmp(prov, "BEGIN") || !strcmp(prov, "END");
+	return side == CG_SIDE_HOST ? host : !host;
+}
+
+static LLVMTargetMachineRef make_tm(void)
+{
+	static int inited;
+	if (!inited) {
+		LLVMInitializeX86TargetInfo();
+		LLVMInitializeX86Target();
+		LLVMInitializeX86TargetMC();
+		LLVMInitializeX86AsmPrinter();
+		LLVMInitializeX86AsmParser();
+		inited = 1;
+	}
+	LLVMTargetRef target;
+	char *err = NULL;
+	if (LLVMGetTargetFromTriple("x86_64-unknown-linux-gnu", &target, &err)) {
+		LLVMDisposeMessage(err);
+		return NULL;
+	}
+	return LLVMCreateTargetMachine(target, "x86_64-unknown-linux-gnu", "x86-64",
+				       "-x87,-mmx,-sse,-sse2,-avx,-avx512f", LLVMCodeGenLevelDefault,
+				       LLVMRelocPIC, LLVMCodeModelSmall);
+}
+
+static int emit(struct cg *c, LLVMTargetMachineRef tm, bool keep_text, struct cg_object *obj)
+{
+	char *err = NULL;
+	LLVMMemoryBufferRef mb;
+	if (LLVMVerifyModule(c->mod, LLVMReturnStatusAction, &err)) {
+		diag_error(c->diags, (struct src_loc){0}, "internal: invalid IR: %s", err);
+		LLVMDisposeMessage(err);
+		return -1;
+	}
+	LLVMDisposeMessage(err);
+	LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+	LLVMErrorRef e = LLVMRunPasses(c->mod, "default<O2>", tm, po);
+	LLVMDisposePassBuilderOptions(po);
+	if (e) {
+		char *m = LLVMGetErrorMessage(e);
+		diag_error(c->diags, (struct src_loc){0}, "internal: LLVM passes: %s", m);
+		LLVMDisposeErrorMessage(m);
+		return -1;
+	}
+	if (keep_text) {
+		char *ir = LLVMPrintModuleToString(c->mod);
+		obj->ir = xstrdup(ir);
+		LLVMDisposeMessage(ir);
+		if (!LLVMTargetMachineEmitToMemoryBuffer(tm, c->mod, LLVMAssemblyFile, &err, &mb)) {
+			obj->asm_text = xstrndup(LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
+			LLVMDisposeMemoryBuffer(mb);
+		} else {
+			LLVMDisposeMessage(err);
+		}
+	}
+	if (LLVMTargetMachineEmitToMemoryBuffer(tm, c->mod, LLVMObjectFile, &err, &mb)) {
+		diag_error(c->diags, (struct src_loc){0}, "internal: LLVM code generation: %s",
+			   err);
+		LLVMDisposeMessage(err);
+		return -1;
+	}
+	obj->elf_size = LLVMGetBufferSize(mb);
+	obj->elf = xmalloc(obj->elf_size);
+	memcpy(obj->elf, LLVMGetBufferStart(mb), obj->elf_size);
+	LLVMDisposeMemoryBuffer(mb);
+	return 0;
+}
+
+int cg_compile(const struct ast_node *prog, const struct sema_info *info,
+	       const struct cg_layout *layout, const struct cg_facts *facts, enum cg_side side,
+	       bool keep_text, struct cg_object *obj, struct diags *diags)
+{
+	struct cg c = {0};
+	int ret = -1;
+	memset(obj, 0, sizeof(*obj));
+	LLVMTargetMachineRef tm = make_tm();
+	if (!tm) {
+		diag_error(diags, (struct src_loc){0}, "internal: no LLVM x86-64 target");
+		return -1;
+	}
+	c.ctx = LLVMContextCreate();
+	c.mod = LLVMModuleCreateWithNameInContext(side == CG_SIDE_HOST ? "ubt_host" : "ubt_probes",
+						  c.ctx);
+	LLVMSetTarget(c.mod, "x86_64-unknown-linux-gnu");
+	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+	char *dl = LLVMCopyStringRepOfTargetData(td);
+	LLVMSetDataLayout(c.mod, dl);
+	LLVMDisposeMessage(dl);
+	LLVMDisposeTargetData(td);
+	c.b = LLVMCreateBuilderInContext(c.ctx);
+	c.i1 = LLVMInt1TypeInContext(c.ctx);
+	c.i8 = LLVMInt8TypeInContext(c.ctx);
+	c.i32 = LLVMInt32TypeInContext(c.ctx);
+	c.i64 = LLVMInt64TypeInContext(c.ctx);
+	c.ptr = LLVMPointerTypeInContext(c.ctx, 0);
+	c.ptr_fs = LLVMPointerTypeInContext(c.ctx, 257);
+	c.void_t = LLVMVoidTypeInContext(c.ctx);
+	c.shm = LLVMAddGlobal(c.mod, c.i8, "ubt_shm");
+	LLVMSetVisibility(c.shm, LLVMHiddenVisibility);
+	declare_runtime(&c);
+	c.info = info;
+	c.layout = layout;
+	c.facts = facts;
+	c.side = side;
+	c.diags = diags;
+	c.vars = xcalloc(info->nvars ? info->nvars : 1, sizeof(*c.vars));
+
+	obj->probes = xcalloc(prog->nkids ? prog->nkids : 1, sizeof(*obj->probes));
+	for (int i = 0; i < prog->nkids; i++) {
+		const struct ast_node *probe = prog->kids[i];
+		if (!probe_on_side(probe, side))
+			continue;
+		struct cg_probe *p = &obj->probes[obj->nprobes++];
+		p->probe = probe;
+		p->index = i;
+		p->sym = xasprintf("ubt_probe_%d", i);
+		gen_probe(&c, probe, p->sym);
+	}
+	if (!c.failed)
+		ret = emit(&c, tm, keep_text, obj);
+	free(c.vars);
+	LLVMDisposeBuilder(c.b);
+	LLVMDisposeModule(c.mod);
+	LLVMContextDispose(c.ctx);
+	LLVMDisposeTargetMachine(tm);
+	return ret;
+}
+
+void cg_object_free(struct cg_object *obj)
+{
+	for (int i = 0; i < obj->nprobes; i++)
+		free(obj->probes[i].sym);
+	free(obj->probes);
+	free(obj->elf);
+	free(obj->ir);
+	free(obj->asm_text);
+	memset(obj, 0, sizeof(*obj));
+}

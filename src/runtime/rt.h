@@ -1,0 +1,57 @@
+/*
+ * rt.h - internal declarations of the runtime injected into the target.
+ *
+ * The runtime is linked by ubt itself (src/attach/link.c) together with the
+ * probe code, into memory it maps in the target.  It has no dynamic
+ * relocations, no writable data of its own (all state is in the shared
+ * data part, reached through `ubt_shm`), no dependency on the target's
+ * libc or loader, and never calls exit/abort/printf: trouble is reported
+ * through counters in shared memory.  Built with -mgeneral-regs-only
+ * because trampolines do not save vector registers.
+ */
+#ifndef UBT_RT_H
+#define UBT_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "abi.h"
+
+#define RT_API __attribute__((visibility("hidden")))
+
+/* The data part's first byte; defined by the linker at attach time. */
+extern char ubt_shm[] RT_API;
+
+static inline struct rt_shm_header *rt_hdr(void)
+{
+	return (struct rt_shm_header *)ubt_shm;
+}
+
+static inline uint64_t rt_thread_pointer(void)
+{
+	uint64_t tp;
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+	return tp;
+}
+
+static inline long rt_syscall0(long nr)
+{
+	long ret;
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr) : "rcx", "r11", "memory");
+	return ret;
+}
+
+/* Called by probe code (see codegen): */
+struct rt_thread *rt_thread_enter(void) RT_API;
+void rt_thread_exit(struct rt_thread *t) RT_API;
+void *rt_ring_reserve(struct rt_thread *t, uint32_t len) RT_API;
+void rt_ring_commit(struct rt_thread *t) RT_API;
+int64_t rt_map_lookup(struct rt_map *m, const uint64_t *key, int insert) RT_API;
+uint32_t rt_gettid(void) RT_API;
+
+/* Compilers may emit calls to these for block copies. */
+void *memcpy(void *dst, const void *src, size_t n) RT_API;
+void *memset(void *dst, int c, size_t n) RT_API;
+void *memmove(void *dst, const void *src, size_t n) RT_API;
+int memcmp(const void *a, const void *b, size_t n) RT_API;
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * rt_ring.c - the per-thread event rings (printf, exit) in shared memory.
+ *
+ * Single producer (the owning thread; signal re-entry is excluded by the
+ * guard in rt_thread_enter) and single consumer (ubt).  The producer
+ * reserves with rt_ring_reserve(), fills the record, and publishes with
+ * rt_ring_commit(): a release store of ring_head, so ubt never sees a
+ * half-written record.  A full ring drops the record and counts it in
+ * `lost`; ubt reports the count.  Record layout: runtime/abi.h.
+ */
+#include "rt.h"
+
+void *rt_ring_reserve(struct rt_thread *t, uint32_t len)
+{
+	struct rt_shm_header *h = rt_hdr();
+	struct rt_thread *tab = (struct rt_thread *)(ubt_shm + h->threads_off);
+	uint64_t size = h->ring_size;
+	char *ring = ubt_shm + h->rings_off + (uint64_t)(t - tab) * size;
+	uint64_t head = t->ring_head;
+	uint64_t tail = __atomic_load_n(&t->ring_tail, __ATOMIC_ACQUIRE);
+	uint64_t pos = head & (size - 1);
+	uint64_t to_end = size - pos;
+
+	len = (len + 7) & ~7u;
+	uint64_t need = len <= to_end ? len : to_end + len;
+	if (len > size / 2 || head + need - tail > size) {
+		t->lost++;
+		return 0;
+	}
+	if (len > to_end) {
+		struct rt_event_hdr *pad = (struct rt_event_hdr *)(ring + pos);
+		pad->len = (uint32_t)to_end;
+		pad->type = RT_EV_PAD;
+		head += to_end;
+		pos = 0;
+	}
+	t->ring_resv = head + len;
+	return ring + pos;
+}
+
+void rt_ring_commit(struct rt_thread *t)
+{
+	__atomic_store_n(&t->ring_head, t->ring_resv, __ATOMIC_RELEASE);
+}
