@@ -1,0 +1,113 @@
+/*
+ * attach.h - putting compiled probes into a process and taking them out.
+ *
+ * Pipeline position: after codegen.  The driver (tools/ubt.c) calls, in
+ * order:
+ *
+ *   att_resolve()       attach points -> functions in ELF files (before
+ *                       touching any process: bad input fails here)
+ *   att_open()          -p PID: find the process; -c CMD: start it, stopped
+ *                       at its entry point.  No target: shared memory only.
+ *   att_facts()         what probe code needs to know about the target
+ *                       (rseq, thread id location), for cg_compile()
+ *   att_install()       stop all threads, map shared memory and code near
+ *                       the probed code, link it (threads stay stopped)
+ *   att_run_host()      run BEGIN/END code inside ubt on the same memory
+ *   att_arm()           patch every site, let the threads go
+ *   att_detach()        stop all threads, restore every patched byte, unmap
+ *                       what no thread can still be using, let them go
+ *
+ * Every user-facing error is printed here, in bpftrace's format, and the
+ * function returns -errno.
+ */
+#ifndef UBT_ATTACH_H
+#define UBT_ATTACH_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include "attach/arch/arch.h"
+#include "attach/link.h"
+#include "attach/tracee.h"
+#include "codegen/codegen.h"
+
+/* One resolved uprobe attach point. */
+struct att_point {
+	const struct ast_node *probe;  /* AST_PROBE */
+	const struct ast_node *attach; /* AST_ATTACH */
+	int probe_index;               /* index of the probe in the program */
+	char *path;                    /* binary as written */
+	char *func;
+	uint64_t vaddr;                /* symbol's link-time address */
+	uint64_t size;                 /* symbol size, 0 if unknown */
+	dev_t dev;
+	ino_t ino;
+};
+
+/* One patched address, shared by every probe on it. */
+struct att_site {
+	struct arch_site_plan plan;
+	uint64_t func_addr, func_len;
+	uint64_t tramp;        /* trampoline address in the target */
+	uint64_t handlers[16]; /* probe functions, in program order */
+	int nhandlers;
+	uint8_t patch[ARCH_MAX_DISPLACED];
+	bool patched;
+};
+
+struct att_session {
+	struct att_point *points;
+	int npoints;
+	bool has_target;
+	struct tracee t;
+	/* shared memory: code then data, one memfd */
+	size_t code_size, data_size;
+	uint8_t *local;          /* ubt's RW mapping of code + data */
+	uint64_t remote_code;    /* target address of the code part */
+	uint64_t remote_data;    /* target address of the data part */
+	bool remote_mapped;
+	struct link_image image;
+	struct att_site *sites;
+	int nsites;
+	/* BEGIN/END, linked for ubt's own address space */
+	uint8_t *host_code;
+	size_t host_code_size;
+	struct link_image host_image;
+	const struct cg_layout *layout;
+};
+
+/* Resolves every uprobe attach point; errors go to diags. */
+int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags *diags);
+
+/* pid > 0: attach to it; argv != NULL: start it; neither: no target. */
+int att_open(struct att_session *s, pid_t pid, char *const *argv);
+
+/* Facts about the target (or about ubt itself when host is set). */
+void att_facts(struct att_session *s, bool host, struct cg_facts *facts);
+
+/*
+ * Maps shared memory (in the target if there is one), writes the header
+ * and map headers from the layout, links and places probe code and
+ * trampolines.  target_obj may have no probes; host_obj holds BEGIN/END
+ * (linked in ubt).  The target stays stopped until att_arm().
+ */
+int att_install(struct att_session *s, const struct cg_layout *layout,
+		const struct cg_object *target_obj, const struct cg_object *host_obj);
+
+/* Patches every site and lets the target run. */
+int att_arm(struct att_session *s);
+
+/* Runs the BEGIN (or END) probes of host_obj in ubt. */
+void att_run_host(struct att_session *s, const struct cg_object *host_obj, const char *provider);
+
+/* The data part as ubt sees it. */
+static inline uint8_t *att_data(const struct att_session *s)
+{
+	return s->local + s->code_size;
+}
+
+/* Restores the target; safe to call when it already exited. */
+int att_detach(struct att_session *s);
+void att_close(struct att_session *s);
+
+#endif

@@ -1,0 +1,78 @@
+/*
+ * resolve.c - from uprobe attach points in the script to functions in ELF
+ * files, before any process is touched: a missing binary or function is a
+ * script error, reported at the attach point like bpftrace does.
+ *
+ *   uprobe:./t:f      ->  ./t, symbol f (.symtab, else .dynsym)
+ */
+#include "attach.h"
+#include "attach/elfsym.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static bool is_uprobe(const struct ast_node *a)
+{
+	return a->attach.provider && !strcmp(a->attach.provider, "uprobe");
+}
+
+static int resolve_point(const struct ast_node *probe, int index, const struct ast_node *a,
+			 struct att_session *s, struct diags *diags)
+{
+	const char *path = a->attach.target, *func = a->attach.func;
+	struct stat st;
+	if (!path || !func) {
+		diag_error(diags, a->loc, "uprobe needs a binary and a function: uprobe:BIN:FUNC");
+		return -EINVAL;
+	}
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || access(path, X_OK)) {
+		diag_error(diags, a->loc, "uprobe target file '%s' does not exist or is not executable",
+			   path);
+		return -ENOENT;
+	}
+	struct elf_file f;
+	if (elf_file_open(&f, path)) {
+		diag_error(diags, a->loc, "uprobe target file '%s' is not an ELF file", path);
+		return -ENOEXEC;
+	}
+	struct elf_symbol sym;
+	int ret = elf_find_func(&f, func, &sym);
+	if (ret) {
+		diag_error(diags, a->loc, "Could not resolve symbol: %s:%s", path, func);
+		elf_file_close(&f);
+		return ret;
+	}
+	s->points = xrealloc(s->points, (s->npoints + 1) * sizeof(*s->points));
+	struct att_point *p = &s->points[s->npoints++];
+	memset(p, 0, sizeof(*p));
+	p->probe = probe;
+	p->attach = a;
+	p->probe_index = index;
+	p->path = xstrdup(path);
+	p->func = xstrdup(func);
+	p->vaddr = sym.value;
+	p->size = sym.size;
+	p->dev = f.dev;
+	p->ino = f.ino;
+	free(sym.name);
+	elf_file_close(&f);
+	return 0;
+}
+
+int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags *diags)
+{
+	int ret = 0;
+	for (int i = 0; i < prog->nkids; i++) {
+		const struct ast_node *probe = prog->kids[i];
+		for (int j = 0; j < probe->nkids; j++) {
+			const struct ast_node *a = probe->kids[j];
+			if (is_uprobe(a) && resolve_point(probe, i, a, s, diags))
+				ret = -EINVAL;
+		}
+	}
+	return ret;
+}

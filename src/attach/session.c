@@ -1,0 +1,545 @@
+/*
+ * session.c - installing probes into a process and removing them (the
+ * sequence is described in attach.h).
+ *
+ * Memory placement: one memfd holds code then data.  The target maps the
+ * code part read-execute at a free gap within rel32 reach of every probed
+ * site, and the data part read-write right after it, so both trampolines
+ * (jmp/call rel32) and probe code (RIP-relative ubt_shm) reach everything
+ * directly.  ubt maps the same memfd read-write, and writes code and
+ * headers through that mapping.  The memfd is created by a remote
+ * memfd_create() in the target and opened by ubt through /proc/PID/fd, so
+ * no file name is left behind, and the memory outlives ubt if ubt dies.
+ *
+ * Patching happens while every thread is stopped: a thread whose pc is
+ * inside the bytes a patch displaces is moved to the same instruction in
+ * the trampoline's relocated copy first.  Detach restores the original
+ * bytes only where they still hold our patch, moves threads back out of
+ * relocated copies, and unmaps the code and data only when no thread's pc
+ * is inside them; otherwise they stay as inert pages.
+ */
+#include "attach.h"
+#include "attach/elfsym.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PAGE 4096ull
+
+extern const unsigned char ubt_rt_object[];
+extern const size_t ubt_rt_object_size;
+
+static void sys_error(struct att_session *s, int err, const char *what)
+{
+	diag_sys(tracee_strerror_hint(-err), "pid %d: %s: %s", s->t.pid, what, strerror(-err));
+}
+
+int att_open(struct att_session *s, pid_t pid, char *const *argv)
+{
+	int ret;
+	if (pid > 0) {
+		ret = tracee_open(&s->t, pid);
+		if (ret) {
+			if (ret == -ESRCH)
+				diag_sys(NULL, "pid %d: no such process", pid);
+			else
+				sys_error(s, ret, "open");
+			return ret;
+		}
+		s->has_target = true;
+	} else if (argv) {
+		ret = tracee_spawn(&s->t, argv);
+		if (ret) {
+			diag_sys(tracee_strerror_hint(-ret), "failed to start '%s': %s", argv[0],
+				 strerror(-ret));
+			return ret;
+		}
+		s->has_target = true;
+	}
+	return 0;
+}
+
+/* ---- planning --------------------------------------------------------- */
+
+static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
+{
+	for (int i = 0; i < s->npoints; i++) {
+		struct att_point *p = &s->points[i];
+		struct elf_file f = {.dev = p->dev, .ino = p->ino};
+		uint64_t bias;
+		char *path = xasprintf("/proc/%d/root%s", s->t.pid, p->path);
+		int ret = elf_file_open(&f, p->path[0] == '/' ? path : p->path);
+		free(path);
+		if (!ret) {
+			ret = proc_load_bias(maps, nmaps, &f, &bias);
+			elf_file_close(&f);
+		}
+		if (ret) {
+			diag_sys(NULL, "pid %d: %s is not loaded in the process", s->t.pid, p->path);
+			return -ENOENT;
+		}
+		uint64_t addr = bias + p->vaddr;
+		struct att_site *site = NULL;
+		for (int j = 0; j < s->nsites; j++)
+			if (s->sites[j].func_addr == addr)
+				site = &s->sites[j];
+		if (!site) {
+			s->sites = xrealloc(s->sites, (s->nsites + 1) * sizeof(*s->sites));
+			site = &s->sites[s->nsites++];
+			memset(site, 0, sizeof(*site));
+			site->func_addr = addr;
+			site->func_len = p->size;
+			size_t len = p->size ? p->size : ARCH_MAX_DISPLACED;
+			uint8_t *code = xmalloc(len);
+			ret = tracee_read(&s->t, addr, code, len);
+			if (!ret)
+				ret = arch_plan_site(code, len, addr, addr, &site->plan);
+			free(code);
+			if (ret) {
+				diag_sys(NULL, "%s:%s: cannot decode the function: %s", p->path,
+					 p->func, strerror(-ret));
+				return ret;
+			}
+			if (site->plan.kind != ARCH_PATCH_JMP) {
+				diag_sys(NULL, "%s:%s: cannot patch safely: %s", p->path, p->func,
+					 site->plan.why);
+				return -ENOTSUP;
+			}
+		}
+		if (site->nhandlers == (int)ARRAY_SIZE(site->handlers)) {
+			diag_sys(NULL, "%s:%s: too many probes on one function", p->path, p->func);
+			return -E2BIG;
+		}
+		/* handler addresses are filled in after linking; keep the probe index */
+		site->handlers[site->nhandlers++] = (uint64_t)p->probe_index;
+	}
+	return 0;
+}
+
+/* A free gap of `size` bytes within rel32 reach of every site. */
+static int find_gap(struct att_session *s, struct proc_map *maps, int n, uint64_t size,
+		    uint64_t *addr)
+{
+	uint64_t lo = 0x10000, hi = 0x7ffffffff000ull;
+	for (int i = 0; i < s->nsites; i++) {
+		uint64_t l, h;
+		arch_near_window(s->sites[i].func_addr, &l, &h);
+		lo = l > lo ? l : lo;
+		hi = h < hi ? h : hi;
+	}
+	/* gaps between mappings, with a guard page on each side */
+	uint64_t best = 0, best_dist = UINT64_MAX;
+	uint64_t ref = s->nsites ? s->sites[0].func_addr : 0;
+	for (int i = 0; i <= n; i++) {
+		uint64_t start = i ? maps[i - 1].end + PAGE : 0x10000;
+		uint64_t end = i < n ? maps[i].start - PAGE : 0x7ffffffff000ull;
+		if (start < lo)
+			start = ALIGN_UP(lo, PAGE);
+		if (end > hi)
+			end = hi & ~(PAGE - 1);
+		if (end <= start || end - start < size)
+			continue;
+		/* the end of the gap nearest to ref */
+		uint64_t cand = ref > start ? (end - size) : start;
+		uint64_t dist = cand > ref ? cand - ref : ref - cand;
+		if (dist < best_dist) {
+			best = cand;
+			best_dist = dist;
+		}
+	}
+	if (!best)
+		return -ENOMEM;
+	*addr = best;
+	return 0;
+}
+
+/* ---- shared memory ---------------------------------------------------- */
+
+static int rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+		uint64_t a5, uint64_t a6, int64_t *out)
+{
+	int ret = tracee_syscall(&s->t, nr, a1, a2, a3, a4, a5, a6, out);
+	if (ret)
+		return ret;
+	return *out < 0 && *out > -4096 ? (int)*out : 0;
+}
+
+static int map_remote(struct att_session *s, uint64_t at)
+{
+	uint64_t total = s->code_size + s->data_size, name;
+	int64_t fd, r;
+	int ret = tracee_scratch(&s->t, "ubt", 4, &name);
+	if (!ret)
+		ret = rsys(s, SYS_memfd_create, name, MFD_CLOEXEC, 0, 0, 0, 0, &fd);
+	if (ret) {
+		sys_error(s, ret, "memfd_create in the target");
+		return ret;
+	}
+	ret = rsys(s, SYS_ftruncate, fd, total, 0, 0, 0, 0, &r);
+	if (!ret)
+		ret = rsys(s, SYS_mmap, at, s->code_size, PROT_READ | PROT_EXEC,
+			   MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0, &r);
+	if (!ret && (uint64_t)r != at)
+		ret = -EEXIST;
+	if (!ret) {
+		s->remote_code = at;
+		ret = rsys(s, SYS_mmap, at + s->code_size, s->data_size, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_FIXED_NOREPLACE, fd, s->code_size, &r);
+		if (!ret && (uint64_t)r != at + s->code_size)
+			ret = -EEXIST;
+		if (ret) {
+			int64_t dummy;
+			rsys(s, SYS_munmap, at, s->code_size, 0, 0, 0, 0, &dummy);
+		}
+	}
+	if (!ret) {
+		s->remote_data = at + s->code_size;
+		s->remote_mapped = true;
+		char *path = xasprintf("/proc/%d/fd/%lld", s->t.pid, (long long)fd);
+		int lfd = open(path, O_RDWR | O_CLOEXEC);
+		free(path);
+		if (lfd < 0) {
+			ret = -errno;
+		} else {
+			void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
+			ret = p == MAP_FAILED ? -errno : 0;
+			if (!ret)
+				s->local = p;
+			close(lfd);
+		}
+	}
+	int64_t dummy;
+	rsys(s, SYS_close, fd, 0, 0, 0, 0, 0, &dummy);
+	if (ret)
+		sys_error(s, ret, "mapping shared memory in the target");
+	return ret;
+}
+
+static int map_local_only(struct att_session *s)
+{
+	int fd = memfd_create("ubt", MFD_CLOEXEC);
+	uint64_t total = s->code_size + s->data_size;
+	if (fd < 0 || ftruncate(fd, total)) {
+		diag_sys(NULL, "memfd_create: %s", strerror(errno));
+		return -errno;
+	}
+	void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		diag_sys(NULL, "mmap: %s", strerror(errno));
+		return -errno;
+	}
+	s->local = p;
+	return 0;
+}
+
+/* Anonymous RWX memory for BEGIN/END code within rel32 reach of our data. */
+static int map_host_code(struct att_session *s, size_t size)
+{
+	uint64_t data = (uint64_t)att_data(s);
+	s->host_code_size = ALIGN_UP(size, PAGE);
+	for (uint64_t at = (data - s->code_size - s->host_code_size - PAGE) & ~(PAGE - 1);
+	     data - at < (1ull << 30); at -= 1ull << 20) {
+		void *p = mmap((void *)at, s->host_code_size, PROT_READ | PROT_WRITE | PROT_EXEC,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED) {
+			s->host_code = p;
+			return 0;
+		}
+	}
+	diag_sys(NULL, "no room for BEGIN/END code near shared memory");
+	return -ENOMEM;
+}
+
+static void write_headers(struct att_session *s, const struct cg_layout *l,
+			  const struct cg_facts *facts)
+{
+	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
+	h->size = sizeof(*h);
+	h->version = RT_ABI_VERSION;
+	h->magic = RT_SHM_MAGIC;
+	h->data_size = l->data_size;
+	h->ncpu = l->ncpu;
+	h->nthreads = l->nthreads;
+	h->ring_size = l->ring_size;
+	h->threads_off = l->threads_off;
+	h->rings_off = l->rings_off;
+	h->flags = (facts->has_rseq ? RT_F_RSEQ : 0) | (facts->has_tid ? RT_F_TID : 0);
+	h->rseq_off = facts->rseq_off;
+	h->tid_off = facts->tid_off;
+	h->pid = s->has_target ? (uint32_t)s->t.pid : (uint32_t)getpid();
+	for (int i = 0; i < l->nmaps; i++)
+		memcpy(att_data(s) + l->maps[i].off, &l->maps[i].hdr, sizeof(struct rt_map));
+}
+
+/* ---- linking ---------------------------------------------------------- */
+
+static int link_code(const struct cg_object *obj, uint64_t base, uint64_t shm,
+		     struct link_image *img)
+{
+	struct link_input in[2] = {
+		{ubt_rt_object, ubt_rt_object_size, "runtime"},
+		{obj ? obj->elf : NULL, obj ? obj->elf_size : 0, "probes"},
+	};
+	struct link_extern ext = {"ubt_shm", shm};
+	char err[256];
+	int ret = link_objects(in, obj && obj->elf ? 2 : 1, base, &ext, 1, img, err, sizeof(err));
+	if (ret)
+		diag_sys(NULL, "internal: linking probe code: %s", err);
+	return ret;
+}
+
+static size_t tramp_bytes(const struct att_session *s)
+{
+	size_t n = 0;
+	for (int i = 0; i < s->nsites; i++)
+		n += ALIGN_UP(arch_trampoline_max(s->sites[i].nhandlers), 16);
+	return n;
+}
+
+static int place_trampolines(struct att_session *s, const struct cg_object *obj)
+{
+	uint64_t off = ALIGN_UP(s->image.size, 16);
+	for (int i = 0; i < s->nsites; i++) {
+		struct att_site *site = &s->sites[i];
+		for (int h = 0; h < site->nhandlers; h++) {
+			char name[64];
+			snprintf(name, sizeof(name), "ubt_probe_%d", (int)site->handlers[h]);
+			site->handlers[h] = link_lookup(&s->image, name);
+			if (!site->handlers[h]) {
+				diag_sys(NULL, "internal: probe function %s missing", name);
+				return -ENOENT;
+			}
+		}
+		size_t len;
+		site->tramp = s->remote_code + off;
+		int ret = arch_emit_trampoline(&site->plan, site->tramp, site->handlers,
+					       site->nhandlers, s->local + off,
+					       s->code_size - off, &len);
+		if (!ret)
+			ret = arch_patch_bytes(&site->plan, site->tramp, site->patch);
+		if (ret) {
+			diag_sys(NULL, "internal: trampoline for 0x%llx: %s",
+				 (unsigned long long)site->func_addr, strerror(-ret));
+			return ret;
+		}
+		off += ALIGN_UP(len, 16);
+	}
+	return 0;
+}
+
+int att_install(struct att_session *s, const struct cg_layout *layout,
+		const struct cg_object *target_obj, const struct cg_object *host_obj)
+{
+	struct proc_map *maps = NULL;
+	int nmaps = 0, ret;
+	struct cg_facts facts;
+
+	s->layout = layout;
+	s->data_size = layout->data_size;
+	att_facts(s, false, &facts);
+	if (s->has_target) {
+		if ((ret = proc_maps_read(s->t.pid, &maps, &nmaps))) {
+			sys_error(s, ret, "reading /proc/PID/maps");
+			return ret;
+		}
+		if ((ret = plan_sites(s, maps, nmaps)))
+			goto out;
+		/* the image's size does not depend on where it is linked */
+		struct link_image probe;
+		if ((ret = link_code(target_obj, 0, 0, &probe)))
+			goto out;
+		s->code_size = ALIGN_UP(probe.size + 16 + tramp_bytes(s), PAGE);
+		link_image_free(&probe);
+		if (!s->t.stopped && (ret = tracee_stop_all(&s->t))) {
+			sys_error(s, ret, "ptrace(PTRACE_SEIZE)");
+			goto out;
+		}
+		uint64_t at;
+		proc_maps_free(maps, nmaps);
+		maps = NULL;
+		if ((ret = proc_maps_read(s->t.pid, &maps, &nmaps)))
+			goto out;
+		if ((ret = find_gap(s, maps, nmaps, s->code_size + s->data_size, &at))) {
+			diag_sys(NULL, "pid %d: no free address range near the probed code",
+				 s->t.pid);
+			goto out;
+		}
+		if ((ret = map_remote(s, at)))
+			goto out;
+		if ((ret = link_code(target_obj, s->remote_code, s->remote_data, &s->image)))
+			goto out;
+		memcpy(s->local, s->image.bytes, s->image.size);
+		if ((ret = place_trampolines(s, target_obj)))
+			goto out;
+	} else {
+		s->code_size = 0;
+		if ((ret = map_local_only(s)))
+			goto out;
+	}
+	write_headers(s, layout, &facts);
+	if (host_obj && host_obj->nprobes) {
+		struct link_image probe;
+		if ((ret = link_code(host_obj, 0, 0, &probe)))
+			goto out;
+		size_t size = probe.size;
+		link_image_free(&probe);
+		if ((ret = map_host_code(s, size)))
+			goto out;
+		if ((ret = link_code(host_obj, (uint64_t)s->host_code, (uint64_t)att_data(s),
+				     &s->host_image)))
+			goto out;
+		memcpy(s->host_code, s->host_image.bytes, s->host_image.size);
+	}
+out:
+	proc_maps_free(maps, nmaps);
+	return ret;
+}
+
+/* ---- patching --------------------------------------------------------- */
+
+/* Moves threads whose pc is inside the displaced bytes of site. */
+static void move_threads_in(struct att_session *s, struct att_site *site)
+{
+	for (int i = 0; i < s->t.nthreads; i++) {
+		struct tracee_thread *th = &s->t.threads[i];
+		uint64_t pc = th->regs.rip, npc;
+		if (pc > site->plan.site && pc < site->plan.site + site->plan.orig_len &&
+		    !arch_pc_into_trampoline(&site->plan, site->tramp, site->nhandlers, pc, &npc)) {
+			th->regs.rip = npc;
+			th->regs_dirty = true;
+		}
+	}
+}
+
+static void move_threads_out(struct att_session *s, struct att_site *site)
+{
+	for (int i = 0; i < s->t.nthreads; i++) {
+		struct tracee_thread *th = &s->t.threads[i];
+		uint64_t npc;
+		if (!arch_pc_from_trampoline(&site->plan, site->tramp, site->nhandlers,
+					     th->regs.rip, &npc)) {
+			th->regs.rip = npc;
+			th->regs_dirty = true;
+		}
+	}
+}
+
+int att_arm(struct att_session *s)
+{
+	int ret = 0;
+	if (!s->has_target)
+		return 0;
+	for (int i = 0; i < s->nsites && !ret; i++) {
+		struct att_site *site = &s->sites[i];
+		uint8_t now[ARCH_MAX_DISPLACED];
+		ret = tracee_read(&s->t, site->plan.site, now, site->plan.orig_len);
+		if (!ret && memcmp(now, site->plan.orig, site->plan.orig_len)) {
+			diag_sys(NULL, "pid %d: code at 0x%llx changed while attaching", s->t.pid,
+				 (unsigned long long)site->plan.site);
+			ret = -EAGAIN;
+			break;
+		}
+		move_threads_in(s, site);
+		if (!ret)
+			ret = tracee_write(&s->t, site->plan.site, site->patch, site->plan.orig_len);
+		if (!ret)
+			site->patched = true;
+	}
+	if (ret) {
+		sys_error(s, ret, "patching");
+		for (int i = 0; i < s->nsites; i++)
+			if (s->sites[i].patched) {
+				tracee_write(&s->t, s->sites[i].plan.site, s->sites[i].plan.orig,
+					     s->sites[i].plan.orig_len);
+				s->sites[i].patched = false;
+			}
+	}
+	int r = tracee_release(&s->t);
+	return ret ? ret : r;
+}
+
+void att_run_host(struct att_session *s, const struct cg_object *host_obj, const char *provider)
+{
+	if (!host_obj || !s->host_code)
+		return;
+	struct rt_regs regs = {0};
+	for (int i = 0; i < host_obj->nprobes; i++) {
+		const struct cg_probe *p = &host_obj->probes[i];
+		if (strcmp(p->probe->kids[0]->attach.provider, provider))
+			continue;
+		void (*fn)(struct rt_regs *) =
+			(void (*)(struct rt_regs *))link_lookup(&s->host_image, p->sym);
+		if (fn)
+			fn(&regs);
+	}
+}
+
+int att_detach(struct att_session *s)
+{
+	if (!s->has_target || !s->remote_mapped)
+		return 0;
+	int status;
+	if (tracee_wait_exit(&s->t, 0, &status) == 1)
+		return 0; /* gone: nothing to restore */
+	int ret = tracee_stop_all(&s->t);
+	if (ret) {
+		if (ret == -ESRCH)
+			return 0;
+		sys_error(s, ret, "ptrace(PTRACE_SEIZE) for detach");
+		return ret;
+	}
+	for (int i = 0; i < s->nsites; i++) {
+		struct att_site *site = &s->sites[i];
+		if (!site->patched)
+			continue;
+		uint8_t now[ARCH_MAX_DISPLACED];
+		if (!tracee_read(&s->t, site->plan.site, now, site->plan.orig_len) &&
+		    !memcmp(now, site->patch, site->plan.orig_len))
+			tracee_write(&s->t, site->plan.site, site->plan.orig, site->plan.orig_len);
+		else
+			diag_sys(NULL, "pid %d: code at 0x%llx was changed by someone else; left as is",
+				 s->t.pid, (unsigned long long)site->plan.site);
+		site->patched = false;
+		move_threads_out(s, site);
+	}
+	bool busy = false;
+	for (int i = 0; i < s->t.nthreads; i++) {
+		uint64_t pc = s->t.threads[i].regs.rip;
+		if (pc >= s->remote_code && pc < s->remote_data + s->data_size)
+			busy = true;
+	}
+	if (!busy) {
+		int64_t r;
+		rsys(s, SYS_munmap, s->remote_code, s->code_size + s->data_size, 0, 0, 0, 0, &r);
+		s->remote_mapped = false;
+	}
+	return tracee_release(&s->t);
+}
+
+void att_close(struct att_session *s)
+{
+	if (s->local)
+		munmap(s->local, s->code_size + s->data_size);
+	if (s->host_code)
+		munmap(s->host_code, s->host_code_size);
+	link_image_free(&s->image);
+	link_image_free(&s->host_image);
+	for (int i = 0; i < s->npoints; i++) {
+		free(s->points[i].path);
+		free(s->points[i].func);
+	}
+	free(s->points);
+	free(s->sites);
+	if (s->has_target)
+		tracee_close(&s->t);
+	memset(s, 0, sizeof(*s));
+}

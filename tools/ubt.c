@@ -1,0 +1,335 @@
+/*
+ * ubt.c - the command line: chains the stages and runs the session.
+ *
+ *   script -> parse_script -> sema_check -> att_resolve -> cg_layout
+ *          -> att_open -> cg_compile (target, host) -> att_install
+ *          -> BEGIN -> att_arm -> [drain events until stop] -> att_detach
+ *          -> END -> print maps
+ *
+ * Stops after the first stage that reports errors.  Exit codes follow
+ * bpftrace: 0 after a normal stop (including SIGINT/SIGTERM), 1 for script
+ * errors and "No probes to attach", 255 when attaching fails.
+ */
+#include "ubt_config.h"
+#include "attach/attach.h"
+#include "codegen/codegen.h"
+#include "output/output.h"
+#include "parser/ast.h"
+#include "parser/sema.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <wordexp.h>
+
+struct options {
+	const char *program; /* -e */
+	const char *file;    /* script path */
+	pid_t pid;
+	const char *cmd;
+	bool quiet, dry_run, verbose;
+	const char *dump; /* -d */
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+	fputs("USAGE:\n"
+	      "    ubt [options] filename\n"
+	      "    ubt [options] - <stdin input>\n"
+	      "    ubt [options] -e 'program'\n"
+	      "\n"
+	      "OPTIONS:\n"
+	      "    -e 'program'   execute this program\n"
+	      "    -p PID         trace the process PID (it keeps running afterwards)\n"
+	      "    -c 'CMD'       run CMD with probes live before its main() and trace it\n"
+	      "    -q             keep messages quiet\n"
+	      "    -d STAGE       dump a stage: ast, types, ir, asm\n"
+	      "    --dry-run      check and compile the script, attach nothing\n"
+	      "    -v             verbose messages\n"
+	      "    -h, --help     show this help message\n"
+	      "    -V, --version  ubt version\n"
+	      "\n"
+	      "EXAMPLES:\n"
+	      "ubt -p 1234 -e 'uprobe:/usr/bin/prog:handle { @calls = count(); }'\n"
+	      "    count calls of handle() in process 1234 until Ctrl-C\n"
+	      "ubt -c './prog 10' -e 'uprobe:./prog:f { @[arg0] = count(); }'\n"
+	      "    run ./prog and count calls of f() by first argument\n",
+	      f);
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{"dry-run", no_argument, NULL, 1},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e': o->program = optarg; break;
+		case 'p': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v <= 0) {
+				diag_sys(NULL, "pid '%s' is not a valid process id", optarg);
+				return -1;
+			}
+			o->pid = (pid_t)v;
+			break;
+		}
+		case 'c': o->cmd = optarg; break;
+		case 'q': o->quiet = true; break;
+		case 'd': o->dump = optarg; break;
+		case 'v': o->verbose = true; break;
+		case 1: o->dry_run = true; break;
+		case 'h': usage(stdout); exit(0);
+		case 'V': printf("ubt v%s\n", UBT_VERSION); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (!o->program && optind < argc)
+		o->file = argv[optind++];
+	if (!o->program && !o->file) {
+		usage(stderr);
+		return -1;
+	}
+	if (o->pid && o->cmd) {
+		diag_sys(NULL, "-p and -c cannot be used together");
+		return -1;
+	}
+	return 0;
+}
+
+static uint32_t env_u32(const char *name, uint32_t def)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return def;
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+	if (*end || n == 0 || n > (1u << 30)) {
+		diag_sys(NULL, "environment variable %s=%s is not a valid number; using %u", name,
+			 v, def);
+		return def;
+	}
+	return (uint32_t)n;
+}
+
+static void set_cg_options(struct cg_options *co)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	co->ncpu = ncpu > 0 ? (uint32_t)ncpu : 1;
+	co->map_keys_max = env_u32("BPFTRACE_MAP_KEYS_MAX", 4096);
+#ifdef UBT_SMALL_BUFFERS
+	co->ring_size = 4096;
+	co->nthreads = 16;
+#else
+	co->ring_size = env_u32("BPFTRACE_PERF_RB_PAGES", 16) * 4096u;
+	co->nthreads = 256;
+#endif
+}
+
+static int count_probes(const struct ast_node *prog, const struct att_session *s)
+{
+	int n = s->npoints;
+	for (int i = 0; i < prog->nkids; i++)
+		for (int j = 0; j < prog->kids[i]->nkids; j++) {
+			const char *p = prog->kids[i]->kids[j]->attach.provider;
+			if (!strcmp(p, "BEGIN") || !strcmp(p, "END"))
+				n++;
+		}
+	return n;
+}
+
+static char **split_cmd(const char *cmd)
+{
+	wordexp_t we;
+	if (wordexp(cmd, &we, WRDE_NOCMD) || we.we_wordc == 0) {
+		diag_sys(NULL, "cannot parse the command '%s'", cmd);
+		return NULL;
+	}
+	char **argv = xcalloc(we.we_wordc + 1, sizeof(char *));
+	for (size_t i = 0; i < we.we_wordc; i++)
+		argv[i] = xstrdup(we.we_wordv[i]);
+	wordfree(&we);
+	return argv;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Drains events until exit(), a signal, or the target's exit. */
+static void trace_loop(struct att_session *s, struct out *o)
+{
+	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
+	for (;;) {
+		int n = out_drain(o);
+		out_report_lost(o);
+		if (h->exit_req || stop_requested)
+			break;
+		if (s->has_target) {
+			int status;
+			if (tracee_wait_exit(&s->t, 0, &status) == 1)
+				break;
+		}
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		h->heartbeat = (uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
+		if (!n)
+			sleep_ms(5);
+	}
+}
+
+static int dump_object(const char *what, const struct cg_object *obj)
+{
+	const char *text = !strcmp(what, "ir") ? obj->ir : obj->asm_text;
+	if (text)
+		fputs(text, stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {0};
+	struct diags d;
+	char *src = NULL;
+	size_t len = 0;
+	struct ast_node *prog = NULL;
+	struct sema_info info = {0};
+	struct att_session s = {0};
+	struct cg_layout layout = {0};
+	struct cg_object tobj = {0}, hobj = {0};
+	int ret = 1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (parse_args(argc, argv, &o))
+		return 1;
+	if (o.program) {
+		src = xstrdup(o.program);
+		len = strlen(src);
+	} else if (read_file(strcmp(o.file, "-") ? o.file : "/dev/stdin", &src, &len)) {
+		diag_sys(NULL, "failed to open file '%s': %s", o.file, strerror(errno));
+		return 1;
+	}
+	diag_init(&d, o.program ? "stdin" : o.file, src, len);
+	if (parse_script(src, len, &d, &prog)) {
+		diag_print(&d, stderr);
+		goto out;
+	}
+	if (o.dump && !strcmp(o.dump, "ast"))
+		ast_dump(prog, false, stdout);
+	if (sema_check(prog, &d, &info)) {
+		diag_print(&d, stderr);
+		goto out;
+	}
+	diag_print(&d, stderr); /* warnings */
+	if (o.dump && !strcmp(o.dump, "types"))
+		ast_dump(prog, true, stdout);
+	if (att_resolve(prog, &s, &d)) {
+		diag_print(&d, stderr);
+		goto out;
+	}
+	int nprobes = count_probes(prog, &s);
+	if (nprobes == 0) {
+		printf("No probes to attach\n");
+		goto out;
+	}
+	if (s.npoints && !o.pid && !o.cmd) {
+		diag_sys("ubt traces processes: add -p PID or -c 'CMD'",
+			 "uprobe probes need a process to attach to");
+		goto out;
+	}
+	struct cg_options co;
+	set_cg_options(&co);
+	cg_layout(&info, &co, &layout);
+	bool keep = o.dump && (!strcmp(o.dump, "ir") || !strcmp(o.dump, "asm"));
+	struct cg_facts tfacts, hfacts;
+	char **cargv = NULL;
+	if (!o.dry_run && (o.pid || o.cmd)) {
+		if (o.cmd && !(cargv = split_cmd(o.cmd)))
+			goto out;
+		if (att_open(&s, o.pid, cargv)) {
+			ret = o.pid ? 1 : 255;
+			goto out;
+		}
+	}
+	att_facts(&s, false, &tfacts);
+	att_facts(&s, true, &hfacts);
+	if (cg_compile(prog, &info, &layout, &tfacts, CG_SIDE_TARGET, keep, &tobj, &d) ||
+	    cg_compile(prog, &info, &layout, &hfacts, CG_SIDE_HOST, keep, &hobj, &d)) {
+		diag_print(&d, stderr);
+		goto out_detach;
+	}
+	if (keep) {
+		dump_object(o.dump, &tobj);
+		dump_object(o.dump, &hobj);
+	}
+	if (o.dry_run) {
+		ret = 0;
+		goto out;
+	}
+	install_signals();
+	if (!o.quiet)
+		printf("Attaching %d probe%s...\n", nprobes, nprobes == 1 ? "" : "s");
+	ret = 255;
+	if (att_install(&s, &layout, &tobj, &hobj))
+		goto out_detach;
+	struct out out;
+	out_init(&out, stdout, &info, &layout, att_data(&s));
+	att_run_host(&s, &hobj, "BEGIN");
+	if (att_arm(&s))
+		goto out_detach;
+	trace_loop(&s, &out);
+	out_drain(&out);
+	att_detach(&s);
+	att_run_host(&s, &hobj, "END");
+	out_drain(&out);
+	out_report_lost(&out);
+	fputs("\n\n", stdout);
+	out_print_maps(&out);
+	ret = 0;
+out_detach:
+	if (ret)
+		att_detach(&s);
+out:
+	att_close(&s);
+	cg_object_free(&tobj);
+	cg_object_free(&hobj);
+	cg_layout_free(&layout);
+	sema_info_free(&info);
+	if (prog)
+		ast_free(prog);
+	diag_free(&d);
+	free(src);
+	return ret;
+}
