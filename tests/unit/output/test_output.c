@@ -1,0 +1,115 @@
+/*
+ * test_output.c - printf formatting and map printing against the text
+ * bpftrace 0.17 prints (captured from bpftrace itself on the same input).
+ */
+#include "output/output.h"
+#include "output/output_internal.h"
+#include "runtime/abi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failed, passed;
+
+static void expect_str(const char *name, const char *got, const char *want)
+{
+	if (strcmp(got, want)) {
+		printf("FAIL %s\n  want: [%s]\n  got:  [%s]\n", name, want, got);
+		failed++;
+	} else {
+		passed++;
+	}
+}
+
+static struct ast_type t_int(bool sgn) { return (struct ast_type){TY_INT, 8, sgn}; }
+static struct ast_type t_str(int n) { return (struct ast_type){TY_STR, n, false}; }
+
+/* Formats fmt with packed 8-byte args (strings occupy their size rounded to 8). */
+static void check_fmt(const char *name, const char *fmt, int nargs, const struct ast_type *types,
+		      const void *args, const char *want)
+{
+	struct sema_printf pf = {.fmt = (char *)fmt, .nargs = nargs};
+	memcpy(pf.args, types, nargs * sizeof(*types));
+	struct buf b = {0};
+	out_format(&b, &pf, args);
+	expect_str(name, b.data ? b.data : "", want);
+	buf_free(&b);
+}
+
+static void test_printf(void)
+{
+	struct ast_type ti[] = {t_int(true), t_int(false), t_int(true)};
+	int64_t a[] = {-5, 255, 42};
+	check_fmt("d u x", "x %d %u %x\n", 3, ti, a, "x -5 255 2a\n");
+	check_fmt("width", "[%5d] [%-5d] [%05d]", 3, (struct ast_type[]){t_int(true), t_int(true), t_int(true)},
+		  (int64_t[]){42, 42, 42}, "[   42] [42   ] [00042]");
+	check_fmt("64-bit %d is not truncated", "%d", 1, ti, (int64_t[]){5000000000LL}, "5000000000");
+	check_fmt("%hhd narrows", "%hhd %hu", 2, (struct ast_type[]){t_int(true), t_int(false)},
+		  (int64_t[]){0x1ff, 0x10001}, "-1 1");
+	check_fmt("%%", "100%% %d", 1, ti, (int64_t[]){7}, "100% 7");
+	check_fmt("%lu %llx %X", "%lu %llx %X", 3, ti, (int64_t[]){3, 255, 255}, "3 ff FF");
+	struct {
+		char s[8];
+		int64_t v;
+	} sa = {"hi", 3};
+	struct ast_type ts[] = {t_str(3), t_int(true)};
+	check_fmt("%s then %d", "%s=%d", 2, ts, &sa, "hi=3");
+	check_fmt("%p", "%p", 1, ti, (int64_t[]){0x1000}, "0x1000");
+	check_fmt("%c", "%c%c", 2, ti, (int64_t[]){'o', 'k'}, "ok");
+}
+
+/* Builds a data part with one keyed count map holding the given entries. */
+static void test_maps(void)
+{
+	struct sema_map m = {.name = "@m", .id = 0, .nkeys = 2};
+	m.keys[0] = t_int(false);
+	m.keys[1] = t_int(false);
+	m.value.kind = TY_COUNT;
+	struct sema_map s = {.name = "@", .id = 1, .nkeys = 0};
+	s.value.kind = TY_SUM;
+	struct sema_map x = {.name = "@x", .id = 2, .nkeys = 0};
+	x.value.kind = TY_INT;
+	struct sema_map *maps[] = {&m, &s, &x};
+	struct sema_info info = {.maps = maps, .nmaps = 3};
+	struct cg_options co = {.map_keys_max = 8, .ring_size = 4096, .nthreads = 4, .ncpu = 2};
+	struct cg_layout l;
+	cg_layout(&info, &co, &l);
+	uint8_t *data = calloc(1, l.data_size);
+	for (int i = 0; i < l.nmaps; i++)
+		memcpy(data + l.maps[i].off, &l.maps[i].hdr, sizeof(struct rt_map));
+	/* @m: keys (1,7) -> 1, (2,7) -> 2 split across CPUs, (0,7) -> 3 in the fallback slot */
+	struct rt_map *h = (struct rt_map *)(data + l.maps[0].off);
+	uint64_t keys[3][2] = {{1, 7}, {2, 7}, {0, 7}};
+	memcpy(data + l.maps[0].off + h->keys_off, keys, sizeof(keys));
+	h->used = 3;
+	uint64_t *v = (uint64_t *)(data + l.maps[0].off + h->vals_off);
+	v[0] = 1;
+	v[1] = 1;
+	v[h->cpu_stride / 8 + 1] = 1;
+	v[2 * h->cpu_stride / 8 + 2] = 3;
+	/* @ (scalar sum) = 10 on CPU 1; @x never written */
+	struct rt_map *hs = (struct rt_map *)(data + l.maps[1].off);
+	hs->written = 1;
+	((uint64_t *)(data + l.maps[1].off + hs->vals_off))[hs->cpu_stride / 8] = 10;
+
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct out o;
+	out_init(&o, f, &info, &l, data);
+	out_print_maps(&o);
+	fclose(f);
+	expect_str("maps", text, "@: 10\n@m[1, 7]: 1\n@m[2, 7]: 2\n@m[0, 7]: 3\n\n");
+	free(text);
+	free(data);
+	cg_layout_free(&l);
+}
+
+int main(void)
+{
+	test_printf();
+	test_maps();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
