@@ -1,0 +1,297 @@
+/*
+ * decode.c - x86-64 instruction decoding (Zydis 4) and probe-site planning.
+ *
+ * Where it sits: attach resolves a probe to a function (address and ELF
+ * symbol size), reads the function's bytes from the target and calls
+ * arch_plan_site() before any byte changes.  The plan says whether the
+ * site gets a 5-byte `jmp rel32` into a trampoline (tramp.c, with the
+ * displaced instructions relocated by reloc.c) or falls back to an int3
+ * handled inside the target, and why.
+ *
+ * Example: gcc -O2 compiles `int work(int x){return x*3+g_bias;}` to
+ *
+ *   work+0x0: 8d 04 7f              lea  (%rdi,%rdi,2),%eax
+ *   work+0x3: 03 05 xx xx xx xx     add  g_bias(%rip),%eax
+ *   work+0x9: c3                    ret
+ *
+ * The jmp needs 5 bytes, so it displaces the lea and the whole add (9
+ * bytes, 2 instructions); the add is RIP-relative, which reloc.c handles
+ * by rewriting its disp32.  The jmp is refused when some branch in the
+ * function lands at work+0x1..0x8 (it would land in the middle of the
+ * jmp), or when a displaced instruction cannot be moved exactly.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <Zydis/Zydis.h>
+
+#include "x86.h"
+
+#define JMP_LEN 5 /* e9 rel32 */
+
+/* The relative-branch part of classification: jmp, call, jcc, and the refused rest. */
+static void classify_branch(const ZydisDecodedInstruction *in, struct x86_insn *out)
+{
+	bool jcc8 = in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && (in->opcode & 0xf0) == 0x70;
+	bool jcc32 = in->opcode_map == ZYDIS_OPCODE_MAP_0F && (in->opcode & 0xf0) == 0x80;
+
+	out->is_branch = true;
+	if (in->attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE) {
+		/* 66 e9 rel16: Intel ignores the prefix, AMD truncates rip to 16 bits. */
+		out->kind = X86_BAD;
+		out->bad = "a relative branch with an operand-size prefix behaves differently on "
+			   "Intel and AMD";
+		return;
+	}
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_JMP:
+		out->kind = X86_JMP;
+		return;
+	case ZYDIS_MNEMONIC_CALL:
+		out->kind = X86_CALL;
+		return;
+	case ZYDIS_MNEMONIC_LOOP:
+	case ZYDIS_MNEMONIC_LOOPE:
+	case ZYDIS_MNEMONIC_LOOPNE:
+	case ZYDIS_MNEMONIC_JRCXZ:
+	case ZYDIS_MNEMONIC_JECXZ:
+	case ZYDIS_MNEMONIC_JCXZ:
+		out->kind = X86_BAD;
+		out->bad = "it has only a rel8 form, which cannot reach back from a trampoline";
+		return;
+	case ZYDIS_MNEMONIC_XBEGIN:
+		out->kind = X86_BAD;
+		out->bad = "a transaction's abort address is not relocated";
+		return;
+	default:
+		break;
+	}
+	if (jcc8 || jcc32) {
+		out->kind = X86_JCC;
+		out->cc = in->opcode & 0x0f;
+		return;
+	}
+	out->kind = X86_BAD;
+	out->bad = "it has a relative operand of an unknown kind";
+}
+
+int x86_insn_decode(const uint8_t *p, size_t avail, uint64_t addr, struct x86_insn *out)
+{
+	ZydisDecoder dec;
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZyanStatus st;
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
+		return -EINVAL;
+	st = ZydisDecoderDecodeFull(&dec, p, avail, &in, ops);
+	if (st == ZYDIS_STATUS_NO_MORE_DATA)
+		return -ENODATA;
+	if (!ZYAN_SUCCESS(st))
+		return -EINVAL;
+
+	out->addr = addr;
+	out->len = in.length;
+	out->kind = X86_PLAIN;
+	out->mnemonic = ZydisMnemonicGetString(in.mnemonic);
+
+	for (i = 0; i < 2; i++) {
+		if (!in.raw.imm[i].is_relative)
+			continue;
+		out->target = addr + in.length + (uint64_t)in.raw.imm[i].value.s;
+		classify_branch(&in, out);
+		return 0;
+	}
+	for (i = 0; i < in.operand_count; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+
+		if (op->type != ZYDIS_OPERAND_TYPE_MEMORY)
+			continue;
+		if (op->mem.base == ZYDIS_REGISTER_EIP) {
+			out->kind = X86_BAD;
+			out->bad = "it addresses memory through %eip";
+			return 0;
+		}
+		if (op->mem.base != ZYDIS_REGISTER_RIP)
+			continue;
+		if (in.raw.disp.size != 32) {
+			out->kind = X86_BAD;
+			out->bad = "its rip-relative displacement is not 32 bits";
+			return 0;
+		}
+		out->kind = X86_RIPREL;
+		out->disp_off = in.raw.disp.offset;
+		out->target = addr + in.length + (uint64_t)in.raw.disp.value;
+		return 0;
+	}
+	if (in.mnemonic == ZYDIS_MNEMONIC_INT3) {
+		/* Another tool's breakpoint (a debugger, a tracer): its owner would lose it. */
+		out->kind = X86_BAD;
+		out->bad = "it is a breakpoint, probably another tool's";
+		return 0;
+	}
+	if (in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) {
+		/* Zydis sees something position-dependent that neither check above named. */
+		out->kind = X86_BAD;
+		out->bad = "it has a position-dependent operand of an unknown kind";
+	}
+	return 0;
+}
+
+static void plan_int3(struct arch_site_plan *plan, const struct x86_insn *first, const char *fmt,
+		      ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * Falls back to int3: only the first instruction is displaced (the int3
+ * replaces its first byte, and the runtime runs a relocated copy of it
+ * out of line, which arch_emit_trampoline() also builds for such a plan).
+ */
+static void plan_int3(struct arch_site_plan *plan, const struct x86_insn *first, const char *fmt,
+		      ...)
+{
+	va_list ap;
+
+	plan->kind = ARCH_PATCH_INT3;
+	plan->orig_len = first->len;
+	plan->ninsns = 1;
+	plan->insn_off[0] = 0;
+	memset(plan->orig + first->len, 0, sizeof(plan->orig) - first->len);
+	va_start(ap, fmt);
+	vsnprintf(plan->why, sizeof(plan->why), fmt, ap);
+	va_end(ap);
+}
+
+/* Does a branch in insn land strictly inside the displaced bytes?  Fills why if so. */
+static bool lands_inside(struct arch_site_plan *plan, const struct x86_insn *insn,
+			 uint64_t func_addr, const struct x86_insn *first)
+{
+	uint64_t s = plan->site;
+
+	if (!insn->is_branch || insn->target <= s || insn->target >= s + plan->orig_len)
+		return false;
+	plan_int3(plan, first,
+		  "branch at func+0x%llx targets func+0x%llx, inside the %d patched bytes",
+		  (unsigned long long)(insn->addr - func_addr),
+		  (unsigned long long)(insn->target - func_addr), plan->orig_len);
+	return true;
+}
+
+/*
+ * Decodes [func_addr, func_addr + func_len) in one linear sweep and
+ * refuses the jmp if any relative branch lands inside the displaced
+ * bytes.  A sweep that meets bytes it cannot decode cannot rule such a
+ * branch out (it has lost the instruction stream), so that is an int3 too.
+ * Indirect branches (jump tables) cannot be checked; compilers do not
+ * make a function's entry bytes a switch case, so at an entry that risk is
+ * accepted.
+ */
+static void check_branches(const uint8_t *code, size_t func_len, uint64_t func_addr,
+			   struct arch_site_plan *plan, const struct x86_insn *first)
+{
+	struct x86_insn insn;
+	size_t off = 0;
+	int rc;
+
+	while (off < func_len) {
+		rc = x86_insn_decode(code + off, func_len - off, func_addr + off, &insn);
+		if (rc == -ENODATA)
+			return; /* a truncated tail (symbol size ends in padding): never runs */
+		if (rc < 0) {
+			plan_int3(plan, first,
+				  "cannot decode func+0x%zx, so a branch into the %d patched bytes "
+				  "cannot be ruled out",
+				  off, plan->orig_len);
+			return;
+		}
+		if (lands_inside(plan, &insn, func_addr, first))
+			return;
+		off += insn.len;
+	}
+}
+
+/*
+ * Only function entries are supported (site == func_addr).  A site in the
+ * middle of a function (a USDT location) will need more from the
+ * trampoline: the code there may keep data in the red zone, 128 bytes
+ * below %rsp, which the trampoline's pushes would overwrite (step over it
+ * with `lea -128(%rsp),%rsp` first); %rsp has no known alignment (save it
+ * and `and $-16,%rsp` before the calls); the flags may be live (pushfq /
+ * popfq); and struct rt_regs' `ret` is not a return address there.  The
+ * branch check below already covers any site.
+ *
+ * func_len == 0 means the size is unknown (a symbol without st_size).  The
+ * caller must then supply at least ARCH_MAX_DISPLACED readable bytes; only
+ * the displaced instructions are decoded, so branches from the rest of the
+ * function cannot be checked, and the jmp is still planned (a function
+ * shorter than the jmp would be overwritten past its end: attach should
+ * warn about probes on functions of unknown size).
+ */
+int arch_plan_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uint64_t site,
+		   struct arch_site_plan *plan)
+{
+	struct x86_insn insn[ARCH_MAX_INSNS];
+	size_t avail = func_len ? func_len : ARCH_MAX_DISPLACED;
+	size_t off = 0;
+	int n = 0, rc, i;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->site = site;
+	plan->kind = ARCH_PATCH_JMP;
+	if (site != func_addr)
+		return -ENOTSUP;
+
+	rc = x86_insn_decode(code, avail, site, &insn[0]);
+	if (rc < 0)
+		return -EINVAL;
+	memcpy(plan->orig, code, insn[0].len);
+
+	while (off < JMP_LEN) {
+		if (n > 0) {
+			rc = x86_insn_decode(code + off, avail - off, site + off, &insn[n]);
+			if (rc == -ENODATA && func_len) {
+				plan_int3(
+				    plan, &insn[0],
+				    "the function is %zu bytes long, too short for the %d-byte jmp",
+				    func_len, JMP_LEN);
+				return 0;
+			}
+			if (rc < 0) {
+				plan_int3(plan, &insn[0], "cannot decode func+0x%zx", off);
+				return 0;
+			}
+		}
+		plan->insn_off[n] = off;
+		off += insn[n].len;
+		n++;
+		if (off < JMP_LEN && off >= avail) {
+			plan_int3(plan, &insn[0],
+				  "the function is %zu bytes long, too short for the %d-byte jmp",
+				  func_len, JMP_LEN);
+			return 0;
+		}
+	}
+	/* At most 4 + 15 bytes and 5 instructions: within ARCH_MAX_DISPLACED / ARCH_MAX_INSNS. */
+	plan->ninsns = n;
+	plan->orig_len = off;
+	memcpy(plan->orig, code, off);
+
+	for (i = 0; i < n; i++) {
+		if (insn[i].kind != X86_BAD)
+			continue;
+		plan_int3(plan, &insn[0], "%s at func+0x%x cannot be relocated: %s",
+			  insn[i].mnemonic, plan->insn_off[i], insn[i].bad);
+		return 0;
+	}
+	if (func_len) {
+		check_branches(code, func_len, func_addr, plan, &insn[0]);
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		if (lands_inside(plan, &insn[i], func_addr, &insn[0]))
+			return 0;
+	return 0;
+}

@@ -1,0 +1,221 @@
+/*
+ * tramp.c - x86-64 trampolines, patch bytes and pc mapping.
+ *
+ * Where it sits: attach plans a site (decode.c), reserves
+ * arch_trampoline_max() bytes of target code memory within
+ * arch_near_window() of the site, calls arch_emit_trampoline() to fill
+ * them, writes the trampoline into the target, moves threads out of the
+ * displaced bytes with arch_pc_into_trampoline(), and finally writes
+ * arch_patch_bytes() at the site.  Detach restores plan->orig and uses
+ * arch_pc_from_trampoline() for threads inside a relocated copy.
+ *
+ * Trampoline layout (offsets for n handlers; every piece has a fixed size
+ * so that the relocated copy always starts at HEAD_LEN(n), which is how
+ * the pc mapping finds it without knowing the handlers):
+ *
+ *   0            57 56 52 51 50 41 50 41 51 41 52 41 53
+ *                push rdi rsi rdx rcx rax r8 r9 r10 r11   (13 bytes)
+ *                memory from %rsp upward is now struct rt_regs:
+ *                r11 r10 r9 r8 rax rcx rdx rsi rdi ret
+ *   13 + 9k      48 89 e7          mov  %rsp,%rdi
+ *                90 e8 rel32       nop; call handler_k        (in rel32 reach)
+ *             or ff 15 [lit]       call *lit(%rip)            (out of reach)
+ *   13 + 9n      41 5b 41 5a 41 59 41 58 58 59 5a 5e 5f
+ *                pop r11 r10 r9 r8 rax rcx rdx rsi rdi    (13 bytes)
+ *   HEAD_LEN(n)  displaced instructions, relocated (reloc.c)
+ *                jmp site + orig_len
+ *   (8-aligned)  literal pool: 64-bit handler addresses and branch
+ *                targets referenced as [rip + disp32] above; int3 padding
+ *
+ * Stack: at a function entry %rsp % 16 == 8 (the caller's call pushed the
+ * return address); nine pushes of 8 bytes make it 0 mod 16, the alignment
+ * the ABI wants at each `call handler`.  The flags are not saved: at a
+ * function entry no flag is live (the ABI makes them caller-clobbered).
+ * SSE registers are not saved either: handlers are built without SSE.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "x86.h"
+
+#define SAVE_LEN 13
+#define CALL_LEN 9 /* mov %rsp,%rdi + 6-byte call */
+#define RESTORE_LEN 13
+#define HEAD_LEN(n) ((size_t)SAVE_LEN + (size_t)CALL_LEN * (n) + RESTORE_LEN)
+#define JMP_LEN 5
+
+static const uint8_t save_regs[SAVE_LEN] = {
+    0x57, 0x56, 0x52, 0x51, 0x50, 0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41, 0x53,
+};
+static const uint8_t restore_regs[RESTORE_LEN] = {
+    0x41, 0x5b, 0x41, 0x5a, 0x41, 0x59, 0x41, 0x58, 0x58, 0x59, 0x5a, 0x5e, 0x5f,
+};
+
+size_t arch_trampoline_max(int nhandlers)
+{
+	if (nhandlers < 0)
+		nhandlers = 0;
+	return HEAD_LEN(nhandlers) + X86_RELOC_CODE_MAX + 7 +
+	       8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
+}
+
+/* Does the call to handler h, whose `nop; call` starts at offset p, fit a rel32? */
+static bool handler_near(uint64_t tramp_addr, size_t p, uint64_t h)
+{
+	return x86_rel32(tramp_addr + p + 6, h, NULL);
+}
+
+static void put_lit(uint8_t *buf, size_t slot, size_t insn_end, size_t disp_off, uint64_t value)
+{
+	memcpy(buf + slot, &value, 8); /* x86-64 is little-endian */
+	x86_put32(buf + disp_off, (int32_t)(slot - insn_end));
+}
+
+/*
+ * Also accepts an ARCH_PATCH_INT3 plan: its trampoline holds the
+ * out-of-line copy of the first instruction that the int3 fallback
+ * resumes in (found with arch_pc_into_trampoline(plan, ..., site)).
+ */
+int arch_emit_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
+			 const uint64_t *handlers, int nhandlers, uint8_t *buf, size_t cap,
+			 size_t *len)
+{
+	struct x86_reloc r;
+	size_t head, pool, total, p, slot;
+	int i, nfar = 0, rc;
+
+	if (nhandlers < 0 || (nhandlers > 0 && !handlers))
+		return -EINVAL;
+	head = HEAD_LEN(nhandlers);
+	rc = x86_relocate(plan, tramp_addr + head, &r);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < nhandlers; i++)
+		if (!handler_near(tramp_addr, SAVE_LEN + CALL_LEN * i + 3, handlers[i]))
+			nfar++;
+	pool = (head + r.len + 7) & ~(size_t)7;
+	total = pool + 8 * ((size_t)nfar + r.nlit);
+	if (total > cap)
+		return -ENOSPC;
+
+	memset(buf, 0xcc, total);
+	memcpy(buf, save_regs, SAVE_LEN);
+	slot = pool;
+	for (i = 0; i < nhandlers; i++) {
+		uint8_t *c = buf + SAVE_LEN + CALL_LEN * i;
+		int32_t rel;
+
+		p = SAVE_LEN + CALL_LEN * i + 3;
+		c[0] = 0x48, c[1] = 0x89, c[2] = 0xe7; /* mov %rsp,%rdi */
+		if (x86_rel32(tramp_addr + p + 6, handlers[i], &rel)) {
+			c[3] = 0x90;
+			c[4] = 0xe8;
+			x86_put32(c + 5, rel);
+		} else {
+			c[3] = 0xff, c[4] = 0x15; /* call *lit(%rip) */
+			put_lit(buf, slot, p + 6, p + 2, handlers[i]);
+			slot += 8;
+		}
+	}
+	memcpy(buf + SAVE_LEN + CALL_LEN * nhandlers, restore_regs, RESTORE_LEN);
+	memcpy(buf + head, r.code, r.len);
+	for (i = 0; i < r.nlit; i++, slot += 8)
+		put_lit(buf, slot, head + r.lit[i].insn_end, head + r.lit[i].disp_off,
+			r.lit[i].value);
+	*len = total;
+	return 0;
+}
+
+int arch_patch_bytes(const struct arch_site_plan *plan, uint64_t tramp_addr, uint8_t *out)
+{
+	int32_t rel;
+
+	if (plan->orig_len < 1 || plan->orig_len > ARCH_MAX_DISPLACED)
+		return -EINVAL;
+	if (plan->kind == ARCH_PATCH_INT3) {
+		/* Only the first byte changes: the rest of the instruction stays as it was. */
+		memcpy(out, plan->orig, plan->orig_len);
+		out[0] = 0xcc;
+		return 0;
+	}
+	if (plan->orig_len < JMP_LEN)
+		return -EINVAL;
+	if (!x86_rel32(plan->site + JMP_LEN, tramp_addr, &rel))
+		return -ERANGE;
+	out[0] = 0xe9;
+	x86_put32(out + 1, rel);
+	memset(out + JMP_LEN, 0xcc, plan->orig_len - JMP_LEN);
+	return 0;
+}
+
+/*
+ * pc == site maps too (to the copy of the first instruction, after the
+ * handler calls): the int3 fallback resumes there.  For a JMP plan attach
+ * should leave a thread at the site alone, so that its hit is not lost.
+ */
+int arch_pc_into_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr, int nhandlers,
+			    uint64_t pc, uint64_t *new_pc)
+{
+	uint64_t at = tramp_addr + HEAD_LEN(nhandlers);
+	struct x86_reloc r;
+	int i, idx = -1, rc;
+
+	if (pc < plan->site || pc >= plan->site + plan->orig_len)
+		return -ENOENT;
+	for (i = 0; i < plan->ninsns; i++)
+		if (plan->site + plan->insn_off[i] == pc)
+			idx = i;
+	if (idx < 0)
+		return -ENOENT;
+	rc = x86_relocate(plan, at, &r);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < r.nmap; i++) {
+		if (r.map[i].insn == idx) {
+			*new_pc = at + r.map[i].off;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int arch_pc_from_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr, int nhandlers,
+			    uint64_t pc, uint64_t *new_pc)
+{
+	uint64_t at = tramp_addr + HEAD_LEN(nhandlers);
+	struct x86_reloc r;
+	int i, rc;
+
+	if (pc < at)
+		return -ENOENT;
+	rc = x86_relocate(plan, at, &r);
+	if (rc < 0)
+		return rc;
+	if (pc >= at + r.len)
+		return -ENOENT;
+	for (i = 0; i < r.nmap; i++) {
+		if (at + r.map[i].off == pc) {
+			*new_pc = r.map[i].orig;
+			return 0;
+		}
+	}
+	return -ENOENT; /* not an instruction boundary of the copy */
+}
+
+/*
+ * [lo, hi): where a trampoline can go so that the site's jmp rel32 reaches
+ * it, with 1 MiB to spare for the trampoline's own size and for the
+ * RIP-relative data of the displaced instructions, which usually lies in
+ * the same object as the site.  Clamped to the user address space
+ * (mmap_min_addr below, the 47-bit limit above).
+ */
+void arch_near_window(uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	const uint64_t reach = (1ull << 31) - (1ull << 20);
+	const uint64_t min_addr = 1ull << 16, max_addr = (1ull << 47) - 4096;
+
+	*lo = addr > min_addr + reach ? addr - reach : min_addr;
+	*hi = addr < max_addr - reach ? addr + reach : max_addr;
+	if (*lo > *hi)
+		*lo = *hi;
+}

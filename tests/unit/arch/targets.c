@@ -1,0 +1,120 @@
+/*
+ * targets.c - functions that test_exec.c probes for real, and the probe
+ * handlers it installs.  Built -O2 without sanitizers and without SSE
+ * (meson.build), so the prologues are the ones gcc gives real programs
+ * and the handlers are what the trampoline expects (GPR-only).
+ *
+ * With gcc 12 -O2 the prologues exercise, in the trampoline:
+ *   t_work       lea; add g_bias(%rip)   a rip-relative insn split by the 5 bytes
+ *                (the prototype's measured function)
+ *   t_fib        recursive through its own patched entry (g_fib_calls
+ *                counts entries)
+ *   t_sum8       8 arguments, 2 on the stack (the stack must look unprobed)
+ *   t_rip_first  mov g_val(%rip),%eax
+ *   t_wrap       add; jmp t_work          a relocated tail call (jmp rel32)
+ * and, written in assembly so the bytes cannot drift with the compiler:
+ *   t_jle_first  test; jle rel8; lea     a rel8 branch widened or made absolute
+ *   t_call_first call t_ret41; add; ret  call rel32 emulated: the callee must
+ *                                        see the original return address
+ */
+#include <stdint.h>
+
+#include "runtime/abi.h"
+#include "targets.h"
+
+int g_bias = 7;
+int g_val = 5;
+long g_fib_calls;
+void *volatile g_seen_ret;
+
+__attribute__((noinline)) int t_work(int x) { return x * 3 + g_bias; }
+
+/*
+ * The recursion goes through a volatile pointer: called directly, gcc and
+ * clang turn the second call into a loop (accumulator recursion
+ * elimination), and g_fib_calls would count iterations that never enter
+ * the function.  Each call still enters through the patched entry.
+ */
+static int (*volatile fib_self)(int) = t_fib;
+
+__attribute__((noinline)) int t_fib(int n)
+{
+	g_fib_calls++;
+	return n < 2 ? n : fib_self(n - 1) + fib_self(n - 2);
+}
+
+__attribute__((noinline)) long t_sum8(long a, long b, long c, long d, long e, long f, long g,
+				      long h)
+{
+	return a + b * 2 + c * 3 + d * 4 + e * 5 + f * 6 + g * 7 + h * 8;
+}
+
+__attribute__((noinline)) int t_rip_first(void) { return g_val; }
+
+__attribute__((noinline)) int t_wrap(int x) { return t_work(x + 1); }
+
+__attribute__((noinline)) int t_ret41(void)
+{
+	g_seen_ret = __builtin_return_address(0);
+	return 41;
+}
+
+/*
+ * t_jle_first(x) = x > 0 ? x - 1 : 0
+ *   85 ff        test %edi,%edi
+ *   7e 04        jle  1f
+ *   8d 47 ff     lea  -1(%rdi),%eax
+ *   c3           ret
+ * 1:31 c0        xor  %eax,%eax
+ *   c3           ret
+ *
+ * t_call_first() = t_ret41() + 1
+ *   e8 rel32     call t_ret41
+ *   83 c0 01     add  $1,%eax
+ *   c3           ret
+ */
+__asm__(".text\n"
+	".globl t_jle_first\n"
+	".type t_jle_first, @function\n"
+	"t_jle_first:\n"
+	"	test %edi,%edi\n"
+	"	jle 1f\n"
+	"	lea -1(%rdi),%eax\n"
+	"	ret\n"
+	"1:	xor %eax,%eax\n"
+	"	ret\n"
+	".size t_jle_first, .-t_jle_first\n"
+	".globl t_call_first\n"
+	".type t_call_first, @function\n"
+	"t_call_first:\n"
+	"	call t_ret41\n"
+	"	add $1,%eax\n"
+	"	ret\n"
+	".size t_call_first, .-t_call_first\n");
+
+/* Handlers: called by the trampoline as handler(struct rt_regs *). */
+volatile uint64_t h_hits, h_arg0, h_arg0_sum, h_stack7, h_stack8, h_ret, h_misaligned;
+volatile uint64_t h_order;
+
+void h_count(struct rt_regs *r)
+{
+	const uint64_t *sp = &r->ret; /* the probed function's stack pointer at entry */
+
+	h_hits++;
+	h_arg0 = r->rdi;
+	h_arg0_sum += r->rdi;
+	h_ret = sp[0];
+	h_stack7 = sp[1];
+	h_stack8 = sp[2];
+	if ((uintptr_t)r % 16) /* the trampoline's %rsp before `call handler` */
+		h_misaligned++;
+}
+
+/* Second in a chain: records that it ran after h_first, then changes arg0. */
+void h_first(struct rt_regs *r) { h_order = h_order * 10 + 1; }
+
+void h_add100(struct rt_regs *r)
+{
+	h_order = h_order * 10 + 2;
+	r->rdi += 100;
+}

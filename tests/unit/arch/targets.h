@@ -1,0 +1,28 @@
+/* targets.h - what targets.c gives test_exec.c (see targets.c). */
+#ifndef UBT_TEST_ARCH_TARGETS_H
+#define UBT_TEST_ARCH_TARGETS_H
+
+#include <stdint.h>
+
+struct rt_regs;
+
+extern int g_bias, g_val;
+extern long g_fib_calls;
+extern void *volatile g_seen_ret;
+
+int t_work(int x);
+int t_fib(int n);
+long t_sum8(long a, long b, long c, long d, long e, long f, long g, long h);
+int t_rip_first(void);
+int t_wrap(int x);
+int t_ret41(void);
+int t_jle_first(int x);
+int t_call_first(void);
+
+extern volatile uint64_t h_hits, h_arg0, h_arg0_sum, h_stack7, h_stack8, h_ret, h_misaligned;
+extern volatile uint64_t h_order;
+void h_count(struct rt_regs *r);
+void h_first(struct rt_regs *r);
+void h_add100(struct rt_regs *r);
+
+#endif

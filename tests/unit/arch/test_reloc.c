@@ -1,0 +1,539 @@
+/*
+ * test_reloc.c - the x86-64 arch layer, bytes in and bytes out.
+ *
+ * Each case gives a function's bytes (with their disassembly), plans a
+ * probe at its entry, and compares the plan, the trampoline and the patch
+ * byte for byte with what was worked out by hand.  Addresses are fixed so
+ * that every rel32 below can be checked with a calculator:
+ *
+ *   F   = 0x401000        the probed function
+ *   T   = 0x410000        a trampoline near F
+ *   H   = 0x420000        a handler near T
+ *   FAR = 0x7f0000000000  beyond rel32 reach of all of them
+ *
+ * Every trampoline starts with the same register save and ends its head
+ * with the same restore (tramp.c):
+ *
+ *   57 56 52 51 50 41 50 41 51 41 52 41 53   push rdi rsi rdx rcx rax r8 r9 r10 r11
+ *   41 5b 41 5a 41 59 41 58 58 59 5a 5e 5f   pop  r11 r10 r9 r8 rax rcx rdx rsi rdi
+ *
+ * so with 0 handlers the relocated code starts at T+26 (0x1a), with one
+ * handler at T+35 (0x23).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "attach/arch/arch.h"
+#include "check.h"
+
+#define F 0x401000ull
+#define T 0x410000ull
+#define H 0x420000ull
+#define FAR 0x7f0000000000ull
+
+#define SAVE 0x57, 0x56, 0x52, 0x51, 0x50, 0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41, 0x53
+#define RESTORE 0x41, 0x5b, 0x41, 0x5a, 0x41, 0x59, 0x41, 0x58, 0x58, 0x59, 0x5a, 0x5e, 0x5f
+#define CC4 0xcc, 0xcc, 0xcc, 0xcc
+
+static uint8_t tbuf[1024];
+static size_t tlen;
+
+/* Plans at F with func_len = sizeof(code); the plan must be a JMP. */
+static int plan_jmp(const uint8_t *code, size_t len, struct arch_site_plan *plan)
+{
+	int rc = arch_plan_site(code, len, F, F, plan);
+
+	CHECK_INT(rc, 0, "arch_plan_site");
+	CHECK(plan->kind == ARCH_PATCH_JMP, "want a JMP plan, got INT3: %s", plan->why);
+	return rc;
+}
+
+static int emit(const struct arch_site_plan *plan, uint64_t tramp, const uint64_t *h, int n)
+{
+	int rc;
+
+	memset(tbuf, 0, sizeof(tbuf));
+	tlen = 0;
+	rc = arch_emit_trampoline(plan, tramp, h, n, tbuf, sizeof(tbuf), &tlen);
+	if (rc == 0)
+		CHECK(tlen <= arch_trampoline_max(n), "len %zu > max %zu", tlen,
+		      arch_trampoline_max(n));
+	return rc;
+}
+
+static void map_into(const struct arch_site_plan *plan, uint64_t tramp, int n, uint64_t pc,
+		     int want_rc, uint64_t want_pc)
+{
+	uint64_t got = 0;
+	int rc = arch_pc_into_trampoline(plan, tramp, n, pc, &got);
+
+	CHECK(rc == want_rc && (rc || got == want_pc),
+	      "into(0x%llx): rc %d pc 0x%llx, want %d 0x%llx", (unsigned long long)pc, rc,
+	      (unsigned long long)got, want_rc, (unsigned long long)want_pc);
+}
+
+static void map_from(const struct arch_site_plan *plan, uint64_t tramp, int n, uint64_t pc,
+		     int want_rc, uint64_t want_pc)
+{
+	uint64_t got = 0;
+	int rc = arch_pc_from_trampoline(plan, tramp, n, pc, &got);
+
+	CHECK(rc == want_rc && (rc || got == want_pc),
+	      "from(0x%llx): rc %d pc 0x%llx, want %d 0x%llx", (unsigned long long)pc, rc,
+	      (unsigned long long)got, want_rc, (unsigned long long)want_pc);
+}
+
+/* The byte tables below keep one instruction (or a few) per line. */
+/* clang-format off */
+
+/*
+ * int work(int x) { return x * 3 + g; }  with g at 0x404000:
+ *   F+0: 8d 04 7f              lea  (%rdi,%rdi,2),%eax
+ *   F+3: 03 05 f7 2f 00 00     add  0x2ff7(%rip),%eax     # 0x404000
+ *   F+9: c3                    ret
+ * The 5 bytes split the add: both instructions move (9 bytes).
+ */
+static const uint8_t work_code[] = {0x8d, 0x04, 0x7f, 0x03, 0x05, 0xf7, 0x2f, 0x00, 0x00, 0xc3};
+
+static void test_work(void)
+{
+	struct arch_site_plan plan;
+	uint64_t h = H, far_h = FAR;
+	uint8_t patch[ARCH_MAX_DISPLACED];
+	/*
+	 * T+0x00  save
+	 * T+0x0d  48 89 e7             mov  %rsp,%rdi
+	 * T+0x10  90                   nop
+	 * T+0x11  e8 ea ff 00 00       call 0x420000              (0x420000 - 0x410016)
+	 * T+0x16  restore
+	 * T+0x23  8d 04 7f             lea  (%rdi,%rdi,2),%eax
+	 * T+0x26  03 05 d4 3f ff ff    add  -0xc02c(%rip),%eax    # 0x404000 again
+	 * T+0x2c  e9 d8 0f ff ff       jmp  0x401009              (F+9)
+	 * T+0x31  cc x 7               padding up to the (empty) literal pool
+	 */
+	static const uint8_t want[] = {
+		SAVE, 0x48, 0x89, 0xe7, 0x90, 0xe8, 0xea, 0xff, 0x00, 0x00, RESTORE,
+		0x8d, 0x04, 0x7f, 0x03, 0x05, 0xd4, 0x3f, 0xff, 0xff, 0xe9, 0xd8, 0x0f, 0xff, 0xff,
+		CC4, 0xcc, 0xcc, 0xcc,
+	};
+	/* Same with the handler out of reach: ff 15 22 00 00 00  call *0x38(%rip-relative pool) */
+	static const uint8_t want_far_h[] = {
+		SAVE, 0x48, 0x89, 0xe7, 0xff, 0x15, 0x22, 0x00, 0x00, 0x00, RESTORE,
+		0x8d, 0x04, 0x7f, 0x03, 0x05, 0xd4, 0x3f, 0xff, 0xff, 0xe9, 0xd8, 0x0f, 0xff, 0xff,
+		CC4, 0xcc, 0xcc, 0xcc,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, /* literal: FAR */
+	};
+	/* e9 fb ef 00 00  jmp 0x410000 (T - (F+5)), then int3 over the rest of the add */
+	static const uint8_t want_patch[] = {0xe9, 0xfb, 0xef, 0x00, 0x00, 0xcc, 0xcc, 0xcc, 0xcc};
+
+	if (plan_jmp(work_code, sizeof(work_code), &plan))
+		return;
+	CHECK_INT(plan.orig_len, 9, "orig_len");
+	CHECK_INT(plan.ninsns, 2, "ninsns");
+	CHECK(plan.insn_off[0] == 0 && plan.insn_off[1] == 3, "insn_off %d %d", plan.insn_off[0],
+	      plan.insn_off[1]);
+	CHECK(memcmp(plan.orig, work_code, 9) == 0, "orig bytes");
+
+	CHECK_INT(emit(&plan, T, &h, 1), 0, "emit");
+	CHECK_BYTES("work trampoline", tbuf, tlen, want);
+	CHECK_INT(emit(&plan, T, &far_h, 1), 0, "emit, far handler");
+	CHECK_BYTES("work trampoline, far handler", tbuf, tlen, want_far_h);
+
+	CHECK_INT(arch_patch_bytes(&plan, T, patch), 0, "patch");
+	CHECK_BYTES("work patch", patch, (size_t)plan.orig_len, want_patch);
+
+	/* pc mapping both ways; the head (pushes, calls) is not part of the copy */
+	map_into(&plan, T, 1, F + 3, 0, T + 0x26);
+	map_into(&plan, T, 1, F, 0, T + 0x23);
+	map_into(&plan, T, 1, F + 1, -ENOENT, 0); /* inside the lea */
+	map_into(&plan, T, 1, F + 9, -ENOENT, 0); /* past the displaced bytes */
+	map_from(&plan, T, 1, T + 0x23, 0, F);
+	map_from(&plan, T, 1, T + 0x26, 0, F + 3);
+	map_from(&plan, T, 1, T + 0x2c, 0, F + 9); /* at the jmp back */
+	map_from(&plan, T, 1, T + 0x24, -ENOENT, 0);
+	map_from(&plan, T, 1, T + 0x11, -ENOENT, 0); /* at the handler call */
+	map_from(&plan, T, 1, T + 0x31, -ENOENT, 0);
+
+	/* The add cannot reach 0x404000 from FAR: the whole site is out of range there. */
+	CHECK_INT(emit(&plan, FAR, &h, 1), -ERANGE, "emit at FAR");
+	CHECK_INT(arch_patch_bytes(&plan, FAR, patch), -ERANGE, "patch to FAR");
+
+	/* A buffer one byte short. */
+	CHECK_INT(arch_emit_trampoline(&plan, T, &h, 1, tbuf, sizeof(want) - 1, &tlen), -ENOSPC,
+		  "emit into a short buffer");
+
+	/* Unknown size: only the displaced instructions are decoded, still a JMP. */
+	{
+		uint8_t buf[ARCH_MAX_DISPLACED] = {0};
+
+		memcpy(buf, work_code, sizeof(work_code));
+		CHECK_INT(arch_plan_site(buf, 0, F, F, &plan), 0, "plan, func_len 0");
+		CHECK(plan.kind == ARCH_PATCH_JMP && plan.orig_len == 9, "func_len 0: kind %d len %d",
+		      plan.kind, plan.orig_len);
+	}
+}
+
+/*
+ * A prologue built with -fcf-protection and frame pointers:
+ *   F+0: f3 0f 1e fa  endbr64
+ *   F+4: 55           push %rbp
+ *   F+5: 48 89 e5     mov  %rsp,%rbp
+ *   F+8: 5d           pop  %rbp
+ *   F+9: c3           ret
+ */
+static void test_endbr(void)
+{
+	static const uint8_t code[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3};
+	/*
+	 * T+0x1a  f3 0f 1e fa 55    endbr64; push %rbp
+	 * T+0x1f  e9 e1 0f ff ff    jmp 0x401005
+	 */
+	static const uint8_t want[] = {
+		SAVE, RESTORE, 0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0xe9, 0xe1, 0x0f, 0xff, 0xff, CC4,
+	};
+	struct arch_site_plan plan;
+
+	if (plan_jmp(code, sizeof(code), &plan))
+		return;
+	CHECK_INT(plan.orig_len, 5, "orig_len");
+	CHECK_INT(plan.ninsns, 2, "ninsns");
+	CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit");
+	CHECK_BYTES("endbr trampoline", tbuf, tlen, want);
+	map_into(&plan, T, 0, F + 4, 0, T + 0x1e);
+	map_from(&plan, T, 0, T + 0x1e, 0, F + 4);
+}
+
+/*
+ * gcc -O2 fib() without sibling-call optimisation starts:
+ *   F+0: 83 ff 01     cmp  $0x1,%edi
+ *   F+3: 7e 04        jle  0x401009
+ *   F+5: 8d 47 ff     lea  -0x1(%rdi),%eax
+ *   F+8: c3           ret
+ *   F+9: 89 f8        mov  %edi,%eax
+ *   F+b: c3           ret
+ */
+static void test_jle(void)
+{
+	static const uint8_t code[] = {0x83, 0xff, 0x01, 0x7e, 0x04, 0x8d, 0x47,
+				       0xff, 0xc3, 0x89, 0xf8, 0xc3};
+	/*
+	 * T+0x1a  83 ff 01             cmp $0x1,%edi
+	 * T+0x1d  0f 8e e6 0f ff ff    jle 0x401009        (rel8 widened to rel32)
+	 * T+0x23  e9 dd 0f ff ff       jmp 0x401005
+	 */
+	static const uint8_t want[] = {
+		SAVE, RESTORE, 0x83, 0xff, 0x01, 0x0f, 0x8e, 0xe6, 0x0f, 0xff, 0xff,
+		0xe9, 0xdd, 0x0f, 0xff, 0xff,
+	};
+	/*
+	 * At FAR nothing reaches F with a rel32:
+	 * +0x1a  83 ff 01             cmp $0x1,%edi
+	 * +0x1d  7f 06                jg  +0x25        (the inverse condition)
+	 * +0x1f  ff 25 0b 00 00 00    jmp *0x30(pool)  # 0x401009
+	 * +0x25  ff 25 0d 00 00 00    jmp *0x38(pool)  # 0x401005
+	 * +0x2b  cc x 5, then the pool: 0x401009, 0x401005
+	 */
+	static const uint8_t want_far[] = {
+		SAVE, RESTORE, 0x83, 0xff, 0x01, 0x7f, 0x06, 0xff, 0x25, 0x0b, 0x00, 0x00, 0x00,
+		0xff, 0x25, 0x0d, 0x00, 0x00, 0x00, CC4, 0xcc,
+		0x09, 0x10, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x05, 0x10, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00,
+	};
+	struct arch_site_plan plan;
+
+	if (plan_jmp(code, sizeof(code), &plan))
+		return;
+	CHECK_INT(plan.orig_len, 5, "orig_len");
+	CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit");
+	CHECK_BYTES("jle trampoline", tbuf, tlen, want);
+	map_into(&plan, T, 0, F + 3, 0, T + 0x1d);
+	map_from(&plan, T, 0, T + 0x1d, 0, F + 3);
+	map_from(&plan, T, 0, T + 0x23, 0, F + 5);
+
+	CHECK_INT(emit(&plan, FAR, NULL, 0), 0, "emit at FAR");
+	CHECK_BYTES("jle trampoline at FAR", tbuf, tlen, want_far);
+	map_into(&plan, FAR, 0, F + 3, 0, FAR + 0x1d);
+	map_from(&plan, FAR, 0, FAR + 0x1d, 0, F + 3); /* condition not evaluated yet */
+	map_from(&plan, FAR, 0, FAR + 0x1f, 0, F + 9); /* taken: as good as at the target */
+	map_from(&plan, FAR, 0, FAR + 0x25, 0, F + 5); /* not taken: at the jmp back */
+}
+
+/*
+ * A call first (e.g. a function starting with a profiling hook):
+ *   F+0: e8 fb 00 00 00   call 0x401100
+ *   F+5: 83 c0 01         add  $0x1,%eax
+ *   F+8: c3               ret
+ */
+static void test_call(void)
+{
+	static const uint8_t code[] = {0xe8, 0xfb, 0x00, 0x00, 0x00, 0x83, 0xc0, 0x01, 0xc3};
+	/*
+	 * T+0x1a  ff 35 10 00 00 00    push 0x30(pool)     # 0x401005, the ORIGINAL return
+	 * T+0x20  e9 db 10 ff ff       jmp  0x401100       (the callee)
+	 * T+0x25  e9 db 0f ff ff       jmp  0x401005       (not reached: the callee returns to F+5)
+	 * T+0x2a  cc x 6, pool: 0x401005
+	 */
+	static const uint8_t want[] = {
+		SAVE, RESTORE, 0xff, 0x35, 0x10, 0x00, 0x00, 0x00, 0xe9, 0xdb, 0x10, 0xff, 0xff,
+		0xe9, 0xdb, 0x0f, 0xff, 0xff, CC4, 0xcc, 0xcc,
+		0x05, 0x10, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00,
+	};
+	struct arch_site_plan plan;
+
+	if (plan_jmp(code, sizeof(code), &plan))
+		return;
+	CHECK_INT(plan.orig_len, 5, "orig_len");
+	CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit");
+	CHECK_BYTES("call trampoline", tbuf, tlen, want);
+	map_into(&plan, T, 0, F, 0, T + 0x1a);
+	map_from(&plan, T, 0, T + 0x1a, 0, F);
+	map_from(&plan, T, 0, T + 0x20, 0, F + 0x100); /* return address pushed: in the callee */
+	map_from(&plan, T, 0, T + 0x25, 0, F + 5);
+}
+
+/*
+ * A tail call (gcc -O2 `int wrap(int x){return work(x+1);}`):
+ *   F+0: 83 c7 01          add $0x1,%edi
+ *   F+3: e9 40 ff ff ff    jmp 0x400f48
+ */
+static void test_tail_jmp(void)
+{
+	static const uint8_t code[] = {0x83, 0xc7, 0x01, 0xe9, 0x40, 0xff, 0xff, 0xff};
+	/*
+	 * T+0x1a  83 c7 01          add $0x1,%edi
+	 * T+0x1d  e9 26 0f ff ff    jmp 0x400f48
+	 * T+0x22  e9 e1 0f ff ff    jmp 0x401008
+	 */
+	static const uint8_t want[] = {
+		SAVE, RESTORE, 0x83, 0xc7, 0x01, 0xe9, 0x26, 0x0f, 0xff, 0xff,
+		0xe9, 0xe1, 0x0f, 0xff, 0xff, 0xcc,
+	};
+	/*
+	 * +0x1d  ff 25 0d 00 00 00   jmp *0x30(pool)  # 0x400f48
+	 * +0x23  ff 25 0f 00 00 00   jmp *0x38(pool)  # 0x401008
+	 */
+	static const uint8_t want_far[] = {
+		SAVE, RESTORE, 0x83, 0xc7, 0x01, 0xff, 0x25, 0x0d, 0x00, 0x00, 0x00,
+		0xff, 0x25, 0x0f, 0x00, 0x00, 0x00, CC4, 0xcc, 0xcc, 0xcc,
+		0x48, 0x0f, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x08, 0x10, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00,
+	};
+	struct arch_site_plan plan;
+
+	if (plan_jmp(code, sizeof(code), &plan))
+		return;
+	CHECK_INT(plan.orig_len, 8, "orig_len");
+	CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit");
+	CHECK_BYTES("tail-call trampoline", tbuf, tlen, want);
+	CHECK_INT(emit(&plan, FAR, NULL, 0), 0, "emit at FAR");
+	CHECK_BYTES("tail-call trampoline at FAR", tbuf, tlen, want_far);
+}
+
+/*
+ * A loop whose back edge lands on byte 3, inside the 5 patched bytes:
+ *   F+0: 8d 04 3f   lea (%rdi,%rdi,1),%eax
+ *   F+3: ff c8      dec %eax             <- jg lands here
+ *   F+5: 85 c0      test %eax,%eax
+ *   F+7: 7f fa      jg  0x401003
+ *   F+9: c3         ret
+ * The same function with the back edge at F+5 (the end of the patch) or
+ * at F (the site itself) is fine.
+ */
+static void test_branch_inside(void)
+{
+	uint8_t code[] = {0x8d, 0x04, 0x3f, 0xff, 0xc8, 0x85, 0xc0, 0x7f, 0xfa, 0xc3};
+	static const uint8_t want_patch[] = {0xcc, 0x04, 0x3f};
+	/* The int3 plan's out-of-line copy: the lea, then jmp 0x401003. */
+	static const uint8_t want[] = {
+		SAVE, RESTORE, 0x8d, 0x04, 0x3f, 0xe9, 0xe1, 0x0f, 0xff, 0xff, CC4, 0xcc, 0xcc,
+	};
+	struct arch_site_plan plan;
+	uint8_t patch[ARCH_MAX_DISPLACED];
+
+	CHECK_INT(arch_plan_site(code, sizeof(code), F, F, &plan), 0, "plan");
+	CHECK(plan.kind == ARCH_PATCH_INT3, "want INT3");
+	CHECK(strcmp(plan.why, "branch at func+0x7 targets func+0x3, inside the 5 patched bytes") == 0,
+	      "why: %s", plan.why);
+	CHECK_INT(plan.orig_len, 3, "int3 orig_len (the first instruction)");
+	CHECK_INT(plan.ninsns, 1, "int3 ninsns");
+	CHECK_INT(arch_patch_bytes(&plan, T, patch), 0, "int3 patch");
+	CHECK_BYTES("int3 patch", patch, (size_t)plan.orig_len, want_patch);
+	CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit the out-of-line copy");
+	CHECK_BYTES("int3 out-of-line copy", tbuf, tlen, want);
+	map_into(&plan, T, 0, F, 0, T + 0x1a);
+
+	code[8] = 0xfc; /* jg 0x401005 */
+	plan_jmp(code, sizeof(code), &plan);
+	code[8] = 0xf7; /* jg 0x401000 */
+	plan_jmp(code, sizeof(code), &plan);
+}
+
+/* Instructions that cannot move: the plan falls back to int3 and says which. */
+static void test_refused(void)
+{
+	/*
+	 *   F+0: e3 05   jrcxz 0x401007
+	 *   F+2: 31 c0   xor %eax,%eax
+	 *   F+4: ff c0   inc %eax
+	 *   F+6: c3      ret
+	 *   F+7: c3      ret
+	 */
+	static const uint8_t jrcxz[] = {0xe3, 0x05, 0x31, 0xc0, 0xff, 0xc0, 0xc3, 0xc3};
+	/*
+	 *   F+0: 31 c0   xor %eax,%eax
+	 *   F+2: ff c0   inc %eax
+	 *   F+4: e2 fc   loop 0x401002
+	 *   F+6: c3      ret
+	 */
+	static const uint8_t loop[] = {0x31, 0xc0, 0xff, 0xc0, 0xe2, 0xfc, 0xc3};
+	/*   F+0: c7 f8 fa 00 00 00   xbegin 0x401100 */
+	static const uint8_t xbegin[] = {0xc7, 0xf8, 0xfa, 0x00, 0x00, 0x00, 0xc3};
+	/*   F+0: 8d 04 7f  lea; F+3: cc  int3 (someone's breakpoint); F+4: 90 nop; F+5: c3 */
+	static const uint8_t int3[] = {0x8d, 0x04, 0x7f, 0xcc, 0x90, 0xc3};
+	/*   F+0: 66 e9 10 00   jmpw (operand-size prefix) */
+	static const uint8_t jmpw[] = {0x66, 0xe9, 0x10, 0x00, 0x90, 0x90, 0xc3};
+	/*   F+0: 67 8b 05 00 10 00 00   addr32 mov 0x1000(%eip),%eax */
+	static const uint8_t eip[] = {0x67, 0x8b, 0x05, 0x00, 0x10, 0x00, 0x00, 0xc3};
+	struct arch_site_plan plan;
+
+	CHECK_INT(arch_plan_site(jrcxz, sizeof(jrcxz), F, F, &plan), 0, "plan jrcxz");
+	CHECK(plan.kind == ARCH_PATCH_INT3 && plan.orig_len == 2, "jrcxz: kind %d len %d", plan.kind,
+	      plan.orig_len);
+	CHECK(strcmp(plan.why, "jrcxz at func+0x0 cannot be relocated: it has only a rel8 form, "
+			       "which cannot reach back from a trampoline") == 0,
+	      "why: %s", plan.why);
+	CHECK_INT(emit(&plan, T, NULL, 0), -ENOTSUP, "emit jrcxz");
+
+	CHECK_INT(arch_plan_site(loop, sizeof(loop), F, F, &plan), 0, "plan loop");
+	CHECK(plan.kind == ARCH_PATCH_INT3 && plan.orig_len == 2, "loop: kind %d len %d", plan.kind,
+	      plan.orig_len);
+	CHECK(strncmp(plan.why, "loop at func+0x4 cannot be relocated", 36) == 0, "why: %s", plan.why);
+	CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit loop's out-of-line xor");
+
+	CHECK_INT(arch_plan_site(xbegin, sizeof(xbegin), F, F, &plan), 0, "plan xbegin");
+	CHECK(plan.kind == ARCH_PATCH_INT3 && strncmp(plan.why, "xbegin at func+0x0", 18) == 0,
+	      "why: %s", plan.why);
+
+	CHECK_INT(arch_plan_site(int3, sizeof(int3), F, F, &plan), 0, "plan int3");
+	CHECK(plan.kind == ARCH_PATCH_INT3 && strncmp(plan.why, "int3 at func+0x3", 16) == 0,
+	      "why: %s", plan.why);
+
+	CHECK_INT(arch_plan_site(jmpw, sizeof(jmpw), F, F, &plan), 0, "plan jmpw");
+	CHECK(plan.kind == ARCH_PATCH_INT3, "jmpw: %s", plan.why);
+
+	CHECK_INT(arch_plan_site(eip, sizeof(eip), F, F, &plan), 0, "plan eip");
+	CHECK(plan.kind == ARCH_PATCH_INT3, "eip-relative: %s", plan.why);
+}
+
+/* RIP-relative operands in every encoding keep their data address. */
+static void test_riprel_encodings(void)
+{
+	/*   F+0: c5 fd 6f 05 d4 0f 00 00   vmovdqa 0xfd4(%rip),%ymm0   # 0x401fdc (VEX) */
+	static const uint8_t vex[] = {0xc5, 0xfd, 0x6f, 0x05, 0xd4, 0x0f, 0x00, 0x00, 0xc3};
+	/*   T+0x1a: c5 fd 6f 05 ba 1f ff ff   vmovdqa -0xe046(%rip),%ymm0   # 0x401fdc */
+	static const uint8_t vex_want[] = {
+		SAVE, RESTORE, 0xc5, 0xfd, 0x6f, 0x05, 0xba, 0x1f, 0xff, 0xff,
+		0xe9, 0xe1, 0x0f, 0xff, 0xff, 0xcc,
+	};
+	/*   F+0: 62 f1 7c 48 28 05 d2 0f 00 00   vmovaps 0xfd2(%rip),%zmm0   # 0x401fdc (EVEX) */
+	static const uint8_t evex[] = {0x62, 0xf1, 0x7c, 0x48, 0x28, 0x05, 0xd2, 0x0f, 0x00, 0x00, 0xc3};
+	static const uint8_t evex_want[] = {
+		SAVE, RESTORE, 0x62, 0xf1, 0x7c, 0x48, 0x28, 0x05, 0xb8, 0x1f, 0xff, 0xff,
+		0xe9, 0xe1, 0x0f, 0xff, 0xff, CC4, 0xcc, 0xcc, 0xcc,
+	};
+	/*   F+0: 83 3d d9 0f 00 00 05   cmpl $0x5,0xfd9(%rip)   # 0x401fe0 (immediate after disp) */
+	static const uint8_t cmpl[] = {0x83, 0x3d, 0xd9, 0x0f, 0x00, 0x00, 0x05, 0xc3};
+	static const uint8_t cmpl_want[] = {
+		SAVE, RESTORE, 0x83, 0x3d, 0xbf, 0x1f, 0xff, 0xff, 0x05,
+		0xe9, 0xe1, 0x0f, 0xff, 0xff, 0xcc, 0xcc,
+	};
+	/*   F+0: c4 e3 6d 4a 1d d2 0f 00 00 40   vblendvps %ymm4,0xfd2(%rip),%ymm2,%ymm3 (is4) */
+	static const uint8_t blend[] = {0xc4, 0xe3, 0x6d, 0x4a, 0x1d, 0xd2, 0x0f, 0x00, 0x00, 0x40, 0xc3};
+	static const uint8_t blend_want[] = {
+		SAVE, RESTORE, 0xc4, 0xe3, 0x6d, 0x4a, 0x1d, 0xb8, 0x1f, 0xff, 0xff, 0x40,
+		0xe9, 0xe1, 0x0f, 0xff, 0xff, CC4, 0xcc, 0xcc, 0xcc,
+	};
+	struct arch_site_plan plan;
+
+	if (plan_jmp(vex, sizeof(vex), &plan) == 0) {
+		CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit vex");
+		CHECK_BYTES("vex trampoline", tbuf, tlen, vex_want);
+		CHECK_INT(emit(&plan, FAR, NULL, 0), -ERANGE, "vex at FAR");
+	}
+	if (plan_jmp(evex, sizeof(evex), &plan) == 0) {
+		CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit evex");
+		CHECK_BYTES("evex trampoline", tbuf, tlen, evex_want);
+		CHECK_INT(emit(&plan, FAR, NULL, 0), -ERANGE, "evex at FAR");
+	}
+	if (plan_jmp(cmpl, sizeof(cmpl), &plan) == 0) {
+		CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit cmpl");
+		CHECK_BYTES("cmpl trampoline", tbuf, tlen, cmpl_want);
+	}
+	if (plan_jmp(blend, sizeof(blend), &plan) == 0) {
+		CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit vblendvps");
+		CHECK_BYTES("vblendvps trampoline", tbuf, tlen, blend_want);
+	}
+}
+
+/* Sites that cannot be planned, or only with int3. */
+static void test_plan_edges(void)
+{
+	static const uint8_t ret[] = {0xc3};
+	static const uint8_t short3[] = {0x31, 0xc0, 0xc3};
+	/* 06 is not an instruction in 64-bit mode (push %es) */
+	static const uint8_t bad_first[] = {0x06, 0x90, 0x90, 0x90, 0x90, 0x90};
+	/* work, then an undecodable byte in the middle of the function */
+	static const uint8_t bad_later[] = {0x8d, 0x04, 0x7f, 0x03, 0x05, 0xf7, 0x2f, 0x00, 0x00,
+					    0xc3, 0x06, 0x90, 0x90, 0xc3};
+	struct arch_site_plan plan;
+
+	CHECK_INT(arch_plan_site(work_code, sizeof(work_code), F, F + 3, &plan), -ENOTSUP,
+		  "mid-function site");
+	CHECK_INT(arch_plan_site(bad_first, sizeof(bad_first), F, F, &plan), -EINVAL,
+		  "undecodable first instruction");
+
+	CHECK_INT(arch_plan_site(ret, sizeof(ret), F, F, &plan), 0, "plan 1-byte function");
+	CHECK(plan.kind == ARCH_PATCH_INT3 && plan.orig_len == 1 &&
+		      strcmp(plan.why, "the function is 1 bytes long, too short for the 5-byte jmp") == 0,
+	      "1-byte function: kind %d len %d why %s", plan.kind, plan.orig_len, plan.why);
+	CHECK_INT(arch_plan_site(short3, sizeof(short3), F, F, &plan), 0, "plan 3-byte function");
+	CHECK(plan.kind == ARCH_PATCH_INT3 && plan.orig_len == 2, "3-byte function: %s", plan.why);
+
+	CHECK_INT(arch_plan_site(bad_later, sizeof(bad_later), F, F, &plan), 0, "plan bad_later");
+	CHECK(plan.kind == ARCH_PATCH_INT3 && strncmp(plan.why, "cannot decode func+0xa", 22) == 0,
+	      "why: %s", plan.why);
+}
+
+static void test_window(void)
+{
+	uint64_t lo, hi;
+
+	arch_near_window(0x555555554000ull, &lo, &hi);
+	CHECK(lo < 0x555555554000ull && hi > 0x555555554000ull, "window around a PIE");
+	CHECK(0x555555554000ull - lo < (1ull << 31) && hi - 0x555555554000ull < (1ull << 31),
+	      "window within rel32 reach: [0x%llx, 0x%llx)", (unsigned long long)lo,
+	      (unsigned long long)hi);
+	arch_near_window(0x401000, &lo, &hi);
+	CHECK(lo >= 0x10000 && hi > 0x401000, "window near 0 clamps: lo 0x%llx",
+	      (unsigned long long)lo);
+	arch_near_window(0x7ffff7fc0000ull, &lo, &hi);
+	CHECK(hi <= (1ull << 47), "window near the top clamps: hi 0x%llx", (unsigned long long)hi);
+}
+
+/* clang-format on */
+
+int main(void)
+{
+	test_work();
+	test_endbr();
+	test_jle();
+	test_call();
+	test_tail_jmp();
+	test_branch_inside();
+	test_refused();
+	test_riprel_encodings();
+	test_plan_edges();
+	test_window();
+	return check_summary();
+}
