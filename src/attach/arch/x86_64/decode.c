@@ -165,7 +165,11 @@ static void plan_int3(struct arch_site_plan *plan, const struct x86_insn *first,
 	va_end(ap);
 }
 
-/* Does a branch in insn land strictly inside the displaced bytes?  Fills why if so. */
+/*
+ * Does a branch in insn land strictly inside the displaced bytes?  Fills
+ * why if so.  A branch to the site itself is fine: it runs the jmp, and so
+ * the probe, again, as a kernel uprobe at that address would fire again.
+ */
 static bool lands_inside(struct arch_site_plan *plan, const struct x86_insn *insn,
 			 uint64_t func_addr, const struct x86_insn *first)
 {
