@@ -101,7 +101,7 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			uint8_t *code = xmalloc(len);
 			ret = tracee_read(&s->t, addr, code, len);
 			if (!ret)
-				ret = arch_plan_site(code, len, addr, addr, &site->plan);
+				ret = arch_plan_site(code, p->size, addr, addr, &site->plan);
 			free(code);
 			if (ret) {
 				diag_sys(NULL, "%s:%s: cannot decode the function: %s", p->path,
