@@ -1,0 +1,140 @@
+#!/bin/bash
+# tests/run.sh - the whole test suite: what the README's test command and
+# CI (.ci/run) run.
+#
+#   bash tests/run.sh
+#
+# 1. as root, installs the Debian packages the build and the tests need
+#    (skipped quickly when they are all present) and mounts tracefs and
+#    debugfs (bpftrace, the reference of the differential tests, needs them);
+# 2. configures and builds ubt with meson + ninja in build/;
+# 3. runs the unit tests (`meson test`), then again in build-san/ under
+#    AddressSanitizer + UndefinedBehaviorSanitizer (UBT_SANITIZE=0 skips it);
+# 4. runs the end-to-end tests (tests/e2e/run.py);
+# 5. ends with one line `N passed, N failed` (`, N skipped`) summing all of
+#    them, and exits non-zero if anything failed.
+#
+# Reads no standard input.  Environment: BUILDDIR (default build),
+# UBT_SANITIZE (default 1), E2E_ARGS (extra arguments for tests/e2e/run.py).
+
+set -u
+cd "$(dirname "$0")/.." || exit 2
+exec </dev/null
+
+BUILDDIR=${BUILDDIR:-build}
+SANDIR=${BUILDDIR}-san
+UBT_SANITIZE=${UBT_SANITIZE:-1}
+PACKAGES="llvm-19-dev clang-19 libzydis-dev libelf-dev libdw-dev flex bison meson
+ninja-build systemtap-sdt-dev bpftrace pkg-config python3 gcc"
+
+passed=0 failed=0 skipped=0
+log() { printf '== %s\n' "$*"; }
+fail_step() { # a step that could not run counts as one failure
+	printf 'FAIL  %s\n' "$*"
+	failed=$((failed + 1))
+}
+
+install_packages() {
+	local missing
+	missing=$(dpkg-query -W -f='${Package} ${Status}\n' $PACKAGES 2>/dev/null |
+		awk '$NF == "installed" { print $1 }' | sort |
+		comm -13 - <(printf '%s\n' $PACKAGES | sort))
+	[ -z "$missing" ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		log "missing packages (run as root to install):" $missing
+		return 0
+	fi
+	log "installing:" $missing
+	export DEBIAN_FRONTEND=noninteractive
+	timeout 900 apt-get update -q >/dev/null &&
+		timeout 1200 apt-get install -y -q --no-install-recommends $PACKAGES >/dev/null ||
+		log "apt-get failed; continuing with what is installed"
+}
+
+mount_tracing() {
+	[ "$(id -u)" = 0 ] || return 0
+	mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+	return 0
+}
+
+# meson_build DIR [meson options...]: configure (once) and build.
+meson_build() {
+	local dir=$1 out
+	shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		out=$(meson setup "$dir" "$@" 2>&1) || {
+			printf '%s\n' "$out"
+			rm -rf "$dir"   # so that the next run configures again
+			return 1
+		}
+	fi
+	timeout 1200 ninja -C "$dir" || return 1
+}
+
+# unit_tests DIR LABEL: meson test, results added to the totals.
+unit_tests() {
+	local dir=$1 label=$2 json counts
+	rm -f "$dir/meson-logs/testlog.json"
+	timeout 900 meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2
+	json="$dir/meson-logs/testlog.json"
+	if [ ! -f "$json" ]; then
+		log "$label: no unit tests registered yet"
+		return 0
+	fi
+	counts=$(python3 - "$json" <<'EOF'
+import json, sys
+p = f = s = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line).get("result", "")
+    if r in ("OK", "EXPECTEDFAIL"):
+        p += 1
+    elif r == "SKIP":
+        s += 1
+    else:
+        f += 1
+print(p, f, s)
+EOF
+)
+	read -r p f s <<<"$counts"
+	log "$label: $p passed, $f failed, $s skipped"
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+}
+
+install_packages
+mount_tracing
+
+log "build ($BUILDDIR)"
+if meson_build "$BUILDDIR"; then
+	log "unit tests"
+	unit_tests "$BUILDDIR" "unit"
+	if [ "$UBT_SANITIZE" = 1 ]; then
+		log "unit tests under ASan+UBSan ($SANDIR)"
+		if meson_build "$SANDIR" -Db_sanitize=address,undefined -Db_lundef=false \
+			-Dbuildtype=debug; then
+			ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+				UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+				unit_tests "$SANDIR" "unit (sanitizers)"
+		else
+			fail_step "sanitizer build ($SANDIR)"
+		fi
+	fi
+else
+	fail_step "build ($BUILDDIR): see the errors above"
+fi
+
+log "e2e tests"
+summary=$(mktemp)
+# shellcheck disable=SC2086
+timeout 1200 python3 tests/e2e/run.py --builddir "$BUILDDIR" --summary "$summary" ${E2E_ARGS:-}
+if read -r p f s <"$summary" 2>/dev/null && [ -n "$p" ]; then
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+else
+	fail_step "e2e runner did not finish"
+fi
+rm -f "$summary"
+
+line="$passed passed, $failed failed"
+[ "$skipped" -gt 0 ] && line="$line, $skipped skipped"
+echo "$line"
+[ "$failed" -eq 0 ]
