@@ -134,6 +134,7 @@ else
 fi
 rm -f "$summary"
 
+log "total (unit + e2e)"
 line="$passed passed, $failed failed"
 [ "$skipped" -gt 0 ] && line="$line, $skipped skipped"
 echo "$line"

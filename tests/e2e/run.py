@@ -183,10 +183,8 @@ class Proc:
             if rc is None:
                 self.signal_group(signal.SIGKILL)
                 self.wait(time.monotonic() + grace)
-        else:
-            # the leader is gone; reap anything left in its group
-            self.signal_group(signal.SIGKILL)
-            self.wait(time.monotonic() + grace)
+        # whatever is left in the session (children of the leader) goes too
+        leftovers(self.pid, time.monotonic() + 1.0)
         return self.p.returncode
 
 
@@ -521,16 +519,17 @@ def leftovers(sid, deadline):
             comm = st[st.index("(") + 1:st.rindex(")")]
             fields = st[st.rindex(")") + 2:].split()
             if int(fields[3]) == sid and fields[0] not in "ZX":
-                left.append("%s (%s)" % (d, comm))
+                left.append((int(d), comm))
         if not left or time.monotonic() >= deadline:
             break
         time.sleep(0.05)
-    if left:
+    # only processes of a session this runner created are killed here
+    for pid, _ in left:
         try:
-            os.killpg(sid, signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-    return left
+    return ["%d (%s)" % l for l in left]
 
 
 MAP_LINE = re.compile(r"^(@[A-Za-z0-9_]*)\[.*\]: (-?\d+)$")
@@ -582,6 +581,12 @@ def main():
     ap.add_argument("--summary", help="write `passed failed skipped` to FILE")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
+
+    # a SIGTERM (e.g. from `timeout`) unwinds like Ctrl-C, so the finally
+    # blocks stop every process this runner started
+    def on_term(sig, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, on_term)
 
     if os.geteuid() != 0:
         print("e2e: warning: not root; attaching and bpftrace will likely fail",
