@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 struct elf_symbol {
-	char *name;
+	char *name;        /* malloc'ed copy; the caller frees it */
 	uint64_t value;    /* st_value: link-time virtual address */
 	uint64_t size;     /* st_size: 0 if unknown */
 	uint64_t file_off; /* offset of the symbol's first byte in the file */

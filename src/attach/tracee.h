@@ -25,6 +25,8 @@ struct tracee_thread {
 	pid_t tid;
 	struct user_regs_struct regs; /* as read when the thread stopped */
 	bool regs_dirty;              /* regs were changed; written back on release */
+	int pending_sig;              /* signal that arrived while stopping; delivered on release */
+	bool in_signal_stop;          /* still in that signal's delivery-stop (detach delivers it) */
 };
 
 struct tracee {

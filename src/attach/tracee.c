@@ -1,0 +1,754 @@
+/*
+ * tracee.c - controlling the target process through ptrace (attach stage).
+ *
+ * Attach (src/attach) stops the target here before it maps the runtime and
+ * patches probe sites, and lets it go again afterwards; `ubt -c CMD` starts
+ * the command here, stopped at its ELF entry point.  The rules:
+ *
+ *  - Nothing here calls into the target's libc or dynamic loader.  A remote
+ *    system call points a stopped thread at an existing `syscall`
+ *    instruction (from the vDSO, else libc), single-steps it and restores
+ *    the thread's registers.  orig_rax is set to -1 for the step so that the
+ *    kernel's restart logic does not rewind RIP; the thread's own
+ *    interrupted syscall (say clock_nanosleep, rax = -ERESTART_RESTARTBLOCK)
+ *    restarts from the restored registers when the thread is released.
+ *
+ *  - Threads are stopped with PTRACE_SEIZE + PTRACE_INTERRUPT, never with
+ *    SIGSTOP, so the target sees no job-control stop.  A signal that shows
+ *    up while we wait for a thread to stop is not lost: the thread is left
+ *    in that signal-delivery-stop and PTRACE_DETACH delivers the signal,
+ *    with its original siginfo, on release (or, if a remote syscall had to
+ *    resume the thread meanwhile, it is sent again with tgkill).
+ *
+ *  - Never PTRACE_O_EXITKILL: a `-c` child must outlive a crashed ubt.
+ *
+ * Memory goes through /proc/PID/mem, which can write read-only text while
+ * we are the process's tracer.
+ */
+#include "tracee.h"
+#include "elfsym.h"
+#include "util/util.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* What waiting for one thread's stop found. */
+enum {
+	WS_STOPPED, /* in a ptrace-stop, registers readable */
+	WS_GONE,    /* the thread exited */
+};
+
+int tracee_open(struct tracee *t, pid_t pid)
+{
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->mem_fd = -1;
+	if (pid <= 0)
+		return -ESRCH;
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st) < 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	t->mem_fd = open(path, O_RDWR | O_CLOEXEC);
+	if (t->mem_fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	return 0;
+}
+
+int tracee_read(struct tracee *t, uint64_t addr, void *buf, size_t len)
+{
+	char *p = buf;
+	while (len) {
+		ssize_t n = pread(t->mem_fd, p, len, (off_t)addr);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int tracee_write(struct tracee *t, uint64_t addr, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = pwrite(t->mem_fd, p, len, (off_t)addr);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int find_thread(struct tracee *t, pid_t tid)
+{
+	for (int i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid)
+			return i;
+	return -1;
+}
+
+static int add_thread(struct tracee *t, pid_t tid)
+{
+	int i = find_thread(t, tid);
+	if (i >= 0)
+		return i;
+	t->threads = xrealloc(t->threads, (t->nthreads + 1) * sizeof(*t->threads));
+	memset(&t->threads[t->nthreads], 0, sizeof(*t->threads));
+	t->threads[t->nthreads].tid = tid;
+	return t->nthreads++;
+}
+
+static void remove_thread(struct tracee *t, int i)
+{
+	memmove(&t->threads[i], &t->threads[i + 1], (t->nthreads - i - 1) * sizeof(*t->threads));
+	t->nthreads--;
+}
+
+/*
+ * Waits until thread i is in a ptrace-stop.  Any stop will do, not only the
+ * PTRACE_EVENT_STOP we asked for: the kernel drops a pending
+ * PTRACE_INTERRUPT when the thread enters another trap first (ptrace_stop()
+ * "any trap clears pending STOP trap"), so resuming it from there would let
+ * it run on unstopped.  So a clone event is a stop too (the new thread is
+ * added; it starts with its own PTRACE_EVENT_STOP, waited for by the
+ * caller's loop), and a signal-delivery-stop is kept with its signal
+ * recorded, to be delivered by PTRACE_DETACH on release.
+ */
+static int wait_stop(struct tracee *t, int i)
+{
+	pid_t tid = t->threads[i].tid;
+	for (;;) {
+		int st;
+		pid_t r = waitpid(tid, &st, __WALL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return errno == ECHILD ? WS_GONE : -errno;
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			return WS_GONE;
+		if (!WIFSTOPPED(st))
+			continue;
+		int event = st >> 16;
+		if (event == PTRACE_EVENT_CLONE) {
+			unsigned long msg = 0;
+			if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0)
+				add_thread(t, (pid_t)msg);
+		} else if (event == 0) {
+			t->threads[i].pending_sig = WSTOPSIG(st);
+			t->threads[i].in_signal_stop = true;
+		}
+		return WS_STOPPED;
+	}
+}
+
+/* "State:\tZ" or a tracer of its own decides what an EPERM from SEIZE means. */
+static int thread_status(pid_t pid, pid_t tid, bool *zombie, pid_t *tracer)
+{
+	char path[64], *text;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	int err = read_file(path, &text, &len);
+	if (err)
+		return err;
+	char *s = strstr(text, "\nState:\t"); /* "State:\tZ (zombie)" */
+	*zombie = s && (s[8] == 'Z' || s[8] == 'X');
+	s = strstr(text, "\nTracerPid:");
+	*tracer = s ? (pid_t)atoi(s + 11) : 0;
+	free(text);
+	return 0;
+}
+
+/* Seizes tid and asks it to stop; the caller waits. 1 = skip (exited). */
+static int seize_thread(struct tracee *t, pid_t tid)
+{
+	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACECLONE) < 0) {
+		int err = errno;
+		bool zombie = false;
+		pid_t tracer = 0;
+		if (err == ESRCH)
+			return 1;
+		if (err != EPERM || thread_status(t->pid, tid, &zombie, &tracer) < 0)
+			return err == EPERM && kill(tid, 0) < 0 ? 1 : -err;
+		if (zombie)
+			return 1; /* an exited thread group leader stays listed */
+		if (tracer != getpid())
+			return -EPERM;
+		/* Already ours (auto-attached clone): interrupt it like the others. */
+	}
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 && errno != ESRCH)
+		return -errno;
+	add_thread(t, tid);
+	return 0;
+}
+
+/* One pass over /proc/PID/task; *added counts the threads newly seized. */
+static int seize_new_threads(struct tracee *t, int *added)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+	DIR *d = opendir(path);
+	*added = 0;
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	int err = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		pid_t tid = atoi(de->d_name);
+		if (find_thread(t, tid) >= 0)
+			continue;
+		int r = seize_thread(t, tid);
+		if (r < 0) {
+			err = r;
+			break;
+		}
+		if (r == 0)
+			(*added)++;
+	}
+	closedir(d);
+	return err;
+}
+
+/* Waits for threads [first, nthreads) to stop; clones found meanwhile are appended. */
+static int wait_all_from(struct tracee *t, int first)
+{
+	for (int i = first; i < t->nthreads; i++) {
+		int r = wait_stop(t, i);
+		if (r < 0)
+			return r;
+		if (r == WS_GONE)
+			remove_thread(t, i--);
+	}
+	return 0;
+}
+
+static int read_all_regs(struct tracee *t)
+{
+	for (int i = 0; i < t->nthreads; i++) {
+		struct tracee_thread *th = &t->threads[i];
+		if (ptrace(PTRACE_GETREGS, th->tid, NULL, &th->regs) < 0) {
+			if (errno != ESRCH)
+				return -errno;
+			remove_thread(t, i--);
+		}
+	}
+	return t->nthreads ? 0 : -ESRCH;
+}
+
+int tracee_stop_all(struct tracee *t)
+{
+	if (t->stopped)
+		return 0;
+	int err = 0;
+	for (;;) {
+		int first = t->nthreads, added;
+		err = seize_new_threads(t, &added);
+		/* Even after an error: a seized thread must be stopped to be detached. */
+		int werr = wait_all_from(t, first);
+		if (!err)
+			err = werr;
+		if (err)
+			goto fail;
+		if (added == 0 && t->nthreads == first)
+			break;
+	}
+	err = read_all_regs(t);
+	if (err)
+		goto fail;
+	t->stopped = true;
+	return 0;
+fail:
+	t->stopped = true; /* every thread in the list is stopped: let them go */
+	tracee_release(t);
+	return err;
+}
+
+int tracee_release(struct tracee *t)
+{
+	int err = 0;
+	for (int i = 0; i < t->nthreads; i++) {
+		struct tracee_thread *th = &t->threads[i];
+		if (th->regs_dirty && ptrace(PTRACE_SETREGS, th->tid, NULL, &th->regs) < 0 &&
+		    errno != ESRCH && !err)
+			err = -errno;
+		long sig = th->in_signal_stop ? th->pending_sig : 0;
+		if (ptrace(PTRACE_DETACH, th->tid, NULL, (void *)sig) < 0 && errno != ESRCH && !err)
+			err = -errno;
+		if (th->pending_sig && !th->in_signal_stop)
+			syscall(SYS_tgkill, t->pid, th->tid, th->pending_sig);
+	}
+	free(t->threads);
+	t->threads = NULL;
+	t->nthreads = 0;
+	t->stopped = false;
+	return err;
+}
+
+void tracee_close(struct tracee *t)
+{
+	if (t->stopped)
+		tracee_release(t);
+	if (t->mem_fd >= 0)
+		close(t->mem_fd);
+	t->mem_fd = -1;
+	free(t->threads);
+	t->threads = NULL;
+	t->nthreads = 0;
+}
+
+/* Scans [start, end) of the target for the bytes 0f 05 (`syscall`). */
+static int scan_for_syscall(struct tracee *t, uint64_t start, uint64_t end, uint64_t *addr)
+{
+	unsigned char buf[4096 + 1];
+	for (uint64_t a = start; a < end; a += 4096) {
+		size_t n = end - a < 4096 ? end - a : 4096;
+		if (tracee_read(t, a, buf, n) < 0)
+			return -EIO;
+		for (size_t i = 0; i + 1 < n; i++) {
+			if (buf[i] == 0x0f && buf[i + 1] == 0x05) {
+				*addr = a + i;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+/* The vDSO first (always there, small), then libc's executable mapping. */
+static int find_syscall_insn(struct tracee *t)
+{
+	if (t->syscall_insn)
+		return 0;
+	struct proc_map *maps;
+	int n, err = proc_maps_read(t->pid, &maps, &n);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (int pass = 0; pass < 2 && err; pass++) {
+		for (int i = 0; i < n && err; i++) {
+			const char *p = maps[i].path, *base = strrchr(p, '/');
+			bool want = pass == 0 ? strcmp(p, "[vdso]") == 0
+					      : base && strncmp(base + 1, "libc", 4) == 0 &&
+							maps[i].perms[2] == 'x';
+			if (want)
+				err = scan_for_syscall(t, maps[i].start, maps[i].end, &t->syscall_insn);
+		}
+	}
+	proc_maps_free(maps, n);
+	return err;
+}
+
+/*
+ * The thread used for remote syscalls and scratch memory: the first one not
+ * holding a signal in its delivery-stop (resuming that one would drop the
+ * signal's siginfo), else the first.
+ */
+static struct tracee_thread *work_thread(struct tracee *t)
+{
+	if (!t->stopped || t->nthreads == 0)
+		return NULL;
+	for (int i = 0; i < t->nthreads; i++)
+		if (!t->threads[i].in_signal_stop)
+			return &t->threads[i];
+	return &t->threads[0];
+}
+
+/*
+ * Single-steps th until it has executed the instruction at insn.  Signals
+ * are blocked meanwhile (see tracee_syscall), so a stop other than the
+ * step's SIGTRAP is rare; if one comes before the instruction ran, RIP is
+ * still insn and we step again.
+ */
+static int step_over(struct tracee *t, struct tracee_thread *th, uint64_t insn,
+		     struct user_regs_struct *out)
+{
+	for (;;) {
+		if (ptrace(PTRACE_SINGLESTEP, th->tid, NULL, NULL) < 0)
+			return -errno;
+		th->in_signal_stop = false; /* its signal, if any, is now resent on release */
+		int st;
+		pid_t r;
+		do
+			r = waitpid(th->tid, &st, __WALL);
+		while (r < 0 && errno == EINTR);
+		if (r < 0)
+			return -errno;
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			return -ESRCH;
+		if (!WIFSTOPPED(st))
+			continue;
+		if (ptrace(PTRACE_GETREGS, th->tid, NULL, out) < 0)
+			return -errno;
+		int sig = WSTOPSIG(st), event = st >> 16;
+		if (event == 0 && sig != SIGTRAP) {
+			/* Keep it: held for release, or queued again right away. */
+			if (th->pending_sig == 0)
+				th->pending_sig = sig;
+			else
+				syscall(SYS_tgkill, t->pid, th->tid, sig);
+		}
+		if (event == 0 && out->rip == insn + 2)
+			return 0;
+		if (out->rip != insn)
+			return -EIO;
+	}
+}
+
+/*
+ * While the thread runs our syscall, every signal but SIGTRAP is blocked
+ * with PTRACE_SETSIGMASK: a signal arriving then would otherwise stop the
+ * thread in a signal-delivery-stop before the syscall, and stepping on
+ * would discard it.  Blocked, it stays queued and is delivered after
+ * release.  SIGTRAP must stay unblocked: the kernel forces the step's
+ * SIGTRAP, and forcing a blocked signal resets its handler to SIG_DFL for
+ * the whole process.
+ */
+int tracee_syscall(struct tracee *t, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+		   uint64_t a5, uint64_t a6, int64_t *ret)
+{
+	struct tracee_thread *th = work_thread(t);
+	if (!th)
+		return -EINVAL;
+	int err = find_syscall_insn(t);
+	if (err)
+		return err;
+	uint64_t old_mask, mask = ~(1ULL << (SIGTRAP - 1));
+	if (ptrace(PTRACE_GETSIGMASK, th->tid, (void *)sizeof(old_mask), &old_mask) < 0 ||
+	    ptrace(PTRACE_SETSIGMASK, th->tid, (void *)sizeof(mask), &mask) < 0)
+		return -errno;
+	struct user_regs_struct r = th->regs, out;
+	r.rip = t->syscall_insn;
+	r.rax = nr;
+	r.orig_rax = -1;
+	r.rdi = a1;
+	r.rsi = a2;
+	r.rdx = a3;
+	r.r10 = a4;
+	r.r8 = a5;
+	r.r9 = a6;
+	if (ptrace(PTRACE_SETREGS, th->tid, NULL, &r) < 0)
+		err = -errno;
+	if (!err)
+		err = step_over(t, th, t->syscall_insn, &out);
+	if (ptrace(PTRACE_SETREGS, th->tid, NULL, &th->regs) < 0 && !err)
+		err = -errno;
+	if (ptrace(PTRACE_SETSIGMASK, th->tid, (void *)sizeof(old_mask), &old_mask) < 0 && !err)
+		err = -errno;
+	if (err)
+		return err;
+	*ret = (int64_t)out.rax;
+	return 0;
+}
+
+int tracee_scratch(struct tracee *t, const void *data, size_t len, uint64_t *addr)
+{
+	struct tracee_thread *th = work_thread(t);
+	if (!th)
+		return -EINVAL;
+	/* 128 bytes of red zone, plus room in case the thread is in a leaf's prologue. */
+	uint64_t a = (th->regs.rsp - 128 - 256 - len) & ~(uint64_t)15;
+	int err = tracee_write(t, a, data, len);
+	if (err)
+		return err;
+	*addr = a;
+	return 0;
+}
+
+static int read_auxv_entry(pid_t pid, uint64_t type, uint64_t *val)
+{
+	char path[64], *text;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	int err = read_file(path, &text, &len);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t off = 0; off + 16 <= len; off += 16) {
+		uint64_t kv[2];
+		memcpy(kv, text + off, sizeof(kv));
+		if (kv[0] == type) {
+			*val = kv[1];
+			err = 0;
+			break;
+		}
+	}
+	free(text);
+	return err;
+}
+
+static int wait_one(pid_t tid, int *st)
+{
+	for (;;) {
+		pid_t r = waitpid(tid, st, __WALL);
+		if (r >= 0)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+/*
+ * Child side of tracee_spawn: waits until the parent has seized it, then
+ * execs.  On failure the errno goes to the parent through the CLOEXEC pipe.
+ */
+static void __attribute__((noreturn)) spawn_child(char *const argv[], int go_fd, int err_fd)
+{
+	char c;
+	ssize_t n;
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL); /* exec keeps the mask; ubt's is not the command's */
+	do
+		n = read(go_fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1) {
+		execvp(argv[0], argv);
+		int e = errno;
+		if (write(err_fd, &e, sizeof(e)) < 0)
+			_exit(127);
+	}
+	_exit(127);
+}
+
+/* Runs the freshly seized child up to its exec event. */
+static int run_to_exec(pid_t pid, int err_fd)
+{
+	for (;;) {
+		int st, err = wait_one(pid, &st);
+		if (err)
+			return err;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			int e = 0;
+			if (read(err_fd, &e, sizeof(e)) != sizeof(e) || e <= 0)
+				e = ECHILD;
+			return -e;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
+			return 0;
+		long sig = (st >> 16) == 0 ? WSTOPSIG(st) : 0;
+		if (ptrace(PTRACE_CONT, pid, NULL, (void *)sig) < 0)
+			return -errno;
+	}
+}
+
+/*
+ * Runs the process to an int3 at its entry point.  Threads that library
+ * constructors create meanwhile are let run, and stopped at the end.
+ */
+static int run_to_entry(struct tracee *t, uint64_t entry)
+{
+	pid_t pid = t->pid;
+	for (;;) {
+		if (ptrace(PTRACE_CONT, pid, NULL, NULL) < 0)
+			return -errno;
+		int st, err;
+	again:
+		err = wait_one(pid, &st);
+		if (err)
+			return err;
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			return -ESRCH;
+		if (!WIFSTOPPED(st))
+			goto again;
+		int sig = WSTOPSIG(st), event = st >> 16;
+		if (event == PTRACE_EVENT_CLONE) {
+			unsigned long msg = 0;
+			if (ptrace(PTRACE_GETEVENTMSG, pid, NULL, &msg) == 0) {
+				pid_t tid = (pid_t)msg;
+				add_thread(t, tid);
+				if (wait_one(tid, &st) == 0 && WIFSTOPPED(st))
+					ptrace(PTRACE_CONT, tid, NULL, NULL);
+			}
+			continue;
+		}
+		if (event != 0)
+			continue;
+		struct user_regs_struct r;
+		if (sig == SIGTRAP && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0 && r.rip == entry + 1)
+			return 0;
+		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig) < 0)
+			return -errno;
+		goto again;
+	}
+}
+
+int tracee_spawn(struct tracee *t, char *const argv[])
+{
+	int go[2], errp[2], err = 0;
+	memset(t, 0, sizeof(*t));
+	t->mem_fd = -1;
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(errp, O_CLOEXEC) < 0) {
+		err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		goto out_pipes;
+	}
+	if (pid == 0) {
+		close(go[1]);
+		close(errp[0]);
+		spawn_child(argv, go[0], errp[1]);
+	}
+	close(go[0]);
+	close(errp[1]);
+	go[0] = errp[1] = -1;
+	if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE)) < 0) {
+		err = -errno;
+		close(go[1]); /* the child reads EOF and exits */
+		go[1] = -1;
+		waitpid(pid, NULL, 0);
+		goto out_pipes;
+	}
+	if (write(go[1], "g", 1) != 1) {
+		err = -errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, __WALL);
+		goto out_pipes;
+	}
+	err = run_to_exec(pid, errp[0]);
+	if (err) {
+		if (err != -ESRCH && kill(pid, SIGKILL) == 0)
+			waitpid(pid, NULL, __WALL);
+		goto out_pipes;
+	}
+
+	uint64_t entry;
+	unsigned char orig, cc = 0xcc;
+	int th_i;
+	err = tracee_open(t, pid);
+	if (!err)
+		err = read_auxv_entry(pid, AT_ENTRY, &entry);
+	if (!err)
+		err = tracee_read(t, entry, &orig, 1);
+	if (!err)
+		err = tracee_write(t, entry, &cc, 1);
+	t->pid = pid;
+	t->is_child = true;
+	th_i = add_thread(t, pid);
+	if (!err)
+		err = run_to_entry(t, entry);
+	if (!err)
+		err = tracee_write(t, entry, &orig, 1);
+	if (!err && ptrace(PTRACE_GETREGS, pid, NULL, &t->threads[th_i].regs) < 0)
+		err = -errno;
+	if (!err) {
+		t->threads[th_i].regs.rip = entry;
+		if (ptrace(PTRACE_SETREGS, pid, NULL, &t->threads[th_i].regs) < 0)
+			err = -errno;
+	}
+	/* Threads of library constructors: stop them as tracee_stop_all would. */
+	for (int i = 0; !err && i < t->nthreads; i++)
+		if (i != th_i && ptrace(PTRACE_INTERRUPT, t->threads[i].tid, NULL, NULL) < 0 &&
+		    errno != ESRCH)
+			err = -errno;
+	if (!err) {
+		/* The main thread stays put at the front; wait for the others. */
+		for (int i = 0; !err && i < t->nthreads; i++) {
+			if (i == th_i)
+				continue;
+			int r = wait_stop(t, i);
+			if (r < 0)
+				err = r;
+			else if (r == WS_GONE)
+				remove_thread(t, i--);
+		}
+	}
+	if (!err)
+		err = read_all_regs(t);
+	if (err) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, __WALL);
+		tracee_close(t);
+		goto out_pipes;
+	}
+	t->stopped = true;
+out_pipes:
+	for (int i = 0; i < 2; i++) {
+		if (go[i] >= 0)
+			close(go[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	return err;
+}
+
+int tracee_wait_exit(struct tracee *t, int timeout_ms, int *status)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+	if (pidfd < 0 && errno != ESRCH)
+		return -errno;
+	if (pidfd >= 0) {
+		struct pollfd p = {.fd = pidfd, .events = POLLIN};
+		int r;
+		do
+			r = poll(&p, 1, timeout_ms);
+		while (r < 0 && errno == EINTR);
+		int err = r < 0 ? -errno : 0;
+		close(pidfd);
+		if (r <= 0)
+			return err;
+	}
+	if (t->is_child) {
+		int st = 0;
+		pid_t r;
+		do
+			r = waitpid(t->pid, &st, 0);
+		while (r < 0 && errno == EINTR);
+		if (r == t->pid && status)
+			*status = st;
+	}
+	return 1;
+}
+
+const char *tracee_strerror_hint(int err)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		return "run as root, or as the process owner with kernel.yama.ptrace_scope=0 "
+		       "(a process already traced by a debugger cannot be traced)";
+	case ESRCH:
+		return "no such process: check the pid (the process may have exited)";
+	case ENOENT:
+		return "command not found: give a path, or put it in PATH";
+	default:
+		return NULL;
+	}
+}
