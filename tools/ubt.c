@@ -188,6 +188,23 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/*
+ * A -c child outlives the trace only when it ends by itself: after exit()
+ * or a signal, bpftrace terminates it, and so does ubt (SIGTERM, then
+ * SIGKILL if it is still there after a second).
+ */
+static void end_child(struct att_session *s)
+{
+	int status;
+	if (!s->has_target || !s->t.is_child || tracee_wait_exit(&s->t, 0, &status) == 1)
+		return;
+	kill(s->t.pid, SIGTERM);
+	if (tracee_wait_exit(&s->t, 1000, &status) != 1) {
+		kill(s->t.pid, SIGKILL);
+		tracee_wait_exit(&s->t, -1, &status);
+	}
+}
+
 /* Drains events until exit(), a signal, or the target's exit. */
 static void trace_loop(struct att_session *s, struct out *o)
 {
@@ -264,7 +281,7 @@ int main(int argc, char **argv)
 		printf("No probes to attach\n");
 		goto out;
 	}
-	if (s.npoints && !o.pid && !o.cmd) {
+	if (s.npoints && !o.pid && !o.cmd && !o.dry_run) {
 		diag_sys("ubt traces processes: add -p PID or -c 'CMD'",
 			 "uprobe probes need a process to attach to");
 		goto out;
@@ -312,6 +329,7 @@ int main(int argc, char **argv)
 	trace_loop(&s, &out);
 	out_drain(&out);
 	att_detach(&s);
+	end_child(&s);
 	att_run_host(&s, &hobj, "END");
 	out_drain(&out);
 	out_report_lost(&out);

@@ -74,6 +74,7 @@ struct att_session {
 	size_t host_code_size;
 	struct link_image host_image;
 	const struct cg_layout *layout;
+	struct cg_facts facts; /* the target's, as probe code was built for */
 };
 
 /* Resolves every uprobe attach point; errors go to diags. */

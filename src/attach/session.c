@@ -346,6 +346,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 	s->layout = layout;
 	s->data_size = layout->data_size;
 	att_facts(s, false, &facts);
+	s->facts = facts;
 	if (s->has_target) {
 		if ((ret = proc_maps_read(s->t.pid, &maps, &nmaps))) {
 			sys_error(s, ret, "reading /proc/PID/maps");
@@ -483,6 +484,24 @@ void att_run_host(struct att_session *s, const struct cg_object *host_obj, const
 	}
 }
 
+/*
+ * Probe code leaves the thread's rseq_cs pointing at its descriptor (the
+ * kernel clears it lazily).  Before that code is unmapped, clear it: the
+ * kernel would otherwise fault reading it on the thread's next preemption.
+ */
+static void clear_rseq_cs(struct att_session *s, const struct tracee_thread *th)
+{
+	if (!s->facts.has_rseq)
+		return;
+	uint64_t at = th->regs.fs_base + s->facts.rseq_off + RT_RSEQ_CS, cs;
+	if (tracee_read(&s->t, at, &cs, sizeof(cs)))
+		return;
+	if (cs >= s->remote_code && cs < s->remote_code + s->code_size) {
+		cs = 0;
+		tracee_write(&s->t, at, &cs, sizeof(cs));
+	}
+}
+
 int att_detach(struct att_session *s)
 {
 	if (!s->has_target || !s->remote_mapped)
@@ -516,6 +535,7 @@ int att_detach(struct att_session *s)
 		uint64_t pc = s->t.threads[i].regs.rip;
 		if (pc >= s->remote_code && pc < s->remote_data + s->data_size)
 			busy = true;
+		clear_rseq_cs(s, &s->t.threads[i]);
 	}
 	if (!busy) {
 		int64_t r;
