@@ -40,6 +40,7 @@ struct att_point {
 	char *func;
 	uint64_t vaddr;                /* symbol's link-time address */
 	uint64_t size;                 /* symbol size, 0 if unknown */
+	uint64_t fill;                 /* alignment fill after it that no symbol owns */
 	dev_t dev;
 	ino_t ino;
 };

@@ -10,6 +10,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +19,38 @@
 static bool is_uprobe(const struct ast_node *a)
 {
 	return a->attach.provider && !strcmp(a->attach.provider, "uprobe");
+}
+
+/*
+ * Bytes after a function that belong to no symbol, up to the next 16-byte
+ * boundary (compilers align functions to 16 and fill the gap with nops or
+ * int3): a function shorter than a jmp may be patched over them.
+ */
+static uint64_t fill_after(struct elf_file *f, const struct elf_symbol *sym)
+{
+	if (!sym->size)
+		return 0;
+	uint64_t end = sym->value + sym->size;
+	uint64_t limit = ALIGN_UP(end, 16ull);
+	Elf *e = f->elf;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		gelf_getshdr(scn, &sh);
+		if ((sh.sh_flags & SHF_ALLOC) && sh.sh_addr <= sym->value &&
+		    sym->value < sh.sh_addr + sh.sh_size && sh.sh_addr + sh.sh_size < limit)
+			limit = sh.sh_addr + sh.sh_size;
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; d && i < n; i++) {
+			GElf_Sym s;
+			if (gelf_getsym(d, i, &s) && s.st_shndx != SHN_UNDEF &&
+			    s.st_value >= end && s.st_value < limit)
+				limit = s.st_value;
+		}
+	}
+	return limit > end ? limit - end : 0;
 }
 
 static int resolve_point(const struct ast_node *probe, int index, const struct ast_node *a,
@@ -56,6 +89,7 @@ static int resolve_point(const struct ast_node *probe, int index, const struct a
 	p->func = xstrdup(func);
 	p->vaddr = sym.value;
 	p->size = sym.size;
+	p->fill = fill_after(&f, &sym);
 	p->dev = f.dev;
 	p->ino = f.ino;
 	free(sym.name);

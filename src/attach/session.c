@@ -97,11 +97,12 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			memset(site, 0, sizeof(*site));
 			site->func_addr = addr;
 			site->func_len = p->size;
-			size_t len = p->size ? p->size : ARCH_MAX_DISPLACED;
+			size_t len = p->size ? p->size + p->fill : ARCH_MAX_DISPLACED;
 			uint8_t *code = xmalloc(len);
 			ret = tracee_read(&s->t, addr, code, len);
 			if (!ret)
-				ret = arch_plan_site(code, p->size, addr, addr, &site->plan);
+				ret = arch_plan_site_padded(code, p->size, p->fill, addr, addr,
+							    &site->plan);
 			free(code);
 			if (ret) {
 				diag_sys(NULL, "%s:%s: cannot decode the function: %s", p->path,

@@ -56,6 +56,14 @@ int arch_plan_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uin
 		   struct arch_site_plan *plan);
 
 /*
+ * The same, where pad_len bytes after the function (code holds func_len +
+ * pad_len bytes) are known to belong to no symbol: a function shorter than
+ * the jmp may then extend its patch over the nop/int3 alignment fill there.
+ */
+int arch_plan_site_padded(const uint8_t *code, size_t func_len, size_t pad_len,
+			  uint64_t func_addr, uint64_t site, struct arch_site_plan *plan);
+
+/*
  * Emits the trampoline for a JMP plan into buf, which will live at
  * target address tramp_addr.  Each handler is called as
  * void handler(struct rt_regs *regs) with the stack 16-byte aligned.

@@ -500,6 +500,32 @@ static void test_plan_edges(void)
 	CHECK_INT(arch_plan_site(short3, sizeof(short3), F, F, &plan), 0, "plan 3-byte function");
 	CHECK(plan.kind == ARCH_PATCH_INT3 && plan.orig_len == 2, "3-byte function: %s", plan.why);
 
+	/*
+	 * lea (%rdi,%rdi,2),%eax; ret  then alignment fill  nopl 0x0(%rax); int3...
+	 * 8d 04 7f c3 | 0f 1f 40 00 cc cc
+	 * The fill after the ret is never executed: the jmp may cover it.
+	 */
+	static const uint8_t tiny[] = {0x8d, 0x04, 0x7f, 0xc3, 0x0f, 0x1f, 0x40, 0x00, 0xcc, 0xcc};
+	CHECK_INT(arch_plan_site_padded(tiny, 4, 6, F, F, &plan), 0, "plan 4-byte function + fill");
+	CHECK(plan.kind == ARCH_PATCH_JMP && plan.orig_len == 5 && plan.ninsns == 2,
+	      "4-byte function over fill: kind %d len %d n %d (%s)", plan.kind, plan.orig_len,
+	      plan.ninsns, plan.why);
+	uint8_t tbuf[256];
+	size_t tlen;
+	uint64_t h = F + 0x1000;
+	CHECK_INT(arch_emit_trampoline(&plan, F + 0x100, &h, 1, tbuf, sizeof(tbuf), &tlen), 0,
+		  "trampoline over fill");
+	CHECK_INT(arch_plan_site_padded(tiny, 4, 0, F, F, &plan), 0, "no fill allowed");
+	CHECK(plan.kind == ARCH_PATCH_INT3, "without fill the 4-byte function needs int3");
+	/* lea; ret followed by code, not fill: refused */
+	static const uint8_t tiny_code[] = {0x8d, 0x04, 0x7f, 0xc3, 0x55, 0x48, 0x89, 0xe5};
+	CHECK_INT(arch_plan_site_padded(tiny_code, 4, 4, F, F, &plan), 0, "plan before code");
+	CHECK(plan.kind == ARCH_PATCH_INT3, "bytes after the ret are code: int3");
+	/* a 4-byte function whose last instruction falls through cannot use fill */
+	static const uint8_t falls[] = {0x8d, 0x04, 0x7f, 0x90, 0x90, 0x90, 0x90, 0x90};
+	CHECK_INT(arch_plan_site_padded(falls, 4, 4, F, F, &plan), 0, "plan fall-through");
+	CHECK(plan.kind == ARCH_PATCH_INT3, "last instruction falls through: int3");
+
 	CHECK_INT(arch_plan_site(bad_later, sizeof(bad_later), F, F, &plan), 0, "plan bad_later");
 	CHECK(plan.kind == ARCH_PATCH_INT3 && strncmp(plan.why, "cannot decode func+0xa", 22) == 0,
 	      "why: %s", plan.why);

@@ -98,6 +98,9 @@ int x86_insn_decode(const uint8_t *p, size_t avail, uint64_t addr, struct x86_in
 	out->len = in.length;
 	out->kind = X86_PLAIN;
 	out->mnemonic = ZydisMnemonicGetString(in.mnemonic);
+	out->ends_flow = in.mnemonic == ZYDIS_MNEMONIC_RET || in.mnemonic == ZYDIS_MNEMONIC_JMP ||
+			 in.mnemonic == ZYDIS_MNEMONIC_UD2 || in.mnemonic == ZYDIS_MNEMONIC_HLT;
+	out->is_fill = in.mnemonic == ZYDIS_MNEMONIC_NOP || in.mnemonic == ZYDIS_MNEMONIC_INT3;
 
 	for (i = 0; i < 2; i++) {
 		if (!in.raw.imm[i].is_relative)
@@ -234,8 +237,40 @@ static void check_branches(const uint8_t *code, size_t func_len, uint64_t func_a
  * shorter than the jmp would be overwritten past its end: attach should
  * warn about probes on functions of unknown size).
  */
+/*
+ * A function shorter than the jmp (`lea (%rdi,%rdi,2),%eax; ret` is 4
+ * bytes) can still take one when its last instruction never falls through
+ * and the bytes after it, up to the jmp's end, are the nop or int3 fill
+ * compilers put between aligned functions: that fill is never executed and
+ * no symbol starts in it (the caller's pad_len guarantees the latter).
+ * Returns true and completes the plan when that is so.
+ */
+static bool cover_with_fill(const uint8_t *code, size_t func_len, size_t pad_len,
+			    const struct x86_insn *last, struct arch_site_plan *plan)
+{
+	size_t off = func_len;
+	if (!last->ends_flow || func_len + pad_len < JMP_LEN)
+		return false;
+	while (off < JMP_LEN) {
+		struct x86_insn fill;
+		if (x86_insn_decode(code + off, func_len + pad_len - off, plan->site + off, &fill) ||
+		    !fill.is_fill)
+			return false;
+		off += fill.len;
+	}
+	plan->orig_len = JMP_LEN;
+	memcpy(plan->orig, code, JMP_LEN);
+	return true;
+}
+
 int arch_plan_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uint64_t site,
 		   struct arch_site_plan *plan)
+{
+	return arch_plan_site_padded(code, func_len, 0, func_addr, site, plan);
+}
+
+int arch_plan_site_padded(const uint8_t *code, size_t func_len, size_t pad_len,
+			  uint64_t func_addr, uint64_t site, struct arch_site_plan *plan)
 {
 	struct x86_insn insn[ARCH_MAX_INSNS];
 	size_t avail = func_len ? func_len : ARCH_MAX_DISPLACED;
@@ -271,6 +306,11 @@ int arch_plan_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uin
 		plan->insn_off[n] = off;
 		off += insn[n].len;
 		n++;
+		if (off < JMP_LEN && off >= avail && func_len &&
+		    cover_with_fill(code, func_len, pad_len, &insn[n - 1], plan)) {
+			plan->ninsns = n;
+			goto check;
+		}
 		if (off < JMP_LEN && off >= avail) {
 			plan_int3(plan, &insn[0],
 				  "the function is %zu bytes long, too short for the %d-byte jmp",
@@ -282,7 +322,7 @@ int arch_plan_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uin
 	plan->ninsns = n;
 	plan->orig_len = off;
 	memcpy(plan->orig, code, off);
-
+check:
 	for (i = 0; i < n; i++) {
 		if (insn[i].kind != X86_BAD)
 			continue;

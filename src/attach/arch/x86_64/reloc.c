@@ -136,7 +136,8 @@ int x86_relocate(const struct arch_site_plan *plan, uint64_t at, struct x86_relo
 		if (off >= end || end > plan->orig_len)
 			return -EINVAL;
 		rc = x86_insn_decode(plan->orig + off, end - off, plan->site + off, &in);
-		if (rc < 0 || in.len != end - off)
+		/* the last one may be followed by alignment fill (cover_with_fill) */
+		if (rc < 0 || (in.len != end - off && (i + 1 < plan->ninsns || !in.ends_flow)))
 			return -EINVAL;
 		switch (in.kind) {
 		case X86_PLAIN:

@@ -32,6 +32,8 @@ struct x86_insn {
 	uint8_t cc;	  /* X86_JCC: condition, the low nibble of 7x / 0F 8x */
 	uint8_t disp_off; /* X86_RIPREL: offset of the disp32 in the instruction */
 	uint64_t target;  /* branch target, or the address a RIPREL operand names */
+	bool ends_flow;   /* never falls through: ret, jmp, ud2, hlt */
+	bool is_fill;     /* alignment fill a compiler puts between functions: nop, int3 */
 	const char *mnemonic;
 	const char *bad; /* X86_BAD: why, e.g. "depends on %rcx and has only a rel8" */
 };
