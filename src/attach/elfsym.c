@@ -111,11 +111,36 @@ static bool sym_type_ok(int type, bool funcs_only)
 	return type == STT_OBJECT || type == STT_NOTYPE || type == STT_TLS || type == STT_COMMON;
 }
 
+/* The SHT_GNU_versym data that goes with symbol table section symtab_idx. */
+static Elf_Data *find_versym(Elf *e, size_t symtab_idx)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_versym && sh.sh_link == symtab_idx)
+			return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
 /*
- * Looks name up in the one symbol table of type sh_type.  A global or weak
- * definition wins over a local one of the same name (two static functions
- * called "init" in different files: the first is taken).
+ * Preference among definitions of one name: global or weak over local (two
+ * static functions called "init" in different files: the first is taken),
+ * and in .dynsym the default version over older ones (libc's memcpy@@GLIBC_2.14
+ * over memcpy@GLIBC_2.2.5, which .gnu.version marks hidden).
  */
+static int sym_rank(const GElf_Sym *s, Elf_Data *versym, size_t i)
+{
+	int rank = GELF_ST_BIND(s->st_info) == STB_LOCAL ? 0 : 2;
+	GElf_Versym v;
+	if (versym && gelf_getversym(versym, (int)i, &v) && !(v & 0x8000))
+		rank++;
+	else if (!versym)
+		rank++;
+	return rank;
+}
+
+/* Looks name up in the symbol tables of type sh_type. */
 static int find_in_table(Elf *e, Elf64_Word sh_type, const char *name, bool funcs_only,
 			 struct elf_symbol *out)
 {
@@ -127,24 +152,26 @@ static int find_in_table(Elf *e, Elf64_Word sh_type, const char *name, bool func
 		Elf_Data *data = elf_getdata(scn, NULL);
 		if (!data)
 			continue;
+		Elf_Data *versym = find_versym(e, elf_ndxscn(scn));
 		size_t count = sh.sh_size / sh.sh_entsize;
-		bool found = false;
+		int best_rank = -1;
 		GElf_Sym best = {0};
 		for (size_t i = 1; i < count; i++) {
 			GElf_Sym s;
-			if (!gelf_getsym(data, i, &s) || s.st_shndx == SHN_UNDEF)
+			if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF)
 				continue;
 			if (!sym_type_ok(GELF_ST_TYPE(s.st_info), funcs_only))
 				continue;
 			const char *sn = elf_strptr(e, sh.sh_link, s.st_name);
 			if (!sn || strcmp(sn, name) != 0)
 				continue;
-			if (!found || (GELF_ST_BIND(best.st_info) == STB_LOCAL &&
-				       GELF_ST_BIND(s.st_info) != STB_LOCAL))
+			int rank = sym_rank(&s, versym, i);
+			if (rank > best_rank) {
 				best = s;
-			found = true;
+				best_rank = rank;
+			}
 		}
-		if (found) {
+		if (best_rank >= 0) {
 			out->name = xstrdup(name);
 			out->value = best.st_value;
 			out->size = best.st_size;

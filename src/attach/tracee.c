@@ -341,7 +341,17 @@ static int scan_for_syscall(struct tracee *t, uint64_t start, uint64_t end, uint
 	return -ENOENT;
 }
 
-/* The vDSO first (always there, small), then libc's executable mapping. */
+static bool syscall_scan_wanted(const struct proc_map *m, int pass)
+{
+	const char *base = strrchr(m->path, '/');
+	if (pass == 0)
+		return strcmp(m->path, "[vdso]") == 0;
+	if (m->perms[2] != 'x' || !base)
+		return false;
+	return pass == 2 || strncmp(base + 1, "libc", 4) == 0;
+}
+
+/* The vDSO first (small, always there unless vdso=0), then libc, then any executable file. */
 static int find_syscall_insn(struct tracee *t)
 {
 	if (t->syscall_insn)
@@ -351,16 +361,10 @@ static int find_syscall_insn(struct tracee *t)
 	if (err)
 		return err;
 	err = -ENOENT;
-	for (int pass = 0; pass < 2 && err; pass++) {
-		for (int i = 0; i < n && err; i++) {
-			const char *p = maps[i].path, *base = strrchr(p, '/');
-			bool want = pass == 0 ? strcmp(p, "[vdso]") == 0
-					      : base && strncmp(base + 1, "libc", 4) == 0 &&
-							maps[i].perms[2] == 'x';
-			if (want)
+	for (int pass = 0; pass < 3 && err; pass++)
+		for (int i = 0; i < n && err; i++)
+			if (syscall_scan_wanted(&maps[i], pass))
 				err = scan_for_syscall(t, maps[i].start, maps[i].end, &t->syscall_insn);
-		}
-	}
 	proc_maps_free(maps, n);
 	return err;
 }

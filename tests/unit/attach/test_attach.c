@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 static int failures;
@@ -296,6 +297,7 @@ static void test_churn(const char *prog)
 	c.in_fd = -1;
 	CHECK(read_line(&c, line, sizeof(line)));
 	CHECK(strncmp(line, "churn done created=", 19) == 0);
+	CHECK(field(line, "created=") > 0);
 	CHECK(sender.sent > 1000);
 	CHECK_EQ(field(line, "rt="), sender.sent);
 	int st = finish(&c);
@@ -379,6 +381,21 @@ static void test_spawn_path_and_errors(void)
 	CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD); /* nothing left behind */
 }
 
+/* The TracerPid of pid's main thread is this process. */
+static bool traced_by_us(pid_t pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	bool ours = false;
+	while (f && fgets(buf, sizeof(buf), f))
+		if (strncmp(buf, "TracerPid:", 10) == 0)
+			ours = atoi(buf + 10) == getpid();
+	if (f)
+		fclose(f);
+	return ours;
+}
+
 static void test_errors(const char *prog)
 {
 	struct tracee t;
@@ -392,16 +409,22 @@ static void test_errors(const char *prog)
 	CHECK_EQ(tracee_open(&t, (pid_t)pid_max), -ESRCH);
 	CHECK(tracee_strerror_hint(-EPERM) && strstr(tracee_strerror_hint(-EPERM), "ptrace_scope"));
 
-	/* A process someone else traces: PTRACE_SEIZE's EPERM comes back as is. */
+	/*
+	 * A thread someone else traces: PTRACE_SEIZE's EPERM comes back as is.
+	 * It is the spinning worker, not the first thread, so that stop_all
+	 * has seized others first and must let them go.
+	 */
 	struct child c;
 	char *argv[] = {(char *)prog, "churn", NULL}, line[256];
 	CHECK_EQ(launch(&c, argv), 0);
 	CHECK(read_line(&c, line, sizeof(line)));
+	pid_t worker = (pid_t)field(line, "worker=");
+	CHECK(worker > c.pid);
 	int sync[2];
 	CHECK_EQ(pipe(sync), 0);
 	pid_t helper = fork();
 	if (helper == 0) {
-		char ok = ptrace(PTRACE_SEIZE, c.pid, NULL, NULL) == 0 ? 'y' : 'n';
+		char ok = ptrace(PTRACE_SEIZE, worker, NULL, NULL) == 0 ? 'y' : 'n';
 		if (write(sync[1], &ok, 1) != 1)
 			_exit(1);
 		pause();
@@ -413,6 +436,7 @@ static void test_errors(const char *prog)
 	CHECK_EQ(tracee_open(&t, c.pid), 0);
 	CHECK_EQ(tracee_stop_all(&t), -EPERM);
 	CHECK(!t.stopped);
+	CHECK(!traced_by_us(c.pid));
 	tracee_close(&t);
 	kill(helper, SIGKILL);
 	waitpid(helper, NULL, 0);
@@ -492,7 +516,7 @@ static void test_elfsym(const char *prog, bool pie)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
-static void test_maps_parse(void)
+static void test_self_maps_and_libc(void)
 {
 	struct proc_map *maps;
 	int n;
@@ -500,12 +524,35 @@ static void test_maps_parse(void)
 	bool vdso = false, self = false;
 	for (int i = 0; i < n; i++) {
 		vdso |= strcmp(maps[i].path, "[vdso]") == 0;
-		uint64_t here = (uint64_t)(uintptr_t)test_maps_parse;
+		uint64_t here = (uint64_t)(uintptr_t)test_self_maps_and_libc;
 		if (maps[i].start <= here && here < maps[i].end) {
 			self = maps[i].perms[2] == 'x' && maps[i].ino != 0 && maps[i].path[0] == '/';
 		}
 	}
 	CHECK(vdso && self);
+
+	/*
+	 * libc defines memcpy@GLIBC_2.2.5 (old) and memcpy@@GLIBC_2.14 (the
+	 * default, an IFUNC): the lookup must give the default one.
+	 */
+	void *old_memcpy = dlvsym(RTLD_DEFAULT, "memcpy", "GLIBC_2.2.5");
+	const char *libc = NULL;
+	for (int i = 0; i < n && !libc; i++)
+		if (strstr(maps[i].path, "/libc.so"))
+			libc = maps[i].path;
+	struct elf_file f;
+	struct elf_symbol sym;
+	uint64_t bias = 0;
+	if (old_memcpy && libc && elf_file_open(&f, libc) == 0) {
+		CHECK_EQ(proc_load_bias(maps, n, &f, &bias), 0);
+		CHECK_EQ(elf_find_func(&f, "memcpy", &sym), 0);
+		CHECK(bias + sym.value != (uint64_t)(uintptr_t)old_memcpy);
+		free(sym.name);
+		CHECK_EQ(elf_find_func(&f, "getpid", &sym), 0);
+		CHECK_EQ(bias + sym.value, (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "getpid"));
+		free(sym.name);
+		elf_file_close(&f);
+	}
 	proc_maps_free(maps, n);
 	CHECK_EQ(proc_maps_read((pid_t)0x7ffffff0, &maps, &n), -ESRCH);
 }
@@ -527,7 +574,7 @@ int main(int argc, char **argv)
 		call;                                                                       \
 		printf("%s %s\n", failures == run.before ? "ok  " : "FAIL", run.name); \
 	} while (0)
-	RUN(test_maps_parse());
+	RUN(test_self_maps_and_libc());
 	RUN(test_elfsym(argv[1], true));
 	RUN(test_elfsym(argv[2], false));
 	RUN(test_stop_threads(argv[1]));
