@@ -43,8 +43,10 @@ enum ast_kind {
 	AST_CALL,    /* str = function name; kids = arguments */
 	AST_BINOP,   /* op; lhs, rhs */
 	AST_UNOP,    /* op ('-', '!', '~'); lhs = operand */
-	AST_INCDEC,  /* op = TOK_INC or TOK_DEC; lhs = map or var; ival = 1 if prefix */
+	AST_INCDEC,  /* op = OP_INC or OP_DEC; lhs = map or var; uval = 1 if prefix */
 	AST_TERNARY, /* cond, lhs (true), rhs (false) */
+	AST_IDENT,   /* str = bare identifier ("x" in `$a = x`); sema rejects it for now */
+	AST_TUPLE,   /* kids = elements ("(1, "a")"); sema rejects it for now */
 };
 
 /*
@@ -82,10 +84,19 @@ enum ast_type_kind {
 	TY_VOID,   /* call with no value (printf, exit) */
 };
 
+/* Address space a value's pointer-ish bits refer to; only shown by the
+ * typed AST dump (bpftrace prints ", AS(user)" for argN in a uprobe). */
+enum ast_addrspace {
+	AS_NONE,   /* not printed */
+	AS_KERNEL, /* "AS(kernel)": string literals, comm */
+	AS_USER,   /* "AS(user)": argN in uprobes */
+};
+
 struct ast_type {
 	enum ast_type_kind kind;
 	int size;       /* bytes */
 	bool is_signed;
+	enum ast_addrspace as; /* added for the dump; ignore for code generation */
 };
 
 struct sema_map;
@@ -107,7 +118,18 @@ struct ast_node {
 	struct sema_map *map; /* AST_MAP: the map this names */
 	struct sema_var *var; /* AST_VAR: the variable this names */
 	int builtin_arg;      /* AST_BUILTIN argN: N */
+	/* AST_ASSIGN with a compound op (`@x += 2`): type of `lhs op rhs`, which
+	 * bpftrace types and prints as a binop node of its own. */
+	struct ast_type optype;
+	/* AST_PROBE: the predicate with its slashes (bpftrace's error range);
+	 * compound AST_ASSIGN: the operator token; AST_CALL: the name token. */
+	struct src_loc pred_loc;
+	int depth;            /* parser: height of this subtree (nesting limit) */
 };
+
+/* Trees deeper than this are refused by the parser ("nested too deeply"),
+ * so every recursive walker over a parsed tree is bounded. */
+#define AST_MAX_DEPTH 1000
 
 struct ast_node *ast_new(enum ast_kind kind, struct src_loc loc);
 void ast_add_kid(struct ast_node *parent, struct ast_node *kid);

@@ -1,0 +1,914 @@
+/*
+ * parser.y - the grammar of bpftrace scripts (bison, pure, LALR(1) with
+ * LAC), and parse_script(), the front end's entry point.
+ *
+ * Pipeline position: script text -> lexer.l tokens -> this grammar ->
+ * struct ast_node tree (ast.h) -> sema_check() (sema.c).  Grammar actions
+ * only build nodes.  The rule structure follows bpftrace 0.17's parser.yy
+ * on purpose: bison derives its "expecting ..." lists from the automaton's
+ * states, so a grammar of the same shape yields the same messages, e.g.
+ *
+ *   stdin:1:18-19: ERROR: syntax error, unexpected }, expecting {
+ *   BEGIN { @x = 1 } }
+ *                    ~
+ *
+ * Constructs that are not implemented yet (casts, tuples, loops, struct
+ * definitions, positional parameters) are left out of the grammar; their
+ * tokens exist so that they fail as syntax errors at the right place.
+ *
+ * Nesting: bison's stack lives on the heap (YYMAXDEPTH below), so 10,000
+ * nested parentheses parse; but every node records the height of its
+ * subtree and a tree deeper than AST_MAX_DEPTH is refused with "expression
+ * nested too deeply", which bounds every recursive walker that runs later.
+ */
+%define api.pure full
+%define api.prefix {ubt_yy}
+%define api.token.prefix {TOK_}
+%define api.location.type {struct src_loc}
+%define parse.error custom
+%define parse.lac full
+%locations
+%expect 2
+
+%param {void *scanner}
+%parse-param {struct parse_state *ps}
+
+%code requires {
+#include <stdint.h>
+#include "ast.h"
+struct parse_state;
+}
+
+%code provides {
+int ubt_yylex(UBT_YYSTYPE *yylval, UBT_YYLTYPE *yylloc, void *scanner);
+}
+
+%{
+#include <stdlib.h>
+#include <string.h>
+
+#include "parser_internal.h"
+#include "parser.h"
+#include "../util/util.h"
+
+#define YYMAXDEPTH 4000000
+
+/* A range from the first symbol of a rule to its last; an empty rule sits
+ * at the end of what precedes it. */
+#define YYLLOC_DEFAULT(cur, rhs, n)                                     \
+	do {                                                            \
+		if (n) {                                                \
+			(cur).line = YYRHSLOC(rhs, 1).line;             \
+			(cur).col = YYRHSLOC(rhs, 1).col;               \
+			(cur).end_line = YYRHSLOC(rhs, n).end_line;     \
+			(cur).end_col = YYRHSLOC(rhs, n).end_col;       \
+		} else {                                                \
+			(cur).line = (cur).end_line = YYRHSLOC(rhs, 0).end_line; \
+			(cur).col = (cur).end_col = YYRHSLOC(rhs, 0).end_col; \
+		}                                                       \
+	} while (0)
+
+static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *ps,
+			const char *msg);
+static struct ast_node *mk(struct parse_state *ps, enum ast_kind kind, struct src_loc loc);
+static struct ast_node *fin(struct parse_state *ps, struct ast_node *n);
+static struct ast_node *mk_binop(struct parse_state *ps, struct ast_node *l, int op,
+				 struct ast_node *r, struct src_loc loc);
+static struct ast_node *mk_unop(struct parse_state *ps, enum ast_kind kind, int op,
+				struct ast_node *e, struct src_loc loc);
+static struct ast_node *mk_named(struct parse_state *ps, enum ast_kind kind, char *name,
+				 struct src_loc loc);
+static struct ast_node *take_kids(struct ast_node *dst, struct ast_node *list);
+static struct ast_node *grow(struct parse_state *ps, struct ast_node *list, struct ast_node *kid);
+static struct ast_node *mk_call(struct parse_state *ps, char *name, struct src_loc loc,
+				struct src_loc name_loc);
+static char *cat(char *a, const char *b);
+static struct src_loc span(struct src_loc a, struct src_loc b);
+%}
+
+%union {
+	char *s;
+	struct { char *p; size_t n; } str;
+	uint64_t i;
+	struct ast_node *node;
+	int op;
+}
+
+%token END 0 "end of file"
+%token COLON ":" SEMI ";" LBRACE "{" RBRACE "}" LBRACKET "[" RBRACKET "]"
+%token LPAREN "(" RPAREN ")" QUES "?" ENDPRED "end predicate" COMMA ","
+%token PARAMCOUNT "$#" ASSIGN "=" EQ "==" NE "!=" LE "<=" GE ">="
+%token LEFT "<<" RIGHT ">>" LT "<" GT ">" LAND "&&" LOR "||" PLUS "+"
+%token INCREMENT "++"
+%token LEFTASSIGN "<<=" RIGHTASSIGN ">>=" PLUSASSIGN "+=" MINUSASSIGN "-="
+%token MULASSIGN "*=" DIVASSIGN "/=" MODASSIGN "%=" BANDASSIGN "&="
+%token BORASSIGN "|=" BXORASSIGN "^="
+%token MINUS "-" DECREMENT "--" MUL "*" DIV "/" MOD "%" BAND "&" BOR "|"
+%token BXOR "^" LNOT "!" BNOT "~" DOT "." PTR "->" IF "if" ELSE "else"
+%token UNROLL "unroll" STRUCT "struct" UNION "union" WHILE "while" FOR "for"
+%token RETURN "return" CONTINUE "continue" BREAK "break"
+
+%token <s> BUILTIN "builtin" CALL "call" CALL_BUILTIN "call_builtin"
+%token <s> IDENT "identifier" PATH "path" MAP "map" VAR "variable"
+%token <s> PARAM "positional parameter" STACK_MODE "stack_mode"
+%token <str> STRING "string"
+%token <i> INT "integer"
+
+%type <s> attach_point_def ident
+%type <op> unary_op compound_op
+%type <node> probes probe attach_points attach_point pred block stmt_list
+%type <node> block_stmt expr_stmt if_stmt block_or_if assign_stmt
+%type <node> primary_expr postfix_expr unary_expr cast_expr expr conditional_expr
+%type <node> logical_or_expr logical_and_expr or_expr xor_expr and_expr
+%type <node> equality_expr relational_expr shift_expr addi_expr muli_expr
+%type <node> int call map var map_or_var vargs
+
+%destructor { free($$); } <s>
+%destructor { free($$.p); } <str>
+%destructor { ast_free($$); } <node>
+
+%start program
+
+%initial-action {
+	@$.line = @$.end_line = 1;
+	@$.col = @$.end_col = 1;
+}
+
+%%
+
+/* program -> probe+ EOF */
+program:
+		probes END { ps->root = $1; }
+	;
+
+probes:
+		probes probe { $$ = $1; ast_add_kid($$, $2); }
+	|	probe        { $$ = mk(ps, AST_PROGRAM, @1); ast_add_kid($$, $1); }
+	;
+
+/* probe -> attach_point (',' attach_point)* ['/' expr '/'] block */
+probe:
+		attach_points pred block
+		{
+			$$ = $1;
+			$$->pred = $2;
+			$$->body = $3;
+			if ($2)
+				$$->pred_loc = @2;
+			$$ = fin(ps, $$);
+		}
+	|	attach_points END
+		{
+			diag_error(ps->diags, @$, "unexpected end of file, expected {");
+			ast_free($1);
+			$$ = NULL;
+			YYERROR;
+		}
+	;
+
+attach_points:
+		attach_points "," attach_point { $$ = $1; ast_add_kid($$, $3); }
+	|	attach_point                   { $$ = mk(ps, AST_PROBE, @1); ast_add_kid($$, $1); }
+	;
+
+attach_point:
+		attach_point_def { $$ = mk(ps, AST_ATTACH, @1); $$->str = $1; }
+	;
+
+/* The attach text is glued back together from tokens, as bpftrace does:
+ * "uprobe:./t:f" arrives as IDENT PATH PATH, "/bin/a+b" as PATH "+" IDENT. */
+attach_point_def:
+		attach_point_def ident      { $$ = cat($1, $2); free($2); }
+	|	attach_point_def STRING     { $$ = cat(cat(cat($1, "\""), $2.p), "\""); free($2.p); }
+	|	attach_point_def PATH       { $$ = cat($1, $2); free($2); }
+	|	attach_point_def INT        { char b[24]; snprintf(b, sizeof(b), "%llu", (unsigned long long)$2); $$ = cat($1, b); }
+	|	attach_point_def ":"        { $$ = cat($1, ":"); }
+	|	attach_point_def "."        { $$ = cat($1, "."); }
+	|	attach_point_def "+"        { $$ = cat($1, "+"); }
+	|	attach_point_def "*"        { $$ = cat($1, "*"); }
+	|	attach_point_def "["        { $$ = cat($1, "["); }
+	|	attach_point_def "]"        { $$ = cat($1, "]"); }
+	|	%empty                      { $$ = xstrdup(""); }
+	;
+
+pred:
+		DIV expr ENDPRED { $$ = $2; }
+	|	%empty           { $$ = NULL; }
+	;
+
+/* block -> '{' stmt_list '}' */
+block:
+		"{" stmt_list "}"
+		{
+			/* stmt_list collects its statements last-first (right
+			 * recursion, appended); put them back in source order. */
+			$$ = $2;
+			$$->loc = @$;
+			for (int i = 0, j = $$->nkids - 1; i < j; i++, j--) {
+				struct ast_node *t = $$->kids[i];
+				$$->kids[i] = $$->kids[j];
+				$$->kids[j] = t;
+			}
+		}
+	;
+
+/* Expressions must be followed by ';' unless they end the block; if
+ * statements need no ';'. */
+stmt_list:
+		expr_stmt ";" stmt_list { $$ = grow(ps, $3, $1); }
+	|	expr_stmt               { $$ = grow(ps, mk(ps, AST_BLOCK, @1), $1); }
+	|	block_stmt stmt_list    { $$ = grow(ps, $2, $1); }
+	|	%empty                  { $$ = mk(ps, AST_BLOCK, @$); }
+	;
+
+block_stmt:
+		if_stmt { $$ = $1; }
+	;
+
+expr_stmt:
+		expr        { $$ = mk_unop(ps, AST_EXPR_STMT, 0, $1, @1); }
+	|	assign_stmt { $$ = $1; }
+	;
+
+/* if_stmt -> 'if' '(' expr ')' block ['else' (block | if_stmt)] */
+if_stmt:
+		IF "(" expr ")" block
+		{
+			$$ = mk(ps, AST_IF, span(@1, @4));
+			$$->cond = $3;
+			$$->body = $5;
+			$$ = fin(ps, $$);
+		}
+	|	IF "(" expr ")" block ELSE block_or_if
+		{
+			$$ = mk(ps, AST_IF, span(@1, @4));
+			$$->cond = $3;
+			$$->body = $5;
+			$$->els = $7;
+			$$ = fin(ps, $$);
+		}
+	;
+
+block_or_if:
+		block   { $$ = $1; }
+	|	if_stmt { $$ = $1; }
+	;
+
+/* assign_stmt -> (map | var) ('=' | op'=') expr */
+assign_stmt:
+		map ASSIGN expr
+		{
+			$$ = mk(ps, AST_ASSIGN, @2);
+			$$->op = '=';
+			$$->lhs = $1;
+			$$->rhs = $3;
+			$$ = fin(ps, $$);
+		}
+	|	var ASSIGN expr
+		{
+			$$ = mk(ps, AST_ASSIGN, @2);
+			$$->op = '=';
+			$$->lhs = $1;
+			$$->rhs = $3;
+			$$ = fin(ps, $$);
+		}
+	|	map compound_op expr
+		{
+			$$ = mk(ps, AST_ASSIGN, @$);
+			$$->op = $2;
+			$$->lhs = $1;
+			$$->rhs = $3;
+			$$->pred_loc = @2; /* the operator, where bpftrace puts the binop */
+			$$ = fin(ps, $$);
+		}
+	|	var compound_op expr
+		{
+			$$ = mk(ps, AST_ASSIGN, @$);
+			$$->op = $2;
+			$$->lhs = $1;
+			$$->rhs = $3;
+			$$->pred_loc = @2;
+			$$ = fin(ps, $$);
+		}
+	;
+
+primary_expr:
+		IDENT              { $$ = mk_named(ps, AST_IDENT, $1, @1); }
+	|	int                { $$ = $1; }
+	|	STRING             { $$ = mk(ps, AST_STR, @1); $$->str = $1.p; $$->slen = $1.n; }
+	|	BUILTIN            { $$ = mk_named(ps, AST_BUILTIN, $1, @1); }
+	|	CALL_BUILTIN       { $$ = mk_named(ps, AST_BUILTIN, $1, @1); }
+	|	"(" expr ")"       { $$ = $2; }
+	|	"(" expr "," vargs ")"
+		{
+			$$ = mk(ps, AST_TUPLE, @$);
+			ast_add_kid($$, $2);
+			$$ = fin(ps, take_kids($$, $4));
+		}
+	|	map_or_var         { $$ = $1; }
+	;
+
+postfix_expr:
+		primary_expr         { $$ = $1; }
+	|	call                 { $$ = $1; }
+	|	map_or_var INCREMENT { $$ = mk_unop(ps, AST_INCDEC, OP_INC, $1, @2); }
+	|	map_or_var DECREMENT { $$ = mk_unop(ps, AST_INCDEC, OP_DEC, $1, @2); }
+	|	INCREMENT ident
+		{
+			diag_error(ps->diags, @1, "The ++ operator must be applied to a map or variable");
+			free($2);
+			$$ = NULL;
+			YYERROR;
+		}
+	|	DECREMENT ident
+		{
+			diag_error(ps->diags, @1, "The -- operator must be applied to a map or variable");
+			free($2);
+			$$ = NULL;
+			YYERROR;
+		}
+	;
+
+unary_expr:
+		unary_op cast_expr   { $$ = mk_unop(ps, AST_UNOP, $1, $2, @1); }
+	|	postfix_expr         { $$ = $1; }
+	|	INCREMENT map_or_var { $$ = mk_unop(ps, AST_INCDEC, OP_INC, $2, @1); $$->uval = 1; }
+	|	DECREMENT map_or_var { $$ = mk_unop(ps, AST_INCDEC, OP_DEC, $2, @1); $$->uval = 1; }
+	|	ident DECREMENT
+		{
+			diag_error(ps->diags, @1, "The -- operator must be applied to a map or variable");
+			free($1);
+			$$ = NULL;
+			YYERROR;
+		}
+	|	ident INCREMENT
+		{
+			diag_error(ps->diags, @1, "The ++ operator must be applied to a map or variable");
+			free($1);
+			$$ = NULL;
+			YYERROR;
+		}
+	;
+
+unary_op:
+		MUL   { $$ = '*'; }
+	|	BNOT  { $$ = '~'; }
+	|	LNOT  { $$ = '!'; }
+	|	MINUS { $$ = '-'; }
+	;
+
+expr:
+		conditional_expr { $$ = $1; }
+	;
+
+/* conditional_expr -> logical_or_expr ['?' expr ':' conditional_expr] */
+conditional_expr:
+		logical_or_expr { $$ = $1; }
+	|	logical_or_expr QUES expr COLON conditional_expr
+		{
+			$$ = mk(ps, AST_TERNARY, @$);
+			$$->cond = $1;
+			$$->lhs = $3;
+			$$->rhs = $5;
+			$$ = fin(ps, $$);
+		}
+	;
+
+logical_or_expr:
+		logical_and_expr                     { $$ = $1; }
+	|	logical_or_expr LOR logical_and_expr { $$ = mk_binop(ps, $1, OP_LOR, $3, @2); }
+	;
+
+logical_and_expr:
+		or_expr                       { $$ = $1; }
+	|	logical_and_expr LAND or_expr { $$ = mk_binop(ps, $1, OP_LAND, $3, @2); }
+	;
+
+or_expr:
+		xor_expr             { $$ = $1; }
+	|	or_expr BOR xor_expr { $$ = mk_binop(ps, $1, '|', $3, @2); }
+	;
+
+xor_expr:
+		and_expr               { $$ = $1; }
+	|	xor_expr BXOR and_expr { $$ = mk_binop(ps, $1, '^', $3, @2); }
+	;
+
+and_expr:
+		equality_expr               { $$ = $1; }
+	|	and_expr BAND equality_expr { $$ = mk_binop(ps, $1, '&', $3, @2); }
+	;
+
+equality_expr:
+		relational_expr                  { $$ = $1; }
+	|	equality_expr EQ relational_expr { $$ = mk_binop(ps, $1, OP_EQ, $3, @2); }
+	|	equality_expr NE relational_expr { $$ = mk_binop(ps, $1, OP_NE, $3, @2); }
+	;
+
+relational_expr:
+		shift_expr                    { $$ = $1; }
+	|	relational_expr LE shift_expr { $$ = mk_binop(ps, $1, OP_LE, $3, @2); }
+	|	relational_expr GE shift_expr { $$ = mk_binop(ps, $1, OP_GE, $3, @2); }
+	|	relational_expr LT shift_expr { $$ = mk_binop(ps, $1, '<', $3, @2); }
+	|	relational_expr GT shift_expr { $$ = mk_binop(ps, $1, '>', $3, @2); }
+	;
+
+shift_expr:
+		addi_expr                  { $$ = $1; }
+	|	shift_expr LEFT addi_expr  { $$ = mk_binop(ps, $1, OP_SHL, $3, @2); }
+	|	shift_expr RIGHT addi_expr { $$ = mk_binop(ps, $1, OP_SHR, $3, @2); }
+	;
+
+muli_expr:
+		cast_expr               { $$ = $1; }
+	|	muli_expr MUL cast_expr { $$ = mk_binop(ps, $1, '*', $3, @2); }
+	|	muli_expr DIV cast_expr { $$ = mk_binop(ps, $1, '/', $3, @2); }
+	|	muli_expr MOD cast_expr { $$ = mk_binop(ps, $1, '%', $3, @2); }
+	;
+
+addi_expr:
+		muli_expr                 { $$ = $1; }
+	|	addi_expr PLUS muli_expr  { $$ = mk_binop(ps, $1, '+', $3, @2); }
+	|	addi_expr MINUS muli_expr { $$ = mk_binop(ps, $1, '-', $3, @2); }
+	;
+
+cast_expr:
+		unary_expr { $$ = $1; }
+	;
+
+/* A '-' directly before a literal belongs to the literal: `-1` is int -1. */
+int:
+		MINUS INT { $$ = mk(ps, AST_INT, @$); $$->uval = ~$2 + 1; }
+	|	INT       { $$ = mk(ps, AST_INT, @$); $$->uval = $1; }
+	;
+
+ident:
+		IDENT        { $$ = $1; }
+	|	BUILTIN      { $$ = $1; }
+	|	CALL         { $$ = $1; }
+	|	CALL_BUILTIN { $$ = $1; }
+	|	STACK_MODE   { $$ = $1; }
+	;
+
+/* call -> name '(' [expr (',' expr)*] ')'.  Any name parses; sema says
+ * "Unknown function: x" for names it does not know. */
+call:
+		CALL "(" ")"                { $$ = mk_call(ps, $1, @$, @1); }
+	|	CALL "(" vargs ")"          { $$ = take_kids(mk_call(ps, $1, @$, @1), $3); $$ = fin(ps, $$); }
+	|	CALL_BUILTIN "(" ")"        { $$ = mk_call(ps, $1, @$, @1); }
+	|	CALL_BUILTIN "(" vargs ")"  { $$ = take_kids(mk_call(ps, $1, @$, @1), $3); $$ = fin(ps, $$); }
+	|	IDENT "(" ")"               { $$ = mk_call(ps, $1, @$, @1); }
+	|	IDENT "(" vargs ")"         { $$ = take_kids(mk_call(ps, $1, @$, @1), $3); $$ = fin(ps, $$); }
+	|	BUILTIN "(" ")"             { $$ = mk_call(ps, $1, @$, @1); }
+	|	BUILTIN "(" vargs ")"       { $$ = take_kids(mk_call(ps, $1, @$, @1), $3); $$ = fin(ps, $$); }
+	|	STACK_MODE "(" ")"          { $$ = mk_call(ps, $1, @$, @1); }
+	|	STACK_MODE "(" vargs ")"    { $$ = take_kids(mk_call(ps, $1, @$, @1), $3); $$ = fin(ps, $$); }
+	;
+
+map:
+		MAP               { $$ = mk_named(ps, AST_MAP, $1, @$); }
+	|	MAP "[" vargs "]" { $$ = take_kids(mk_named(ps, AST_MAP, $1, @$), $3); $$ = fin(ps, $$); }
+	;
+
+var:
+		VAR { $$ = mk_named(ps, AST_VAR, $1, @$); }
+	;
+
+map_or_var:
+		var { $$ = $1; }
+	|	map { $$ = $1; }
+	;
+
+/* Argument and key lists are collected in a scratch AST_BLOCK node and
+ * moved into the call or map by take_kids(). */
+vargs:
+		vargs "," expr { $$ = grow(ps, $1, $3); }
+	|	expr           { $$ = grow(ps, mk(ps, AST_BLOCK, @1), $1); }
+	;
+
+compound_op:
+		LEFTASSIGN  { $$ = OP_SHL; }
+	|	BANDASSIGN  { $$ = '&'; }
+	|	BORASSIGN   { $$ = '|'; }
+	|	BXORASSIGN  { $$ = '^'; }
+	|	DIVASSIGN   { $$ = '/'; }
+	|	MINUSASSIGN { $$ = '-'; }
+	|	MODASSIGN   { $$ = '%'; }
+	|	MULASSIGN   { $$ = '*'; }
+	|	PLUSASSIGN  { $$ = '+'; }
+	|	RIGHTASSIGN { $$ = OP_SHR; }
+	;
+
+%%
+
+static struct ast_node *mk(struct parse_state *ps, enum ast_kind kind, struct src_loc loc)
+{
+	(void)ps;
+	struct ast_node *n = ast_new(kind, loc);
+	n->depth = 1;
+	return n;
+}
+
+static int height(const struct ast_node *n)
+{
+	return n ? n->depth : 0;
+}
+
+/* Records the height of a finished node; reports, once, a tree that grew
+ * past AST_MAX_DEPTH.  The parse then fails and the tree is freed by the
+ * iterative ast_free(), so no recursive walker ever sees it. */
+static struct ast_node *fin(struct parse_state *ps, struct ast_node *n)
+{
+	int h = 0;
+	const struct ast_node *one[] = { n->lhs, n->rhs, n->cond, n->body, n->els, n->pred };
+	for (size_t i = 0; i < ARRAY_SIZE(one); i++)
+		if (height(one[i]) > h)
+			h = height(one[i]);
+	for (int i = 0; i < n->nkids; i++)
+		if (height(n->kids[i]) > h)
+			h = height(n->kids[i]);
+	n->depth = h + 1;
+	bool empty = n->loc.line == n->loc.end_line && n->loc.col == n->loc.end_col;
+	if (n->depth > AST_MAX_DEPTH && !ps->too_deep && !empty) {
+		ps->too_deep = true;
+		diag_error(ps->diags, n->loc, "expression nested too deeply");
+	}
+	return n;
+}
+
+/* Appends to a list node in O(1): only the new kid can raise its height. */
+static struct ast_node *grow(struct parse_state *ps, struct ast_node *list, struct ast_node *kid)
+{
+	ast_add_kid(list, kid);
+	if (kid->depth + 1 > list->depth) {
+		list->depth = kid->depth + 1;
+		bool empty = list->loc.line == list->loc.end_line && list->loc.col == list->loc.end_col;
+		if (list->depth > AST_MAX_DEPTH && !ps->too_deep && !empty) {
+			ps->too_deep = true;
+			diag_error(ps->diags, list->loc, "expression nested too deeply");
+		}
+	}
+	return list;
+}
+
+static struct ast_node *mk_binop(struct parse_state *ps, struct ast_node *l, int op,
+				 struct ast_node *r, struct src_loc loc)
+{
+	struct ast_node *n = mk(ps, AST_BINOP, loc);
+	n->op = op;
+	n->lhs = l;
+	n->rhs = r;
+	return fin(ps, n);
+}
+
+static struct ast_node *mk_unop(struct parse_state *ps, enum ast_kind kind, int op,
+				struct ast_node *e, struct src_loc loc)
+{
+	struct ast_node *n = mk(ps, kind, loc);
+	n->op = op;
+	n->lhs = e;
+	return fin(ps, n);
+}
+
+static struct ast_node *mk_named(struct parse_state *ps, enum ast_kind kind, char *name,
+				 struct src_loc loc)
+{
+	struct ast_node *n = mk(ps, kind, loc);
+	n->str = name;
+	return n;
+}
+
+static struct ast_node *mk_call(struct parse_state *ps, char *name, struct src_loc loc,
+				struct src_loc name_loc)
+{
+	struct ast_node *n = mk_named(ps, AST_CALL, name, loc);
+	n->pred_loc = name_loc;
+	return n;
+}
+
+static struct ast_node *take_kids(struct ast_node *dst, struct ast_node *list)
+{
+	for (int i = 0; i < list->nkids; i++)
+		ast_add_kid(dst, list->kids[i]);
+	list->nkids = 0;
+	ast_free(list);
+	return dst;
+}
+
+static char *cat(char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	a = xrealloc(a, la + lb + 1);
+	memcpy(a + la, b, lb + 1);
+	return a;
+}
+
+static struct src_loc span(struct src_loc a, struct src_loc b)
+{
+	a.end_line = b.end_line;
+	a.end_col = b.end_col;
+	return a;
+}
+
+static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *ps,
+			const char *msg)
+{
+	(void)scanner;
+	diag_error(ps->diags, *loc, "%s", msg);
+}
+
+/*
+ * The tokens bpftrace would list after "expecting".  bpftrace's parser has
+ * no LAC: on a bad token it first performs the default reductions of the
+ * states it is in, then lists the tokens the state it ends up in can
+ * shift.  LAC stops earlier (where the token first fails), so replay those
+ * default reductions on a scratch copy of the top of the stack, read
+ * straight from bison's tables.  More than four candidates: list none,
+ * as bison does.
+ */
+static int lalr_expected(const yypcontext_t *ctx, yysymbol_kind_t *out, int max)
+{
+	enum { OVER = 512 };
+	yy_state_t over[OVER];
+	int nover = 0;
+	const yy_state_t *real = ctx->yyssp;
+	int tok = ctx->yytoken;
+
+	for (int guard = 0; guard < 100000; guard++) {
+		int st = nover ? over[nover - 1] : *real;
+		int yyn = yypact[st];
+		int rule;
+		if (!yypact_value_is_default(yyn) && yyn + tok >= 0 && yyn + tok <= YYLAST &&
+		    yycheck[yyn + tok] == tok) {
+			int act = yytable[yyn + tok];
+			if (act > 0 || yytable_value_is_error(act))
+				break;
+			rule = -act;
+		} else {
+			rule = yydefact[st];
+		}
+		if (rule <= 0)
+			break;
+		int len = yyr2[rule];
+		while (len > 0 && nover > 0) {
+			nover--;
+			len--;
+		}
+		real -= len;
+		int lhs = yyr1[rule] - YYNTOKENS;
+		int s = nover ? over[nover - 1] : *real;
+		int yyi = yypgoto[lhs] + s;
+		int ns = (0 <= yyi && yyi <= YYLAST && yycheck[yyi] == s) ? yytable[yyi]
+									   : yydefgoto[lhs];
+		if (nover == OVER)
+			break;
+		over[nover++] = (yy_state_t)ns;
+	}
+
+	int st = nover ? over[nover - 1] : *real;
+	int yyn = yypact[st], count = 0;
+	if (yypact_value_is_default(yyn))
+		return 0;
+	int xbegin = yyn < 0 ? -yyn : 0;
+	int checklim = YYLAST - yyn + 1;
+	int xend = checklim < YYNTOKENS ? checklim : YYNTOKENS;
+	for (int x = xbegin; x < xend; x++) {
+		if (yycheck[x + yyn] != x || x == YYSYMBOL_YYerror ||
+		    yytable_value_is_error(yytable[x + yyn]))
+			continue;
+		if (count == max)
+			return 0;
+		out[count++] = (yysymbol_kind_t)x;
+	}
+	return count;
+}
+
+/* Token names as bison's verbose messages show them: bare, except that a
+ * name holding a quote, comma or backslash keeps its quotes (so bpftrace
+ * says: expecting ) or ","). */
+static void symbol_text(struct buf *b, yysymbol_kind_t sym)
+{
+	const char *name = yysymbol_name(sym);
+	if (strpbrk(name, "',\\"))
+		buf_printf(b, "\"%s\"", name);
+	else
+		buf_printf(b, "%s", name);
+}
+
+static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, struct parse_state *ps)
+{
+	(void)scanner;
+	struct buf b = { 0 };
+	buf_printf(&b, "syntax error");
+	yysymbol_kind_t tok = yypcontext_token(ctx);
+	if (tok != YYSYMBOL_YYEMPTY) {
+		yysymbol_kind_t exp[4];
+		int n = lalr_expected(ctx, exp, 4);
+		buf_printf(&b, ", unexpected ");
+		symbol_text(&b, tok);
+		for (int i = 0; i < n; i++) {
+			buf_printf(&b, i ? " or " : ", expecting ");
+			symbol_text(&b, exp[i]);
+		}
+	}
+	diag_error(ps->diags, *yypcontext_location(ctx), "%s", b.data);
+	buf_free(&b);
+	return 0;
+}
+
+/* ---- attach points ------------------------------------------------------ */
+
+/* Probe types of bpftrace, short and long names.  Only those with
+ * `supported` set can run now; the others parse and are refused. */
+static const struct {
+	const char *name, *alias;
+	bool supported;
+	int nargs; /* parts after the provider */
+} providers[] = {
+	{ "BEGIN", NULL, true, 0 },          { "END", NULL, true, 0 },
+	{ "uprobe", "u", true, 2 },          { "uretprobe", "ur", false, 2 },
+	{ "usdt", "U", false, 2 },           { "kprobe", "k", false, 1 },
+	{ "kretprobe", "kr", false, 1 },     { "tracepoint", "t", false, 2 },
+	{ "rawtracepoint", "rt", false, 1 }, { "profile", "p", false, 2 },
+	{ "interval", "i", false, 2 },       { "software", "s", false, 2 },
+	{ "hardware", "h", false, 2 },       { "watchpoint", "w", false, 2 },
+	{ "asyncwatchpoint", "aw", false, 2 }, { "kfunc", "f", false, 1 },
+	{ "kretfunc", "fr", false, 1 },      { "iter", "it", false, 1 },
+};
+
+static bool is_ident(const char *s)
+{
+	if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+		return false;
+	for (s++; *s; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9')))
+			return false;
+	return true;
+}
+
+/* "uprobe:./t:f" -> provider "uprobe", target "./t", func "f". */
+static int parse_attach(struct ast_node *ap, struct diags *diags)
+{
+	char *parts[8];
+	int n = 0;
+	char *text = xstrdup(ap->str), *p = text;
+	for (;;) {
+		char *c = strchr(p, ':');
+		if (n < (int)ARRAY_SIZE(parts))
+			parts[n] = p;
+		n++;
+		if (!c)
+			break;
+		*c = '\0';
+		p = c + 1;
+	}
+	int ret = -1, which = -1;
+	for (size_t i = 0; i < ARRAY_SIZE(providers); i++)
+		if (!strcmp(parts[0], providers[i].name) ||
+		    (providers[i].alias && !strcmp(parts[0], providers[i].alias)))
+			which = (int)i;
+	if (which < 0) {
+		diag_error(diags, ap->loc, "Invalid probe type: %s", parts[0]);
+		goto out;
+	}
+	const char *prov = providers[which].name;
+	if (!providers[which].supported) {
+		diag_error(diags, ap->loc, "%s probes are not supported yet", prov);
+		goto out;
+	}
+	if (n - 1 != providers[which].nargs) {
+		diag_error(diags, ap->loc, "%s probe type requires %d arguments", prov,
+			   providers[which].nargs);
+		goto out;
+	}
+	ap->attach.provider = xstrdup(prov);
+	if (providers[which].nargs == 2) {
+		if (!*parts[1]) {
+			diag_error(diags, ap->loc, "%s should have a target", prov);
+			goto out;
+		}
+		if (!*parts[2]) {
+			diag_error(diags, ap->loc,
+				   "%s should be attached to a function and/or address", prov);
+			goto out;
+		}
+		if (!is_ident(parts[2])) {
+			diag_error(diags, ap->loc,
+				   "%s function '%s' is not supported yet (a plain function name is)",
+				   prov, parts[2]);
+			goto out;
+		}
+		ap->attach.target = xstrdup(parts[1]);
+		ap->attach.func = xstrdup(parts[2]);
+	}
+	ret = 0;
+out:
+	free(text);
+	return ret;
+}
+
+int parse_attach_points(struct ast_node *prog, struct diags *diags)
+{
+	int ret = 0;
+	for (int i = 0; i < prog->nkids; i++) {
+		struct ast_node *probe = prog->kids[i];
+		/* bpftrace drops empty attach points ("BEGIN, { }"); a probe left
+		 * with none is an error. */
+		int k = 0;
+		for (int j = 0; j < probe->nkids; j++) {
+			if (probe->kids[j]->str[0])
+				probe->kids[k++] = probe->kids[j];
+			else if (k || j + 1 < probe->nkids)
+				ast_free(probe->kids[j]);
+			else
+				probe->kids[k++] = probe->kids[j];
+		}
+		probe->nkids = k;
+		if (k == 1 && !probe->kids[0]->str[0]) {
+			diag_error(diags, probe->kids[0]->loc, "No attach points for probe");
+			ret = -1;
+			continue;
+		}
+		for (int j = 0; j < probe->nkids; j++)
+			if (parse_attach(probe->kids[j], diags))
+				ret = -1;
+	}
+	return ret;
+}
+
+/* ---- entry point -------------------------------------------------------- */
+
+/* NUL bytes and malformed UTF-8 are refused before scanning: flex would
+ * otherwise see them as ordinary bytes and columns would lie. */
+static int check_bytes(const char *src, size_t len, struct diags *diags)
+{
+	int line = 1, col = 1;
+	for (size_t i = 0; i < len;) {
+		unsigned char c = (unsigned char)src[i];
+		size_t need = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2
+			      : (c & 0xf8) == 0xf0 ? 3 : 9;
+		struct src_loc loc = { line, col, line, col + 1 };
+		if (c == 0) {
+			diag_error(diags, loc, "invalid NUL byte in script");
+			return -1;
+		}
+		bool bad = need == 9 || (need == 1 && c < 0xc2) || i + need >= len + (need ? 0 : 1);
+		for (size_t k = 1; !bad && k <= need; k++)
+			if (((unsigned char)src[i + k] & 0xc0) != 0x80)
+				bad = true;
+		if (bad) {
+			diag_error(diags, loc, "invalid UTF-8 byte 0x%02x in script", c);
+			return -1;
+		}
+		if (c == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col += 1 + (int)need;
+		}
+		i += 1 + need;
+	}
+	return 0;
+}
+
+/* scanner functions (lexer.l, prefix ubt_yy) */
+typedef void *yyscan_t;
+int ubt_yylex_init_extra(struct parse_state *extra, yyscan_t *scanner);
+int ubt_yylex_destroy(yyscan_t scanner);
+void *ubt_yy_scan_bytes(const char *bytes, int len, yyscan_t scanner);
+void ubt_yyset_lloc(struct src_loc *loc, yyscan_t scanner);
+
+int parse_script(const char *src, size_t len, struct diags *diags, struct ast_node **prog)
+{
+	*prog = NULL;
+	if (len > (size_t)1 << 30) {
+		diag_error(diags, (struct src_loc){ 0 }, "script too large (%zu bytes)", len);
+		return -1;
+	}
+	if (check_bytes(src, len, diags))
+		return -1;
+
+	struct parse_state ps = { .diags = diags, .step_line = 1, .step_col = 1 };
+	yyscan_t scanner;
+	if (ubt_yylex_init_extra(&ps, &scanner)) {
+		diag_error(diags, (struct src_loc){ 0 }, "cannot start the scanner");
+		return -1;
+	}
+	ubt_yy_scan_bytes(src, (int)len, scanner);
+	int errors_before = diags->nerrors;
+	int rc = ubt_yyparse(scanner, &ps);
+	ubt_yylex_destroy(scanner);
+	buf_free(&ps.sbuf);
+
+	if (rc == 0 && ps.root && diags->nerrors == errors_before && !ps.too_deep)
+		rc = parse_attach_points(ps.root, diags);
+	else
+		rc = -1;
+	if (rc || diags->nerrors > errors_before) {
+		ast_free(ps.root);
+		return -1;
+	}
+	*prog = ps.root;
+	return 0;
+}

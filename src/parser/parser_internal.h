@@ -1,0 +1,25 @@
+/*
+ * parser_internal.h - state shared by the flex scanner (lexer.l) and the
+ * bison grammar (parser.y) during one parse_script() call.  Not part of
+ * the parser's public interface (that is ast.h).
+ */
+#ifndef UBT_PARSER_INTERNAL_H
+#define UBT_PARSER_INTERNAL_H
+
+#include <stdbool.h>
+#include "ast.h"
+#include "../util/util.h"
+
+struct parse_state {
+	struct diags *diags;
+	struct buf sbuf;            /* string literal being scanned */
+	int step_line, step_col;    /* where the next token's range starts */
+	int tok_line, tok_col;      /* where the current token really starts */
+	struct ast_node *root;      /* AST_PROGRAM once the grammar accepted */
+	bool too_deep;              /* "nested too deeply" already reported */
+};
+
+/* Attach point text -> provider/target/func, with bpftrace's checks. */
+int parse_attach_points(struct ast_node *prog, struct diags *diags);
+
+#endif

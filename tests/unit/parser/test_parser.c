@@ -1,0 +1,281 @@
+/*
+ * test_parser.c - table-driven tests of the front end (parse_script() and
+ * sema_check()): for each script in cases.h, the AST dump without and with
+ * types and the full diagnostic text must match byte for byte.  Most
+ * expectations are what bpftrace 0.17 itself prints for the same script.
+ * A second part checks what sema_info records (maps, variables, printf
+ * formats) and feeds pathological inputs (deep nesting, 1 MB scripts, NUL
+ * bytes, bad UTF-8) that must give an error or succeed, never crash.
+ *
+ * Prints one line per failure and closes with "N passed, M failed".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parser/ast.h"
+#include "parser/sema.h"
+#include "util/util.h"
+
+struct tcase {
+	const char *name;
+	const char *src;
+	const char *ast;   /* NULL: the parse must fail */
+	const char *typed; /* NULL: sema must fail (or was not reached) */
+	const char *diag;  /* everything diag_print() prints */
+};
+
+#include "cases.h"
+
+static int passed, failed;
+
+static void check(bool ok, const char *name, const char *what)
+{
+	if (ok) {
+		passed++;
+	} else {
+		failed++;
+		printf("FAIL %s: %s\n", name, what);
+	}
+}
+
+static void check_text(const char *name, const char *what, const char *want, const char *got)
+{
+	bool ok = (!want && !got) || (want && got && !strcmp(want, got));
+	check(ok, name, what);
+	if (!ok)
+		printf("--- expected:\n%s--- got:\n%s---\n", want ? want : "(none)\n",
+		       got ? got : "(none)\n");
+}
+
+struct result {
+	char *ast, *typed, *diag;
+	int parse_rc, sema_rc;
+	struct sema_info info;
+	struct ast_node *prog;
+};
+
+static char *dump(const struct ast_node *prog, bool types)
+{
+	char *s = NULL;
+	size_t n;
+	FILE *f = open_memstream(&s, &n);
+	ast_dump(prog, types, f);
+	fclose(f);
+	return s;
+}
+
+/* Runs both stages; keeps the tree and sema_info for the caller. */
+static void run(const char *src, size_t len, struct result *r)
+{
+	struct diags d;
+	memset(r, 0, sizeof(*r));
+	diag_init(&d, "stdin", src, len);
+	r->parse_rc = parse_script(src, len, &d, &r->prog);
+	r->sema_rc = -1;
+	if (r->parse_rc == 0) {
+		r->ast = dump(r->prog, false);
+		r->sema_rc = sema_check(r->prog, &d, &r->info);
+		if (r->sema_rc == 0)
+			r->typed = dump(r->prog, true);
+	}
+	size_t n;
+	FILE *f = open_memstream(&r->diag, &n);
+	diag_print(&d, f);
+	fclose(f);
+	diag_free(&d);
+}
+
+static void result_free(struct result *r)
+{
+	free(r->ast);
+	free(r->typed);
+	free(r->diag);
+	if (r->prog) {
+		sema_info_free(&r->info);
+		ast_free(r->prog);
+	}
+}
+
+static void table_tests(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct tcase *c = &cases[i];
+		struct result r;
+		run(c->src, strlen(c->src), &r);
+		check_text(c->name, "ast", c->ast, r.ast);
+		check_text(c->name, "typed ast", c->typed, r.typed);
+		check_text(c->name, "diagnostics", c->diag, r.diag);
+		result_free(&r);
+	}
+}
+
+/* What later stages rely on: map ids/types/keys, variables, printf records. */
+static void info_tests(void)
+{
+	const char *src = "uprobe:./t:f { @c = count(); @m[arg0, tid] = sum(arg1); $s = \"ab\";"
+			  " printf(\"%s %d\\n\", $s, pid); }\n"
+			  "u:./t:g { @c = count(); printf(\"x\\n\"); $s = 5; @m[1, 2] = sum(3); }";
+	struct result r;
+	run(src, strlen(src), &r);
+	check(r.parse_rc == 0 && r.sema_rc == 0, "info", "script accepted");
+	if (r.sema_rc == 0) {
+		struct sema_info *in = &r.info;
+		check(in->nmaps == 2, "info", "two maps");
+		check(in->nmaps == 2 && !strcmp(in->maps[0]->name, "@c") && in->maps[0]->id == 0 &&
+			      in->maps[0]->value.kind == TY_COUNT && in->maps[0]->nkeys == 0,
+		      "info", "@c is a scalar count map with id 0");
+		check(in->nmaps == 2 && !strcmp(in->maps[1]->name, "@m") && in->maps[1]->id == 1 &&
+			      in->maps[1]->value.kind == TY_SUM && in->maps[1]->nkeys == 2 &&
+			      in->maps[1]->keys[0].kind == TY_INT && in->maps[1]->keys[0].size == 8 &&
+			      !in->maps[1]->keys[0].is_signed,
+		      "info", "@m is a sum map keyed by two unsigned int64");
+		check(in->nvars == 2, "info", "$s counted once per probe");
+		check(in->nvars == 2 && in->vars[0]->type.kind == TY_STR && in->vars[0]->type.size == 3 &&
+			      in->vars[1]->type.kind == TY_INT,
+		      "info", "$s is string[3] in the first probe, int in the second");
+		check(in->nprintfs == 2 && in->printfs[0]->id == 0 &&
+			      !strcmp(in->printfs[0]->fmt, "%s %d\n") && in->printfs[0]->nargs == 2 &&
+			      in->printfs[0]->args[0].kind == TY_STR &&
+			      in->printfs[0]->args[1].kind == TY_INT && in->printfs[1]->nargs == 0,
+		      "info", "printf records in order of appearance");
+		const struct ast_node *probe = r.prog->kids[1];
+		check(!strcmp(probe->kids[0]->attach.provider, "uprobe") &&
+			      !strcmp(probe->kids[0]->attach.target, "./t") &&
+			      !strcmp(probe->kids[0]->attach.func, "g") &&
+			      !strcmp(probe->kids[0]->str, "u:./t:g"),
+		      "info", "u:./t:g canonicalised, text kept as written");
+		const struct ast_node *asg = r.prog->kids[0]->body->kids[1];
+		check(asg->lhs->map == in->maps[1] && asg->lhs->kids[0]->builtin_arg == 0,
+		      "info", "map node linked, arg0 numbered");
+	}
+	result_free(&r);
+}
+
+static char *repeat(const char *head, const char *unit, size_t n, const char *tail, size_t *len)
+{
+	struct buf b = { 0 };
+	buf_append(&b, head, strlen(head));
+	for (size_t i = 0; i < n; i++)
+		buf_append(&b, unit, strlen(unit));
+	buf_append(&b, tail, strlen(tail));
+	*len = b.len;
+	return b.data;
+}
+
+/* Each must fail cleanly or succeed; ASan/UBSan catch the rest. */
+static void pathological_tests(void)
+{
+	struct result r;
+	size_t len;
+	char *s;
+
+	struct buf b = { 0 };
+	buf_printf(&b, "BEGIN { $x = ");
+	for (int i = 0; i < 10000; i++)
+		buf_append(&b, "(", 1);
+	buf_append(&b, "1", 1);
+	for (int i = 0; i < 10000; i++)
+		buf_append(&b, ")", 1);
+	buf_printf(&b, "; exit(); }");
+	run(b.data, b.len, &r);
+	check(r.parse_rc == 0 && r.sema_rc == 0, "deep_parens", "10,000 nested parentheses parse");
+	result_free(&r);
+	buf_free(&b);
+
+	s = repeat("BEGIN { $x = ", "1 + ", 250000, "1; }", &len);
+	run(s, len, &r);
+	check(r.parse_rc != 0 && strstr(r.diag, "ERROR: expression nested too deeply"),
+	      "long_sum", "1 MB of `1 + 1 + ...` is refused as too deep");
+	result_free(&r);
+	free(s);
+
+	s = repeat("BEGIN { $x = ", "-(", 100000, "1", &len);
+	for (int i = 0; i < 100000; i++)
+		buf_append(&b, ")", 1);
+	s = xrealloc(s, len + b.len + 4);
+	memcpy(s + len, b.data, b.len);
+	memcpy(s + len + b.len, "; }", 4);
+	len += b.len + 3;
+	buf_free(&b);
+	run(s, len, &r);
+	check(r.parse_rc != 0 && strstr(r.diag, "nested too deeply"), "deep_unary",
+	      "100,000 nested negations are refused");
+	result_free(&r);
+	free(s);
+
+	s = repeat("BEGIN { ", "if (1) { ", 5000, "}", &len);
+	run(s, len, &r);
+	check(r.parse_rc != 0, "deep_if", "5,000 nested ifs are refused (and unterminated)");
+	result_free(&r);
+	free(s);
+
+	s = repeat("BEGIN { ", "@x = @x + 1; ", 80000, "exit() }", &len);
+	run(s, len, &r);
+	check(r.parse_rc == 0 && r.sema_rc == 0, "many_stmts", "1 MB of statements is accepted");
+	result_free(&r);
+	free(s);
+
+	s = repeat("BEGIN { printf(\"", "%d", 20, "\\n\", 1); }", &len);
+	run(s, len, &r);
+	check(r.sema_rc != 0 && strstr(r.diag, "Not enough arguments"), "printf_many",
+	      "printf with 20 specifiers and 1 argument is refused");
+	result_free(&r);
+	free(s);
+
+	static const char nul[] = "BEGIN { @x = 1;\0 }";
+	run(nul, sizeof(nul) - 1, &r);
+	check(r.parse_rc != 0 && strstr(r.diag, "stdin:1:16-17: ERROR: invalid NUL byte in script"),
+	      "nul_byte", "a NUL byte is refused at its position");
+	result_free(&r);
+
+	static const char utf[] = "BEGIN { @x = \"\xff\"; }";
+	run(utf, sizeof(utf) - 1, &r);
+	check(r.parse_rc != 0 && strstr(r.diag, "ERROR: invalid UTF-8 byte 0xff in script"),
+	      "bad_utf8", "invalid UTF-8 is refused");
+	result_free(&r);
+
+	static const char trunc[] = "BEGIN { @x = \"\xc3";
+	run(trunc, sizeof(trunc) - 1, &r);
+	check(r.parse_rc != 0 && strstr(r.diag, "invalid UTF-8"), "truncated_utf8",
+	      "a truncated UTF-8 sequence at the end is refused");
+	result_free(&r);
+
+	static const char good[] = "BEGIN { printf(\"h\xc3\xa9llo\\n\"); exit() } // \xe2\x82\xac";
+	run(good, sizeof(good) - 1, &r);
+	check(r.parse_rc == 0 && r.sema_rc == 0, "utf8_ok", "UTF-8 in strings and comments is fine");
+	result_free(&r);
+
+	static const char outside[] = "BEGIN { \xc3\xa9 }";
+	run(outside, sizeof(outside) - 1, &r);
+	check(r.parse_rc != 0 && strstr(r.diag, "invalid character '\xc3\xa9'"), "utf8_outside",
+	      "a non-ASCII character outside strings is an invalid character");
+	result_free(&r);
+
+	s = repeat("BEGIN { $s = \"", "a", 1000000, "\"; }", &len);
+	run(s, len, &r);
+	check(r.sema_rc != 0 && strstr(r.diag, "String is too long"), "huge_string",
+	      "a 1 MB string literal is refused by sema");
+	result_free(&r);
+	free(s);
+
+	run("", 0, &r);
+	check(r.parse_rc != 0 && strstr(r.diag, "ERROR: unexpected end of file, expected {"), "empty",
+	      "an empty script is an error");
+	result_free(&r);
+
+	static const char big[] = "BEGIN { @x = 99999999999999999999; }";
+	run(big, sizeof(big) - 1, &r);
+	check(r.parse_rc != 0 && strstr(r.diag, "integer literal out of range"), "int_range",
+	      "a literal above 2^64 is refused");
+	result_free(&r);
+}
+
+int main(void)
+{
+	table_tests();
+	info_tests();
+	pathological_tests();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
