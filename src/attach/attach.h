@@ -67,6 +67,7 @@ struct att_session {
 	uint64_t remote_code;    /* target address of the code part */
 	uint64_t remote_data;    /* target address of the data part */
 	bool remote_mapped;
+	bool trap_installed; /* our SIGTRAP handler is the target's action */
 	struct link_image image;
 	struct att_site *sites;
 	int nsites;

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -109,11 +110,11 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 					 p->func, strerror(-ret));
 				return ret;
 			}
-			if (site->plan.kind != ARCH_PATCH_JMP) {
-				diag_sys(NULL, "%s:%s: cannot patch safely: %s", p->path, p->func,
-					 site->plan.why);
-				return -ENOTSUP;
-			}
+			if (site->plan.kind != ARCH_PATCH_JMP)
+				fprintf(stderr,
+					"WARNING: %s:%s: using a breakpoint (about 2 us per hit) "
+					"instead of a jump: %s\n",
+					p->path, p->func, site->plan.why);
 		}
 		if (site->nhandlers == (int)ARRAY_SIZE(site->handlers)) {
 			diag_sys(NULL, "%s:%s: too many probes on one function", p->path, p->func);
@@ -306,8 +307,69 @@ static size_t tramp_bytes(const struct att_session *s)
 	return n;
 }
 
+/* Sends SIGTRAP to the runtime's handler; keeps the old action for chaining. */
+static int install_trap_handler(struct att_session *s, struct rt_shm_header *h)
+{
+	struct rt_sigaction_k act = {
+		.handler = link_lookup(&s->image, "rt_sigtrap"),
+		.flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | 0x04000000 /* SA_RESTORER */,
+		.restorer = link_lookup(&s->image, "rt_sigreturn"),
+		.mask = 0,
+	};
+	struct rt_sigaction_k both[2] = {act, {0}};
+	uint64_t at;
+	int64_t r;
+	int ret = tracee_scratch(&s->t, both, sizeof(both), &at);
+	if (!ret)
+		ret = rsys(s, SYS_rt_sigaction, SIGTRAP, at, at + sizeof(act), 8, 0, 0, &r);
+	if (!ret)
+		ret = tracee_read(&s->t, at + sizeof(act), &h->old_trap, sizeof(h->old_trap));
+	if (ret)
+		sys_error(s, ret, "rt_sigaction(SIGTRAP) in the target");
+	else
+		s->trap_installed = true;
+	return ret;
+}
+
+/* Puts the application's SIGTRAP action back if ours is still installed. */
+static void remove_trap_handler(struct att_session *s)
+{
+	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
+	struct rt_sigaction_k cur;
+	uint64_t at;
+	int64_t r;
+	if (!s->trap_installed || tracee_scratch(&s->t, &h->old_trap, sizeof(cur), &at))
+		return;
+	if (rsys(s, SYS_rt_sigaction, SIGTRAP, 0, at + 64, 8, 0, 0, &r) ||
+	    tracee_read(&s->t, at + 64, &cur, sizeof(cur)))
+		return;
+	if (cur.handler == link_lookup(&s->image, "rt_sigtrap"))
+		rsys(s, SYS_rt_sigaction, SIGTRAP, at, 0, 8, 0, 0, &r);
+	s->trap_installed = false;
+}
+
+/*
+ * A thread that executed one of our int3s but was stopped before its
+ * SIGTRAP was delivered would, after detach, meet the application's
+ * action: rewind it to re-run the restored instruction instead.
+ */
+static void rewind_trapped(struct att_session *s, const struct att_site *site)
+{
+	if (site->plan.kind != ARCH_PATCH_INT3)
+		return;
+	for (int i = 0; i < s->t.nthreads; i++) {
+		struct tracee_thread *th = &s->t.threads[i];
+		if (th->pending_sig == SIGTRAP && th->regs.rip == site->plan.site + 1) {
+			th->regs.rip = site->plan.site;
+			th->regs_dirty = true;
+			th->pending_sig = 0;
+		}
+	}
+}
+
 static int place_trampolines(struct att_session *s, const struct cg_object *obj)
 {
+	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	uint64_t off = ALIGN_UP(s->image.size, 16);
 	for (int i = 0; i < s->nsites; i++) {
 		struct att_site *site = &s->sites[i];
@@ -333,7 +395,19 @@ static int place_trampolines(struct att_session *s, const struct cg_object *obj)
 			return ret;
 		}
 		off += ALIGN_UP(len, 16);
+		if (site->plan.kind == ARCH_PATCH_INT3) {
+			if (h->ntraps == RT_TRAP_MAX) {
+				diag_sys(NULL, "too many probes need a breakpoint (at most %d)",
+					 RT_TRAP_MAX);
+				return -E2BIG;
+			}
+			h->traps[h->ntraps].site = site->plan.site;
+			h->traps[h->ntraps].tramp = site->tramp;
+			h->ntraps++;
+		}
 	}
+	if (h->ntraps)
+		return install_trap_handler(s, h);
 	return 0;
 }
 
@@ -380,14 +454,15 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		if ((ret = link_code(target_obj, s->remote_code, s->remote_data, &s->image)))
 			goto out;
 		memcpy(s->local, s->image.bytes, s->image.size);
+		write_headers(s, layout, &facts);
 		if ((ret = place_trampolines(s, target_obj)))
 			goto out;
 	} else {
 		s->code_size = 0;
 		if ((ret = map_local_only(s)))
 			goto out;
+		write_headers(s, layout, &facts);
 	}
-	write_headers(s, layout, &facts);
 	if (host_obj && host_obj->nprobes) {
 		struct link_image probe;
 		if ((ret = link_code(host_obj, 0, 0, &probe)))
@@ -530,7 +605,9 @@ int att_detach(struct att_session *s)
 				 s->t.pid, (unsigned long long)site->plan.site);
 		site->patched = false;
 		move_threads_out(s, site);
+		rewind_trapped(s, site);
 	}
+	remove_trap_handler(s);
 	bool busy = false;
 	for (int i = 0; i < s->t.nthreads; i++) {
 		uint64_t pc = s->t.threads[i].regs.rip;

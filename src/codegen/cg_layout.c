@@ -14,6 +14,8 @@
 
 #define CG_PAGE 4096u
 
+_Static_assert(sizeof(struct rt_shm_header) <= CG_PAGE, "the shared header must fit in a page");
+
 static uint32_t pow2_at_least(uint64_t n)
 {
 	uint32_t p = 1;

@@ -42,7 +42,29 @@ enum rt_shm_flags {
 };
 
 /*
- * The header at offset 0 of the data part.  Written by ubt before any
+ * int3 fallback.  Where a 5-byte jmp cannot be placed safely, the site's
+ * first byte becomes int3 and the runtime's SIGTRAP handler (rt_sigtrap)
+ * sends the thread to the site's trampoline, whose relocated copy of the
+ * first instruction then jumps back.  A trap at an address not in traps[]
+ * goes to the application's own action, saved in old_trap.
+ */
+#define RT_TRAP_MAX 128
+
+struct rt_trap_site {
+	uint64_t site;  /* address of the int3 */
+	uint64_t tramp; /* where the thread continues */
+};
+
+/* The kernel's struct sigaction for rt_sigaction(2) on x86-64. */
+struct rt_sigaction_k {
+	uint64_t handler;
+	uint64_t flags;
+	uint64_t restorer;
+	uint64_t mask;
+};
+
+/*
+ * The header at offset 0 of the data part (it must fit in one page).  Written by ubt before any
  * probe is armed; the fields under "target writes" change while probes run.
  */
 struct rt_shm_header {
@@ -68,6 +90,12 @@ struct rt_shm_header {
 	int32_t exit_code;
 	volatile uint64_t threads_full; /* probe hits that found no free thread slot */
 	volatile uint64_t reentered;    /* probe hits skipped: the thread was already in a probe */
+	volatile uint64_t trap_hits;    /* probe hits through the int3 fallback */
+	/* int3 fallback (ubt writes, the SIGTRAP handler reads) */
+	uint32_t ntraps;               /* entries used in traps[] */
+	uint32_t pad1;
+	struct rt_sigaction_k old_trap; /* the application's SIGTRAP action, for chaining */
+	struct rt_trap_site traps[RT_TRAP_MAX];
 };
 
 /*
