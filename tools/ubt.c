@@ -326,9 +326,15 @@ int main(int argc, char **argv)
 	att_run_host(&s, &hobj, "BEGIN");
 	if (att_arm(&s))
 		goto out_detach;
+	if (o.verbose && s.has_target)
+		fprintf(stderr, "ubt: %d site%s patched; threads stopped for %.3f ms (%d threads)\n",
+			s.nsites, s.nsites == 1 ? "" : "s", s.attach_stop_ns / 1e6, s.attach_nthreads);
 	trace_loop(&s, &out);
 	out_drain(&out);
 	att_detach(&s);
+	if (o.verbose && s.has_target && s.detach_stop_ns)
+		fprintf(stderr, "ubt: threads stopped for %.3f ms while detaching\n",
+			s.detach_stop_ns / 1e6);
 	end_child(&s);
 	att_run_host(&s, &hobj, "END");
 	out_drain(&out);

@@ -31,9 +31,17 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PAGE 4096ull
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
 
 extern const unsigned char ubt_rt_object[];
 extern const size_t ubt_rt_object_size;
@@ -435,6 +443,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			goto out;
 		s->code_size = ALIGN_UP(probe.size + 16 + tramp_bytes(s), PAGE);
 		link_image_free(&probe);
+		s->stop_start_ns = now_ns();
 		if (!s->t.stopped && (ret = tracee_stop_all(&s->t))) {
 			sys_error(s, ret, "ptrace(PTRACE_SEIZE)");
 			goto out;
@@ -540,7 +549,9 @@ int att_arm(struct att_session *s)
 				s->sites[i].patched = false;
 			}
 	}
+	s->attach_nthreads = s->t.nthreads;
 	int r = tracee_release(&s->t);
+	s->attach_stop_ns = now_ns() - s->stop_start_ns;
 	return ret ? ret : r;
 }
 
@@ -585,6 +596,7 @@ int att_detach(struct att_session *s)
 	int status;
 	if (tracee_wait_exit(&s->t, 0, &status) == 1)
 		return 0; /* gone: nothing to restore */
+	uint64_t t0 = now_ns();
 	int ret = tracee_stop_all(&s->t);
 	if (ret) {
 		if (ret == -ESRCH)
@@ -620,7 +632,9 @@ int att_detach(struct att_session *s)
 		rsys(s, SYS_munmap, s->remote_code, s->code_size + s->data_size, 0, 0, 0, 0, &r);
 		s->remote_mapped = false;
 	}
-	return tracee_release(&s->t);
+	ret = tracee_release(&s->t);
+	s->detach_stop_ns = now_ns() - t0;
+	return ret;
 }
 
 void att_close(struct att_session *s)
