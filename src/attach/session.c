@@ -311,7 +311,7 @@ static size_t tramp_bytes(const struct att_session *s)
 {
 	size_t n = 0;
 	for (int i = 0; i < s->nsites; i++)
-		n += ALIGN_UP(arch_trampoline_max(s->sites[i].nhandlers), 16);
+		n += ALIGN_UP(arch_trampoline_max(s->sites[i].nhandlers), 64);
 	return n;
 }
 
@@ -378,7 +378,8 @@ static void rewind_trapped(struct att_session *s, const struct att_site *site)
 static int place_trampolines(struct att_session *s, const struct cg_object *obj)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
-	uint64_t off = ALIGN_UP(s->image.size, 16);
+	/* each trampoline on its own cache line(s): hot code shares no line */
+	uint64_t off = ALIGN_UP(s->image.size, 64);
 	for (int i = 0; i < s->nsites; i++) {
 		struct att_site *site = &s->sites[i];
 		for (int h = 0; h < site->nhandlers; h++) {
@@ -402,7 +403,7 @@ static int place_trampolines(struct att_session *s, const struct cg_object *obj)
 				 (unsigned long long)site->func_addr, strerror(-ret));
 			return ret;
 		}
-		off += ALIGN_UP(len, 16);
+		off += ALIGN_UP(len, 64);
 		if (site->plan.kind == ARCH_PATCH_INT3) {
 			if (h->ntraps == RT_TRAP_MAX) {
 				diag_sys(NULL, "too many probes need a breakpoint (at most %d)",

@@ -82,8 +82,13 @@ static const struct cg_map_layout *map_layout(struct cg *c, const struct ast_nod
  */
 static void cg_percpu_add(struct cg *c, LLVMValueRef base, uint64_t stride, LLVMValueRef val)
 {
-	char tmpl[2048];
+	char tmpl[2048], scale[64];
 	uint64_t fallback = stride * c->layout->ncpu;
+	if (stride && !(stride & (stride - 1)))
+		snprintf(scale, sizeof(scale), "shlq $$%d, %%rax", __builtin_ctzll(stride));
+	else
+		snprintf(scale, sizeof(scale), "imulq $$%llu, %%rax, %%rax",
+			 (unsigned long long)stride);
 	if (c->facts->has_rseq) {
 		int64_t cs = c->facts->rseq_off + RT_RSEQ_CS, cpu = c->facts->rseq_off + RT_RSEQ_CPU_ID;
 		snprintf(tmpl, sizeof(tmpl),
@@ -94,7 +99,7 @@ static void cg_percpu_add(struct cg *c, LLVMValueRef base, uint64_t stride, LLVM
 			 "\tmovl %%fs:%lld, %%eax\n"
 			 "\tcmpl $$%u, %%eax\n"
 			 "\tjae .Lf${:uid}\n"
-			 "\timulq $$%llu, %%rax, %%rax\n"
+			 "\t%s\n"
 			 "\taddq $1, ($0,%%rax)\n"
 			 ".Lp${:uid}:\n"
 			 "\tjmp .Ld${:uid}\n"
@@ -110,7 +115,7 @@ static void cg_percpu_add(struct cg *c, LLVMValueRef base, uint64_t stride, LLVM
 			 "\t.long 0, 0\n"
 			 "\t.quad .Ls${:uid}, .Lp${:uid} - .Ls${:uid}, .La${:uid}\n"
 			 "\t.popsection\n",
-			 (long long)cs, (long long)cpu, c->layout->ncpu, (unsigned long long)stride,
+			 (long long)cs, (long long)cpu, c->layout->ncpu, scale,
 			 RT_RSEQ_SIG, (unsigned long long)fallback);
 	} else {
 		snprintf(tmpl, sizeof(tmpl), "lock addq $1, %llu($0)\n",

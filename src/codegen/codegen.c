@@ -82,6 +82,9 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 	LLVMTypeRef fty = LLVMFunctionType(c->void_t, params, 1, 0);
 	c->fn = LLVMAddFunction(c->mod, sym, fty);
 	add_fn_attr(c, c->fn, "nounwind");
+	/* a probe's hot path starts on its own cache line: at ~2 ns per hit,
+	 * a split fetch block is measurable */
+	LLVMSetAlignment(c->fn, 64);
 	c->regs = LLVMGetParam(c->fn, 0);
 	c->probe = probe;
 	LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "entry");
