@@ -72,7 +72,7 @@ void ast_free(struct ast_node *root)
 
 /* ---- dump --------------------------------------------------------------- */
 
-static const char *op_text(int op)
+const char *ast_op_text(int op)
 {
 	static char one[2];
 	switch (op) {
@@ -157,7 +157,7 @@ static void dump_expr(struct dumper *d, const struct ast_node *n, int depth)
 		/* postfix: bpftrace prints the operand, then the operator below it */
 		dump_expr(d, n->lhs, depth);
 		indent(d, depth + 1);
-		fprintf(d->out, "%s\n", op_text(n->op));
+		fprintf(d->out, "%s\n", ast_op_text(n->op));
 		return;
 	}
 	indent(d, depth);
@@ -194,17 +194,17 @@ static void dump_expr(struct dumper *d, const struct ast_node *n, int depth)
 		dump_kids(d, n, depth + 1);
 		break;
 	case AST_BINOP:
-		fputs(op_text(n->op), d->out);
+		fputs(ast_op_text(n->op), d->out);
 		type_suffix(d, &n->type);
 		dump_expr(d, n->lhs, depth + 1);
 		dump_expr(d, n->rhs, depth + 1);
 		break;
 	case AST_UNOP:
-		fprintf(d->out, "%s\n", n->op == '*' ? "dereference" : op_text(n->op));
+		fprintf(d->out, "%s\n", n->op == '*' ? "dereference" : ast_op_text(n->op));
 		dump_expr(d, n->lhs, depth + 1);
 		break;
 	case AST_INCDEC:
-		fprintf(d->out, "%s\n", op_text(n->op));
+		fprintf(d->out, "%s\n", ast_op_text(n->op));
 		dump_expr(d, n->lhs, depth + 1);
 		break;
 	case AST_TUPLE:
@@ -244,7 +244,7 @@ static void dump_stmt(struct dumper *d, const struct ast_node *n, int depth)
 		} else {
 			/* bpftrace keeps `@x += 2` as `@x = @x + 2` */
 			indent(d, depth + 1);
-			fputs(op_text(n->op), d->out);
+			fputs(ast_op_text(n->op), d->out);
 			type_suffix(d, &n->optype);
 			dump_expr(d, n->lhs, depth + 2);
 			dump_expr(d, n->rhs, depth + 2);

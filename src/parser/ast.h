@@ -134,6 +134,8 @@ struct ast_node {
 struct ast_node *ast_new(enum ast_kind kind, struct src_loc loc);
 void ast_add_kid(struct ast_node *parent, struct ast_node *kid);
 void ast_free(struct ast_node *n);
+/* "==", "<<", "+": an operator as written (static storage for one-char ones). */
+const char *ast_op_text(int op);
 
 /*
  * `ubt -d ast` / `-d types`: bpftrace's own AST dump format, one node per

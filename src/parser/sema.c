@@ -601,26 +601,6 @@ static void binop_int_warnings(struct sema *s, const struct ast_node *n, const s
 		     what, tn(&l->type, a), tn(&r->type, b));
 }
 
-static const char *op_name(int op)
-{
-	static char one[2];
-	switch (op) {
-	case OP_EQ: return "==";
-	case OP_NE: return "!=";
-	case OP_LE: return "<=";
-	case OP_GE: return ">=";
-	case OP_LAND: return "&&";
-	case OP_LOR: return "||";
-	case OP_SHL: return "<<";
-	case OP_SHR: return ">>";
-	case OP_INC: return "++";
-	case OP_DEC: return "--";
-	default:
-		one[0] = (char)op;
-		one[1] = '\0';
-		return one;
-	}
-}
 
 /* The type of `l op r`; also the checks bpftrace makes on it.  Used for
  * AST_BINOP and for compound assignments (`@x += r` is `@x = @x + r`). */
@@ -644,12 +624,12 @@ static struct ast_type binop_type(struct sema *s, const struct ast_node *n,
 		binop_int_warnings(s, n, l, r, oploc, op);
 	} else if (lt->kind != rt->kind) {
 		diag_error(s->diags, join(l->loc, r->loc),
-			   "Type mismatch for '%s': comparing '%s' with '%s'", op_name(op), tn(lt, a),
+			   "Type mismatch for '%s': comparing '%s' with '%s'", ast_op_text(op), tn(lt, a),
 			   tn(rt, b));
 	} else if (op != OP_EQ && op != OP_NE) {
 		diag_error(s->diags, oploc,
 			   "The %s operator can not be used on expressions of types %s, %s",
-			   op_name(op), tn(lt, a), tn(rt, b));
+			   ast_op_text(op), tn(lt, a), tn(rt, b));
 	}
 	return t;
 }
@@ -668,7 +648,7 @@ static void check_unop(struct sema *s, struct ast_node *n)
 	if (s->final && t->kind != TY_INT)
 		diag_error(s->diags, n->loc,
 			   "The %s operator can not be used on expressions of type '%s'",
-			   op_name(n->op), tn(t, a));
+			   ast_op_text(n->op), tn(t, a));
 	if (n->op == '!')
 		n->type = (struct ast_type){ TY_INT, t->size ? t->size : 0, false, AS_NONE };
 	else
@@ -691,7 +671,7 @@ static void check_incdec(struct sema *s, struct ast_node *n)
 	if (s->final && t->type.kind != TY_INT)
 		diag_error(s->diags, n->loc,
 			   "The %s operator can not be used on expressions of type '%s'",
-			   op_name(n->op), tn(&t->type, a));
+			   ast_op_text(n->op), tn(&t->type, a));
 	n->type = (struct ast_type){ TY_INT, 8, t->type.is_signed, AS_NONE };
 }
 
