@@ -1,0 +1,314 @@
+/*
+ * sema_call.c - semantic analysis of builtins (pid, tid, argN, ...) and
+ * function calls (count, sum, printf, exit, ...): which exist, where they
+ * may be used, their argument counts and types, and the types of their
+ * values.  printf formats are checked here and recorded in sema_info for
+ * the output stage.  Called from sema.c's expression walk.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sema_internal.h"
+#include "../util/util.h"
+
+/* ---- builtins ----------------------------------------------------------- */
+
+static bool probe_all(const struct ast_node *probe, const char *provider)
+{
+	for (int i = 0; i < probe->nkids; i++) {
+		const char *p = probe->kids[i]->attach.provider;
+		if (!p || strcmp(p, provider))
+			return false;
+	}
+	return true;
+}
+
+/* builtin -> pid | tid | arg0 .. arg5 (others are known but refused) */
+void sema_builtin(struct sema *s, struct ast_node *n)
+{
+	const char *name = n->str;
+	n->type = ty_none;
+	if (!strcmp(name, "pid") || !strcmp(name, "tid")) {
+		n->type = ty_uint64;
+		return;
+	}
+	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9' && !name[4]) {
+		int num = name[3] - '0';
+		n->builtin_arg = num;
+		if (!probe_all(s->probe, "uprobe"))
+			diag_error(s->diags, n->loc,
+				   "The %s builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes",
+				   name);
+		if (num > 5)
+			diag_error(s->diags, n->loc, "x86_64 doesn't support %s", name);
+		n->type = ty_uint64;
+		const char *first = s->probe->nkids ? s->probe->kids[0]->attach.provider : NULL;
+		if (first && !strcmp(first, "uprobe"))
+			n->type.as = AS_USER;
+		return;
+	}
+	diag_error(s->diags, n->loc, "the %s builtin is not supported yet", name);
+}
+
+/* ---- calls -------------------------------------------------------------- */
+
+/* bpftrace's function names; only some are implemented in ubt so far. */
+static const char *const known_funcs[] = {
+	"avg", "buf", "cat", "cgroupid", "clear", "count", "delete", "exit", "hist", "join",
+	"kaddr", "kptr", "ksym", "lhist", "macaddr", "max", "min", "ntop", "override", "print",
+	"printf", "cgroup_path", "reg", "signal", "sizeof", "stats", "str", "strerror",
+	"strftime", "strncmp", "strcontains", "sum", "system", "time", "uaddr", "uptr", "usym",
+	"zero", "path", "unwatch", "bswap", "skboutput", "pton", "debugf", "kstack", "ustack",
+};
+
+static int edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 32 || lb > 32)
+		return 99;
+	int d[33][33];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (int)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (int)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+/* The range of a call's name: "cuont" in "cuont(1)". */
+static struct src_loc name_loc(const struct ast_node *n)
+{
+	return n->pred_loc.line ? n->pred_loc : n->loc;
+}
+
+static bool check_use(struct sema *s, struct ast_node *n, enum call_use use,
+		      const struct ast_node *user, bool want_map)
+{
+	if (want_map && use != USE_MAP) {
+		diag_error(s->diags, n->loc, "%s() should be directly assigned to a map", n->str);
+		return false;
+	}
+	if (!want_map && use != USE_NONE) {
+		diag_error(s->diags, n->loc,
+			   "%s() should not be used in an assignment or as a map key", n->str);
+		return false;
+	}
+	return true;
+}
+
+static bool check_nargs(struct sema *s, struct ast_node *n, int want)
+{
+	if (n->nkids == want)
+		return true;
+	if (want == 0)
+		diag_error(s->diags, n->loc, "%s() requires no arguments (%d provided)", n->str,
+			   n->nkids);
+	else if (want == 1)
+		diag_error(s->diags, n->loc, "%s() requires one argument (%d provided)", n->str,
+			   n->nkids);
+	else
+		diag_error(s->diags, n->loc, "%s() requires %d arguments (%d provided)", n->str,
+			   want, n->nkids);
+	return false;
+}
+
+/*
+ * printf conversions: %[-][width][.prec] then a length (hh h l ll j z t)
+ * and one of d u o x X p, or c, s, r, rx, rh.  Returns the conversion's
+ * length, 0 if this '%' starts none (it is then plain text, as in
+ * bpftrace); *token gets the part after the width ("ld").
+ */
+static size_t fmt_spec(const char *p, const char **token, size_t *token_len, enum ast_type_kind *want,
+		       bool *is_buffer)
+{
+	const char *q = p + 1;
+	if (*q == '-')
+		q++;
+	while (*q >= '0' && *q <= '9')
+		q++;
+	if (*q == '.' && q[1] >= '0' && q[1] <= '9') {
+		q++;
+		while (*q >= '0' && *q <= '9')
+			q++;
+	}
+	*token = q;
+	*is_buffer = false;
+	if (*q == 's' || *q == 'c') {
+		*want = *q == 's' ? TY_STR : TY_INT;
+		*token_len = 1;
+		return (size_t)(q + 1 - p);
+	}
+	if (*q == 'r') {
+		*want = TY_NONE;
+		*is_buffer = true;
+		*token_len = (q[1] == 'x' || q[1] == 'h') ? 2 : 1;
+		return (size_t)(q + *token_len - p);
+	}
+	const char *lens[] = { "hh", "ll", "h", "l", "j", "z", "t", "" };
+	for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
+		size_t ll = strlen(lens[i]);
+		if (strncmp(q, lens[i], ll) || !q[ll] || !strchr("duoxXp", q[ll]))
+			continue;
+		*want = TY_INT;
+		*token_len = ll + 1;
+		return (size_t)(q + ll + 1 - p);
+	}
+	return 0;
+}
+
+static void check_printf_format(struct sema *s, struct ast_node *n)
+{
+	const struct ast_node *fmt = n->kids[0];
+	int nargs = n->nkids - 1, nspec = 0;
+	const char *f = fmt->str, *end = fmt->str + fmt->slen;
+	/* count first: bpftrace reports the count before any type */
+	for (const char *p = f; p < end; p++) {
+		if (*p != '%')
+			continue;
+		if (p[1] == '%') { /* "%%" is a literal percent sign in ubt */
+			p++;
+			continue;
+		}
+		const char *tok;
+		size_t tl;
+		enum ast_type_kind want;
+		bool isbuf;
+		size_t l = fmt_spec(p, &tok, &tl, &want, &isbuf);
+		if (l) {
+			nspec++;
+			p += l - 1;
+		}
+	}
+	if (nargs < nspec) {
+		diag_error(s->diags, n->loc,
+			   "printf: Not enough arguments for format string (%d supplied, %d expected)",
+			   nargs, nspec);
+		return;
+	}
+	if (nargs > nspec) {
+		diag_error(s->diags, n->loc,
+			   "printf: Too many arguments for format string (%d supplied, %d expected)",
+			   nargs, nspec);
+		return;
+	}
+	int i = 1;
+	for (const char *p = f; p < end; p++) {
+		if (*p != '%')
+			continue;
+		if (p[1] == '%') {
+			p++;
+			continue;
+		}
+		const char *tok;
+		size_t tl;
+		enum ast_type_kind want;
+		bool isbuf;
+		size_t l = fmt_spec(p, &tok, &tl, &want, &isbuf);
+		if (!l)
+			continue;
+		const struct ast_type *at = &n->kids[i++]->type;
+		if (isbuf) {
+			diag_error(s->diags, n->loc, "printf: %%%.*s is not supported yet", (int)tl, tok);
+			return;
+		}
+		if (at->kind != want) {
+			diag_error(s->diags, n->loc,
+				   "printf: %%%.*s specifier expects a value of type %s (%s supplied)",
+				   (int)tl, tok, want == TY_STR ? "string" : "integer", sema_kind_name(at));
+			return;
+		}
+		p += l - 1;
+	}
+	if (nargs > (int)ARRAY_SIZE(((struct sema_printf *)0)->args)) {
+		diag_error(s->diags, n->loc, "printf: more than %zu arguments are not supported yet",
+			   ARRAY_SIZE(((struct sema_printf *)0)->args));
+		return;
+	}
+	struct sema_printf *pf = xcalloc(1, sizeof(*pf));
+	pf->id = s->info->nprintfs;
+	pf->fmt = xstrndup(fmt->str, fmt->slen);
+	pf->nargs = nargs;
+	for (int k = 0; k < nargs; k++)
+		pf->args[k] = n->kids[k + 1]->type;
+	pf->call = n;
+	s->info->printfs = xrealloc(s->info->printfs,
+				    (s->info->nprintfs + 1) * sizeof(*s->info->printfs));
+	s->info->printfs[s->info->nprintfs++] = pf;
+}
+
+/* call -> name '(' args ')': count(), sum(x), printf(fmt, ...), exit() */
+void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
+	       const struct ast_node *user)
+{
+	const char *saved_func = s->func;
+	int saved_arg = s->func_arg;
+	s->func = n->str;
+	for (int i = 0; i < n->nkids; i++) {
+		s->func_arg = i;
+		sema_expr(s, n->kids[i], USE_NONE, NULL);
+	}
+	s->func = saved_func;
+	s->func_arg = saved_arg;
+	n->type = ty_none;
+
+	if (!strcmp(n->str, "count")) {
+		check_use(s, n, use, user, true);
+		check_nargs(s, n, 0);
+		n->type = (struct ast_type){ TY_COUNT, 8, true, AS_NONE };
+	} else if (!strcmp(n->str, "sum")) {
+		bool sign = false;
+		check_use(s, n, use, user, true);
+		if (check_nargs(s, n, 1)) {
+			const struct ast_type *at = &n->kids[0]->type;
+			if (s->final && at->kind != TY_INT)
+				diag_error(s->diags, n->loc,
+					   "sum() only supports integer arguments (%s provided)",
+					   sema_kind_name(at));
+			sign = at->is_signed;
+		}
+		n->type = (struct ast_type){ TY_SUM, 8, sign, AS_NONE };
+	} else if (!strcmp(n->str, "printf")) {
+		check_use(s, n, use, user, false);
+		n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
+		if (n->nkids < 1) {
+			diag_error(s->diags, n->loc, "printf() requires at least one argument (0 provided)");
+		} else if (n->nkids > 129) {
+			diag_error(s->diags, n->loc, "printf() takes up to 128 arguments (%d provided)",
+				   n->nkids);
+		} else if (n->kids[0]->kind != AST_STR) {
+			diag_error(s->diags, n->loc, "printf() expects a string literal (%s provided)",
+				   sema_kind_name(&n->kids[0]->type));
+		} else if (s->final) {
+			check_printf_format(s, n);
+		}
+	} else if (!strcmp(n->str, "exit")) {
+		check_use(s, n, use, user, false);
+		check_nargs(s, n, 0);
+		n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
+	} else {
+		bool known = false;
+		const char *close = NULL;
+		for (size_t i = 0; i < ARRAY_SIZE(known_funcs); i++) {
+			if (!strcmp(n->str, known_funcs[i]))
+				known = true;
+			else if (!close && edit_distance(n->str, known_funcs[i]) <= 2)
+				close = known_funcs[i];
+		}
+		if (known) {
+			diag_error(s->diags, n->loc, "%s() is not supported yet", n->str);
+		} else {
+			struct diag *d = diag_error(s->diags, name_loc(n), "Unknown function: %s", n->str);
+			if (close)
+				diag_hint(d, "did you mean '%s'?", close);
+		}
+	}
+}
+

@@ -1,0 +1,54 @@
+/*
+ * sema_internal.h - what the parts of semantic analysis share: sema.c
+ * (statements, expressions, maps, variables) and sema_call.c (builtins
+ * and function calls).
+ */
+#ifndef UBT_SEMA_INTERNAL_H
+#define UBT_SEMA_INTERNAL_H
+
+#include <stdio.h>
+#include "sema.h"
+
+enum { SEMA_PASSES = 3 };
+
+struct sema {
+	struct diags *diags;
+	struct sema_info *info;
+	int pass;
+	bool final;
+	struct ast_node *probe;   /* probe being checked */
+	const char *func;         /* call whose arguments are being checked */
+	int func_arg;             /* index of that argument */
+};
+
+/* What an AST_CALL is the value of: bpftrace's call.map / .var / .key_for_map. */
+enum call_use {
+	USE_NONE,
+	USE_MAP,  /* @m = f() */
+	USE_VAR,  /* $v = f() */
+	USE_KEY,  /* @m[f()] */
+};
+
+void sema_expr(struct sema *s, struct ast_node *n, enum call_use use,
+		const struct ast_node *user);
+
+/* ---- types -------------------------------------------------------------- */
+
+static const struct ast_type ty_none __attribute__((unused)) = { TY_NONE, 0, false, AS_NONE };
+static const struct ast_type ty_int64 __attribute__((unused)) = { TY_INT, 8, true, AS_NONE };
+static const struct ast_type ty_uint64 __attribute__((unused)) = { TY_INT, 8, false, AS_NONE };
+
+static inline struct ast_type ty_str(int size)
+{
+	return (struct ast_type){ TY_STR, size, false, AS_NONE };
+}
+
+
+const char *sema_kind_name(const struct ast_type *t);
+const char *sema_tn(const struct ast_type *t, char buf[64]);
+
+/* sema_call.c */
+void sema_builtin(struct sema *s, struct ast_node *n);
+void sema_call(struct sema *s, struct ast_node *n, enum call_use use, const struct ast_node *user);
+
+#endif
