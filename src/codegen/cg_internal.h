@@ -34,11 +34,30 @@ struct cg {
 	int failed;
 };
 
-/* cg_expr.c */
+/* cg_expr.c: expressions and statements */
 LLVMValueRef cg_expr(struct cg *c, const struct ast_node *n);
 void cg_stmt(struct cg *c, const struct ast_node *n);
-bool cg_needs_thread(const struct ast_node *n);
 LLVMValueRef cg_alloca(struct cg *c, LLVMTypeRef t, const char *name);
+LLVMBasicBlockRef cg_new_bb(struct cg *c, const char *name);
+LLVMValueRef cg_bool64(struct cg *c, LLVMValueRef i1);
+LLVMValueRef cg_var_ptr(struct cg *c, const struct ast_node *n);
+
+/* cg_call.c: builtins and calls */
+bool cg_is_call(const struct ast_node *n, const char *name);
+bool cg_needs_thread(const struct ast_node *n);
+LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n);
+LLVMValueRef cg_call(struct cg *c, const struct ast_node *n);
+
+/* cg_map.c: maps */
+const struct cg_map_layout *cg_map_of(struct cg *c, const struct ast_node *n);
+LLVMValueRef cg_map_index(struct cg *c, const struct ast_node *n, bool insert,
+			  LLVMBasicBlockRef *miss);
+LLVMValueRef cg_map_value_ptr(struct cg *c, const struct ast_node *n, LLVMValueRef idx);
+void cg_map_done(struct cg *c, LLVMBasicBlockRef miss);
+void cg_mark_written(struct cg *c, const struct ast_node *n);
+void cg_copy_str(struct cg *c, LLVMValueRef dst, LLVMValueRef src, uint64_t n);
+void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_node *rhs);
+LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n);
 
 /* codegen.c */
 LLVMValueRef cg_shm_ptr(struct cg *c, uint64_t off);
