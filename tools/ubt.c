@@ -35,14 +35,19 @@ struct options {
 	const char *cmd;
 	bool quiet, dry_run, verbose;
 	const char *dump; /* -d */
+	bool json;            /* -f json */
+	const char *out_file; /* -o */
+	int buffering;        /* -B: _IONBF, _IOLBF, _IOFBF; -1 = default */
 };
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, print_requested;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_requested = 1;
+	if (sig == SIGUSR1)
+		print_requested = 1;
+	else
+		stop_requested = 1;
 }
 
 static void usage(FILE *f)
@@ -58,6 +63,9 @@ static void usage(FILE *f)
 	      "    -c 'CMD'       run CMD with probes live before its main() and trace it\n"
 	      "    -q             keep messages quiet\n"
 	      "    -d STAGE       dump a stage: ast, types, ir, asm\n"
+	      "    -f FORMAT      output format: text, json\n"
+	      "    -o file        redirect the program's output to file\n"
+	      "    -B MODE        output buffering mode: none, line, full\n"
 	      "    --dry-run      check and compile the script, attach nothing\n"
 	      "    -v             verbose messages\n"
 	      "    -h, --help     show this help message\n"
@@ -80,7 +88,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{NULL, 0, NULL, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhV", longopts, NULL)) != -1) {
+	o->buffering = -1;
+	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVf:o:B:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e': o->program = optarg; break;
 		case 'p': {
@@ -95,6 +104,28 @@ static int parse_args(int argc, char **argv, struct options *o)
 		}
 		case 'c': o->cmd = optarg; break;
 		case 'q': o->quiet = true; break;
+		case 'f':
+			if (!strcmp(optarg, "json")) {
+				o->json = true;
+			} else if (strcmp(optarg, "text")) {
+				diag_sys(NULL, "Invalid output format \"%s\"\nValid formats: 'text', 'json'",
+					 optarg);
+				return -1;
+			}
+			break;
+		case 'o': o->out_file = optarg; break;
+		case 'B':
+			if (!strcmp(optarg, "none")) {
+				o->buffering = _IONBF;
+			} else if (!strcmp(optarg, "line")) {
+				o->buffering = _IOLBF;
+			} else if (!strcmp(optarg, "full")) {
+				o->buffering = _IOFBF;
+			} else {
+				diag_sys(NULL, "Invalid buffering mode: %s", optarg);
+				return -1;
+			}
+			break;
 		case 'd': o->dump = optarg; break;
 		case 'v': o->verbose = true; break;
 		case 1: o->dry_run = true; break;
@@ -185,6 +216,7 @@ static void install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -212,6 +244,11 @@ static void trace_loop(struct att_session *s, struct out *o)
 	for (;;) {
 		int n = out_drain(o);
 		out_report_lost(o);
+		if (print_requested) {
+			/* SIGUSR1: every map now, without the leading blank lines */
+			print_requested = 0;
+			out_print_maps(o);
+		}
 		if (h->exit_req || stop_requested)
 			break;
 		if (s->has_target) {
@@ -316,13 +353,26 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	install_signals();
-	if (!o.quiet)
-		printf("Attaching %d probe%s...\n", nprobes, nprobes == 1 ? "" : "s");
+	FILE *outf = stdout;
+	if (o.out_file && !(outf = fopen(o.out_file, "w"))) {
+		diag_sys(NULL, "failed to open output file '%s': %s", o.out_file, strerror(errno));
+		goto out_detach;
+	}
+	if (o.buffering >= 0)
+		setvbuf(outf, NULL, o.buffering, 0);
+	else if (outf != stdout)
+		setvbuf(outf, NULL, _IOLBF, 0);
+	if (o.json)
+		fprintf(outf, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}}\n", nprobes);
+	else if (!o.quiet)
+		fprintf(outf, "Attaching %d probe%s...\n", nprobes, nprobes == 1 ? "" : "s");
+	fflush(outf);
 	ret = 255;
 	if (att_install(&s, &layout, &tobj, &hobj))
 		goto out_detach;
 	struct out out;
-	out_init(&out, stdout, &info, &layout, att_data(&s));
+	out_init(&out, outf, &info, &layout, att_data(&s));
+	out.json = o.json;
 	att_run_host(&s, &hobj, "BEGIN");
 	if (att_arm(&s))
 		goto out_detach;
@@ -339,8 +389,12 @@ int main(int argc, char **argv)
 	att_run_host(&s, &hobj, "END");
 	out_drain(&out);
 	out_report_lost(&out);
+	/* bpftrace prints these two lines on stdout even with -o */
 	fputs("\n\n", stdout);
+	fflush(stdout);
 	out_print_maps(&out);
+	if (outf != stdout)
+		fclose(outf);
 	ret = 0;
 out_detach:
 	if (ret)

@@ -20,7 +20,8 @@ bool cg_needs_thread(const struct ast_node *n)
 {
 	if (!n)
 		return false;
-	if (cg_is_call(n, "printf"))
+	if (cg_is_call(n, "printf") || cg_is_call(n, "print") || cg_is_call(n, "clear") ||
+	    cg_is_call(n, "zero"))
 		return true;
 	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
 	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
@@ -141,6 +142,70 @@ static void call_printf(struct cg *c, const struct ast_node *n)
 	LLVMPositionBuilderAtEnd(c->b, done);
 }
 
+/* Reserves a ring record of len bytes with its header written; returns the
+ * record (NULL when the ring is full: the caller skips to `*skip`). */
+static LLVMValueRef event_begin(struct cg *c, uint32_t len, uint32_t type,
+				LLVMBasicBlockRef *skip)
+{
+	len = ALIGN_UP(len, 8u);
+	LLVMValueRef args[] = {c->thread, LLVMConstInt(c->i32, len, 0)};
+	LLVMValueRef rec = LLVMBuildCall2(c->b, c->ty_ring_reserve, c->fn_ring_reserve, args, 2,
+					  "rec");
+	LLVMBasicBlockRef fill = cg_new_bb(c, "ev_fill");
+	*skip = cg_new_bb(c, "ev_done");
+	LLVMBuildCondBr(c->b, LLVMBuildIsNull(c->b, rec, ""), *skip, fill);
+	LLVMPositionBuilderAtEnd(c->b, fill);
+	LLVMBuildStore(c->b, cg_const(c, (uint64_t)len | ((uint64_t)type << 32)), rec);
+	LLVMTypeRef cty = LLVMFunctionType(c->i64, NULL, 0, 0);
+	LLVMValueRef rdtsc = LLVMGetNamedFunction(c->mod, "llvm.readcyclecounter");
+	if (!rdtsc)
+		rdtsc = LLVMAddFunction(c->mod, "llvm.readcyclecounter", cty);
+	LLVMValueRef tsc = LLVMBuildCall2(c->b, cty, rdtsc, NULL, 0, "tsc");
+	LLVMValueRef o = cg_const(c, 8);
+	LLVMBuildStore(c->b, tsc, LLVMBuildGEP2(c->b, c->i8, rec, &o, 1, ""));
+	return rec;
+}
+
+static void event_store(struct cg *c, LLVMValueRef rec, uint64_t off, LLVMValueRef v)
+{
+	LLVMValueRef o = cg_const(c, off);
+	LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->i8, rec, &o, 1, ""));
+}
+
+static void event_end(struct cg *c, LLVMBasicBlockRef skip)
+{
+	LLVMBuildCall2(c->b, c->ty_ring_commit, c->fn_ring_commit, &c->thread, 1, "");
+	LLVMBuildBr(c->b, skip);
+	LLVMPositionBuilderAtEnd(c->b, skip);
+}
+
+static uint64_t literal_arg(const struct ast_node *n, int i)
+{
+	if (i >= n->nkids)
+		return 0;
+	const struct ast_node *a = n->kids[i];
+	if (a->kind == AST_INT)
+		return a->uval;
+	return 0;
+}
+
+/* print(@m, top, div), clear(@m), zero(@m): an RT_EV_MAP event for ubt */
+static void call_map_op(struct cg *c, const struct ast_node *n, uint32_t op)
+{
+	if (!c->thread || !n->nkids || !n->kids[0]->map) {
+		cg_fail(c, n, "internal: map operation without a map");
+		return;
+	}
+	LLVMBasicBlockRef skip;
+	uint32_t len = sizeof(struct rt_event_hdr) + sizeof(struct rt_ev_map);
+	LLVMValueRef rec = event_begin(c, len, RT_EV_MAP, &skip);
+	uint64_t h = sizeof(struct rt_event_hdr);
+	event_store(c, rec, h, cg_const(c, op | ((uint64_t)n->kids[0]->map->id << 32)));
+	event_store(c, rec, h + offsetof(struct rt_ev_map, top), cg_const(c, literal_arg(n, 1)));
+	event_store(c, rec, h + offsetof(struct rt_ev_map, div), cg_const(c, literal_arg(n, 2)));
+	event_end(c, skip);
+}
+
 static void call_exit(struct cg *c)
 {
 	LLVMValueRef p = cg_shm_ptr(c, offsetof(struct rt_shm_header, exit_req));
@@ -157,6 +222,14 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		call_printf(c, n);
 	else if (!strcmp(n->str, "exit"))
 		call_exit(c);
+	else if (!strcmp(n->str, "print") && n->kids[0]->kind == AST_MAP)
+		call_map_op(c, n, RT_MOP_PRINT);
+	else if (!strcmp(n->str, "clear"))
+		call_map_op(c, n, RT_MOP_CLEAR);
+	else if (!strcmp(n->str, "zero"))
+		call_map_op(c, n, RT_MOP_ZERO);
+	else if (!strcmp(n->str, "delete"))
+		cg_map_delete(c, n->kids[0]);
 	else
 		cg_fail(c, n, "this function is not supported by the code generator yet");
 	return cg_const(c, 0);

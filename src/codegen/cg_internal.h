@@ -16,9 +16,9 @@ struct cg {
 	LLVMValueRef shm; /* @ubt_shm: the data part */
 	/* runtime helpers */
 	LLVMValueRef fn_thread_enter, fn_thread_exit, fn_ring_reserve, fn_ring_commit,
-		fn_map_lookup, fn_gettid;
+		fn_map_lookup, fn_gettid, fn_map_delete;
 	LLVMTypeRef ty_thread_enter, ty_thread_exit, ty_ring_reserve, ty_ring_commit,
-		ty_map_lookup, ty_gettid;
+		ty_map_lookup, ty_gettid, ty_map_delete;
 	/* the probe being generated */
 	LLVMValueRef fn;
 	LLVMValueRef regs;   /* struct rt_regs * */
@@ -58,6 +58,8 @@ void cg_mark_written(struct cg *c, const struct ast_node *n);
 void cg_copy_str(struct cg *c, LLVMValueRef dst, LLVMValueRef src, uint64_t n);
 void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_node *rhs);
 LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n);
+LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n);
+void cg_map_delete(struct cg *c, const struct ast_node *map);
 
 /* codegen.c */
 LLVMValueRef cg_shm_ptr(struct cg *c, uint64_t off);

@@ -79,6 +79,10 @@ struct cg_object {
 void cg_layout(const struct sema_info *info, const struct cg_options *opt, struct cg_layout *out);
 /* Values of this map are per CPU (summed when read) rather than shared. */
 bool cg_map_percpu(const struct rt_map *h);
+/* Bytes a key of this type takes in a map's key (8 or a string's size rounded to 8). */
+uint32_t cg_key_bytes(const struct ast_type *t);
+/* Buckets of an lhist() map. */
+uint32_t cg_lhist_buckets(const struct sema_map *m);
 void cg_layout_free(struct cg_layout *l);
 
 /*

@@ -82,6 +82,13 @@ enum ast_type_kind {
 	TY_COUNT,  /* count() aggregation */
 	TY_SUM,    /* sum() aggregation */
 	TY_VOID,   /* call with no value (printf, exit) */
+	/* aggregations (sema_call.c); per-CPU values in the runtime */
+	TY_AVG,    /* avg() */
+	TY_MIN,    /* min() */
+	TY_MAX,    /* max() */
+	TY_STATS,  /* stats() */
+	TY_HIST,   /* hist() */
+	TY_LHIST,  /* lhist(v, min, max, step) */
 };
 
 /* Address space a value's pointer-ish bits refer to; only shown by the

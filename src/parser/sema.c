@@ -39,6 +39,12 @@ const char *sema_type_name(const struct ast_type *t, char *buf, size_t len)
 		return "count";
 	case TY_SUM:
 		return "sum";
+	case TY_AVG: return "avg";
+	case TY_MIN: return "min";
+	case TY_MAX: return "max";
+	case TY_STATS: return "stats";
+	case TY_HIST: return "hist";
+	case TY_LHIST: return "lhist";
 	case TY_NONE:
 	case TY_VOID:
 	default:
@@ -54,6 +60,8 @@ const char *sema_kind_name(const struct ast_type *t)
 	case TY_STR: return "string";
 	case TY_COUNT: return "count";
 	case TY_SUM: return "sum";
+	case TY_AVG: case TY_MIN: case TY_MAX: case TY_STATS: case TY_HIST: case TY_LHIST:
+		return sema_type_name(t, (char[16]){0}, 16);
 	default: return "none";
 	}
 }
@@ -135,8 +143,6 @@ static void check_map(struct sema *s, struct ast_node *n)
 		sema_expr(s, k, USE_KEY, n);
 		if (s->final && k->type.kind == TY_NONE)
 			diag_error(s->diags, k->loc, "Invalid expression for assignment: ");
-		if (k->type.kind == TY_STR && s->pass == 1)
-			diag_error(s->diags, k->loc, "string map keys are not supported yet");
 		if (k->type.kind != TY_INT && k->type.kind != TY_STR)
 			keys_ok = false;
 		if (i < SEMA_MAX_KEYS) {

@@ -21,6 +21,7 @@ struct sema_map {
 	int nkeys;             /* 0 = scalar map */
 	struct ast_type keys[SEMA_MAX_KEYS];
 	struct ast_type value; /* TY_COUNT, TY_SUM, TY_INT, TY_STR, ... */
+	int64_t lhist_min, lhist_max, lhist_step; /* TY_LHIST: the literal arguments */
 };
 
 /* One scratch variable ($x); scoped to its probe. */

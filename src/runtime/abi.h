@@ -138,6 +138,27 @@ enum rt_event_type {
 	RT_EV_PAD = 0,    /* skip to the end of the ring */
 	RT_EV_PRINTF = 1, /* printf(fmt, args...) */
 	RT_EV_EXIT = 2,   /* exit(): payload u64 exit code */
+	RT_EV_MAP = 3,    /* print/clear/zero of a map: struct rt_ev_map */
+	RT_EV_VALUE = 4,  /* print(value): u32 print id, u32 0, the value as for printf */
+};
+
+/*
+ * RT_EV_MAP payload.  print(), clear() and zero() act when ubt reaches the
+ * event, in the order of the thread's other events, as in bpftrace (where
+ * they are asynchronous actions too): `print(@m); clear(@m);` in an
+ * interval probe prints the map before clearing it.
+ */
+enum rt_map_op {
+	RT_MOP_PRINT = 1, /* print(@m, top, div) */
+	RT_MOP_CLEAR = 2, /* clear(@m): delete every key */
+	RT_MOP_ZERO = 3,  /* zero(@m): keep the keys, zero the values */
+};
+
+struct rt_ev_map {
+	uint32_t op;     /* enum rt_map_op */
+	uint32_t map_id; /* sema_map.id */
+	uint64_t top;    /* print: keep the top N entries, 0 = all */
+	uint64_t div;    /* print: divide values by this, 0 = 1 */
 };
 
 struct rt_event_hdr {
@@ -151,7 +172,7 @@ struct rt_event_hdr {
  * is an insert-only open-addressing hash of key -> entry index; values
  * are stored by index, per CPU for aggregations:
  *
- *   struct rt_map | slots[nslots] (u64) | keys[cap][key_size] | values
+ *   struct rt_map | slots[nslots] (u64) | keys[cap][key_size] | live[cap] (u32) | values
  *
  *   slot: 0 = empty, else (hash32 << 32) | (index + 1), published with a
  *   release store after the key is written, so a lock-free reader that
@@ -164,13 +185,31 @@ struct rt_event_hdr {
  *
  * Inserts take `lock` (a try-lock with a bounded spin: an insert that
  * cannot get it is dropped and counted, never waits unboundedly).
+ *
+ * Keys are never removed from the hash: delete() clears the entry's live
+ * flag and a later insert of the same key revives the entry (zeroing its
+ * values first), so a lock-free reader never sees a slot change keys
+ * under it.  See docs/ARCHITECTURE.md, "Deleting keys".
  */
 enum rt_map_kind {
 	RT_MAP_COUNT = 1, /* u64 per CPU, summed */
 	RT_MAP_SUM = 2,   /* i64 per CPU, summed */
 	RT_MAP_INT = 3,   /* i64 shared, last write wins */
 	RT_MAP_STR = 4,   /* string shared, val_size bytes */
+	RT_MAP_AVG = 5,   /* {u64 count, i64 sum} per CPU */
+	RT_MAP_STATS = 6, /* {u64 count, i64 sum} per CPU */
+	RT_MAP_MIN = 7,   /* u64 per CPU: v ^ INT64_MAX, unsigned max; 0 = none */
+	RT_MAP_MAX = 8,   /* u64 per CPU: v ^ INT64_MIN, unsigned max; 0 = none */
+	RT_MAP_HIST = 9,  /* u64 buckets[nbuckets] per CPU (log2, RT_HIST_BUCKETS) */
+	RT_MAP_LHIST = 10, /* u64 buckets[nbuckets] per CPU (linear) */
 };
+
+/*
+ * hist() buckets: 0 = negative, 1 = 0, 2 = 1, k + 2 = [2^k, 2^(k+1)) for
+ * k = 1..62: every 64-bit value has its own bucket (bpftrace 0.17 puts
+ * every value >= 2^32 into [2G, 4G)).
+ */
+#define RT_HIST_BUCKETS 65
 
 struct rt_map {
 	uint32_t size;     /* sizeof(struct rt_map) */
@@ -187,6 +226,9 @@ struct rt_map {
 	uint64_t keys_off;
 	uint64_t vals_off;
 	uint64_t cpu_stride; /* 0 for shared kinds */
+	uint64_t live_off;   /* u32 live[cap]: 1 while the entry's key is in the map */
+	uint32_t nbuckets;   /* hist, lhist: buckets per value */
+	uint32_t pad0;
 };
 
 /*

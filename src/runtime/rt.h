@@ -47,6 +47,7 @@ void *rt_ring_reserve(struct rt_thread *t, uint32_t len) RT_API;
 void rt_ring_commit(struct rt_thread *t) RT_API;
 int64_t rt_map_lookup(struct rt_map *m, const uint64_t *key, int insert) RT_API;
 uint32_t rt_gettid(void) RT_API;
+void rt_map_delete(struct rt_map *m, const uint64_t *key) RT_API;
 
 /* Compilers may emit calls to these for block copies. */
 void *memcpy(void *dst, const void *src, size_t n) RT_API;
