@@ -1534,7 +1534,7 @@ static const struct tcase cases[] = {
 		"                         ~~~~\n",
 	},
 	{
-		.name = "ubt_unsupported_function", /* ubt */
+		.name = "hist_typed", /* bpftrace 0.17 -d */
 		.src = "BEGIN { @h = hist(1); }",
 		.ast = "Program\n"
 		" BEGIN\n"
@@ -1542,13 +1542,16 @@ static const struct tcase cases[] = {
 		"   map: @h\n"
 		"   call: hist\n"
 		"    int: 1\n",
-		.typed = NULL,
-		.diag = "stdin:1:14-21: ERROR: hist() is not supported yet\n"
-		"BEGIN { @h = hist(1); }\n"
-		"             ~~~~~~~\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @h :: type[hist, ctx: 0]\n"
+		"   call: hist :: type[hist, ctx: 0]\n"
+		"    int: 1 :: type[int64, ctx: 0]\n",
+		.diag = "",
 	},
 	{
-		.name = "ubt_string_key", /* ubt */
+		.name = "string_key_typed", /* bpftrace 0.17 -d */
 		.src = "BEGIN { @m[\"a\"] = 1; }",
 		.ast = "Program\n"
 		" BEGIN\n"
@@ -1556,10 +1559,13 @@ static const struct tcase cases[] = {
 		"   map: @m\n"
 		"    string: a\n"
 		"   int: 1\n",
-		.typed = NULL,
-		.diag = "stdin:1:9-15: ERROR: string map keys are not supported yet\n"
-		"BEGIN { @m[\"a\"] = 1; }\n"
-		"        ~~~~~~\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @m :: type[int64, ctx: 0]\n"
+		"    string: a :: type[string[2], ctx: 0, AS(kernel)]\n"
+		"   int: 1 :: type[int64, ctx: 0]\n",
+		.diag = "",
 	},
 	{
 		.name = "ubt_tuple", /* ubt */
