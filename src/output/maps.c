@@ -101,6 +101,21 @@ static void read_entry(const struct out *o, const struct cg_map_layout *ml, uint
 
 static const struct sema_map *cmp_map;
 
+static bool value_signed(const struct sema_map *m)
+{
+	switch (m->value.kind) {
+	case TY_COUNT:
+	case TY_HIST:
+	case TY_LHIST:
+		return false;
+	case TY_SUM:
+	case TY_INT:
+		return m->value.is_signed;
+	default:
+		return true;
+	}
+}
+
 static int key_cmp(const struct entry *a, const struct entry *b)
 {
 	const uint8_t *x = a->key, *y = b->key;
@@ -124,11 +139,15 @@ static int key_cmp(const struct entry *a, const struct entry *b)
 	return 0;
 }
 
+/* by value, signed or unsigned as the map's value type (count is unsigned) */
 static int entry_cmp_val(const void *pa, const void *pb)
 {
 	const struct entry *a = pa, *b = pb;
-	if (a->v != b->v)
-		return a->v < b->v ? -1 : 1;
+	if (a->v != b->v) {
+		if (value_signed(cmp_map))
+			return a->v < b->v ? -1 : 1;
+		return (uint64_t)a->v < (uint64_t)b->v ? -1 : 1;
+	}
 	return key_cmp(a, b);
 }
 
@@ -178,12 +197,10 @@ static void key_text(struct buf *b, const struct sema_map *m, const uint8_t *key
 		if (t->kind == TY_STR) {
 			buf_printf(b, "%.*s", (int)cg_key_bytes(t), (const char *)key);
 		} else {
-			uint64_t v;
+			/* bpftrace prints 8-byte integer keys as int64, whatever their sign */
+			int64_t v;
 			memcpy(&v, key, 8);
-			if (t->is_signed)
-				buf_printf(b, "%" PRId64, (int64_t)v);
-			else
-				buf_printf(b, "%" PRIu64, v);
+			buf_printf(b, "%" PRId64, v);
 		}
 		key += cg_key_bytes(t);
 	}
@@ -300,16 +317,19 @@ static void value_text(struct buf *b, const struct rt_map *h, const struct sema_
 		hist_text(b, h, m, e->bkt, div);
 		break;
 	default:
-		buf_printf(b, "%" PRId64 "\n", e->v / d);
+		if (value_signed(m))
+			buf_printf(b, "%" PRId64 "\n", e->v / d);
+		else
+			buf_printf(b, "%" PRIu64 "\n", (uint64_t)e->v / (uint64_t)d);
 		break;
 	}
 }
 
-/* bpftrace ends avg, stats and string maps with a blank line (and every
- * hist element, see map_text). */
+/* bpftrace ends avg and stats maps with a blank line, even empty ones
+ * (and every hist element, see map_text). */
 static bool blank_after_map(const struct rt_map *h)
 {
-	return h->kind == RT_MAP_AVG || h->kind == RT_MAP_STATS || h->kind == RT_MAP_STR;
+	return h->kind == RT_MAP_AVG || h->kind == RT_MAP_STATS;
 }
 
 static void map_text(struct out *o, struct buf *b, const struct cg_map_layout *ml, uint64_t top,
@@ -321,7 +341,7 @@ static void map_text(struct out *o, struct buf *b, const struct cg_map_layout *m
 	if (m->nkeys == 0) {
 		struct entry e = {0};
 		if (h->kind != RT_MAP_COUNT && !h->written) {
-			buf_append(b, "\n", 1);
+			buf_append(b, blank_after_map(h) ? "\n\n" : "\n", blank_after_map(h) ? 2 : 1);
 			return;
 		}
 		read_entry(o, ml, 0, &e);
@@ -343,7 +363,9 @@ static void map_text(struct out *o, struct buf *b, const struct cg_map_layout *m
 		if (hist)
 			buf_append(b, "\n", 1);
 	}
-	if (blank_after_map(h) || n == 0)
+	if (n == 0)
+		buf_append(b, "\n", 1);
+	if (blank_after_map(h))
 		buf_append(b, "\n", 1);
 	free_entries(es, n);
 }
@@ -425,7 +447,10 @@ static void value_json(struct buf *b, const struct rt_map *h, const struct sema_
 		hist_json(b, h, m, e->bkt, div);
 		break;
 	default:
-		buf_printf(b, "%" PRId64, e->v / d);
+		if (value_signed(m))
+			buf_printf(b, "%" PRId64, e->v / d);
+		else
+			buf_printf(b, "%" PRIu64, (uint64_t)e->v / (uint64_t)d);
 		break;
 	}
 }
