@@ -134,7 +134,17 @@ else
 fi
 rm -f "$summary"
 
-log "total (unit + e2e)"
+log "differential tests against bpftrace (tests/diff)"
+summary=$(mktemp)
+timeout 1800 python3 tests/diff/run.py --builddir "$BUILDDIR" --summary "$summary"
+if read -r p f s <"$summary" 2>/dev/null && [ -n "$p" ]; then
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+else
+	fail_step "differential runner did not finish"
+fi
+rm -f "$summary"
+
+log "total (unit + e2e + diff)"
 line="$passed passed, $failed failed"
 [ "$skipped" -gt 0 ] && line="$line, $skipped skipped"
 echo "$line"
