@@ -272,6 +272,7 @@ int main(int argc, char **argv)
 	diag_print(&d, stderr); /* warnings */
 	if (o.dump && !strcmp(o.dump, "types"))
 		ast_dump(prog, true, stdout);
+	s.pid_hint = o.pid;
 	if (att_resolve(prog, &s, &d)) {
 		diag_print(&d, stderr);
 		goto out;

@@ -31,6 +31,8 @@
 #include "attach/tracee.h"
 #include "codegen/codegen.h"
 
+struct proc_map;
+
 /* One resolved uprobe attach point. */
 struct att_point {
 	const struct ast_node *probe;  /* AST_PROBE */
@@ -43,6 +45,17 @@ struct att_point {
 	uint64_t fill;                 /* alignment fill after it that no symbol owns */
 	dev_t dev;
 	ino_t ino;
+	/* usdt (attach/usdt.c): vaddr is the location (base-adjusted), not a function */
+	bool usdt;
+	uint64_t func_vaddr, func_size; /* the function around the location */
+	uint64_t sema;                  /* semaphore's link-time address, 0 if none */
+	int variant;                    /* argument list: the probe's cg_usdt_variants.specs[] */
+};
+
+/* A USDT semaphore this session incremented in the target. */
+struct att_sema {
+	uint64_t addr; /* in the target */
+	bool held;
 };
 
 /* One patched address, shared by every probe on it. */
@@ -51,7 +64,9 @@ struct att_site {
 	uint64_t func_addr, func_len;
 	uint64_t tramp;        /* trampoline address in the target */
 	uint64_t handlers[16]; /* probe functions, in program order */
+	int variants[16];      /* usdt: argument-list variant of each handler, else -1 */
 	int nhandlers;
+	bool mid;              /* a usdt location inside a function (rt_regs_mid) */
 	uint8_t patch[ARCH_MAX_DISPLACED];
 	bool patched;
 };
@@ -59,6 +74,12 @@ struct att_site {
 struct att_session {
 	struct att_point *points;
 	int npoints;
+	pid_t pid_hint; /* -p PID, for resolving library names (set before att_resolve) */
+	/* usdt: argument lists for codegen, and semaphores held in the target */
+	struct cg_usdt_variants *usdt;
+	int nusdt;
+	struct att_sema *semas;
+	int nsemas;
 	bool has_target;
 	struct tracee t;
 	/* shared memory: code then data, one memfd */
@@ -84,6 +105,22 @@ struct att_session {
 
 /* Resolves every uprobe attach point; errors go to diags. */
 int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags *diags);
+
+/* usdt.c: resolves one usdt attach point into s->points (one per location). */
+int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
+		     struct att_session *s, struct diags *diags);
+/*
+ * usdt.c: semaphores.  sema_add records one (a target address, once);
+ * take adds 1 to each with every thread stopped, release subtracts it
+ * again from those still held (both read-modify-write through
+ * /proc/PID/mem: never overwrite a count other tracers share).
+ */
+void att_usdt_sema_add(struct att_session *s, uint64_t addr);
+int att_usdt_semas_take(struct att_session *s);
+void att_usdt_semas_release(struct att_session *s);
+void att_usdt_free(struct att_session *s);
+/* usdt.c: plans a mid-function site for every usdt location (during att_install). */
+int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps);
 
 /* pid > 0: attach to it; argv != NULL: start it; neither: no target. */
 int att_open(struct att_session *s, pid_t pid, char *const *argv);

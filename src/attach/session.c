@@ -82,6 +82,8 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 {
 	for (int i = 0; i < s->npoints; i++) {
 		struct att_point *p = &s->points[i];
+		if (p->usdt)
+			continue; /* usdt.c plans those */
 		struct elf_file f = {.dev = p->dev, .ino = p->ino};
 		uint64_t bias;
 		char *path = xasprintf("/proc/%d/root%s", s->t.pid, p->path);
@@ -129,9 +131,10 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			return -E2BIG;
 		}
 		/* handler addresses are filled in after linking; keep the probe index */
+		site->variants[site->nhandlers] = -1;
 		site->handlers[site->nhandlers++] = (uint64_t)p->probe_index;
 	}
-	return 0;
+	return att_usdt_plan(s, maps, nmaps);
 }
 
 /* A free gap of `size` bytes within rel32 reach of every site. */
@@ -311,7 +314,9 @@ static size_t tramp_bytes(const struct att_session *s)
 {
 	size_t n = 0;
 	for (int i = 0; i < s->nsites; i++)
-		n += ALIGN_UP(arch_trampoline_max(s->sites[i].nhandlers), 64);
+		n += ALIGN_UP(s->sites[i].mid ? arch_trampoline_mid_max(s->sites[i].nhandlers)
+					      : arch_trampoline_max(s->sites[i].nhandlers),
+			      64);
 	return n;
 }
 
@@ -384,7 +389,11 @@ static int place_trampolines(struct att_session *s, const struct cg_object *obj)
 		struct att_site *site = &s->sites[i];
 		for (int h = 0; h < site->nhandlers; h++) {
 			char name[64];
-			snprintf(name, sizeof(name), "ubt_probe_%d", (int)site->handlers[h]);
+			if (site->variants[h] >= 0) /* usdt: compiled per argument list */
+				snprintf(name, sizeof(name), "ubt_probe_%d_u%d",
+					 (int)site->handlers[h], site->variants[h]);
+			else
+				snprintf(name, sizeof(name), "ubt_probe_%d", (int)site->handlers[h]);
 			site->handlers[h] = link_lookup(&s->image, name);
 			if (!site->handlers[h]) {
 				diag_sys(NULL, "internal: probe function %s missing", name);
@@ -541,6 +550,8 @@ int att_arm(struct att_session *s)
 		if (!ret)
 			site->patched = true;
 	}
+	if (!ret)
+		ret = att_usdt_semas_take(s); /* probes are live: let the program fire them */
 	if (ret) {
 		sys_error(s, ret, "patching");
 		for (int i = 0; i < s->nsites; i++)
@@ -620,6 +631,7 @@ int att_detach(struct att_session *s)
 		move_threads_out(s, site);
 		rewind_trapped(s, site);
 	}
+	att_usdt_semas_release(s);
 	remove_trap_handler(s);
 	bool busy = false;
 	for (int i = 0; i < s->t.nthreads; i++) {
@@ -652,6 +664,7 @@ void att_close(struct att_session *s)
 	}
 	free(s->points);
 	free(s->sites);
+	att_usdt_free(s);
 	if (s->has_target)
 		tracee_close(&s->t);
 	memset(s, 0, sizeof(*s));

@@ -26,6 +26,7 @@ struct cg {
 	LLVMBasicBlockRef exit_bb;
 	LLVMValueRef *vars; /* alloca per sema_var, indexed like sema_info.vars */
 	const struct ast_node *probe;
+	const struct cg_usdt_spec *usdt_spec; /* usdt variant being generated, or NULL */
 	const struct sema_info *info;
 	const struct cg_layout *layout;
 	const struct cg_facts *facts;
@@ -47,6 +48,7 @@ bool cg_is_call(const struct ast_node *n, const char *name);
 bool cg_needs_thread(const struct ast_node *n);
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n);
+LLVMValueRef cg_usdt_arg(struct cg *c, const struct ast_node *n);
 
 /* cg_map.c: maps */
 const struct cg_map_layout *cg_map_of(struct cg *c, const struct ast_node *n);

@@ -136,6 +136,36 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 	LLVMBuildRetVoid(c->b);
 }
 
+static bool usdt_only(const struct ast_node *probe)
+{
+	for (int i = 0; i < probe->nkids; i++)
+		if (strcmp(probe->kids[i]->attach.provider, "usdt"))
+			return false;
+	return probe->nkids > 0;
+}
+
+/*
+ * usdt: one function per distinct argument list among the probe's
+ * locations, ubt_probe_<N>_u<K>, each reading arguments per specs[K]
+ * (cg_usdt_arg()).  Attach calls the variant of each location.  Not in
+ * obj->probes: those are the functions BEGIN/END-style callers look up.
+ */
+static void gen_usdt_variants(struct cg *c, const struct ast_node *probe, int index)
+{
+	for (int i = 0; c->facts && i < c->facts->nusdt; i++) {
+		const struct cg_usdt_variants *v = &c->facts->usdt[i];
+		if (v->probe_index != index)
+			continue;
+		for (int k = 0; k < v->nspecs; k++) {
+			char *sym = xasprintf("ubt_probe_%d_u%d", index, k);
+			c->usdt_spec = &v->specs[k];
+			gen_probe(c, probe, sym);
+			c->usdt_spec = NULL;
+			free(sym);
+		}
+	}
+}
+
 static bool probe_on_side(const struct ast_node *probe, enum cg_side side)
 {
 	const char *prov = probe->nkids ? probe->kids[0]->attach.provider : "";
@@ -252,11 +282,14 @@ int cg_compile(const struct ast_node *prog, const struct sema_info *info,
 		const struct ast_node *probe = prog->kids[i];
 		if (!probe_on_side(probe, side))
 			continue;
-		struct cg_probe *p = &obj->probes[obj->nprobes++];
-		p->probe = probe;
-		p->index = i;
-		p->sym = xasprintf("ubt_probe_%d", i);
-		gen_probe(&c, probe, p->sym);
+		if (!usdt_only(probe)) {
+			struct cg_probe *p = &obj->probes[obj->nprobes++];
+			p->probe = probe;
+			p->index = i;
+			p->sym = xasprintf("ubt_probe_%d", i);
+			gen_probe(&c, probe, p->sym);
+		}
+		gen_usdt_variants(&c, probe, i);
 	}
 	if (!c.failed)
 		ret = emit(&c, tm, keep_text, obj);

@@ -199,4 +199,26 @@ struct rt_regs {
 	uint64_t ret;
 };
 
+/*
+ * Registers saved by a trampoline at a site in the middle of a function (a
+ * USDT location, arch_plan_mid_site()).  The first nine words are laid out
+ * as in struct rt_regs, so code that reads argument registers works on
+ * either; every other general-purpose register follows, because a USDT
+ * argument may live in any of them, and the stack pointer is the
+ * interrupted code's own (the trampoline stepped over its red zone).
+ *
+ *   0    r11 r10 r9 r8 rax rcx rdx rsi rdi        as struct rt_regs
+ *   72   pc                                        the site (rt_regs.ret's slot)
+ *   80   rbx rbp r12 r13 r14 r15
+ *   128  rsp                                       before the trampoline
+ *   136  flags                                     lahf in bits 8-15, seto in bit 0
+ */
+struct rt_regs_mid {
+	uint64_t r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi;
+	uint64_t pc;
+	uint64_t rbx, rbp, r12, r13, r14, r15;
+	uint64_t rsp;
+	uint64_t flags;
+};
+
 #endif
