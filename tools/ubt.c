@@ -209,14 +209,28 @@ static void end_child(struct att_session *s)
 static void trace_loop(struct att_session *s, struct out *o)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
+	unsigned checks = 0;
 	for (;;) {
 		int n = out_drain(o);
 		out_report_lost(o);
 		if (h->exit_req || stop_requested)
 			break;
 		if (s->has_target) {
+			/* exit is cheap to see (a pidfd); exec needs /proc/PID/maps */
 			int status;
 			if (tracee_wait_exit(&s->t, 0, &status) == 1)
+				break;
+		}
+		if (s->has_target && ++checks % 20 == 0) {
+			int st = att_check_target(s);
+			if (st == ATT_EXECED) {
+				/* a -c command still runs to its end, as under bpftrace */
+				fprintf(stderr, "WARNING: pid %d called exec(); its probes went with the "
+						"old program image\n", s->t.pid);
+				if (!s->t.is_child)
+					break;
+			}
+			if (st == ATT_EXITED)
 				break;
 		}
 		struct timespec now;

@@ -66,14 +66,16 @@ struct att_session {
 	uint8_t *local;          /* ubt's RW mapping of code + data */
 	uint64_t remote_code;    /* target address of the code part */
 	uint64_t remote_data;    /* target address of the data part */
+	uint64_t remote_priv;    /* target address of the private page (struct rt_priv) */
 	bool remote_mapped;
 	bool trap_installed; /* our SIGTRAP handler is the target's action */
 	struct link_image image;
 	struct att_site *sites;
 	int nsites;
 	/* BEGIN/END, linked for ubt's own address space */
-	uint8_t *host_code;
+	uint8_t *host_code;      /* + the host's private page at its end */
 	size_t host_code_size;
+	struct rt_priv *host_priv;
 	struct link_image host_image;
 	const struct cg_layout *layout;
 	struct cg_facts facts; /* the target's, as probe code was built for */
@@ -111,6 +113,15 @@ static inline uint8_t *att_data(const struct att_session *s)
 {
 	return s->local + s->code_size;
 }
+
+enum att_target_state {
+	ATT_ALIVE,
+	ATT_EXITED,
+	ATT_EXECED, /* it called exec(): our code and patches are gone with the old image */
+};
+
+/* Cheap check, for the trace loop. */
+int att_check_target(struct att_session *s);
 
 /* Restores the target; safe to call when it already exited. */
 int att_detach(struct att_session *s);
