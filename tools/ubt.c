@@ -338,7 +338,7 @@ int main(int argc, char **argv)
 	struct out out;
 	out_init(&out, stdout, &info, &layout, att_data(&s));
 	att_run_host(&s, &hobj, "BEGIN");
-	if (att_arm(&s))
+	if (att_watchdog_start(&s) || att_arm(&s))
 		goto out_detach;
 	if (o.verbose && s.has_target)
 		fprintf(stderr, "ubt: %d site%s patched; threads stopped for %.3f ms (%d threads)\n",
@@ -346,6 +346,7 @@ int main(int argc, char **argv)
 	trace_loop(&s, &out);
 	out_drain(&out);
 	att_detach(&s);
+	att_watchdog_stop(&s);
 	if (o.verbose && s.has_target && s.detach_stop_ns)
 		fprintf(stderr, "ubt: threads stopped for %.3f ms while detaching\n",
 			s.detach_stop_ns / 1e6);
@@ -357,8 +358,10 @@ int main(int argc, char **argv)
 	out_print_maps(&out);
 	ret = 0;
 out_detach:
-	if (ret)
+	if (ret) {
 		att_detach(&s);
+		att_watchdog_stop(&s);
+	}
 out:
 	att_close(&s);
 	cg_object_free(&tobj);

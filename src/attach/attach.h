@@ -82,6 +82,9 @@ struct att_session {
 	/* how long the target's threads were stopped, for -v */
 	uint64_t stop_start_ns, attach_stop_ns, detach_stop_ns;
 	int attach_nthreads;
+	/* watchdog.c: restores the target if ubt dies */
+	pid_t watch_pid;
+	int watch_fd;
 };
 
 /* Resolves every uprobe attach point; errors go to diags. */
@@ -104,6 +107,14 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 
 /* Patches every site and lets the target run. */
 int att_arm(struct att_session *s);
+
+/*
+ * Starts the process that restores the target if ubt dies (watchdog.c);
+ * call after att_install(), before att_arm().  att_watchdog_stop() ends
+ * it after a normal detach.
+ */
+int att_watchdog_start(struct att_session *s);
+void att_watchdog_stop(struct att_session *s);
 
 /* Runs the BEGIN (or END) probes of host_obj in ubt. */
 void att_run_host(struct att_session *s, const struct cg_object *host_obj, const char *provider);

@@ -627,6 +627,24 @@ static void clear_rseq_cs(struct att_session *s, const struct tracee_thread *th)
 	}
 }
 
+/* Unmaps ubt's memory in the target if no thread's pc is inside it. */
+static bool unmap_if_idle(struct att_session *s)
+{
+	bool busy = false;
+	for (int i = 0; i < s->t.nthreads; i++) {
+		uint64_t pc = s->t.threads[i].regs.rip;
+		if (pc >= s->remote_code && pc < s->remote_priv + PAGE)
+			busy = true;
+		clear_rseq_cs(s, &s->t.threads[i]);
+	}
+	if (busy)
+		return false;
+	int64_t r;
+	rsys(s, SYS_munmap, s->remote_code, s->code_size + s->data_size + PAGE, 0, 0, 0, 0, &r);
+	s->remote_mapped = false;
+	return true;
+}
+
 int att_detach(struct att_session *s)
 {
 	if (!s->has_target || !s->remote_mapped)
@@ -648,10 +666,10 @@ int att_detach(struct att_session *s)
 		if (!site->patched)
 			continue;
 		uint8_t now[ARCH_MAX_DISPLACED];
-		if (!tracee_read(&s->t, site->plan.site, now, site->plan.orig_len) &&
-		    !memcmp(now, site->patch, site->plan.orig_len))
+		int r = tracee_read(&s->t, site->plan.site, now, site->plan.orig_len);
+		if (!r && !memcmp(now, site->patch, site->plan.orig_len))
 			tracee_write(&s->t, site->plan.site, site->plan.orig, site->plan.orig_len);
-		else
+		else if (r || memcmp(now, site->plan.orig, site->plan.orig_len))
 			diag_sys(NULL, "pid %d: code at 0x%llx was changed by someone else; left as is",
 				 s->t.pid, (unsigned long long)site->plan.site);
 		site->patched = false;
@@ -659,18 +677,21 @@ int att_detach(struct att_session *s)
 		rewind_trapped(s, site);
 	}
 	remove_trap_handler(s);
-	bool busy = false;
-	for (int i = 0; i < s->t.nthreads; i++) {
-		uint64_t pc = s->t.threads[i].regs.rip;
-		if (pc >= s->remote_code && pc < s->remote_data + s->data_size)
-			busy = true;
-		clear_rseq_cs(s, &s->t.threads[i]);
-	}
-	if (!busy) {
-		int64_t r;
-		rsys(s, SYS_munmap, s->remote_code, s->code_size + s->data_size + PAGE, 0, 0, 0, 0,
-		     &r);
-		s->remote_mapped = false;
+	if (!unmap_if_idle(s)) {
+		/* A thread was inside our code.  Nothing leads there any more, so
+		 * let it run out and look again a few times before leaving the
+		 * memory behind as inert pages. */
+		ret = tracee_release(&s->t);
+		s->detach_stop_ns = now_ns() - t0;
+		for (int tries = 0; tries < 20 && !ret && s->remote_mapped; tries++) {
+			struct timespec ts = {0, 2000000};
+			nanosleep(&ts, NULL);
+			if (tracee_stop_all(&s->t))
+				return 0;
+			unmap_if_idle(s);
+			ret = tracee_release(&s->t);
+		}
+		return ret;
 	}
 	ret = tracee_release(&s->t);
 	s->detach_stop_ns = now_ns() - t0;
