@@ -33,7 +33,7 @@ struct options {
 	const char *file;    /* script path */
 	pid_t pid;
 	const char *cmd;
-	bool quiet, dry_run, verbose;
+	bool quiet, dry_run, verbose, list;
 	const char *dump; /* -d */
 };
 
@@ -58,6 +58,7 @@ static void usage(FILE *f)
 	      "    -c 'CMD'       run CMD with probes live before its main() and trace it\n"
 	      "    -q             keep messages quiet\n"
 	      "    -d STAGE       dump a stage: ast, types, ir, asm\n"
+	      "    -l [search]    list probes (uprobe, usdt; with -p those of the process)\n"
 	      "    --dry-run      check and compile the script, attach nothing\n"
 	      "    -v             verbose messages\n"
 	      "    -h, --help     show this help message\n"
@@ -80,7 +81,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{NULL, 0, NULL, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVl", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e': o->program = optarg; break;
 		case 'p': {
@@ -97,6 +98,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'q': o->quiet = true; break;
 		case 'd': o->dump = optarg; break;
 		case 'v': o->verbose = true; break;
+		case 'l': o->list = true; break;
 		case 1: o->dry_run = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("ubt v%s\n", UBT_VERSION); exit(0);
@@ -105,6 +107,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (!o->program && optind < argc)
 		o->file = argv[optind++];
+	if (o->list)
+		return 0; /* the optional argument is a search pattern */
 	if (!o->program && !o->file) {
 		usage(stderr);
 		return -1;
@@ -265,6 +269,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (parse_args(argc, argv, &o))
 		return 1;
+	if (o.list)
+		return att_list(o.program ? o.program : o.file, o.pid, o.verbose, stdout) ? 1 : 0;
 	if (o.program) {
 		src = xstrdup(o.program);
 		len = strlen(src);

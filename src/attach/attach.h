@@ -24,6 +24,7 @@
 #define UBT_ATTACH_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include "attach/arch/arch.h"
@@ -126,6 +127,13 @@ void att_usdt_semas_release(struct att_session *s);
 void att_usdt_free(struct att_session *s);
 /* usdt.c: plans a mid-function site for every usdt location (during att_install). */
 int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps);
+
+/*
+ * list.c: `ubt -l [PATTERN] [-p PID]`: prints matching uprobe and usdt
+ * probes in bpftrace's format.  -ENOENT if the pattern's probe type has
+ * nothing to list.
+ */
+int att_list(const char *pattern, pid_t pid, bool verbose, FILE *out);
 
 /* pid > 0: attach to it; argv != NULL: start it; neither: no target. */
 int att_open(struct att_session *s, pid_t pid, char *const *argv);

@@ -505,6 +505,12 @@ static int split_pattern(char *text, struct usdt_pattern *pat)
 {
 	char *parts[4];
 	int n = 0;
+	/* usdt:"/lib/libstdc++.so.6":p:n - a quoted part is taken as is */
+	char *w = text;
+	for (char *r = text; *r; r++)
+		if (*r != '"')
+			*w++ = *r;
+	*w = 0;
 	char *p = strchr(text, ':');
 	if (!p)
 		return -EINVAL;
