@@ -770,6 +770,24 @@ static int load_bias(struct att_session *s, const struct att_point *p, const str
 	return ret ? -ENOENT : 0;
 }
 
+/* Slots of struct rt_regs_mid point p's argument list reads (bit = offset / 8). */
+static uint32_t regs_read(const struct att_session *s, const struct att_point *p)
+{
+	uint32_t m = 0;
+	for (int i = 0; i < s->nusdt; i++) {
+		if (s->usdt[i].probe_index != p->probe_index)
+			continue;
+		const struct cg_usdt_spec *spec = &s->usdt[i].specs[p->variant];
+		for (int k = 0; k < spec->nargs; k++) {
+			if (spec->args[k].reg != CG_USDT_NOREG)
+				m |= 1u << (spec->args[k].reg / 8);
+			if (spec->args[k].index != CG_USDT_NOREG)
+				m |= 1u << (spec->args[k].index / 8);
+		}
+	}
+	return m;
+}
+
 /*
  * One site per distinct location address, planned as a mid-function site;
  * semaphores are recorded for att_arm().  Called by session.c's planning
@@ -835,6 +853,7 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 		}
 		site->variants[site->nhandlers] = p->variant;
 		site->handlers[site->nhandlers++] = (uint64_t)p->probe_index;
+		site->plan.mid_read |= regs_read(s, p);
 	}
 	free(addrs);
 	free(bias);

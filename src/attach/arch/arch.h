@@ -37,6 +37,8 @@ enum arch_patch_kind {
 struct arch_site_plan {
 	uint64_t site;                    /* address of the patched instruction */
 	bool mid;                         /* inside a function: arch_plan_mid_site() */
+	uint32_t mid_read;                /* mid: slots of struct rt_regs_mid (bit = offset / 8)
+					   * the handlers read; r12-r15 are saved only if here */
 	enum arch_patch_kind kind;
 	char why[160];                    /* for ARCH_PATCH_INT3: why the jmp was refused */
 	uint8_t orig[ARCH_MAX_DISPLACED]; /* original bytes at site */

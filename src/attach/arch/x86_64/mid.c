@@ -31,14 +31,14 @@
  *
  *   lea -(128+F)(%rsp),%rsp           skip the red zone, make the frame
  *   mov %rax,RAX(%rsp); lahf; seto %al; mov %rax,FLAGS(%rsp)
- *   mov %REG,REG(%rsp)                the other fifteen
+ *   mov %REG,REG(%rsp)                the others (r12-r15 if read, see below)
  *   lea 128+F(%rsp),%rax; mov %rax,RSP(%rsp)
  *   lea site(%rip),%rax;  mov %rax,PC(%rsp)
  *   mov %rsp,%rbx; and $-16,%rsp
  *   { mov %rbx,%rdi; nop; call h } per handler (or call *lit(%rip))
  *   mov %rbx,%rsp
  *   mov FLAGS(%rsp),%rax; add $0x7f,%al; sahf      OF from al, the rest from ah
- *   mov REG(%rsp),%REG                every register but %rsp, %rax last
+ *   mov REG(%rsp),%REG                caller-saved ones and %rbx, %rax last
  *   lea 128+F(%rsp),%rsp
  *   displaced instructions, relocated; jmp site + orig_len
  *   literal pool
@@ -62,6 +62,13 @@
 
 enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8, R9, R10, R11, R12, R13, R14, R15 };
 
+/*
+ * The registers the handlers clobber (caller-saved) are saved and
+ * restored; of the callee-saved ones, which the handlers preserve, %rbx
+ * (the trampoline uses it) and %rbp (frame-pointer stack walks) are always
+ * saved and only %rbx restored; r12-r15 are saved only when an argument
+ * lives there (plan->mid_read): at ~1 store per cycle, every one counts.
+ */
 static const struct {
 	uint8_t reg;
 	uint8_t off;
@@ -119,14 +126,28 @@ static void lea_rsp(struct emit *e, int reg, int32_t off)
 	put32(e, off);
 }
 
-static void emit_save(struct emit *e, uint64_t tramp_addr, uint64_t site)
+#define NSAVED (sizeof(saved) / sizeof(saved[0]))
+
+static bool callee_saved(int reg)
+{
+	return reg == RBX || reg == RBP || reg >= R12;
+}
+
+static bool must_save(const struct arch_site_plan *plan, int i)
+{
+	return saved[i].reg < R12 || (plan->mid_read >> (saved[i].off / 8) & 1);
+}
+
+static void emit_save(struct emit *e, const struct arch_site_plan *plan, uint64_t tramp_addr,
+		      uint64_t site)
 {
 	lea_rsp(e, RSP, -(RED_ZONE + FRAME));
 	mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, rax));
 	put(e, 4, 0x9f, 0x0f, 0x90, 0xc0); /* lahf; seto %al */
 	mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, flags));
-	for (size_t i = 0; i < sizeof(saved) / sizeof(saved[0]); i++)
-		mov_rsp(e, true, saved[i].reg, saved[i].off);
+	for (size_t i = 0; i < NSAVED; i++)
+		if (must_save(plan, i))
+			mov_rsp(e, true, saved[i].reg, saved[i].off);
 	lea_rsp(e, RAX, RED_ZONE + FRAME);
 	mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, rsp));
 	put(e, 3, 0x48, 0x8d, 0x05); /* lea site(%rip),%rax */
@@ -140,31 +161,33 @@ static void emit_restore(struct emit *e)
 	put(e, 3, 0x48, 0x89, 0xdc); /* mov %rbx,%rsp */
 	mov_rsp(e, false, RAX, offsetof(struct rt_regs_mid, flags));
 	put(e, 3, 0x04, 0x7f, 0x9e); /* add $0x7f,%al; sahf */
-	for (size_t i = 0; i < sizeof(saved) / sizeof(saved[0]); i++)
-		mov_rsp(e, false, saved[i].reg, saved[i].off);
+	for (size_t i = 0; i < NSAVED; i++)
+		if (!callee_saved(saved[i].reg) || saved[i].reg == RBX)
+			mov_rsp(e, false, saved[i].reg, saved[i].off);
 	mov_rsp(e, false, RAX, offsetof(struct rt_regs_mid, rax));
 	lea_rsp(e, RSP, RED_ZONE + FRAME);
 }
 
-static size_t save_len(void)
+static size_t save_len(const struct arch_site_plan *plan)
 {
 	struct emit e = {0};
-	emit_save(&e, 0, 0);
+	emit_save(&e, plan, 0, 0);
 	return e.len;
 }
 
-size_t x86_mid_head_len(int nhandlers)
+size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers)
 {
 	struct emit e = {0};
 	emit_restore(&e);
-	return save_len() + (size_t)CALL_LEN * nhandlers + e.len;
+	return save_len(plan) + (size_t)CALL_LEN * nhandlers + e.len;
 }
 
 size_t arch_trampoline_mid_max(int nhandlers)
 {
+	struct arch_site_plan all = {.mid = true, .mid_read = ~0u};
 	if (nhandlers < 0)
 		nhandlers = 0;
-	return x86_mid_head_len(nhandlers) + X86_RELOC_CODE_MAX + 7 +
+	return x86_mid_head_len(&all, nhandlers) + X86_RELOC_CODE_MAX + 7 +
 	       8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
 }
 
@@ -172,9 +195,9 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
 		 int nhandlers, uint8_t *buf, size_t cap, size_t *len)
 {
 	struct x86_reloc r;
-	size_t head = x86_mid_head_len(nhandlers), pool, total, slot;
+	size_t head = x86_mid_head_len(plan, nhandlers), pool, total, slot;
 	int nfar = 0, rc;
-	size_t call0 = save_len();
+	size_t call0 = save_len(plan);
 
 	if (nhandlers < 0 || (nhandlers > 0 && !handlers))
 		return -EINVAL;
@@ -191,7 +214,7 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
 	memset(buf, 0xcc, total);
 
 	struct emit e = {buf, 0};
-	emit_save(&e, tramp_addr, plan->site);
+	emit_save(&e, plan, tramp_addr, plan->site);
 	slot = pool;
 	for (int i = 0; i < nhandlers; i++) {
 		size_t at = e.len;

@@ -44,7 +44,7 @@
 #define HEAD_LEN(n) ((size_t)SAVE_LEN + (size_t)CALL_LEN * (n) + RESTORE_LEN)
 #define JMP_LEN 5
 /* where the relocated copy starts: mid-function sites have their own layout (mid.c) */
-#define HEAD(plan, n) ((plan)->mid ? x86_mid_head_len(n) : HEAD_LEN(n))
+#define HEAD(plan, n) ((plan)->mid ? x86_mid_head_len(plan, n) : HEAD_LEN(n))
 
 static const uint8_t save_regs[SAVE_LEN] = {
     0x57, 0x56, 0x52, 0x51, 0x50, 0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41, 0x53,

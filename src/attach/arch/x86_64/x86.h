@@ -96,7 +96,7 @@ struct x86_reloc {
 int x86_relocate(const struct arch_site_plan *plan, uint64_t at, struct x86_reloc *r);
 
 /* mid.c: the trampoline of a site in the middle of a function (plan->mid). */
-size_t x86_mid_head_len(int nhandlers);
+size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers);
 int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const uint64_t *handlers,
 		 int nhandlers, uint8_t *buf, size_t cap, size_t *len);
 
