@@ -347,9 +347,15 @@ int main(int argc, char **argv)
 	att_run_host(&s, &hobj, "BEGIN");
 	if (att_watchdog_start(&s) || att_arm(&s))
 		goto out_detach;
-	if (o.verbose && s.has_target)
-		fprintf(stderr, "ubt: %d site%s patched; threads stopped for %.3f ms (%d threads)\n",
-			s.nsites, s.nsites == 1 ? "" : "s", s.attach_stop_ns / 1e6, s.attach_nthreads);
+	if (o.verbose && s.has_target) {
+		int ntraps = 0;
+		for (int i = 0; i < s.nsites; i++)
+			ntraps += s.sites[i].plan.kind == ARCH_PATCH_INT3;
+		fprintf(stderr, "ubt: %d site%s patched (%d with a breakpoint); threads stopped for "
+			"%.3f ms (%d threads)\n",
+			s.nsites, s.nsites == 1 ? "" : "s", ntraps, s.attach_stop_ns / 1e6,
+			s.attach_nthreads);
+	}
 	trace_loop(&s, &out);
 	out_drain(&out);
 	att_detach(&s);
@@ -357,6 +363,9 @@ int main(int argc, char **argv)
 	if (o.verbose && s.has_target && s.detach_stop_ns)
 		fprintf(stderr, "ubt: threads stopped for %.3f ms while detaching\n",
 			s.detach_stop_ns / 1e6);
+	if (o.verbose && s.has_target)
+		fprintf(stderr, "ubt: %llu probe hits through a breakpoint\n",
+			(unsigned long long)((struct rt_shm_header *)att_data(&s))->trap_hits);
 	end_child(&s);
 	att_run_host(&s, &hobj, "END");
 	out_drain(&out);
