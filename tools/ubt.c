@@ -261,7 +261,7 @@ int main(int argc, char **argv)
 	size_t len = 0;
 	struct ast_node *prog = NULL;
 	struct sema_info info = {0};
-	struct att_session s = {0};
+	struct att_session *s = NULL;
 	struct cg_layout layout = {0};
 	struct cg_object tobj = {0}, hobj = {0};
 	int ret = 1;
@@ -279,6 +279,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	diag_init(&d, o.program ? "stdin" : o.file, src, len);
+	if (!(s = att_session_new()))
+		goto out;
 	if (parse_script(src, len, &d, &prog)) {
 		diag_print(&d, stderr);
 		goto out;
@@ -292,17 +294,17 @@ int main(int argc, char **argv)
 	diag_print(&d, stderr); /* warnings */
 	if (o.dump && !strcmp(o.dump, "types"))
 		ast_dump(prog, true, stdout);
-	s.pid_hint = o.pid;
-	if (att_resolve(prog, &s, &d)) {
+	s->pid_hint = o.pid;
+	if (att_resolve(prog, s, &d)) {
 		diag_print(&d, stderr);
 		goto out;
 	}
-	int nprobes = count_probes(prog, &s);
+	int nprobes = count_probes(prog, s);
 	if (nprobes == 0) {
 		printf("No probes to attach\n");
 		goto out;
 	}
-	if (s.npoints && !o.pid && !o.cmd && !o.dry_run) {
+	if (s->npoints && !o.pid && !o.cmd && !o.dry_run) {
 		diag_sys("ubt traces processes: add -p PID or -c 'CMD'",
 			 "uprobe probes need a process to attach to");
 		goto out;
@@ -316,13 +318,13 @@ int main(int argc, char **argv)
 	if (!o.dry_run && (o.pid || o.cmd)) {
 		if (o.cmd && !(cargv = split_cmd(o.cmd)))
 			goto out;
-		if (att_open(&s, o.pid, cargv)) {
+		if (att_open(s, o.pid, cargv)) {
 			ret = o.pid ? 1 : 255;
 			goto out;
 		}
 	}
-	att_facts(&s, false, &tfacts);
-	att_facts(&s, true, &hfacts);
+	att_facts(s, false, &tfacts);
+	att_facts(s, true, &hfacts);
 	if (cg_compile(prog, &info, &layout, &tfacts, CG_SIDE_TARGET, keep, &tobj, &d) ||
 	    cg_compile(prog, &info, &layout, &hfacts, CG_SIDE_HOST, keep, &hobj, &d)) {
 		diag_print(&d, stderr);
@@ -340,34 +342,34 @@ int main(int argc, char **argv)
 	if (!o.quiet)
 		printf("Attaching %d probe%s...\n", nprobes, nprobes == 1 ? "" : "s");
 	ret = 255;
-	if (att_install(&s, &layout, &tobj, &hobj))
+	if (att_install(s, &layout, &tobj, &hobj))
 		goto out_detach;
 	struct out out;
-	out_init(&out, stdout, &info, &layout, att_data(&s));
-	att_run_host(&s, &hobj, "BEGIN");
-	if (att_watchdog_start(&s) || att_arm(&s))
+	out_init(&out, stdout, &info, &layout, att_data(s));
+	att_run_host(s, &hobj, "BEGIN");
+	if (att_arm(s))
 		goto out_detach;
-	if (o.verbose && s.has_target) {
+	if (o.verbose && s->has_target) {
 		int ntraps = 0;
-		for (int i = 0; i < s.nsites; i++)
-			ntraps += s.sites[i].plan.kind == ARCH_PATCH_INT3;
+		for (int i = 0; i < s->nsites; i++)
+			ntraps += s->sites[i].plan.kind == ARCH_PATCH_INT3;
 		fprintf(stderr, "ubt: %d site%s patched (%d with a breakpoint); threads stopped for "
 			"%.3f ms (%d threads)\n",
-			s.nsites, s.nsites == 1 ? "" : "s", ntraps, s.attach_stop_ns / 1e6,
-			s.attach_nthreads);
+			s->nsites, s->nsites == 1 ? "" : "s", ntraps, s->attach_stop_ns / 1e6,
+			s->attach_nthreads);
 	}
-	trace_loop(&s, &out);
+	trace_loop(s, &out);
 	out_drain(&out);
-	att_detach(&s);
-	att_watchdog_stop(&s);
-	if (o.verbose && s.has_target && s.detach_stop_ns)
+	att_detach(s);
+	att_watchdog_stop(s);
+	if (o.verbose && s->has_target && s->detach_stop_ns)
 		fprintf(stderr, "ubt: threads stopped for %.3f ms while detaching\n",
-			s.detach_stop_ns / 1e6);
-	if (o.verbose && s.has_target)
+			s->detach_stop_ns / 1e6);
+	if (o.verbose && s->has_target)
 		fprintf(stderr, "ubt: %llu probe hits through a breakpoint\n",
-			(unsigned long long)((struct rt_shm_header *)att_data(&s))->trap_hits);
-	end_child(&s);
-	att_run_host(&s, &hobj, "END");
+			(unsigned long long)((struct rt_shm_header *)att_data(s))->trap_hits);
+	end_child(s);
+	att_run_host(s, &hobj, "END");
 	out_drain(&out);
 	out_report_lost(&out);
 	fputs("\n\n", stdout);
@@ -375,11 +377,12 @@ int main(int argc, char **argv)
 	ret = 0;
 out_detach:
 	if (ret) {
-		att_detach(&s);
-		att_watchdog_stop(&s);
+		att_detach(s);
+		att_watchdog_stop(s);
 	}
 out:
-	att_close(&s);
+	if (s)
+		att_close(s);
 	cg_object_free(&tobj);
 	cg_object_free(&hobj);
 	cg_layout_free(&layout);

@@ -59,6 +59,9 @@ struct att_sema {
 	bool held;
 };
 
+#define ATT_MAX_SITES 1024 /* probed addresses in one session */
+#define ATT_MAX_SEMAS 256  /* usdt semaphores in one session */
+
 /* One patched address, shared by every probe on it. */
 struct att_site {
 	struct arch_site_plan plan;
@@ -79,7 +82,8 @@ struct att_session {
 	/* usdt: argument lists for codegen, and semaphores held in the target */
 	struct cg_usdt_variants *usdt;
 	int nusdt;
-	struct att_sema *semas;
+	struct att_sema semas[ATT_MAX_SEMAS]; /* in the shared session: the watchdog
+					       * releases those still held if ubt dies */
 	int nsemas;
 	bool has_target;
 	struct tracee t;
@@ -91,8 +95,10 @@ struct att_session {
 	uint64_t remote_priv;    /* target address of the private page (struct rt_priv) */
 	bool remote_mapped;
 	bool trap_installed; /* our SIGTRAP handler is the target's action */
+	struct rt_sigaction_k old_trap; /* the application's SIGTRAP action */
+	uint64_t rt_sigtrap;            /* our handler's address in the target */
 	struct link_image image;
-	struct att_site *sites;
+	struct att_site *sites; /* ATT_MAX_SITES, in the session's shared memory */
 	int nsites;
 	/* BEGIN/END, linked for ubt's own address space */
 	uint8_t *host_code;      /* + the host's private page at its end */
@@ -109,6 +115,13 @@ struct att_session {
 	int watch_fd;
 };
 
+/*
+ * A new, empty session, in memory shared with the watchdog process that
+ * restores the target if ubt dies (see watchdog.c).  NULL if out of memory.
+ * att_close() frees it.
+ */
+struct att_session *att_session_new(void);
+
 /* Resolves every uprobe attach point; errors go to diags. */
 int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags *diags);
 
@@ -116,12 +129,10 @@ int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags
 int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
 		     struct att_session *s, struct diags *diags);
 /*
- * usdt.c: semaphores.  sema_add records one (a target address, once);
- * take adds 1 to each with every thread stopped, release subtracts it
+ * usdt.c: semaphores (recorded by att_usdt_plan).  Take adds 1 to each with every thread stopped, release subtracts it
  * again from those still held (both read-modify-write through
  * /proc/PID/mem: never overwrite a count other tracers share).
  */
-void att_usdt_sema_add(struct att_session *s, uint64_t addr);
 int att_usdt_semas_take(struct att_session *s);
 void att_usdt_semas_release(struct att_session *s);
 void att_usdt_free(struct att_session *s);
@@ -155,12 +166,11 @@ int att_arm(struct att_session *s);
 
 /*
  * Starts the process that restores the target if ubt dies (watchdog.c);
- * call after att_install(), before att_arm().  att_watchdog_stop() ends
- * it after a normal detach.
+ * att_install() calls it before touching the target.  att_watchdog_stop()
+ * ends it after a normal detach.
  */
 int att_watchdog_start(struct att_session *s);
 void att_watchdog_stop(struct att_session *s);
-void att_watchdog_semas_taken(struct att_session *s);
 
 /* Runs the BEGIN (or END) probes of host_obj in ubt. */
 void att_run_host(struct att_session *s, const struct cg_object *host_obj, const char *provider);

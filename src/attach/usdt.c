@@ -690,24 +690,32 @@ void att_usdt_free(struct att_session *s)
 	for (int i = 0; i < s->nusdt; i++)
 		free(s->usdt[i].specs);
 	free(s->usdt);
-	free(s->semas);
 	s->usdt = NULL;
-	s->semas = NULL;
 	s->nusdt = s->nsemas = 0;
 }
 
 /* ---- semaphores ------------------------------------------------------- */
 
-void att_usdt_sema_add(struct att_session *s, uint64_t addr)
+static int sema_add(struct att_session *s, uint64_t addr)
 {
 	for (int i = 0; i < s->nsemas; i++)
 		if (s->semas[i].addr == addr)
-			return;
-	s->semas = xrealloc(s->semas, (s->nsemas + 1) * sizeof(*s->semas));
+			return 0;
+	if (s->nsemas == ATT_MAX_SEMAS) {
+		diag_sys(NULL, "more than %d usdt semaphores", ATT_MAX_SEMAS);
+		return -E2BIG;
+	}
 	s->semas[s->nsemas++] = (struct att_sema){addr, false};
+	return 0;
 }
 
 /*
+ * The semaphores live in the session's shared memory, so the watchdog
+ * (watchdog.c) sees `held` and gives back what ubt took if ubt dies;
+ * `held` is set right after each write: dying in between leaks one count
+ * (the program computes probe arguments for nothing) rather than taking
+ * away another tracer's.
+ *
  * Every thread is stopped (att_arm, att_detach), so this read-modify-write
  * through /proc/PID/mem is atomic with respect to the target; another
  * tracer's kernel uprobe (ref_ctr_offset) adjusts the same counter the
@@ -808,8 +816,8 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 		if (!p->usdt)
 			continue;
 		uint64_t addr = bias[i] + p->vaddr, func = bias[i] + p->func_vaddr;
-		if (p->sema)
-			att_usdt_sema_add(s, bias[i] + p->sema);
+		if (p->sema && (ret = sema_add(s, bias[i] + p->sema)))
+			break;
 		struct att_site *site = NULL;
 		for (int j = 0; j < s->nsites; j++)
 			if (s->sites[j].plan.site == addr)
@@ -821,7 +829,11 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 			break;
 		}
 		if (!site) {
-			s->sites = xrealloc(s->sites, (s->nsites + 1) * sizeof(*s->sites));
+			if (s->nsites == ATT_MAX_SITES) {
+				diag_sys(NULL, "more than %d probed locations", ATT_MAX_SITES);
+				ret = -E2BIG;
+				break;
+			}
 			site = &s->sites[s->nsites++];
 			memset(site, 0, sizeof(*site));
 			site->mid = true;

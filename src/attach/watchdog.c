@@ -1,14 +1,17 @@
 /*
  * watchdog.c - if ubt dies, the target is restored anyway.
  *
- * Before patching, ubt forks a small watchdog process (a copy of itself,
- * so it knows every site, its original bytes and where ubt's memory is in
- * the target).  ubt keeps the write end of a pipe; the watchdog blocks
+ * Before touching the target, ubt forks a small watchdog process (a copy
+ * of itself).  The session lives in shared memory (att_session_new), so
+ * the watchdog sees every step ubt takes: which sites have trampolines and
+ * patch bytes, where ubt's memory is in the target, and a remote system
+ * call in flight (struct tracee_rescue).  ubt keeps the write end of a pipe; the watchdog blocks
  * reading the other end.  After a normal detach ubt writes 'D' and waits
  * for the watchdog to exit.  If ubt dies first (SIGKILL, a crash), the
  * kernel closes the pipe, the read returns end-of-file, and the watchdog
- * does the detach ubt could not: it stops the target's threads, turns the
- * probes off, restores every byte that still holds a patch, puts the
+ * does the detach ubt could not: it stops the target's threads, puts back
+ * a thread ubt left inside a remote system call, turns the probes off,
+ * restores every byte that still holds a patch, puts the
  * application's SIGTRAP action back, unmaps ubt's memory when no thread is
  * inside it, and lets the threads go.  Restoring only bytes that still
  * hold our patch makes that safe whatever point ubt had reached.
@@ -37,36 +40,35 @@ static void watchdog_main(struct att_session *s, int rfd)
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	prctl(PR_SET_NAME, "ubt-watchdog", 0, 0, 0);
-	for (;;) {
+	do
 		n = read(rfd, &c, 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 1 && c == 'S') {
-			/* ubt took the usdt semaphores (att_watchdog_semas_taken) */
-			for (int i = 0; i < s->nsemas; i++)
-				s->semas[i].held = true;
-			continue;
-		}
-		break;
-	}
+	while (n < 0 && errno == EINTR);
 	if (n == 1 && c == 'D')
 		_exit(0);
-	/* ubt is gone: every site may be patched, whatever ubt had recorded */
-	for (int i = 0; i < s->nsites; i++)
-		s->sites[i].patched = true;
-	/* the thread list is ubt's (from before the fork): we trace nothing yet */
+	/*
+	 * ubt is gone.  The session is shared memory, so it says how far ubt
+	 * got; every site with a trampoline may be patched, whatever ubt had
+	 * recorded.  The thread list is ubt's (its heap): we trace nothing yet.
+	 */
 	s->t.threads = NULL;
 	s->t.nthreads = 0;
 	s->t.stopped = false;
 	s->t.is_child = false; /* a -c target is ubt's child, not ours */
-	att_detach(s);
+	if (tracee_stop_all(&s->t))
+		_exit(1);
+	tracee_rescue_apply(&s->t);
+	for (int i = 0; i < s->nsites; i++)
+		s->sites[i].patched = s->sites[i].tramp != 0;
+	if (s->remote_mapped)
+		att_detach(s);
+	tracee_release(&s->t);
 	_exit(0);
 }
 
 int att_watchdog_start(struct att_session *s)
 {
 	int fds[2];
-	if (!s->has_target || !s->remote_mapped)
+	if (!s->has_target)
 		return 0;
 	if (pipe2(fds, O_CLOEXEC)) {
 		diag_sys(NULL, "pipe: %s", strerror(errno));
@@ -89,22 +91,6 @@ int att_watchdog_start(struct att_session *s)
 	s->watch_fd = fds[1];
 	s->watch_pid = pid;
 	return 0;
-}
-
-/*
- * Tells the watchdog that the usdt semaphores are now held, so that it
- * gives them back if ubt dies.  Sent after they were taken: dying in
- * between leaks one count (the program computes probe arguments for
- * nothing) rather than taking away another tracer's.
- */
-void att_watchdog_semas_taken(struct att_session *s)
-{
-	ssize_t n;
-	if (s->watch_pid <= 0 || !s->nsemas)
-		return;
-	do
-		n = write(s->watch_fd, "S", 1);
-	while (n < 0 && errno == EINTR);
 }
 
 void att_watchdog_stop(struct att_session *s)
