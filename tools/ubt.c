@@ -33,7 +33,7 @@ struct options {
 	const char *file;    /* script path */
 	pid_t pid;
 	const char *cmd;
-	bool quiet, dry_run, verbose;
+	bool quiet, dry_run, verbose, list;
 	const char *dump; /* -d */
 	bool json;            /* -f json */
 	const char *out_file; /* -o */
@@ -66,6 +66,7 @@ static void usage(FILE *f)
 	      "    -f FORMAT      output format: text, json\n"
 	      "    -o file        redirect the program's output to file\n"
 	      "    -B MODE        output buffering mode: none, line, full\n"
+	      "    -l [search]    list probes (uprobe, usdt; with -p those of the process)\n"
 	      "    --dry-run      check and compile the script, attach nothing\n"
 	      "    -v             verbose messages\n"
 	      "    -h, --help     show this help message\n"
@@ -89,7 +90,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	};
 	int c;
 	o->buffering = -1;
-	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVf:o:B:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVlf:o:B:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e': o->program = optarg; break;
 		case 'p': {
@@ -128,6 +129,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'd': o->dump = optarg; break;
 		case 'v': o->verbose = true; break;
+		case 'l': o->list = true; break;
 		case 1: o->dry_run = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("ubt v%s\n", UBT_VERSION); exit(0);
@@ -136,6 +138,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (!o->program && optind < argc)
 		o->file = argv[optind++];
+	if (o->list)
+		return 0; /* the optional argument is a search pattern */
 	if (!o->program && !o->file) {
 		usage(stderr);
 		return -1;
@@ -241,6 +245,7 @@ static void end_child(struct att_session *s)
 static void trace_loop(struct att_session *s, struct out *o)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
+	unsigned checks = 0;
 	for (;;) {
 		int n = out_drain(o);
 		out_report_lost(o);
@@ -252,8 +257,21 @@ static void trace_loop(struct att_session *s, struct out *o)
 		if (h->exit_req || stop_requested)
 			break;
 		if (s->has_target) {
+			/* exit is cheap to see (a pidfd); exec needs /proc/PID/maps */
 			int status;
 			if (tracee_wait_exit(&s->t, 0, &status) == 1)
+				break;
+		}
+		if (s->has_target && ++checks % 20 == 0) {
+			int st = att_check_target(s);
+			if (st == ATT_EXECED) {
+				/* a -c command still runs to its end, as under bpftrace */
+				fprintf(stderr, "WARNING: pid %d called exec(); its probes went with the "
+						"old program image\n", s->t.pid);
+				if (!s->t.is_child)
+					break;
+			}
+			if (st == ATT_EXITED)
 				break;
 		}
 		struct timespec now;
@@ -280,7 +298,7 @@ int main(int argc, char **argv)
 	size_t len = 0;
 	struct ast_node *prog = NULL;
 	struct sema_info info = {0};
-	struct att_session s = {0};
+	struct att_session *s = NULL;
 	struct cg_layout layout = {0};
 	struct cg_object tobj = {0}, hobj = {0};
 	int ret = 1;
@@ -288,6 +306,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (parse_args(argc, argv, &o))
 		return 1;
+	if (o.list)
+		return att_list(o.program ? o.program : o.file, o.pid, o.verbose, stdout) ? 1 : 0;
 	if (o.program) {
 		src = xstrdup(o.program);
 		len = strlen(src);
@@ -296,6 +316,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	diag_init(&d, o.program ? "stdin" : o.file, src, len);
+	if (!(s = att_session_new()))
+		goto out;
 	if (parse_script(src, len, &d, &prog)) {
 		diag_print(&d, stderr);
 		goto out;
@@ -309,16 +331,17 @@ int main(int argc, char **argv)
 	diag_print(&d, stderr); /* warnings */
 	if (o.dump && !strcmp(o.dump, "types"))
 		ast_dump(prog, true, stdout);
-	if (att_resolve(prog, &s, &d)) {
+	s->pid_hint = o.pid;
+	if (att_resolve(prog, s, &d)) {
 		diag_print(&d, stderr);
 		goto out;
 	}
-	int nprobes = count_probes(prog, &s);
+	int nprobes = count_probes(prog, s);
 	if (nprobes == 0) {
 		printf("No probes to attach\n");
 		goto out;
 	}
-	if (s.npoints && !o.pid && !o.cmd && !o.dry_run) {
+	if (s->npoints && !o.pid && !o.cmd && !o.dry_run) {
 		diag_sys("ubt traces processes: add -p PID or -c 'CMD'",
 			 "uprobe probes need a process to attach to");
 		goto out;
@@ -332,13 +355,13 @@ int main(int argc, char **argv)
 	if (!o.dry_run && (o.pid || o.cmd)) {
 		if (o.cmd && !(cargv = split_cmd(o.cmd)))
 			goto out;
-		if (att_open(&s, o.pid, cargv)) {
+		if (att_open(s, o.pid, cargv)) {
 			ret = o.pid ? 1 : 255;
 			goto out;
 		}
 	}
-	att_facts(&s, false, &tfacts);
-	att_facts(&s, true, &hfacts);
+	att_facts(s, false, &tfacts);
+	att_facts(s, true, &hfacts);
 	if (cg_compile(prog, &info, &layout, &tfacts, CG_SIDE_TARGET, keep, &tobj, &d) ||
 	    cg_compile(prog, &info, &layout, &hfacts, CG_SIDE_HOST, keep, &hobj, &d)) {
 		diag_print(&d, stderr);
@@ -368,25 +391,35 @@ int main(int argc, char **argv)
 		fprintf(outf, "Attaching %d probe%s...\n", nprobes, nprobes == 1 ? "" : "s");
 	fflush(outf);
 	ret = 255;
-	if (att_install(&s, &layout, &tobj, &hobj))
+	if (att_install(s, &layout, &tobj, &hobj))
 		goto out_detach;
 	struct out out;
-	out_init(&out, outf, &info, &layout, att_data(&s));
+	out_init(&out, outf, &info, &layout, att_data(s));
 	out.json = o.json;
-	att_run_host(&s, &hobj, "BEGIN");
-	if (att_arm(&s))
+	att_run_host(s, &hobj, "BEGIN");
+	if (att_arm(s))
 		goto out_detach;
-	if (o.verbose && s.has_target)
-		fprintf(stderr, "ubt: %d site%s patched; threads stopped for %.3f ms (%d threads)\n",
-			s.nsites, s.nsites == 1 ? "" : "s", s.attach_stop_ns / 1e6, s.attach_nthreads);
-	trace_loop(&s, &out);
+	if (o.verbose && s->has_target) {
+		int ntraps = 0;
+		for (int i = 0; i < s->nsites; i++)
+			ntraps += s->sites[i].plan.kind == ARCH_PATCH_INT3;
+		fprintf(stderr, "ubt: %d site%s patched (%d with a breakpoint); threads stopped for "
+			"%.3f ms (%d threads)\n",
+			s->nsites, s->nsites == 1 ? "" : "s", ntraps, s->attach_stop_ns / 1e6,
+			s->attach_nthreads);
+	}
+	trace_loop(s, &out);
 	out_drain(&out);
-	att_detach(&s);
-	if (o.verbose && s.has_target && s.detach_stop_ns)
+	att_detach(s);
+	att_watchdog_stop(s);
+	if (o.verbose && s->has_target && s->detach_stop_ns)
 		fprintf(stderr, "ubt: threads stopped for %.3f ms while detaching\n",
-			s.detach_stop_ns / 1e6);
-	end_child(&s);
-	att_run_host(&s, &hobj, "END");
+			s->detach_stop_ns / 1e6);
+	if (o.verbose && s->has_target)
+		fprintf(stderr, "ubt: %llu probe hits through a breakpoint\n",
+			(unsigned long long)((struct rt_shm_header *)att_data(s))->trap_hits);
+	end_child(s);
+	att_run_host(s, &hobj, "END");
 	out_drain(&out);
 	out_report_lost(&out);
 	/* bpftrace prints these two lines on stdout even with -o */
@@ -397,10 +430,13 @@ int main(int argc, char **argv)
 		fclose(outf);
 	ret = 0;
 out_detach:
-	if (ret)
-		att_detach(&s);
+	if (ret) {
+		att_detach(s);
+		att_watchdog_stop(s);
+	}
 out:
-	att_close(&s);
+	if (s)
+		att_close(s);
 	cg_object_free(&tobj);
 	cg_object_free(&hobj);
 	cg_layout_free(&layout);

@@ -106,6 +106,9 @@ int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags
 			const struct ast_node *a = probe->kids[j];
 			if (is_uprobe(a) && resolve_point(probe, i, a, s, diags))
 				ret = -EINVAL;
+			if (a->attach.provider && !strcmp(a->attach.provider, "usdt") &&
+			    att_usdt_resolve(probe, i, a, s, diags))
+				ret = -EINVAL;
 		}
 	}
 	return ret;

@@ -727,7 +727,7 @@ static const struct {
 } providers[] = {
 	{ "BEGIN", NULL, true, 0 },          { "END", NULL, true, 0 },
 	{ "uprobe", "u", true, 2 },          { "uretprobe", "ur", false, 2 },
-	{ "usdt", "U", false, 2 },           { "kprobe", "k", false, 1 },
+	{ "usdt", "U", true, 2 },             { "kprobe", "k", false, 1 },
 	{ "kretprobe", "kr", false, 1 },     { "tracepoint", "t", false, 2 },
 	{ "rawtracepoint", "rt", false, 1 }, { "profile", "p", false, 2 },
 	{ "interval", "i", false, 2 },       { "software", "s", false, 2 },
@@ -775,6 +775,19 @@ static int parse_attach(struct ast_node *ap, struct diags *diags)
 	const char *prov = providers[which].name;
 	if (!providers[which].supported) {
 		diag_error(diags, ap->loc, "%s probes are not supported yet", prov);
+		goto out;
+	}
+	/* usdt:BIN:[PROVIDER:]NAME, wildcards anywhere: attach/usdt.c reads ap->str */
+	bool usdt = !strcmp(prov, "usdt");
+	if (usdt && (n == 3 || n == 4) && *parts[1] && *parts[n - 1]) {
+		ap->attach.provider = xstrdup(prov);
+		ap->attach.target = xstrdup(parts[1]);
+		ap->attach.func = xstrdup(parts[n - 1]);
+		ret = 0;
+		goto out;
+	}
+	if (usdt) {
+		diag_error(diags, ap->loc, "usdt probe type requires 2 or 3 arguments");
 		goto out;
 	}
 	if (n - 1 != providers[which].nargs) {

@@ -8,6 +8,7 @@
  *
  *   target:  [ code: runtime + probe code + trampolines ]  R-X   near the probed object
  *            [ data: header | threads | rings | maps     ]  RW-   directly after the code
+ *            [ private page (struct rt_priv), not shared ]  RW-   directly after the data
  *   ubt:     [ code                                      |  data ]  RW-   anywhere
  *
  * Every struct starts with its size (and the header a version) so a
@@ -82,8 +83,7 @@ struct rt_shm_header {
 	int32_t tid_off;  /* kernel tid at %fs:tid_off */
 	uint32_t pid;     /* the target's pid (tgid) */
 	/* ubt writes */
-	volatile uint32_t disabled;  /* non-zero: every probe returns at once */
-	uint32_t pad0;
+	uint32_t pad0[2];
 	volatile uint64_t heartbeat; /* ubt's monotonic ns, refreshed while it runs */
 	/* target writes */
 	volatile uint32_t exit_req;  /* exit() was called in a probe */
@@ -232,6 +232,19 @@ struct rt_map {
 };
 
 /*
+ * The private page: one page of the target's own anonymous memory, mapped
+ * right after the data part with MADV_WIPEONFORK.  Everything else ubt
+ * maps is shared with ubt (and, after a fork, between parent and child);
+ * this page is not: a forked child gets it zero-filled, so `enabled` is 0
+ * there and the child's probes return at once instead of writing into the
+ * parent's maps and rings.  Probe code refers to it as `ubt_priv`.
+ */
+struct rt_priv {
+	uint32_t size;             /* sizeof(struct rt_priv) */
+	volatile uint32_t enabled; /* probes run only when non-zero */
+};
+
+/*
  * Registers saved by a trampoline, in memory order from its stack
  * pointer upward.  At a function entry `ret` is the return address and
  * the probed function's stack pointer was &ret.
@@ -239,6 +252,28 @@ struct rt_map {
 struct rt_regs {
 	uint64_t r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi;
 	uint64_t ret;
+};
+
+/*
+ * Registers saved by a trampoline at a site in the middle of a function (a
+ * USDT location, arch_plan_mid_site()).  The first nine words are laid out
+ * as in struct rt_regs, so code that reads argument registers works on
+ * either; every other general-purpose register follows, because a USDT
+ * argument may live in any of them, and the stack pointer is the
+ * interrupted code's own (the trampoline stepped over its red zone).
+ *
+ *   0    r11 r10 r9 r8 rax rcx rdx rsi rdi        as struct rt_regs
+ *   72   pc                                        the site (rt_regs.ret's slot)
+ *   80   rbx rbp r12 r13 r14 r15
+ *   128  rsp                                       before the trampoline
+ *   136  flags                                     lahf in bits 8-15, seto in bit 0
+ */
+struct rt_regs_mid {
+	uint64_t r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi;
+	uint64_t pc;
+	uint64_t rbx, rbp, r12, r13, r14, r15;
+	uint64_t rsp;
+	uint64_t flags;
 };
 
 #endif

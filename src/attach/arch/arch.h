@@ -36,6 +36,9 @@ enum arch_patch_kind {
 /* The plan for patching one site; computed before any byte changes. */
 struct arch_site_plan {
 	uint64_t site;                    /* address of the patched instruction */
+	bool mid;                         /* inside a function: arch_plan_mid_site() */
+	uint32_t mid_read;                /* mid: slots of struct rt_regs_mid (bit = offset / 8)
+					   * the handlers read; r12-r15 are saved only if here */
 	enum arch_patch_kind kind;
 	char why[160];                    /* for ARCH_PATCH_INT3: why the jmp was refused */
 	uint8_t orig[ARCH_MAX_DISPLACED]; /* original bytes at site */
@@ -99,6 +102,19 @@ int arch_pc_into_trampoline(const struct arch_site_plan *plan, uint64_t tramp_ad
  */
 int arch_pc_from_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 			    int nhandlers, uint64_t pc, uint64_t *new_pc);
+
+/*
+ * A site in the middle of a function (a USDT location), with the same
+ * kind of plan; the trampoline then saves every register as struct
+ * rt_regs_mid (runtime/abi.h) and never touches the red zone.  avoid[]
+ * lists other probed sites, which the jmp must not cover.  -EINVAL if site
+ * is not an instruction boundary of the function.
+ */
+int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uint64_t site,
+		       const uint64_t *avoid, int navoid, struct arch_site_plan *plan);
+
+/* Upper bound of a mid-function trampoline's size. */
+size_t arch_trampoline_mid_max(int nhandlers);
 
 /* A reachable window for trampolines: [lo, hi) around addr (rel32 reach). */
 void arch_near_window(uint64_t addr, uint64_t *lo, uint64_t *hi);

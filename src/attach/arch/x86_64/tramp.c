@@ -43,6 +43,8 @@
 #define RESTORE_LEN 13
 #define HEAD_LEN(n) ((size_t)SAVE_LEN + (size_t)CALL_LEN * (n) + RESTORE_LEN)
 #define JMP_LEN 5
+/* where the relocated copy starts: mid-function sites have their own layout (mid.c) */
+#define HEAD(plan, n) ((plan)->mid ? x86_mid_head_len(plan, n) : HEAD_LEN(n))
 
 static const uint8_t save_regs[SAVE_LEN] = {
     0x57, 0x56, 0x52, 0x51, 0x50, 0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41, 0x53,
@@ -84,6 +86,8 @@ int arch_emit_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 	size_t head, pool, total, p, slot;
 	int i, nfar = 0, rc;
 
+	if (plan->mid)
+		return x86_mid_emit(plan, tramp_addr, handlers, nhandlers, buf, cap, len);
 	if (nhandlers < 0 || (nhandlers > 0 && !handlers))
 		return -EINVAL;
 	head = HEAD_LEN(nhandlers);
@@ -156,7 +160,7 @@ int arch_patch_bytes(const struct arch_site_plan *plan, uint64_t tramp_addr, uin
 int arch_pc_into_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr, int nhandlers,
 			    uint64_t pc, uint64_t *new_pc)
 {
-	uint64_t at = tramp_addr + HEAD_LEN(nhandlers);
+	uint64_t at = tramp_addr + HEAD(plan, nhandlers);
 	struct x86_reloc r;
 	int i, idx = -1, rc;
 
@@ -182,7 +186,7 @@ int arch_pc_into_trampoline(const struct arch_site_plan *plan, uint64_t tramp_ad
 int arch_pc_from_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr, int nhandlers,
 			    uint64_t pc, uint64_t *new_pc)
 {
-	uint64_t at = tramp_addr + HEAD_LEN(nhandlers);
+	uint64_t at = tramp_addr + HEAD(plan, nhandlers);
 	struct x86_reloc r;
 	int i, rc;
 
