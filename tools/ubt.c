@@ -282,6 +282,27 @@ static void trace_loop(struct att_session *s, struct out *o)
 	}
 }
 
+static uint64_t boottime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t start_ns;
+
+/* What builtins read from the shared header: nsecs, elapsed, cpid. */
+static void set_builtin_facts(struct att_session *s, const struct options *o)
+{
+	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
+	h->start_ns = start_ns;
+	if (s->has_target) {
+		h->vdso_gettime = att_vdso_gettime(s->t.pid);
+		if (o->cmd)
+			h->cpid = (uint32_t)s->t.pid;
+	}
+}
+
 static int dump_object(const char *what, const struct cg_object *obj)
 {
 	const char *text = !strcmp(what, "ir") ? obj->ir : obj->asm_text;
@@ -304,6 +325,7 @@ int main(int argc, char **argv)
 	int ret = 1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	start_ns = boottime_ns();
 	if (parse_args(argc, argv, &o))
 		return 1;
 	if (o.list)
@@ -396,6 +418,7 @@ int main(int argc, char **argv)
 	struct out out;
 	out_init(&out, outf, &info, &layout, att_data(s));
 	out.json = o.json;
+	set_builtin_facts(s, &o);
 	att_run_host(s, &hobj, "BEGIN");
 	if (att_arm(s))
 		goto out_detach;

@@ -194,4 +194,7 @@ int att_check_target(struct att_session *s);
 int att_detach(struct att_session *s);
 void att_close(struct att_session *s);
 
+/* vdso.c: the address of __vdso_clock_gettime in process pid, 0 if unknown. */
+uint64_t att_vdso_gettime(pid_t pid);
+
 #endif

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 bool cg_is_call(const struct ast_node *n, const char *name)
@@ -46,8 +48,120 @@ static LLVMValueRef fs_load32(struct cg *c, int64_t off)
 	return LLVMBuildZExt(c->b, LLVMBuildLoad2(c->b, c->i32, p, ""), c->i64, "");
 }
 
+/* A runtime function, declared on first use. */
+static LLVMValueRef rt_fn(struct cg *c, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
+			  int np, LLVMTypeRef *fty)
+{
+	*fty = LLVMFunctionType(ret, params, np, 0);
+	LLVMValueRef f = LLVMGetNamedFunction(c->mod, name);
+	if (!f) {
+		f = LLVMAddFunction(c->mod, name, *fty);
+		LLVMSetVisibility(f, LLVMHiddenVisibility);
+	}
+	return f;
+}
+
+static LLVMValueRef hdr_load(struct cg *c, uint64_t off, LLVMTypeRef t)
+{
+	LLVMValueRef v = LLVMBuildLoad2(c->b, t, cg_shm_ptr(c, off), "");
+	return t == c->i64 ? v : LLVMBuildZExt(c->b, v, c->i64, "");
+}
+
+/* nsecs: the target's vDSO clock_gettime (found by ubt), or ubt's own for BEGIN/END */
+static LLVMValueRef builtin_nsecs(struct cg *c)
+{
+	LLVMTypeRef fty, p[] = {c->i64};
+	LLVMValueRef f = rt_fn(c, "rt_nsecs", c->i64, p, 1, &fty);
+	LLVMValueRef g = c->side == CG_SIDE_HOST
+				 ? cg_const(c, (uint64_t)(uintptr_t)&clock_gettime)
+				 : hdr_load(c, offsetof(struct rt_shm_header, vdso_gettime), c->i64);
+	return LLVMBuildCall2(c->b, fty, f, &g, 1, "nsecs");
+}
+
+/* A string constant (probe, func) in a buffer of the type's size. */
+static LLVMValueRef const_str(struct cg *c, const char *s, int size)
+{
+	char *bytes = xcalloc(1, size);
+	strncpy(bytes, s, size - 1);
+	LLVMValueRef g = LLVMAddGlobal(c->mod, LLVMArrayType(c->i8, size), "cstr");
+	LLVMSetInitializer(g, LLVMConstStringInContext(c->ctx, bytes, size, 1));
+	LLVMSetGlobalConstant(g, 1);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	free(bytes);
+	return g;
+}
+
+static LLVMValueRef builtin_probe(struct cg *c, const struct ast_node *n, bool func)
+{
+	const struct ast_node *ap = c->probe->nkids ? c->probe->kids[0] : NULL;
+	char *text;
+	if (!ap)
+		text = xstrdup("");
+	else if (func)
+		text = xstrdup(ap->attach.func ? ap->attach.func : "");
+	else if (ap->attach.target && ap->attach.func)
+		text = xasprintf("%s:%s:%s", ap->attach.provider, ap->attach.target, ap->attach.func);
+	else
+		text = xstrdup(ap->str);
+	LLVMValueRef v = const_str(c, text, n->type.size);
+	free(text);
+	return v;
+}
+
+static LLVMValueRef builtin_call(struct cg *c, const char *name, LLVMTypeRef ret, uint32_t arg)
+{
+	LLVMTypeRef fty, p[] = {c->i32};
+	LLVMValueRef f = rt_fn(c, name, ret, p, arg == ~0u ? 0 : 1, &fty);
+	LLVMValueRef a = LLVMConstInt(c->i32, arg, 0);
+	LLVMValueRef v = LLVMBuildCall2(c->b, fty, f, &a, arg == ~0u ? 0 : 1, "");
+	return ret == c->i64 ? v : LLVMBuildZExt(c->b, v, c->i64, "");
+}
+
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 {
+	if (!strcmp(n->str, "nsecs"))
+		return builtin_nsecs(c);
+	if (!strcmp(n->str, "elapsed"))
+		return LLVMBuildSub(c->b, builtin_nsecs(c),
+				    hdr_load(c, offsetof(struct rt_shm_header, start_ns), c->i64), "");
+	if (!strcmp(n->str, "cpid"))
+		return hdr_load(c, offsetof(struct rt_shm_header, cpid), c->i32);
+	if (!strcmp(n->str, "uid"))
+		return builtin_call(c, "rt_ids", c->i64, 0);
+	if (!strcmp(n->str, "gid"))
+		return builtin_call(c, "rt_ids", c->i64, 1);
+	if (!strcmp(n->str, "numaid"))
+		return builtin_call(c, "rt_ids", c->i64, 2);
+	if (!strcmp(n->str, "rand"))
+		return builtin_call(c, "rt_rand", c->i32, ~0u);
+	if (!strcmp(n->str, "cpu")) {
+		if (c->facts->has_rseq) {
+			/* rseq's cpu_id; -1 (unregistered thread) falls back to getcpu */
+			LLVMValueRef v = fs_load32(c, c->facts->rseq_off + RT_RSEQ_CPU_ID);
+			LLVMValueRef bad = LLVMBuildICmp(c->b, LLVMIntEQ, v, cg_const(c, 0xffffffffu), "");
+			LLVMValueRef res = cg_alloca(c, c->i64, "cpu");
+			LLVMBuildStore(c->b, v, res);
+			LLVMBasicBlockRef slow = cg_new_bb(c, "cpu_slow"), done = cg_new_bb(c, "cpu_done");
+			LLVMBuildCondBr(c->b, bad, slow, done);
+			LLVMPositionBuilderAtEnd(c->b, slow);
+			LLVMBuildStore(c->b, builtin_call(c, "rt_ids", c->i64, 3), res);
+			LLVMBuildBr(c->b, done);
+			LLVMPositionBuilderAtEnd(c->b, done);
+			return LLVMBuildLoad2(c->b, c->i64, res, "");
+		}
+		return builtin_call(c, "rt_ids", c->i64, 3);
+	}
+	if (!strcmp(n->str, "comm")) {
+		LLVMValueRef buf = cg_alloca(c, LLVMArrayType(c->i8, 16), "comm");
+		LLVMTypeRef fty, p[] = {c->ptr};
+		LLVMValueRef f = rt_fn(c, "rt_comm", c->void_t, p, 1, &fty);
+		LLVMBuildCall2(c->b, fty, f, &buf, 1, "");
+		return buf;
+	}
+	if (!strcmp(n->str, "probe"))
+		return builtin_probe(c, n, false);
+	if (!strcmp(n->str, "func"))
+		return builtin_probe(c, n, true);
 	if (!strcmp(n->str, "pid")) {
 		if (c->side == CG_SIDE_HOST)
 			return cg_const(c, (uint64_t)getpid());
@@ -269,8 +383,42 @@ static void call_exit(struct cg *c)
 	LLVMPositionBuilderAtEnd(c->b, cg_new_bb(c, "after_exit"));
 }
 
+/* str(p [, n]): a fault-tolerant copy into a buffer of the result's size */
+static LLVMValueRef call_str(struct cg *c, const struct ast_node *n)
+{
+	int size = n->type.size;
+	const struct ast_node *a = n->kids[0];
+	LLVMValueRef buf = cg_alloca(c, LLVMArrayType(c->i8, size), "str");
+	LLVMValueRef src = cg_expr(c, a);
+	if (a->type.kind == TY_STR) {
+		/* already a string: copy (and cut) it */
+		LLVMBuildMemSet(c->b, buf, LLVMConstInt(c->i8, 0, 0), cg_const(c, size), 1);
+		cg_copy_str(c, buf, src, (uint64_t)(a->type.size < size ? a->type.size : size - 1));
+		return buf;
+	}
+	LLVMValueRef len = cg_const(c, size);
+	if (n->nkids == 2) {
+		/* str(p, n) keeps at most n - 1 characters, as bpftrace */
+		LLVMValueRef want = cg_expr(c, n->kids[1]);
+		LLVMValueRef lt = LLVMBuildICmp(c->b, LLVMIntULT, want, len, "");
+		len = LLVMBuildSelect(c->b, lt, want, len, "");
+	}
+	LLVMValueRef pid = c->side == CG_SIDE_HOST
+				   ? LLVMConstInt(c->i32, (uint64_t)getpid(), 0)
+				   : LLVMBuildLoad2(c->b, c->i32,
+						    cg_shm_ptr(c, offsetof(struct rt_shm_header, pid)), "");
+	LLVMTypeRef fty, p[] = {c->ptr, c->i64, c->i32, c->i32};
+	LLVMValueRef f = rt_fn(c, "rt_read_str", c->void_t, p, 4, &fty);
+	LLVMBuildMemSet(c->b, buf, LLVMConstInt(c->i8, 0, 0), cg_const(c, size), 1);
+	LLVMValueRef args[] = {buf, src, LLVMBuildTrunc(c->b, len, c->i32, ""), pid};
+	LLVMBuildCall2(c->b, fty, f, args, 4, "");
+	return buf;
+}
+
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 {
+	if (!strcmp(n->str, "str"))
+		return call_str(c, n);
 	if (!strcmp(n->str, "printf"))
 		call_printf(c, n);
 	else if (!strcmp(n->str, "exit"))

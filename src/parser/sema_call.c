@@ -50,6 +50,14 @@ static bool sema_usdt_arg(struct sema *s, struct ast_node *n)
 	return true;
 }
 
+/* BPFTRACE_STRLEN: the size of str() results, 64 by default (and at most 200, as bpftrace) */
+int sema_strlen(void)
+{
+	const char *e = getenv("BPFTRACE_STRLEN");
+	int v = e && *e ? atoi(e) : 64;
+	return v < 1 ? 64 : v > 200 ? 200 : v;
+}
+
 /* builtin -> pid | tid | arg0 .. arg5 (others are known but refused) */
 void sema_builtin(struct sema *s, struct ast_node *n)
 {
@@ -59,6 +67,23 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 		return;
 	if (!strcmp(name, "pid") || !strcmp(name, "tid")) {
 		n->type = ty_uint64;
+		return;
+	}
+	static const char *const u64_builtins[] = {
+		"nsecs", "elapsed", "uid", "gid", "cpu", "numaid", "cpid", "rand",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(u64_builtins); i++)
+		if (!strcmp(name, u64_builtins[i])) {
+			n->type = ty_uint64;
+			return;
+		}
+	if (!strcmp(name, "comm")) {
+		n->type = ty_str(16);
+		n->type.as = AS_KERNEL;
+		return;
+	}
+	if (!strcmp(name, "probe") || !strcmp(name, "func")) {
+		n->type = ty_str(sema_strlen());
 		return;
 	}
 	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9' && !name[4]) {
@@ -483,6 +508,16 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	} else if (!strcmp(n->str, "delete") || !strcmp(n->str, "clear") ||
 		   !strcmp(n->str, "zero")) {
 		check_map_func(s, n, use, user);
+	} else if (!strcmp(n->str, "str")) {
+		n->type = ty_str(sema_strlen());
+		if (n->nkids < 1 || n->nkids > 2)
+			diag_error(s->diags, n->loc, "str() requires between 1 and 2 arguments (%d provided)",
+				   n->nkids);
+		else if (s->final && n->kids[0]->type.kind != TY_INT && n->kids[0]->type.kind != TY_STR)
+			diag_error(s->diags, n->loc, "str() expects an integer or a pointer type as first argument (%s provided)",
+				   sema_kind_name(&n->kids[0]->type));
+		else if (s->final && n->nkids == 2 && n->kids[1]->type.kind != TY_INT)
+			diag_error(s->diags, n->loc, "str() only accepts an integer as second argument");
 	} else if (!strcmp(n->str, "printf")) {
 		check_use(s, n, use, user, false);
 		n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };

@@ -48,6 +48,7 @@ const char *sema_kind_name(const struct ast_type *t);
 const char *sema_tn(const struct ast_type *t, char buf[64]);
 
 /* sema_call.c */
+int sema_strlen(void);
 void sema_builtin(struct sema *s, struct ast_node *n);
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use, const struct ast_node *user);
 

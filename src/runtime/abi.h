@@ -96,6 +96,11 @@ struct rt_shm_header {
 	uint32_t pad1;
 	struct rt_sigaction_k old_trap; /* the application's SIGTRAP action, for chaining */
 	struct rt_trap_site traps[RT_TRAP_MAX];
+	/* builtins (ubt writes before arming) */
+	uint64_t vdso_gettime; /* the target's __vdso_clock_gettime, 0 = use the syscall */
+	uint64_t start_ns;     /* CLOCK_BOOTTIME when ubt started: `elapsed` */
+	uint32_t cpid;         /* the -c child's pid, else 0: `cpid` */
+	uint32_t pad2;
 };
 
 /*

@@ -210,7 +210,10 @@ def main():
         futs = [(c, ex.submit(check, c, ubt, args.bpftrace, progdir, args.timeout))
                 for c in cases]
         for c, f in futs:
-            err = f.result()
+            try:
+                err = f.result()
+            except Exception as e:  # a broken case must not hide the others
+                err = "runner error: %r" % e
             label = "%s: %s" % (os.path.basename(c.path), c.name)
             if err:
                 failed += 1

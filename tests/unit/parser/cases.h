@@ -1515,7 +1515,7 @@ static const struct tcase cases[] = {
 		"        ~~~~~\n",
 	},
 	{
-		.name = "ubt_unsupported_builtin", /* ubt */
+		.name = "nsecs_comm_typed", /* bpftrace 0.17 -d */
 		.src = "BEGIN { @x = nsecs; @y = comm; }",
 		.ast = "Program\n"
 		" BEGIN\n"
@@ -1525,13 +1525,15 @@ static const struct tcase cases[] = {
 		"  =\n"
 		"   map: @y\n"
 		"   builtin: comm\n",
-		.typed = NULL,
-		.diag = "stdin:1:14-19: ERROR: the nsecs builtin is not supported yet\n"
-		"BEGIN { @x = nsecs; @y = comm; }\n"
-		"             ~~~~~\n"
-		"stdin:1:26-30: ERROR: the comm builtin is not supported yet\n"
-		"BEGIN { @x = nsecs; @y = comm; }\n"
-		"                         ~~~~\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @x :: type[unsigned int64, ctx: 0]\n"
+		"   builtin: nsecs :: type[unsigned int64, ctx: 0]\n"
+		"  =\n"
+		"   map: @y :: type[string[16], ctx: 0, AS(kernel)]\n"
+		"   builtin: comm :: type[string[16], ctx: 0, AS(kernel)]\n",
+		.diag = "",
 	},
 	{
 		.name = "hist_typed", /* bpftrace 0.17 -d */
