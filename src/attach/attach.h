@@ -29,6 +29,7 @@
 #include "attach/arch/arch.h"
 #include "attach/link.h"
 #include "attach/tracee.h"
+#include "attach/elfsym.h"
 #include "codegen/codegen.h"
 
 /* One resolved uprobe attach point. */
@@ -52,6 +53,11 @@ struct att_site {
 	uint64_t tramp;        /* trampoline address in the target */
 	uint64_t handlers[16]; /* probe functions, in program order */
 	int nhandlers;
+	uint64_t rhandlers[16]; /* return probe functions (uretprobe), in program order */
+	int nrhandlers;
+	const char *internal;  /* runtime function as the only handler (ubt's own probe) */
+	uint64_t copy_addr;    /* relocated copy of the displaced instructions */
+	int island;            /* 0: trampoline in the main code; i: in islands[i - 1] */
 	uint8_t patch[ARCH_MAX_DISPLACED];
 	bool patched;
 };
@@ -71,6 +77,12 @@ struct att_session {
 	struct link_image image;
 	struct att_site *sites;
 	int nsites;
+	/* code pages for sites out of rel32 reach of the main code (anonymous, R-X) */
+	struct att_island {
+		uint64_t addr, size, used;
+	} islands[8];
+	int nislands;
+	uint64_t remote_rets; /* private shadow stacks of return probes (ret.c), 0: none */
 	/* BEGIN/END, linked for ubt's own address space */
 	uint8_t *host_code;
 	size_t host_code_size;
@@ -105,6 +117,16 @@ int att_arm(struct att_session *s);
 
 /* Runs the BEGIN (or END) probes of host_obj in ubt. */
 void att_run_host(struct att_session *s, const struct cg_object *host_obj, const char *provider);
+
+/* ret.c: return probes */
+bool att_ret_wanted(const struct att_session *s);
+int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps);
+int att_ret_install(struct att_session *s, struct rt_shm_header *h);
+void att_ret_detach(struct att_session *s);
+void att_ret_unmap(struct att_session *s);
+
+/* clock.c: the TSC -> CLOCK_BOOTTIME scale for rt_nsecs() */
+void att_clock_calibrate(struct rt_shm_header *h);
 
 /* The data part as ubt sees it. */
 static inline uint8_t *att_data(const struct att_session *s)

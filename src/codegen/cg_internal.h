@@ -47,6 +47,7 @@ bool cg_is_call(const struct ast_node *n, const char *name);
 bool cg_needs_thread(const struct ast_node *n);
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n);
+LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n); /* retval func nsecs */
 
 /* cg_map.c: maps */
 const struct cg_map_layout *cg_map_of(struct cg *c, const struct ast_node *n);

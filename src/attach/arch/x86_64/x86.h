@@ -94,6 +94,10 @@ struct x86_reloc {
  */
 int x86_relocate(const struct arch_site_plan *plan, uint64_t at, struct x86_reloc *r);
 
+/* tramp.c: push/pop of the nine caller-saved registers (struct rt_regs) */
+extern const uint8_t x86_save_regs[13];
+extern const uint8_t x86_restore_regs[13];
+
 /* Does `to` fit a rel32 counted from `next` (the end of the instruction)? */
 static inline bool x86_rel32(uint64_t next, uint64_t to, int32_t *rel)
 {
