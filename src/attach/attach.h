@@ -124,6 +124,8 @@ int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps);
 int att_ret_install(struct att_session *s, struct rt_shm_header *h);
 void att_ret_detach(struct att_session *s);
 void att_ret_unmap(struct att_session *s);
+/* Says on stderr how many calls ran without their return probe. */
+void att_ret_report(const struct att_session *s, bool verbose);
 
 /* clock.c: the TSC -> CLOCK_BOOTTIME scale for rt_nsecs() */
 void att_clock_calibrate(struct rt_shm_header *h);

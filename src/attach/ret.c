@@ -168,3 +168,23 @@ void att_ret_unmap(struct att_session *s)
 	tracee_syscall(&s->t, SYS_munmap, s->remote_rets, rets_size(s), 0, 0, 0, 0, &r);
 	s->remote_rets = 0;
 }
+
+void att_ret_report(const struct att_session *s, bool verbose)
+{
+	if (!s->local || !att_ret_wanted(s))
+		return;
+	const struct rt_shm_header *h = (const struct rt_shm_header *)att_data(s);
+	if (h->ret_skipped)
+		fprintf(stderr,
+			"WARNING: %llu calls ran without their return probe (nested deeper than %d "
+			"probed calls, or inside a signal handler interrupting one)\n",
+			(unsigned long long)h->ret_skipped, RT_RET_DEPTH);
+	if (h->ret_lost)
+		fprintf(stderr, "WARNING: %llu returns found no saved return address\n",
+			(unsigned long long)h->ret_lost);
+	if (verbose)
+		fprintf(stderr,
+			"ubt: return probes: %llu frames abandoned (longjmp, exceptions), %llu "
+			"return slots handed back to an unwinder\n",
+			(unsigned long long)h->ret_dropped, (unsigned long long)h->ret_restored);
+}
