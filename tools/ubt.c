@@ -209,14 +209,28 @@ static void end_child(struct att_session *s)
 static void trace_loop(struct att_session *s, struct out *o)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
+	unsigned checks = 0;
 	for (;;) {
 		int n = out_drain(o);
 		out_report_lost(o);
 		if (h->exit_req || stop_requested)
 			break;
 		if (s->has_target) {
+			/* exit is cheap to see (a pidfd); exec needs /proc/PID/maps */
 			int status;
 			if (tracee_wait_exit(&s->t, 0, &status) == 1)
+				break;
+		}
+		if (s->has_target && ++checks % 20 == 0) {
+			int st = att_check_target(s);
+			if (st == ATT_EXECED) {
+				/* a -c command still runs to its end, as under bpftrace */
+				fprintf(stderr, "WARNING: pid %d called exec(); its probes went with the "
+						"old program image\n", s->t.pid);
+				if (!s->t.is_child)
+					break;
+			}
+			if (st == ATT_EXITED)
 				break;
 		}
 		struct timespec now;
@@ -324,7 +338,7 @@ int main(int argc, char **argv)
 	struct out out;
 	out_init(&out, stdout, &info, &layout, att_data(&s));
 	att_run_host(&s, &hobj, "BEGIN");
-	if (att_arm(&s))
+	if (att_watchdog_start(&s) || att_arm(&s))
 		goto out_detach;
 	if (o.verbose && s.has_target)
 		fprintf(stderr, "ubt: %d site%s patched; threads stopped for %.3f ms (%d threads)\n",
@@ -332,6 +346,7 @@ int main(int argc, char **argv)
 	trace_loop(&s, &out);
 	out_drain(&out);
 	att_detach(&s);
+	att_watchdog_stop(&s);
 	if (o.verbose && s.has_target && s.detach_stop_ns)
 		fprintf(stderr, "ubt: threads stopped for %.3f ms while detaching\n",
 			s.detach_stop_ns / 1e6);
@@ -344,8 +359,10 @@ int main(int argc, char **argv)
 	out_print_maps(&out);
 	ret = 0;
 out_detach:
-	if (ret)
+	if (ret) {
 		att_detach(&s);
+		att_watchdog_stop(&s);
+	}
 out:
 	att_close(&s);
 	cg_object_free(&tobj);

@@ -72,6 +72,7 @@ struct att_session {
 	uint8_t *local;          /* ubt's RW mapping of code + data */
 	uint64_t remote_code;    /* target address of the code part */
 	uint64_t remote_data;    /* target address of the data part */
+	uint64_t remote_priv;    /* target address of the private page (struct rt_priv) */
 	bool remote_mapped;
 	bool trap_installed; /* our SIGTRAP handler is the target's action */
 	struct link_image image;
@@ -84,14 +85,18 @@ struct att_session {
 	int nislands;
 	uint64_t remote_rets; /* private shadow stacks of return probes (ret.c), 0: none */
 	/* BEGIN/END, linked for ubt's own address space */
-	uint8_t *host_code;
+	uint8_t *host_code;      /* + the host's private page at its end */
 	size_t host_code_size;
+	struct rt_priv *host_priv;
 	struct link_image host_image;
 	const struct cg_layout *layout;
 	struct cg_facts facts; /* the target's, as probe code was built for */
 	/* how long the target's threads were stopped, for -v */
 	uint64_t stop_start_ns, attach_stop_ns, detach_stop_ns;
 	int attach_nthreads;
+	/* watchdog.c: restores the target if ubt dies */
+	pid_t watch_pid;
+	int watch_fd;
 };
 
 /* Resolves every uprobe attach point; errors go to diags. */
@@ -115,6 +120,14 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 /* Patches every site and lets the target run. */
 int att_arm(struct att_session *s);
 
+/*
+ * Starts the process that restores the target if ubt dies (watchdog.c);
+ * call after att_install(), before att_arm().  att_watchdog_stop() ends
+ * it after a normal detach.
+ */
+int att_watchdog_start(struct att_session *s);
+void att_watchdog_stop(struct att_session *s);
+
 /* Runs the BEGIN (or END) probes of host_obj in ubt. */
 void att_run_host(struct att_session *s, const struct cg_object *host_obj, const char *provider);
 
@@ -135,6 +148,15 @@ static inline uint8_t *att_data(const struct att_session *s)
 {
 	return s->local + s->code_size;
 }
+
+enum att_target_state {
+	ATT_ALIVE,
+	ATT_EXITED,
+	ATT_EXECED, /* it called exec(): our code and patches are gone with the old image */
+};
+
+/* Cheap check, for the trace loop. */
+int att_check_target(struct att_session *s);
 
 /* Restores the target; safe to call when it already exited. */
 int att_detach(struct att_session *s);

@@ -210,6 +210,28 @@ static int rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64
 	return *out < 0 && *out > -4096 ? (int)*out : 0;
 }
 
+/*
+ * The private page (struct rt_priv) right after the data part: anonymous,
+ * private, wiped in a forked child, so a child's probes see enabled == 0.
+ * `enabled` is set only once everything else is in place (att_arm).
+ */
+static int map_remote_priv(struct att_session *s, uint64_t at)
+{
+	int64_t r;
+	int ret = rsys(s, SYS_mmap, at, PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0, &r);
+	if (!ret && (uint64_t)r != at)
+		ret = -EEXIST;
+	if (!ret)
+		ret = rsys(s, SYS_madvise, at, PAGE, MADV_WIPEONFORK, 0, 0, 0, &r);
+	if (!ret) {
+		struct rt_priv p = {.size = sizeof(p), .enabled = 0};
+		s->remote_priv = at;
+		ret = tracee_write(&s->t, at, &p, sizeof(p));
+	}
+	return ret;
+}
+
 static int map_remote(struct att_session *s, uint64_t at)
 {
 	uint64_t total = s->code_size + s->data_size, name;
@@ -241,6 +263,9 @@ static int map_remote(struct att_session *s, uint64_t at)
 	if (!ret) {
 		s->remote_data = at + s->code_size;
 		s->remote_mapped = true;
+		ret = map_remote_priv(s, s->remote_data + s->data_size);
+	}
+	if (!ret) {
 		char *path = xasprintf("/proc/%d/fd/%lld", s->t.pid, (long long)fd);
 		int lfd = open(path, O_RDWR | O_CLOEXEC);
 		free(path);
@@ -283,13 +308,16 @@ static int map_local_only(struct att_session *s)
 static int map_host_code(struct att_session *s, size_t size)
 {
 	uint64_t data = (uint64_t)att_data(s);
-	s->host_code_size = ALIGN_UP(size, PAGE);
+	s->host_code_size = ALIGN_UP(size, PAGE) + PAGE; /* + the private page */
 	for (uint64_t at = (data - s->code_size - s->host_code_size - PAGE) & ~(PAGE - 1);
 	     data - at < (1ull << 30); at -= 1ull << 20) {
 		void *p = mmap((void *)at, s->host_code_size, PROT_READ | PROT_WRITE | PROT_EXEC,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 		if (p != MAP_FAILED) {
 			s->host_code = p;
+			s->host_priv = (struct rt_priv *)((uint8_t *)p + s->host_code_size - PAGE);
+			s->host_priv->size = sizeof(struct rt_priv);
+			s->host_priv->enabled = 1;
 			return 0;
 		}
 	}
@@ -321,16 +349,16 @@ static void write_headers(struct att_session *s, const struct cg_layout *l,
 
 /* ---- linking ---------------------------------------------------------- */
 
-static int link_code(const struct cg_object *obj, uint64_t base, uint64_t shm,
+static int link_code(const struct cg_object *obj, uint64_t base, uint64_t shm, uint64_t priv,
 		     struct link_image *img)
 {
 	struct link_input in[2] = {
 		{ubt_rt_object, ubt_rt_object_size, "runtime"},
 		{obj ? obj->elf : NULL, obj ? obj->elf_size : 0, "probes"},
 	};
-	struct link_extern ext = {"ubt_shm", shm};
+	struct link_extern ext[] = {{"ubt_shm", shm}, {"ubt_priv", priv}};
 	char err[256];
-	int ret = link_objects(in, obj && obj->elf ? 2 : 1, base, &ext, 1, img, err, sizeof(err));
+	int ret = link_objects(in, obj && obj->elf ? 2 : 1, base, ext, 2, img, err, sizeof(err));
 	if (ret)
 		diag_sys(NULL, "internal: linking probe code: %s", err);
 	return ret;
@@ -574,7 +602,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		group_sites(s, 0, &lo, &hi, &ref);
 		/* the image's size does not depend on where it is linked */
 		struct link_image probe;
-		if ((ret = link_code(target_obj, 0, 0, &probe)))
+		if ((ret = link_code(target_obj, 0, 0, 0, &probe)))
 			goto out;
 		s->code_size = ALIGN_UP(probe.size + 16 + tramp_bytes(s, 0), PAGE);
 		link_image_free(&probe);
@@ -588,7 +616,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		maps = NULL;
 		if ((ret = proc_maps_read(s->t.pid, &maps, &nmaps)))
 			goto out;
-		if ((ret = find_gap(maps, nmaps, lo, hi, ref, s->code_size + s->data_size, &at))) {
+		if ((ret = find_gap(maps, nmaps, lo, hi, ref, s->code_size + s->data_size + PAGE,
+				     &at))) {
 			diag_sys(NULL, "pid %d: no free address range near the probed code",
 				 s->t.pid);
 			goto out;
@@ -600,7 +629,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		if ((ret = proc_maps_read(s->t.pid, &maps, &nmaps)) ||
 		    (ret = map_islands(s, &maps, &nmaps)))
 			goto out;
-		if ((ret = link_code(target_obj, s->remote_code, s->remote_data, &s->image)))
+		if ((ret = link_code(target_obj, s->remote_code, s->remote_data, s->remote_priv,
+				     &s->image)))
 			goto out;
 		memcpy(s->local, s->image.bytes, s->image.size);
 		write_headers(s, layout, &facts);
@@ -616,14 +646,14 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 	}
 	if (host_obj && host_obj->nprobes) {
 		struct link_image probe;
-		if ((ret = link_code(host_obj, 0, 0, &probe)))
+		if ((ret = link_code(host_obj, 0, 0, 0, &probe)))
 			goto out;
 		size_t size = probe.size;
 		link_image_free(&probe);
 		if ((ret = map_host_code(s, size)))
 			goto out;
 		if ((ret = link_code(host_obj, (uint64_t)s->host_code, (uint64_t)att_data(s),
-				     &s->host_image)))
+				     (uint64_t)s->host_priv, &s->host_image)))
 			goto out;
 		memcpy(s->host_code, s->host_image.bytes, s->host_image.size);
 	}
@@ -660,11 +690,19 @@ static void move_threads_out(struct att_session *s, struct att_site *site)
 	}
 }
 
+/* Turns every probe in the target on or off (struct rt_priv). */
+static int set_enabled(struct att_session *s, uint32_t on)
+{
+	return tracee_write(&s->t, s->remote_priv + offsetof(struct rt_priv, enabled), &on,
+			    sizeof(on));
+}
+
 int att_arm(struct att_session *s)
 {
 	int ret = 0;
 	if (!s->has_target)
 		return 0;
+	ret = set_enabled(s, 1);
 	for (int i = 0; i < s->nsites && !ret; i++) {
 		struct att_site *site = &s->sites[i];
 		uint8_t now[ARCH_MAX_DISPLACED];
@@ -730,6 +768,30 @@ static void clear_rseq_cs(struct att_session *s, const struct tracee_thread *th)
 	}
 }
 
+/* Unmaps ubt's memory in the target if no thread's pc is inside it. */
+static bool unmap_if_idle(struct att_session *s)
+{
+	bool busy = false;
+	for (int i = 0; i < s->t.nthreads; i++) {
+		uint64_t pc = s->t.threads[i].regs.rip;
+		if (pc >= s->remote_code && pc < s->remote_priv + PAGE)
+			busy = true;
+		for (int k = 0; k < s->nislands; k++)
+			if (pc >= s->islands[k].addr && pc < s->islands[k].addr + s->islands[k].size)
+				busy = true;
+		clear_rseq_cs(s, &s->t.threads[i]);
+	}
+	if (busy)
+		return false;
+	int64_t r;
+	rsys(s, SYS_munmap, s->remote_code, s->code_size + s->data_size + PAGE, 0, 0, 0, 0, &r);
+	s->remote_mapped = false;
+	for (int i = 0; i < s->nislands; i++)
+		rsys(s, SYS_munmap, s->islands[i].addr, s->islands[i].size, 0, 0, 0, 0, &r);
+	att_ret_unmap(s);
+	return true;
+}
+
 int att_detach(struct att_session *s)
 {
 	if (!s->has_target || !s->remote_mapped)
@@ -745,15 +807,16 @@ int att_detach(struct att_session *s)
 		sys_error(s, ret, "ptrace(PTRACE_SEIZE) for detach");
 		return ret;
 	}
+	set_enabled(s, 0);
 	for (int i = 0; i < s->nsites; i++) {
 		struct att_site *site = &s->sites[i];
 		if (!site->patched)
 			continue;
 		uint8_t now[ARCH_MAX_DISPLACED];
-		if (!tracee_read(&s->t, site->plan.site, now, site->plan.orig_len) &&
-		    !memcmp(now, site->patch, site->plan.orig_len))
+		int r = tracee_read(&s->t, site->plan.site, now, site->plan.orig_len);
+		if (!r && !memcmp(now, site->patch, site->plan.orig_len))
 			tracee_write(&s->t, site->plan.site, site->plan.orig, site->plan.orig_len);
-		else
+		else if (r || memcmp(now, site->plan.orig, site->plan.orig_len))
 			diag_sys(NULL, "pid %d: code at 0x%llx was changed by someone else; left as is",
 				 s->t.pid, (unsigned long long)site->plan.site);
 		site->patched = false;
@@ -762,27 +825,51 @@ int att_detach(struct att_session *s)
 	}
 	remove_trap_handler(s);
 	att_ret_detach(s);
-	bool busy = false;
-	for (int i = 0; i < s->t.nthreads; i++) {
-		uint64_t pc = s->t.threads[i].regs.rip;
-		if (pc >= s->remote_code && pc < s->remote_data + s->data_size)
-			busy = true;
-		for (int k = 0; k < s->nislands; k++)
-			if (pc >= s->islands[k].addr && pc < s->islands[k].addr + s->islands[k].size)
-				busy = true;
-		clear_rseq_cs(s, &s->t.threads[i]);
-	}
-	if (!busy) {
-		int64_t r;
-		rsys(s, SYS_munmap, s->remote_code, s->code_size + s->data_size, 0, 0, 0, 0, &r);
-		s->remote_mapped = false;
-		for (int i = 0; i < s->nislands; i++)
-			rsys(s, SYS_munmap, s->islands[i].addr, s->islands[i].size, 0, 0, 0, 0, &r);
-		att_ret_unmap(s);
+	if (!unmap_if_idle(s)) {
+		/* A thread was inside our code.  Nothing leads there any more, so
+		 * let it run out and look again a few times before leaving the
+		 * memory behind as inert pages. */
+		ret = tracee_release(&s->t);
+		s->detach_stop_ns = now_ns() - t0;
+		for (int tries = 0; tries < 20 && !ret && s->remote_mapped; tries++) {
+			struct timespec ts = {0, 2000000};
+			nanosleep(&ts, NULL);
+			if (tracee_stop_all(&s->t))
+				return 0;
+			unmap_if_idle(s);
+			ret = tracee_release(&s->t);
+		}
+		return ret;
 	}
 	ret = tracee_release(&s->t);
 	s->detach_stop_ns = now_ns() - t0;
 	return ret;
+}
+
+int att_check_target(struct att_session *s)
+{
+	int status;
+	if (!s->has_target)
+		return ATT_ALIVE;
+	if (tracee_wait_exit(&s->t, 0, &status) == 1)
+		return ATT_EXITED;
+	if (!s->remote_mapped)
+		return ATT_ALIVE;
+	/* after an exec the process has a new address space without our code */
+	struct proc_map *maps;
+	int n;
+	if (proc_maps_read(s->t.pid, &maps, &n))
+		return ATT_EXITED;
+	bool found = false;
+	for (int i = 0; i < n && !found; i++)
+		found = maps[i].start == s->remote_code;
+	proc_maps_free(maps, n);
+	if (found)
+		return ATT_ALIVE;
+	s->remote_mapped = false;
+	for (int i = 0; i < s->nsites; i++)
+		s->sites[i].patched = false;
+	return ATT_EXECED;
 }
 
 void att_close(struct att_session *s)

@@ -13,7 +13,8 @@ struct cg {
 	LLVMModuleRef mod;
 	LLVMBuilderRef b;
 	LLVMTypeRef i1, i8, i32, i64, ptr, ptr_fs, void_t;
-	LLVMValueRef shm; /* @ubt_shm: the data part */
+	LLVMValueRef shm;  /* @ubt_shm: the data part */
+	LLVMValueRef priv; /* @ubt_priv: struct rt_priv, the target's private page */
 	/* runtime helpers */
 	LLVMValueRef fn_thread_enter, fn_thread_exit, fn_ring_reserve, fn_ring_commit,
 		fn_map_lookup, fn_gettid;

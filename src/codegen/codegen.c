@@ -5,7 +5,7 @@
  * Probe function shape (what every probe compiles to):
  *
  *   void ubt_probe_N(struct rt_regs *regs) {
- *       if (ubt_shm.header.disabled) return;
+ *       if (!ubt_priv.enabled) return;                 (see struct rt_priv)
  *       [t = rt_thread_enter(); if (!t) return;]     only if the probe prints
  *       if (!(predicate)) goto out;
  *       body...
@@ -104,10 +104,11 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 		LLVMBuildStore(c->b, LLVMConstNull(t), c->vars[i]);
 	}
 
-	LLVMValueRef dis = LLVMBuildLoad2(
-		c->b, c->i32, cg_shm_ptr(c, offsetof(struct rt_shm_header, disabled)), "disabled");
-	LLVMSetVolatile(dis, 1);
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntNE, dis, LLVMConstInt(c->i32, 0, 0), ""),
+	LLVMValueRef off = cg_const(c, offsetof(struct rt_priv, enabled));
+	LLVMValueRef en = LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i8, c->priv, &off, 1, ""),
+					 "enabled");
+	LLVMSetVolatile(en, 1);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, en, LLVMConstInt(c->i32, 0, 0), ""),
 			ret, body);
 	LLVMPositionBuilderAtEnd(c->b, body);
 	c->thread = NULL;
@@ -239,6 +240,8 @@ int cg_compile(const struct ast_node *prog, const struct sema_info *info,
 	c.void_t = LLVMVoidTypeInContext(c.ctx);
 	c.shm = LLVMAddGlobal(c.mod, c.i8, "ubt_shm");
 	LLVMSetVisibility(c.shm, LLVMHiddenVisibility);
+	c.priv = LLVMAddGlobal(c.mod, c.i8, "ubt_priv");
+	LLVMSetVisibility(c.priv, LLVMHiddenVisibility);
 	declare_runtime(&c);
 	c.info = info;
 	c.layout = layout;

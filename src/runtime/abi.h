@@ -8,6 +8,7 @@
  *
  *   target:  [ code: runtime + probe code + trampolines ]  R-X   near the probed object
  *            [ data: header | threads | rings | maps     ]  RW-   directly after the code
+ *            [ private page (struct rt_priv), not shared ]  RW-   directly after the data
  *   ubt:     [ code                                      |  data ]  RW-   anywhere
  *
  * Every struct starts with its size (and the header a version) so a
@@ -82,8 +83,7 @@ struct rt_shm_header {
 	int32_t tid_off;  /* kernel tid at %fs:tid_off */
 	uint32_t pid;     /* the target's pid (tgid) */
 	/* ubt writes */
-	volatile uint32_t disabled;  /* non-zero: every probe returns at once */
-	uint32_t pad0;
+	uint32_t pad0[2];
 	volatile uint64_t heartbeat; /* ubt's monotonic ns, refreshed while it runs */
 	/* target writes */
 	volatile uint32_t exit_req;  /* exit() was called in a probe */
@@ -195,6 +195,19 @@ struct rt_map {
 	uint64_t keys_off;
 	uint64_t vals_off;
 	uint64_t cpu_stride; /* 0 for shared kinds */
+};
+
+/*
+ * The private page: one page of the target's own anonymous memory, mapped
+ * right after the data part with MADV_WIPEONFORK.  Everything else ubt
+ * maps is shared with ubt (and, after a fork, between parent and child);
+ * this page is not: a forked child gets it zero-filled, so `enabled` is 0
+ * there and the child's probes return at once instead of writing into the
+ * parent's maps and rings.  Probe code refers to it as `ubt_priv`.
+ */
+struct rt_priv {
+	uint32_t size;             /* sizeof(struct rt_priv) */
+	volatile uint32_t enabled; /* probes run only when non-zero */
 };
 
 /*

@@ -19,6 +19,8 @@
  */
 #include "rt.h"
 
+extern struct rt_priv ubt_priv RT_API;
+
 static inline uint32_t rt_ret_hash(uint64_t tp, uint32_t mask)
 {
 	return (uint32_t)((tp * 0x9e3779b97f4a7c15ull) >> 40) & mask;
@@ -110,7 +112,7 @@ uint64_t rt_ret_enter(struct rt_regs *regs, uint64_t stub)
 	uint64_t sp = (uint64_t)&regs->ret;
 	uint32_t n;
 
-	if (h->disabled)
+	if (!ubt_priv.enabled) /* detached, or a forked child (abi.h, struct rt_priv) */
 		return 0;
 	s = rt_ret_stack(h, 1);
 	if (!s || s->busy)
