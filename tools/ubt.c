@@ -257,7 +257,7 @@ int main(int argc, char **argv)
 	size_t len = 0;
 	struct ast_node *prog = NULL;
 	struct sema_info info = {0};
-	struct att_session s = {0};
+	struct att_session *s = NULL;
 	struct cg_layout layout = {0};
 	struct cg_object tobj = {0}, hobj = {0};
 	int ret = 1;
@@ -273,6 +273,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	diag_init(&d, o.program ? "stdin" : o.file, src, len);
+	if (!(s = att_session_new()))
+		goto out;
 	if (parse_script(src, len, &d, &prog)) {
 		diag_print(&d, stderr);
 		goto out;
@@ -286,16 +288,16 @@ int main(int argc, char **argv)
 	diag_print(&d, stderr); /* warnings */
 	if (o.dump && !strcmp(o.dump, "types"))
 		ast_dump(prog, true, stdout);
-	if (att_resolve(prog, &s, &d)) {
+	if (att_resolve(prog, s, &d)) {
 		diag_print(&d, stderr);
 		goto out;
 	}
-	int nprobes = count_probes(prog, &s);
+	int nprobes = count_probes(prog, s);
 	if (nprobes == 0) {
 		printf("No probes to attach\n");
 		goto out;
 	}
-	if (s.npoints && !o.pid && !o.cmd && !o.dry_run) {
+	if (s->npoints && !o.pid && !o.cmd && !o.dry_run) {
 		diag_sys("ubt traces processes: add -p PID or -c 'CMD'",
 			 "uprobe probes need a process to attach to");
 		goto out;
@@ -309,13 +311,13 @@ int main(int argc, char **argv)
 	if (!o.dry_run && (o.pid || o.cmd)) {
 		if (o.cmd && !(cargv = split_cmd(o.cmd)))
 			goto out;
-		if (att_open(&s, o.pid, cargv)) {
+		if (att_open(s, o.pid, cargv)) {
 			ret = o.pid ? 1 : 255;
 			goto out;
 		}
 	}
-	att_facts(&s, false, &tfacts);
-	att_facts(&s, true, &hfacts);
+	att_facts(s, false, &tfacts);
+	att_facts(s, true, &hfacts);
 	if (cg_compile(prog, &info, &layout, &tfacts, CG_SIDE_TARGET, keep, &tobj, &d) ||
 	    cg_compile(prog, &info, &layout, &hfacts, CG_SIDE_HOST, keep, &hobj, &d)) {
 		diag_print(&d, stderr);
@@ -333,25 +335,25 @@ int main(int argc, char **argv)
 	if (!o.quiet)
 		printf("Attaching %d probe%s...\n", nprobes, nprobes == 1 ? "" : "s");
 	ret = 255;
-	if (att_install(&s, &layout, &tobj, &hobj))
+	if (att_install(s, &layout, &tobj, &hobj))
 		goto out_detach;
 	struct out out;
-	out_init(&out, stdout, &info, &layout, att_data(&s));
-	att_run_host(&s, &hobj, "BEGIN");
-	if (att_watchdog_start(&s) || att_arm(&s))
+	out_init(&out, stdout, &info, &layout, att_data(s));
+	att_run_host(s, &hobj, "BEGIN");
+	if (att_arm(s))
 		goto out_detach;
-	if (o.verbose && s.has_target)
+	if (o.verbose && s->has_target)
 		fprintf(stderr, "ubt: %d site%s patched; threads stopped for %.3f ms (%d threads)\n",
-			s.nsites, s.nsites == 1 ? "" : "s", s.attach_stop_ns / 1e6, s.attach_nthreads);
-	trace_loop(&s, &out);
+			s->nsites, s->nsites == 1 ? "" : "s", s->attach_stop_ns / 1e6, s->attach_nthreads);
+	trace_loop(s, &out);
 	out_drain(&out);
-	att_detach(&s);
-	att_watchdog_stop(&s);
-	if (o.verbose && s.has_target && s.detach_stop_ns)
+	att_detach(s);
+	att_watchdog_stop(s);
+	if (o.verbose && s->has_target && s->detach_stop_ns)
 		fprintf(stderr, "ubt: threads stopped for %.3f ms while detaching\n",
-			s.detach_stop_ns / 1e6);
-	end_child(&s);
-	att_run_host(&s, &hobj, "END");
+			s->detach_stop_ns / 1e6);
+	end_child(s);
+	att_run_host(s, &hobj, "END");
 	out_drain(&out);
 	out_report_lost(&out);
 	att_ret_report(&s, o.verbose);
@@ -360,11 +362,12 @@ int main(int argc, char **argv)
 	ret = 0;
 out_detach:
 	if (ret) {
-		att_detach(&s);
-		att_watchdog_stop(&s);
+		att_detach(s);
+		att_watchdog_stop(s);
 	}
 out:
-	att_close(&s);
+	if (s)
+		att_close(s);
 	cg_object_free(&tobj);
 	cg_object_free(&hobj);
 	cg_layout_free(&layout);

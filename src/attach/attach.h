@@ -46,6 +46,8 @@ struct att_point {
 	ino_t ino;
 };
 
+#define ATT_MAX_SITES 1024 /* probed addresses in one session */
+
 /* One patched address, shared by every probe on it. */
 struct att_site {
 	struct arch_site_plan plan;
@@ -75,8 +77,10 @@ struct att_session {
 	uint64_t remote_priv;    /* target address of the private page (struct rt_priv) */
 	bool remote_mapped;
 	bool trap_installed; /* our SIGTRAP handler is the target's action */
+	struct rt_sigaction_k old_trap; /* the application's SIGTRAP action */
+	uint64_t rt_sigtrap;            /* our handler's address in the target */
 	struct link_image image;
-	struct att_site *sites;
+	struct att_site *sites; /* ATT_MAX_SITES, in the session's shared memory */
 	int nsites;
 	/* code pages for sites out of rel32 reach of the main code (anonymous, R-X) */
 	struct att_island {
@@ -98,6 +102,13 @@ struct att_session {
 	pid_t watch_pid;
 	int watch_fd;
 };
+
+/*
+ * A new, empty session, in memory shared with the watchdog process that
+ * restores the target if ubt dies (see watchdog.c).  NULL if out of memory.
+ * att_close() frees it.
+ */
+struct att_session *att_session_new(void);
 
 /* Resolves every uprobe attach point; errors go to diags. */
 int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags *diags);
@@ -122,8 +133,8 @@ int att_arm(struct att_session *s);
 
 /*
  * Starts the process that restores the target if ubt dies (watchdog.c);
- * call after att_install(), before att_arm().  att_watchdog_stop() ends
- * it after a normal detach.
+ * att_install() calls it before touching the target.  att_watchdog_stop()
+ * ends it after a normal detach.
  */
 int att_watchdog_start(struct att_session *s);
 void att_watchdog_stop(struct att_session *s);

@@ -101,7 +101,10 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			if (s->sites[j].func_addr == addr)
 				site = &s->sites[j];
 		if (!site) {
-			s->sites = xrealloc(s->sites, (s->nsites + 1) * sizeof(*s->sites));
+			if (s->nsites == ATT_MAX_SITES) {
+				diag_sys(NULL, "more than %d probed functions", ATT_MAX_SITES);
+				return -E2BIG;
+			}
 			site = &s->sites[s->nsites++];
 			memset(site, 0, sizeof(*site));
 			site->func_addr = addr;
@@ -434,6 +437,11 @@ static int install_trap_handler(struct att_session *s, struct rt_shm_header *h)
 		ret = rsys(s, SYS_rt_sigaction, SIGTRAP, at, at + sizeof(act), 8, 0, 0, &r);
 	if (!ret)
 		ret = tracee_read(&s->t, at + sizeof(act), &h->old_trap, sizeof(h->old_trap));
+	if (!ret) {
+		/* copies the watchdog can use without ubt's mappings */
+		s->old_trap = h->old_trap;
+		s->rt_sigtrap = act.handler;
+	}
 	if (ret)
 		sys_error(s, ret, "rt_sigaction(SIGTRAP) in the target");
 	else
@@ -444,16 +452,15 @@ static int install_trap_handler(struct att_session *s, struct rt_shm_header *h)
 /* Puts the application's SIGTRAP action back if ours is still installed. */
 static void remove_trap_handler(struct att_session *s)
 {
-	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	struct rt_sigaction_k cur;
 	uint64_t at;
 	int64_t r;
-	if (!s->trap_installed || tracee_scratch(&s->t, &h->old_trap, sizeof(cur), &at))
+	if (!s->trap_installed || tracee_scratch(&s->t, &s->old_trap, sizeof(cur), &at))
 		return;
 	if (rsys(s, SYS_rt_sigaction, SIGTRAP, 0, at + 64, 8, 0, 0, &r) ||
 	    tracee_read(&s->t, at + 64, &cur, sizeof(cur)))
 		return;
-	if (cur.handler == link_lookup(&s->image, "rt_sigtrap"))
+	if (cur.handler == s->rt_sigtrap)
 		rsys(s, SYS_rt_sigaction, SIGTRAP, at, 0, 8, 0, 0, &r);
 	s->trap_installed = false;
 }
@@ -606,6 +613,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			goto out;
 		s->code_size = ALIGN_UP(probe.size + 16 + tramp_bytes(s, 0), PAGE);
 		link_image_free(&probe);
+		if ((ret = att_watchdog_start(s)))
+			goto out;
 		s->stop_start_ns = now_ns();
 		if (!s->t.stopped && (ret = tracee_stop_all(&s->t))) {
 			sys_error(s, ret, "ptrace(PTRACE_SEIZE)");
@@ -872,6 +881,8 @@ int att_check_target(struct att_session *s)
 	return ATT_EXECED;
 }
 
+static size_t session_bytes(void);
+
 void att_close(struct att_session *s)
 {
 	if (s->local)
@@ -885,8 +896,29 @@ void att_close(struct att_session *s)
 		free(s->points[i].func);
 	}
 	free(s->points);
-	free(s->sites);
 	if (s->has_target)
 		tracee_close(&s->t);
-	memset(s, 0, sizeof(*s));
+	munmap(s, session_bytes());
+}
+
+/*
+ * The session lives in memory shared with the watchdog (watchdog.c), which
+ * forks before the target is first touched and must see every later step.
+ */
+static size_t session_bytes(void)
+{
+	return ALIGN_UP(sizeof(struct att_session) + ATT_MAX_SITES * sizeof(struct att_site), PAGE);
+}
+
+struct att_session *att_session_new(void)
+{
+	void *p = mmap(NULL, session_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
+	if (p == MAP_FAILED) {
+		diag_sys(NULL, "mmap: %s", strerror(errno));
+		return NULL;
+	}
+	struct att_session *s = p;
+	s->sites = (struct att_site *)ALIGN_UP((uintptr_t)(s + 1), 64);
+	return s;
 }

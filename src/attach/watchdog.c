@@ -1,14 +1,17 @@
 /*
  * watchdog.c - if ubt dies, the target is restored anyway.
  *
- * Before patching, ubt forks a small watchdog process (a copy of itself,
- * so it knows every site, its original bytes and where ubt's memory is in
- * the target).  ubt keeps the write end of a pipe; the watchdog blocks
+ * Before touching the target, ubt forks a small watchdog process (a copy
+ * of itself).  The session lives in shared memory (att_session_new), so
+ * the watchdog sees every step ubt takes: which sites have trampolines and
+ * patch bytes, where ubt's memory is in the target, and a remote system
+ * call in flight (struct tracee_rescue).  ubt keeps the write end of a pipe; the watchdog blocks
  * reading the other end.  After a normal detach ubt writes 'D' and waits
  * for the watchdog to exit.  If ubt dies first (SIGKILL, a crash), the
  * kernel closes the pipe, the read returns end-of-file, and the watchdog
- * does the detach ubt could not: it stops the target's threads, turns the
- * probes off, restores every byte that still holds a patch, puts the
+ * does the detach ubt could not: it stops the target's threads, puts back
+ * a thread ubt left inside a remote system call, turns the probes off,
+ * restores every byte that still holds a patch, puts the
  * application's SIGTRAP action back, unmaps ubt's memory when no thread is
  * inside it, and lets the threads go.  Restoring only bytes that still
  * hold our patch makes that safe whatever point ubt had reached.
@@ -42,22 +45,30 @@ static void watchdog_main(struct att_session *s, int rfd)
 	while (n < 0 && errno == EINTR);
 	if (n == 1 && c == 'D')
 		_exit(0);
-	/* ubt is gone: every site may be patched, whatever ubt had recorded */
-	for (int i = 0; i < s->nsites; i++)
-		s->sites[i].patched = true;
-	/* the thread list is ubt's (from before the fork): we trace nothing yet */
+	/*
+	 * ubt is gone.  The session is shared memory, so it says how far ubt
+	 * got; every site with a trampoline may be patched, whatever ubt had
+	 * recorded.  The thread list is ubt's (its heap): we trace nothing yet.
+	 */
 	s->t.threads = NULL;
 	s->t.nthreads = 0;
 	s->t.stopped = false;
 	s->t.is_child = false; /* a -c target is ubt's child, not ours */
-	att_detach(s);
+	if (tracee_stop_all(&s->t))
+		_exit(1);
+	tracee_rescue_apply(&s->t);
+	for (int i = 0; i < s->nsites; i++)
+		s->sites[i].patched = s->sites[i].tramp != 0;
+	if (s->remote_mapped)
+		att_detach(s);
+	tracee_release(&s->t);
 	_exit(0);
 }
 
 int att_watchdog_start(struct att_session *s)
 {
 	int fds[2];
-	if (!s->has_target || !s->remote_mapped)
+	if (!s->has_target)
 		return 0;
 	if (pipe2(fds, O_CLOEXEC)) {
 		diag_sys(NULL, "pipe: %s", strerror(errno));

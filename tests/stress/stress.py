@@ -39,8 +39,11 @@ def read_bytes(pid, addr, n=16):
 
 
 def ubt_maps(pid):
-    with open("/proc/%d/maps" % pid) as f:
-        return sum(1 for line in f if "memfd:ubt" in line)
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            return sum(1 for line in f if "memfd:ubt" in line)
+    except FileNotFoundError:
+        return -1  # the target is gone
 
 
 class Target:
@@ -86,8 +89,11 @@ def wait_watchdog(pid, timeout=10):
     """After ubt died: wait until its memory is gone from the target."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if ubt_maps(pid) == 0:
+        n = ubt_maps(pid)
+        if n == 0:
             return True
+        if n < 0:
+            return False
         time.sleep(0.02)
     return False
 
@@ -118,7 +124,10 @@ def cycles(ubt, prog, n, fails, figures):
         if not ok or u.returncode != 0 or not m:
             problems.append("ubt failed (rc %s): %s" % (u.returncode, err.strip()[-300:]))
         if not t.alive():
-            problems.append("target died")
+            problems.append("target died (status %s)" % t.p.returncode)
+            fails.append("cycle %d: %s" % (i, "; ".join(problems)))
+            figures["target crashes or wrong results"] += 1
+            return
         elif now != t.orig:
             problems.append("f's bytes not restored: %s" % now.hex())
             figures["bytes left modified"] += 1
@@ -135,8 +144,9 @@ def kills(ubt, prog, n, fails, figures):
     t = Target(prog)
     for i in range(n):
         u = start_ubt(ubt, t.pid, prog)
-        # anywhere from before the attach completes to well after it
-        time.sleep(random.uniform(0.0, 0.15))
+        # anywhere from before the attach completes to well after it; half
+        # of the kills fall in the first 40 ms, where attaching happens
+        time.sleep(random.uniform(0.0, 0.04 if i % 2 else 0.15))
         try:
             os.kill(u.pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -147,8 +157,11 @@ def kills(ubt, prog, n, fails, figures):
             problems.append("ubt's memory still mapped in the target")
             figures["memory left mapped"] += 1
         if not t.alive():
-            problems.append("target died")
-        elif read_bytes(t.pid, t.f) != t.orig:
+            problems.append("target died (status %s)" % t.p.returncode)
+            fails.append("kill %d: %s" % (i, "; ".join(problems)))
+            figures["target crashes or wrong results"] += 1
+            return
+        if read_bytes(t.pid, t.f) != t.orig:
             problems.append("f's bytes not restored")
             figures["bytes left modified"] += 1
         # a new ubt must be able to attach and count
