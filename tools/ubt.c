@@ -372,6 +372,7 @@ int main(int argc, char **argv)
 	att_run_host(s, &hobj, "END");
 	out_drain(&out);
 	out_report_lost(&out);
+	att_ret_report(s, o.verbose);
 	fputs("\n\n", stdout);
 	out_print_maps(&out);
 	ret = 0;
