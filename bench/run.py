@@ -86,16 +86,22 @@ class Target:
                 self.p.wait()
 
 
+# --probe: the benchmark program and what is attached to its f (each counts
+# its calls in @c)
 PROBES = {
-    # --probe: the benchmark target and the probe on its f
-    "uprobe": ("count", "uprobe:%s:f"),
-    "usdt": ("count_usdt", "usdt:%s:bench:hit"),
+    "uprobe": ("count", "uprobe:{b}:f { @c = count(); }"),
+    "usdt": ("count_usdt", "usdt:{b}:bench:hit { @c = count(); }"),
+    # uprobe + uretprobe, both counting (DESIGN.md: <= 5 ns per call)
+    "ret": ("count", "uprobe:{b}:f { @c = count(); } uretprobe:{b}:f { @r = count(); }"),
+    # the latency idiom (DESIGN.md: <= 30 ns per call)
+    "latency": ("count", "uprobe:{b}:f { @s[tid] = nsecs; @c = count(); } "
+                "uretprobe:{b}:f { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }"),
 }
 
 
-def attach(tracer, pid, binary, timeout, probe="uprobe", body="@c = count();"):
-    """Start `tracer -p pid` with the probe body; wait until BEGIN ran."""
-    script = 'BEGIN { printf("live\\n"); } %s { %s }' % (PROBES[probe][1] % binary, body)
+def attach(tracer, pid, binary, timeout, probe="uprobe"):
+    """Start `tracer -p pid` with the probe; wait until BEGIN ran."""
+    script = 'BEGIN { printf("live\\n"); } ' + PROBES[probe][1].replace("{b}", binary)
     p = subprocess.Popen([tracer, "-p", str(pid), "-e", script],
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -186,10 +192,9 @@ def main():
     ap.add_argument("--bpftrace", default="bpftrace")
     ap.add_argument("--tracer", default="ubt,bpftrace")
     ap.add_argument("--probe", choices=sorted(PROBES), default="uprobe",
-                    help="uprobe on f (bench/count) or the usdt probe in f (bench/count_usdt)")
-    ap.add_argument("--body", default="@c = count();",
-                    help="probe body (default `@c = count();`, whose @c is checked), "
-                    "e.g. '@m[tid] = count();' or '@h = hist(arg0);'")
+                    help="uprobe: count() on f (bench/count); usdt: the usdt probe in f "
+                    "(bench/count_usdt); ret: uprobe + uretprobe counting; latency: the "
+                    "latency idiom (nsecs at entry, hist of the difference at return)")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--calls", type=int, default=20000000)
@@ -205,7 +210,7 @@ def main():
     if not os.access(prog, os.X_OK):
         sys.exit("bench: %s is not built (ninja -C %s)" % (prog, args.builddir))
 
-    print("probe: %s { %s }, attached with -p" % (PROBES[args.probe][1] % prog, args.body))
+    print("probe: %s, attached with -p" % PROBES[args.probe][1].replace("{b}", prog))
     print("ns per call, per-thread CPU time, median of %d rounds per thread" % args.rounds)
     print()
     hdr = "%-8s %-8s %9s %10s %10s %8s %10s" % (

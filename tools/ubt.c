@@ -296,11 +296,8 @@ static void set_builtin_facts(struct att_session *s, const struct options *o)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	h->start_ns = start_ns;
-	if (s->has_target) {
-		h->vdso_gettime = att_vdso_gettime(s->t.pid);
-		if (o->cmd)
-			h->cpid = (uint32_t)s->t.pid;
-	}
+	if (s->has_target && o->cmd)
+		h->cpid = (uint32_t)s->t.pid;
 }
 
 static int dump_object(const char *what, const struct cg_object *obj)
@@ -445,6 +442,7 @@ int main(int argc, char **argv)
 	att_run_host(s, &hobj, "END");
 	out_drain(&out);
 	out_report_lost(&out);
+	att_ret_report(s, o.verbose);
 	/* bpftrace prints these two lines on stdout even with -o */
 	fputs("\n\n", stdout);
 	fflush(stdout);

@@ -30,6 +30,7 @@
 #include "attach/arch/arch.h"
 #include "attach/link.h"
 #include "attach/tracee.h"
+#include "attach/elfsym.h"
 #include "codegen/codegen.h"
 
 struct proc_map;
@@ -71,6 +72,11 @@ struct att_site {
 	int variants[16];      /* usdt: argument-list variant of each handler, else -1 */
 	int nhandlers;
 	bool mid;              /* a usdt location inside a function (rt_regs_mid) */
+	uint64_t rhandlers[16]; /* return probe functions (uretprobe), in program order */
+	int nrhandlers;
+	const char *internal;  /* runtime function as the only handler (ubt's own probe) */
+	uint64_t copy_addr;    /* relocated copy of the displaced instructions */
+	int island;            /* 0: trampoline in the main code; i: in islands[i - 1] */
 	uint8_t patch[ARCH_MAX_DISPLACED];
 	bool patched;
 };
@@ -100,6 +106,12 @@ struct att_session {
 	struct link_image image;
 	struct att_site *sites; /* ATT_MAX_SITES, in the session's shared memory */
 	int nsites;
+	/* code pages for sites out of rel32 reach of the main code (anonymous, R-X) */
+	struct att_island {
+		uint64_t addr, size, used;
+	} islands[8];
+	int nislands;
+	uint64_t remote_rets; /* private shadow stacks of return probes (ret.c), 0: none */
 	/* BEGIN/END, linked for ubt's own address space */
 	uint8_t *host_code;      /* + the host's private page at its end */
 	size_t host_code_size;
@@ -175,6 +187,18 @@ void att_watchdog_stop(struct att_session *s);
 /* Runs the BEGIN (or END) probes of host_obj in ubt. */
 void att_run_host(struct att_session *s, const struct cg_object *host_obj, const char *provider);
 
+/* ret.c: return probes */
+bool att_ret_wanted(const struct att_session *s);
+int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps);
+int att_ret_install(struct att_session *s, struct rt_shm_header *h);
+void att_ret_detach(struct att_session *s);
+void att_ret_unmap(struct att_session *s);
+/* Says on stderr how many calls ran without their return probe. */
+void att_ret_report(const struct att_session *s, bool verbose);
+
+/* clock.c: the TSC -> CLOCK_BOOTTIME scale for rt_nsecs() */
+void att_clock_calibrate(struct rt_shm_header *h);
+
 /* The data part as ubt sees it. */
 static inline uint8_t *att_data(const struct att_session *s)
 {
@@ -193,8 +217,5 @@ int att_check_target(struct att_session *s);
 /* Restores the target; safe to call when it already exited. */
 int att_detach(struct att_session *s);
 void att_close(struct att_session *s);
-
-/* vdso.c: the address of __vdso_clock_gettime in process pid, 0 if unknown. */
-uint64_t att_vdso_gettime(pid_t pid);
 
 #endif

@@ -18,7 +18,8 @@
 
 static bool is_uprobe(const struct ast_node *a)
 {
-	return a->attach.provider && !strcmp(a->attach.provider, "uprobe");
+	return a->attach.provider && (!strcmp(a->attach.provider, "uprobe") ||
+				      !strcmp(a->attach.provider, "uretprobe"));
 }
 
 /*

@@ -837,6 +837,7 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 			site = &s->sites[s->nsites++];
 			memset(site, 0, sizeof(*site));
 			site->mid = true;
+			site->island = -1; /* not placed yet (session.c groups sites by reach) */
 			site->func_addr = func;
 			site->func_len = p->func_size;
 			size_t len = p->func_size ? p->func_size : (size_t)(addr - func) + ARCH_MAX_DISPLACED;

@@ -67,15 +67,12 @@ static LLVMValueRef hdr_load(struct cg *c, uint64_t off, LLVMTypeRef t)
 	return t == c->i64 ? v : LLVMBuildZExt(c->b, v, c->i64, "");
 }
 
-/* nsecs: the target's vDSO clock_gettime (found by ubt), or ubt's own for BEGIN/END */
+/* nsecs as the return-probe work defines it (rt_time.c: the scaled TSC) */
 static LLVMValueRef builtin_nsecs(struct cg *c)
 {
-	LLVMTypeRef fty, p[] = {c->i64};
-	LLVMValueRef f = rt_fn(c, "rt_nsecs", c->i64, p, 1, &fty);
-	LLVMValueRef g = c->side == CG_SIDE_HOST
-				 ? cg_const(c, (uint64_t)(uintptr_t)&clock_gettime)
-				 : hdr_load(c, offsetof(struct rt_shm_header, vdso_gettime), c->i64);
-	return LLVMBuildCall2(c->b, fty, f, &g, 1, "nsecs");
+	LLVMTypeRef fty;
+	LLVMValueRef f = rt_fn(c, "rt_nsecs", c->i64, NULL, 0, &fty);
+	return LLVMBuildCall2(c->b, fty, f, NULL, 0, "nsecs");
 }
 
 /* A string constant (probe, func) in a buffer of the type's size. */
@@ -160,7 +157,7 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 	}
 	if (!strcmp(n->str, "probe"))
 		return builtin_probe(c, n, false);
-	if (!strcmp(n->str, "func"))
+	if (!strcmp(n->str, "func") && n->type.kind == TY_STR)
 		return builtin_probe(c, n, true);
 	if (!strcmp(n->str, "pid")) {
 		if (c->side == CG_SIDE_HOST)
@@ -182,6 +179,9 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 		LLVMValueRef p = LLVMBuildGEP2(c->b, c->i8, c->regs, &off, 1, "");
 		return LLVMBuildLoad2(c->b, c->i64, p, n->str);
 	}
+	LLVMValueRef v = cg_builtin_ret(c, n);
+	if (v)
+		return v;
 	cg_fail(c, n, "this builtin is not supported by the code generator yet");
 	return cg_const(c, 0);
 }
@@ -235,6 +235,38 @@ LLVMValueRef cg_usdt_arg(struct cg *c, const struct ast_node *n)
 	v = LLVMBuildTrunc(c->b, v, ity, "");
 	return a->is_signed ? LLVMBuildSExt(c->b, v, c->i64, n->str)
 			    : LLVMBuildZExt(c->b, v, c->i64, n->str);
+}
+
+/* ---- return probes: retval, func, nsecs (owned by the return-probe work) ---- */
+
+static LLVMValueRef load_reg(struct cg *c, uint64_t off, const char *name)
+{
+	LLVMValueRef o = cg_const(c, off);
+	LLVMValueRef p = LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, "");
+	return LLVMBuildLoad2(c->b, c->i64, p, name);
+}
+
+/*
+ * In a return trampoline's register block (arch.h) rax is the return
+ * value and r11 the probed function.  nsecs is rt_nsecs() (runtime
+ * rt_time.c: the TSC scaled to CLOCK_BOOTTIME by factors ubt measured).
+ */
+LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n)
+{
+	if (!strcmp(n->str, "retval") && c->side == CG_SIDE_TARGET)
+		return load_reg(c, offsetof(struct rt_regs, rax), "retval");
+	if (!strcmp(n->str, "func") && c->side == CG_SIDE_TARGET)
+		return load_reg(c, offsetof(struct rt_regs, r11), "func");
+	if (!strcmp(n->str, "nsecs")) {
+		LLVMTypeRef fty = LLVMFunctionType(c->i64, NULL, 0, 0);
+		LLVMValueRef f = LLVMGetNamedFunction(c->mod, "rt_nsecs");
+		if (!f) {
+			f = LLVMAddFunction(c->mod, "rt_nsecs", fty);
+			LLVMSetVisibility(f, LLVMHiddenVisibility);
+		}
+		return LLVMBuildCall2(c->b, fty, f, NULL, 0, "nsecs");
+	}
+	return NULL;
 }
 
 /* ---- calls ------------------------------------------------------------ */

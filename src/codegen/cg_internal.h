@@ -51,6 +51,8 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_usdt_arg(struct cg *c, const struct ast_node *n);
 
+LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n); /* retval func nsecs */
+
 /* cg_map.c: maps */
 const struct cg_map_layout *cg_map_of(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_map_index(struct cg *c, const struct ast_node *n, bool insert,

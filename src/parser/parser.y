@@ -726,7 +726,7 @@ static const struct {
 	int nargs; /* parts after the provider */
 } providers[] = {
 	{ "BEGIN", NULL, true, 0 },          { "END", NULL, true, 0 },
-	{ "uprobe", "u", true, 2 },          { "uretprobe", "ur", false, 2 },
+	{ "uprobe", "u", true, 2 },          { "uretprobe", "ur", true, 2 },
 	{ "usdt", "U", true, 2 },             { "kprobe", "k", false, 1 },
 	{ "kretprobe", "kr", false, 1 },     { "tracepoint", "t", false, 2 },
 	{ "rawtracepoint", "rt", false, 1 }, { "profile", "p", false, 2 },

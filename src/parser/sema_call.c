@@ -69,6 +69,9 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 		n->type = ty_uint64;
 		return;
 	}
+	/* retval, nsecs, and func in a uretprobe (the callee's address) */
+	if (sema_builtin_ret(s, n))
+		return;
 	static const char *const u64_builtins[] = {
 		"nsecs", "elapsed", "uid", "gid", "cpu", "numaid", "cpid", "rand",
 	};
@@ -102,6 +105,33 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 		return;
 	}
 	diag_error(s->diags, n->loc, "the %s builtin is not supported yet", name);
+}
+
+/* ---- return probes: retval, func, nsecs (owned by the return-probe work) ---- */
+
+/* retval | func | nsecs; returns false for any other name */
+bool sema_builtin_ret(struct sema *s, struct ast_node *n)
+{
+	const char *name = n->str;
+	if (!strcmp(name, "nsecs")) {
+		n->type = ty_uint64;
+		return true;
+	}
+	if (!strcmp(name, "retval")) {
+		if (!probe_all(s->probe, "uretprobe"))
+			diag_error(s->diags, n->loc,
+				   "The retval builtin can only be used with 'kretprobe' and 'uretprobe' and 'kfunc' probes");
+		n->type = ty_uint64;
+		return true;
+	}
+	if (!strcmp(name, "func")) {
+		/* the callee's address; printed as a symbol once usym() exists */
+		if (!probe_all(s->probe, "uretprobe"))
+			return false;
+		n->type = ty_uint64;
+		return true;
+	}
+	return false;
 }
 
 /* ---- calls -------------------------------------------------------------- */

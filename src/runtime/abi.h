@@ -96,8 +96,15 @@ struct rt_shm_header {
 	uint32_t pad1;
 	struct rt_sigaction_k old_trap; /* the application's SIGTRAP action, for chaining */
 	struct rt_trap_site traps[RT_TRAP_MAX];
+	/* return probes (rt_ret.c); ubt writes rets_addr, the target the counters */
+	uint64_t rets_addr;           /* private shadow stacks (struct rt_ret_stack[nthreads]), 0: none */
+	volatile uint64_t ret_skipped; /* calls run without a return probe: shadow stack full or busy */
+	volatile uint64_t ret_dropped; /* shadow entries of frames abandoned by longjmp, exceptions */
+	volatile uint64_t ret_restored; /* hijacked return slots handed back for an unwinder */
+	volatile uint64_t ret_lost;    /* returns whose entry was not found (must stay 0) */
+	/* nsecs = ns_base + ((tsc - tsc_base) * tsc_mult) >> 32 (rt_time.c); ubt measures them */
+	uint64_t tsc_base, ns_base, tsc_mult;
 	/* builtins (ubt writes before arming) */
-	uint64_t vdso_gettime; /* the target's __vdso_clock_gettime, 0 = use the syscall */
 	uint64_t start_ns;     /* CLOCK_BOOTTIME when ubt started: `elapsed` */
 	uint32_t cpid;         /* the -c child's pid, else 0: `cpid` */
 	uint32_t pad2;
@@ -279,6 +286,45 @@ struct rt_regs_mid {
 	uint64_t rbx, rbp, r12, r13, r14, r15;
 	uint64_t rsp;
 	uint64_t flags;
+};
+
+/*
+ * Return probes.  A thread's shadow stack holds one entry per hijacked
+ * call: where the return address was (sp, the slot the trampoline's
+ * `call body` overwrote with `stub`), the caller's return address, and
+ * stub.  Shadow stacks live in a MAP_PRIVATE anonymous mapping (a forked
+ * child keeps its own copy), rets_addr in the header, one struct
+ * rt_ret_stack per thread slot (same hash of the thread pointer as the
+ * thread table, but a table of its own: it is per process).
+ *
+ *   0       8       16      24      32           160
+ *   +-------+-------+-------+-------+----- ... --+---------------------+
+ *   | tp    |tid|top|busy|nr|next|  | grave[4]   | e[0] ... e[DEPTH-1] |
+ *   +-------+-------+-------+-------+----- ... --+---------------------+
+ *   each entry 32 bytes: sp ret stub pad
+ *
+ * e.sp bit 0 set: "restored", the slot holds ret again for an unwinder.
+ */
+#define RT_RET_DEPTH 60
+#define RT_RET_GRAVE 4
+
+struct rt_ret_entry {
+	uint64_t sp;   /* address of the return slot; bit 0: restored */
+	uint64_t ret;  /* the caller's return address */
+	uint64_t stub; /* what the slot holds while hijacked */
+	uint64_t pad;
+};
+
+struct rt_ret_stack {
+	volatile uint64_t tp; /* thread pointer; 0 = free */
+	uint32_t tid;
+	volatile uint32_t top;  /* entries in use */
+	volatile uint32_t busy; /* inside rt_ret_enter/leave/unwind */
+	uint32_t nrestored;     /* entries with the restored bit */
+	uint32_t grave_next;    /* next grave[] entry to overwrite */
+	uint32_t pad;
+	struct rt_ret_entry grave[RT_RET_GRAVE]; /* recently dropped entries */
+	struct rt_ret_entry e[RT_RET_DEPTH];
 };
 
 #endif

@@ -1,7 +1,6 @@
 /*
  * rt_builtin.c - runtime helpers behind builtins and string functions that
- * probe code calls: nsecs (the vDSO's clock_gettime, never a system call
- * when ubt found the vDSO), rand, comm, uid/gid/numaid (system calls:
+ * probe code calls (nsecs is in rt_time.c): rand, comm, uid/gid/numaid (system calls:
  * rare in scripts, documented in docs/compat.md), and str(), which reads
  * target memory with process_vm_readv so that a bad pointer yields ""
  * instead of a crash.
@@ -10,12 +9,6 @@
  * target (see rt.h); the same object serves BEGIN/END inside ubt.
  */
 #include "rt.h"
-
-#define RT_CLOCK_BOOTTIME 7
-
-struct rt_timespec {
-	int64_t sec, nsec;
-};
 
 struct rt_iovec {
 	void *base;
@@ -33,20 +26,6 @@ static inline long rt_syscall6(long nr, long a, long b, long c, long d, long e, 
 			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
 			 : "rcx", "r11", "memory");
 	return ret;
-}
-
-/* nsecs: CLOCK_BOOTTIME in ns.  `gettime` is the vDSO function to use
- * (the target's or ubt's own), 0 for the system call. */
-uint64_t rt_nsecs(uint64_t gettime)
-{
-	struct rt_timespec ts = {0, 0};
-	if (gettime) {
-		int (*fn)(int, struct rt_timespec *) = (int (*)(int, struct rt_timespec *))gettime;
-		if (fn(RT_CLOCK_BOOTTIME, &ts) == 0)
-			return (uint64_t)ts.sec * 1000000000ull + (uint64_t)ts.nsec;
-	}
-	rt_syscall6(228 /* clock_gettime */, RT_CLOCK_BOOTTIME, (long)&ts, 0, 0, 0, 0);
-	return (uint64_t)ts.sec * 1000000000ull + (uint64_t)ts.nsec;
 }
 
 /* rand: a 32-bit value from the TSC through splitmix64 (bpftrace's is

@@ -100,6 +100,10 @@ size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers);
 int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const uint64_t *handlers,
 		 int nhandlers, uint8_t *buf, size_t cap, size_t *len);
 
+/* tramp.c: push/pop of the nine caller-saved registers (struct rt_regs) */
+extern const uint8_t x86_save_regs[13];
+extern const uint8_t x86_restore_regs[13];
+
 /* Does `to` fit a rel32 counted from `next` (the end of the instruction)? */
 static inline bool x86_rel32(uint64_t next, uint64_t to, int32_t *rel)
 {
