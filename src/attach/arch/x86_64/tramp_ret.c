@@ -33,7 +33,7 @@
  *           push (9); lea -16(%rsp),%rsp         regs at 16(%rsp), func at 8(%rsp)
  *           S as above; S->tp == tp, S->busy == 0, else lslow
  *           top > 0 && S->e[top-1].sp == slot, else lslow
- *           regs->ret = e->ret; decl S->top
+ *           regs->ret = e->ret; S->top = top - 1 (one store)
  *   lret:   lea site(%rip),%r11; mov %r11,8(%rsp)   `func`: the word below regs
  *           { lea 16(%rsp),%rdi; call return_handler_k }
  *           lea 16(%rsp),%rsp; pop (9)
@@ -314,6 +314,7 @@ static void emit_stub(struct emitter *e, const struct arch_ret_spec *spec, uint6
 	put(e, &(uint8_t){S_TOP}, 1);
 	PUT(e, "\x85\xc0"); /* test %eax,%eax */
 	rel_to(e, "\x0f\x84", 2, L_LSLOW);
+	PUT(e, "\x44\x8d\x58\xff"); /* lea -1(%rax),%r11d */
 	PUT(e, "\x48\xc1\xe0\x05"); /* shl $5,%rax */
 	PUT(e, "\x48\x8d\x4c\x24"); /* lea 16+ret(%rsp),%rcx */
 	put(e, &(uint8_t){16 + R_RET}, 1);
@@ -324,7 +325,7 @@ static void emit_stub(struct emitter *e, const struct arch_ret_spec *spec, uint6
 	put32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, ret)));
 	PUT(e, "\x48\x89\x4c\x24"); /* mov %rcx,16+ret(%rsp) */
 	put(e, &(uint8_t){16 + R_RET}, 1);
-	PUT(e, "\xff\x4a"); /* decl top(%rdx): popped */
+	PUT(e, "\x44\x89\x5a"); /* mov %r11d,top(%rdx): popped */
 	put(e, &(uint8_t){S_TOP}, 1);
 	here(e, L_LRET);
 	lea_rip(e, "\x4c\x8d\x1d", site); /* lea site(%rip),%r11 */
