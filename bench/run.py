@@ -96,6 +96,11 @@ PROBES = {
     # the latency idiom (DESIGN.md: <= 30 ns per call)
     "latency": ("count", "uprobe:{b}:f { @s[tid] = nsecs; @c = count(); } "
                 "uretprobe:{b}:f { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }"),
+    # the same with sum() for hist() and no delete(), for builds without them
+    "latency_sum": ("count", "uprobe:{b}:f { @s[tid] = nsecs; @c = count(); } "
+                    "uretprobe:{b}:f { @t = sum(nsecs - @s[tid]); }"),
+    # one nsecs per call, to see what the clock costs (rdtsc)
+    "nsecs": ("count", "uprobe:{b}:f { @t = sum(nsecs); @c = count(); }"),
 }
 
 

@@ -63,7 +63,7 @@ static int resolve_point(const struct ast_node *probe, int index, const struct a
 		diag_error(diags, a->loc, "uprobe needs a binary and a function: uprobe:BIN:FUNC");
 		return -EINVAL;
 	}
-	if (stat(path, &st) || !S_ISREG(st.st_mode) || access(path, X_OK)) {
+	if (stat(path, &st) || !S_ISREG(st.st_mode)) {
 		diag_error(diags, a->loc, "uprobe target file '%s' does not exist or is not executable",
 			   path);
 		return -ENOENT;
@@ -72,6 +72,14 @@ static int resolve_point(const struct ast_node *probe, int index, const struct a
 	if (elf_file_open(&f, path)) {
 		diag_error(diags, a->loc, "uprobe target file '%s' is not an ELF file", path);
 		return -ENOEXEC;
+	}
+	/* Debian ships shared libraries 0644: a shared object need not be
+	 * executable (attach then checks that the process has it mapped) */
+	if (access(path, X_OK) && !f.is_pie) {
+		diag_error(diags, a->loc, "uprobe target file '%s' does not exist or is not executable",
+			   path);
+		elf_file_close(&f);
+		return -ENOENT;
 	}
 	struct elf_symbol sym;
 	int ret = elf_find_func(&f, func, &sym);

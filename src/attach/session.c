@@ -568,6 +568,11 @@ static int emit_site(struct att_session *s, struct att_site *site, uint8_t *buf,
 		.nrhandlers = site->nrhandlers,
 		.enter = link_lookup(&s->image, "rt_ret_enter"),
 		.leave = link_lookup(&s->image, "rt_ret_leave"),
+		.enabled = s->remote_priv + offsetof(struct rt_priv, enabled),
+		.stacks = s->remote_rets,
+		.nstacks = s->layout->nthreads,
+		.has_tid = s->facts.has_tid,
+		.tid_off = s->facts.tid_off,
 	};
 	return arch_emit_ret_trampoline(&site->plan, site->tramp, &spec, buf, cap, len,
 					&site->copy_addr);

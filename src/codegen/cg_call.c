@@ -248,7 +248,7 @@ static LLVMValueRef load_reg(struct cg *c, uint64_t off, const char *name)
 
 /*
  * In a return trampoline's register block (arch.h) rax is the return
- * value and r11 the probed function.  nsecs is rt_nsecs() (runtime
+ * value; the probed function is in the word below the block (abi.h).  nsecs is rt_nsecs() (runtime
  * rt_time.c: the TSC scaled to CLOCK_BOOTTIME by factors ubt measured).
  */
 LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n)
@@ -256,7 +256,7 @@ LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n)
 	if (!strcmp(n->str, "retval") && c->side == CG_SIDE_TARGET)
 		return load_reg(c, offsetof(struct rt_regs, rax), "retval");
 	if (!strcmp(n->str, "func") && c->side == CG_SIDE_TARGET)
-		return load_reg(c, offsetof(struct rt_regs, r11), "func");
+		return load_reg(c, (uint64_t)RT_RET_FUNC_OFF, "func");
 	if (!strcmp(n->str, "nsecs")) {
 		LLVMTypeRef fty = LLVMFunctionType(c->i64, NULL, 0, 0);
 		LLVMValueRef f = LLVMGetNamedFunction(c->mod, "rt_nsecs");

@@ -265,6 +265,8 @@ struct rt_regs {
 	uint64_t r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi;
 	uint64_t ret;
 };
+/* In a return probe, the probed function (`func`) is the word below the block. */
+#define RT_RET_FUNC_OFF (-8)
 
 /*
  * Registers saved by a trampoline at a site in the middle of a function (a
@@ -307,6 +309,16 @@ struct rt_regs_mid {
  */
 #define RT_RET_DEPTH 60
 #define RT_RET_GRAVE 4
+/*
+ * e.sp while a push is half done (tramp_ret.c): above every stack address,
+ * so a signal handler running in between neither drops nor matches it, and
+ * bit 0 is set, so unwinder hand-back and detach skip it.
+ */
+#define RT_RET_PENDING (~0ull)
+/* slot of thread pointer tp: ((tp * MUL) >> SHIFT) & (nthreads - 1), in
+ * rt_ret.c, the return trampolines (tramp_ret.c) and ret.c alike */
+#define RT_TP_HASH_MUL 0x9e3779b97f4a7c15ull
+#define RT_TP_HASH_SHIFT 40
 
 struct rt_ret_entry {
 	uint64_t sp;   /* address of the return slot; bit 0: restored */
