@@ -21,7 +21,6 @@
  * checksum of everything read, so a traced run can be compared with an
  * untraced one: nothing here depends on time.
  */
-#define _GNU_SOURCE
 #include <aio.h>
 #include <errno.h>
 #include <fcntl.h>
