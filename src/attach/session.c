@@ -86,8 +86,10 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			continue; /* usdt.c plans those */
 		struct elf_file f = {.dev = p->dev, .ino = p->ino};
 		uint64_t bias;
-		char *path = xasprintf("/proc/%d/root%s", s->t.pid, p->path);
-		int ret = elf_file_open(&f, p->path[0] == '/' ? path : p->path);
+		char *path = p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
+				     ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
+				     : xstrdup(p->path);
+		int ret = elf_file_open(&f, path);
 		free(path);
 		if (!ret) {
 			ret = proc_load_bias(maps, nmaps, &f, &bias);
@@ -96,6 +98,11 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 		if (ret) {
 			diag_sys(NULL, "pid %d: %s is not loaded in the process", s->t.pid, p->path);
 			return -ENOENT;
+		}
+		if (p->mid) { /* FUNC+OFF: resolve.c plans it */
+			if ((ret = att_resolve_plan_mid(s, p, bias)))
+				return ret;
+			continue;
 		}
 		uint64_t addr = bias + p->vaddr;
 		struct att_site *site = NULL;

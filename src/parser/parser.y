@@ -790,6 +790,16 @@ static int parse_attach(struct ast_node *ap, struct diags *diags)
 		diag_error(diags, ap->loc, "usdt probe type requires 2 or 3 arguments");
 		goto out;
 	}
+	/* uprobe:BIN:FUNC[+OFF] | uprobe:BIN:ADDR | uprobe:BIN:"ns::f(int)" |
+	 * uprobe:BIN:cpp:NAME, wildcards anywhere: attach/resolve.c reads ap->str */
+	if ((!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe")) && n >= 3 && *parts[1] &&
+	    *parts[n - 1]) {
+		ap->attach.provider = xstrdup(prov);
+		ap->attach.target = xstrdup(parts[1]);
+		ap->attach.func = xstrdup(parts[n - 1]);
+		ret = 0;
+		goto out;
+	}
 	if (n - 1 != providers[which].nargs) {
 		diag_error(diags, ap->loc, "%s probe type requires %d arguments", prov,
 			   providers[which].nargs);
