@@ -55,6 +55,9 @@ struct att_point {
 	/* uprobe at FUNC+OFF or inside a function (resolve.c): a mid-function
 	 * site at vaddr, in the function at func_vaddr/func_size */
 	bool mid;
+	uint64_t bias; /* mid: the load bias found while planning */
+	bool loaded;   /* mid: bias is set */
+	bool main_exe; /* an executable (not a library): it must be loaded at attach */
 };
 
 /* A USDT semaphore this session incremented in the target. */
@@ -148,6 +151,8 @@ int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags
 char *att_find_binary(pid_t pid, const char *name);
 /* "libc" matches libc.so.6, "stdc++" libstdc++.so.6 (file name base). */
 bool att_lib_name_matches(const char *base, const char *name);
+/* resolve.c: says that p's library is not loaded in the target (its probe is skipped). */
+void att_resolve_not_loaded(struct att_session *s, const struct att_point *p);
 /* resolve.c: plans the site of a mid-function uprobe (p->mid) at load bias `bias`. */
 int att_resolve_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias);
 

@@ -457,6 +457,22 @@ static int read_vaddr(struct elf_file *f, uint64_t vaddr, uint8_t *buf, size_t l
 	return -EFAULT;
 }
 
+/* An executable has PT_INTERP or is ET_EXEC; a library has neither. */
+static bool is_executable(struct elf_file *f)
+{
+	if (!f->is_pie)
+		return true;
+	size_t n;
+	if (elf_getphdrnum(f->elf, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(f->elf, i, &ph) && ph.p_type == PT_INTERP)
+			return true;
+	}
+	return false;
+}
+
 /* ---- points ------------------------------------------------------------- */
 
 struct rctx {
@@ -496,6 +512,7 @@ static struct att_point *add_point(struct rctx *c, struct elf_file *f, const cha
 	p->fill = fill_after(f, vaddr, size);
 	p->dev = f->dev;
 	p->ino = f->ino;
+	p->main_exe = is_executable(f);
 	return p;
 }
 
@@ -853,6 +870,17 @@ int att_resolve_plan_mid(struct att_session *s, const struct att_point *p, uint6
 	for (int j = 0; j < s->nsites; j++)
 		if (s->sites[j].plan.site == addr)
 			site = &s->sites[j];
+	for (int j = 0; j < s->nsites; j++) {
+		const struct att_site *o = &s->sites[j];
+		if (!o->mid && addr > o->plan.site && addr < o->plan.site + (uint64_t)o->plan.orig_len) {
+			diag_sys("probe one of them only, or the other at an offset past the jump",
+				 "%s:%s: the jump patched at the function's entry (0x%llx) covers "
+				 "this probe's address 0x%llx",
+				 p->path, p->func, (unsigned long long)o->plan.site,
+				 (unsigned long long)addr);
+			return -EINVAL;
+		}
+	}
 	if (site && !site->mid) {
 		diag_sys(NULL, "%s:%s: two kinds of probe at the same address 0x%llx", p->path,
 			 p->func, (unsigned long long)addr);
@@ -893,4 +921,14 @@ int att_resolve_plan_mid(struct att_session *s, const struct att_point *p, uint6
 	site->variants[site->nhandlers] = -1;
 	site->handlers[site->nhandlers++] = (uint64_t)p->probe_index;
 	return 0;
+}
+
+void att_resolve_not_loaded(struct att_session *s, const struct att_point *p)
+{
+	/* once per file */
+	for (const struct att_point *q = s->points; q < p; q++)
+		if (q->dev == p->dev && q->ino == p->ino)
+			return;
+	fprintf(stderr, "WARNING: %s is not loaded in pid %d: its probes are not attached\n",
+		p->path, (int)s->t.pid);
 }

@@ -95,13 +95,17 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			ret = proc_load_bias(maps, nmaps, &f, &bias);
 			elf_file_close(&f);
 		}
+		if (ret && !p->main_exe) { /* a library not loaded (yet) */
+			att_resolve_not_loaded(s, p);
+			continue;
+		}
 		if (ret) {
 			diag_sys(NULL, "pid %d: %s is not loaded in the process", s->t.pid, p->path);
 			return -ENOENT;
 		}
-		if (p->mid) { /* FUNC+OFF: resolve.c plans it */
-			if ((ret = att_resolve_plan_mid(s, p, bias)))
-				return ret;
+		if (p->mid) { /* FUNC+OFF: resolve.c plans it, after every entry site */
+			p->bias = bias;
+			p->loaded = true;
 			continue;
 		}
 		uint64_t addr = bias + p->vaddr;
@@ -152,6 +156,12 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 		if (!is_ret)
 			site->variants[site->nhandlers] = -1;
 		(is_ret ? site->rhandlers : site->handlers)[(*nh)++] = (uint64_t)p->probe_index;
+	}
+	for (int i = 0; i < s->npoints; i++) {
+		int ret;
+		if (s->points[i].mid && s->points[i].loaded &&
+		    (ret = att_resolve_plan_mid(s, &s->points[i], s->points[i].bias)))
+			return ret;
 	}
 	return att_usdt_plan(s, maps, nmaps);
 }
