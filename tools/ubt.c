@@ -14,6 +14,7 @@
 #include "attach/attach.h"
 #include "codegen/codegen.h"
 #include "output/output.h"
+#include "output/sym.h"
 #include "parser/ast.h"
 #include "parser/sema.h"
 #include "util/util.h"
@@ -253,6 +254,26 @@ static int dump_object(const char *what, const struct cg_object *obj)
 	return 0;
 }
 
+/*
+ * Symbolization (output/sym.c): a snapshot of the target's mappings, and
+ * each trampoline as an alias of its site (func in a uprobe records an
+ * address inside the trampoline).
+ */
+static void sym_setup(const struct att_session *s)
+{
+	if (!s->has_target)
+		return;
+	out_sym_init(s->t.pid);
+	for (int i = 0; i < s->nsites; i++) {
+		uint64_t lo = s->sites[i].tramp, hi = lo + 4096;
+		for (int j = 0; j < s->nsites; j++)
+			if (s->sites[j].tramp > lo && s->sites[j].tramp < hi)
+				hi = s->sites[j].tramp;
+		if (lo)
+			out_sym_alias(lo, hi, s->sites[i].plan.site);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = {0};
@@ -346,6 +367,7 @@ int main(int argc, char **argv)
 		goto out_detach;
 	struct out out;
 	out_init(&out, stdout, &info, &layout, att_data(s));
+	sym_setup(s); /* issue 7: names for usym()/func/ustack, kept after the target exits */
 	att_run_host(s, &hobj, "BEGIN");
 	if (att_arm(s))
 		goto out_detach;

@@ -12,6 +12,7 @@
  */
 #include "output.h"
 #include "output_internal.h"
+#include "sym.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -185,7 +186,11 @@ static void print_key(FILE *f, const struct sema_map *m, const uint64_t *key)
 	for (int k = 0; k < m->nkeys; k++) {
 		if (k)
 			fputs(", ", f);
-		if (m->keys[k].is_signed)
+		if (m->keys[k].kind == TY_USYM) { /* usym(), func (issue 7, sym.c) */
+			char *s = out_sym_text(key[k], false);
+			fputs(s, f);
+			free(s);
+		} else if (m->keys[k].is_signed)
 			fprintf(f, "%lld", (long long)key[k]);
 		else
 			fprintf(f, "%llu", (unsigned long long)key[k]);

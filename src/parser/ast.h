@@ -82,6 +82,8 @@ enum ast_type_kind {
 	TY_COUNT,  /* count() aggregation */
 	TY_SUM,    /* sum() aggregation */
 	TY_VOID,   /* call with no value (printf, exit) */
+	TY_USYM,   /* a code address of the target, printed as its symbol: usym(), func
+	            * (8 bytes, an integer in code; output/sym.c names it) */
 };
 
 /* Address space a value's pointer-ish bits refer to; only shown by the

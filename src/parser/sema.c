@@ -39,6 +39,8 @@ const char *sema_type_name(const struct ast_type *t, char *buf, size_t len)
 		return "count";
 	case TY_SUM:
 		return "sum";
+	case TY_USYM:
+		return "usym";
 	case TY_NONE:
 	case TY_VOID:
 	default:
@@ -54,6 +56,7 @@ const char *sema_kind_name(const struct ast_type *t)
 	case TY_STR: return "string";
 	case TY_COUNT: return "count";
 	case TY_SUM: return "sum";
+	case TY_USYM: return "usym";
 	default: return "none";
 	}
 }
@@ -137,7 +140,7 @@ static void check_map(struct sema *s, struct ast_node *n)
 			diag_error(s->diags, k->loc, "Invalid expression for assignment: ");
 		if (k->type.kind == TY_STR && s->pass == 1)
 			diag_error(s->diags, k->loc, "string map keys are not supported yet");
-		if (k->type.kind != TY_INT && k->type.kind != TY_STR)
+		if (k->type.kind != TY_INT && k->type.kind != TY_STR && k->type.kind != TY_USYM)
 			keys_ok = false;
 		if (i < SEMA_MAX_KEYS) {
 			keys[i] = k->type;

@@ -10,6 +10,8 @@
  * or SIGUSR1 before the loop (a target for -p).  `dlopen`: after the
  * loop, dlopen libubtdl.so from the program's directory and call
  * sym_dl_func(7) N times (probes armed when the library loads).
+ * `apply`: then call sym_apply(fn, i) N times with fn alternating between
+ * sym_lib_leaf and sym_inner (a function pointer argument, for usym()).
  * Prints `sum <total>` at the end.
  */
 #include <dlfcn.h>
@@ -49,13 +51,19 @@ __attribute__((noinline)) int sym_outer(int x)
 	return r + 1;
 }
 
+__attribute__((noinline)) int sym_apply(int (*fn)(int), int x)
+{
+	return fn(x);
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? strtol(argv[1], NULL, 0) : 1;
-	bool wait = false, dl = false;
+	bool wait = false, dl = false, apply = false;
 	for (int i = 2; i < argc; i++) {
 		wait |= !strcmp(argv[i], "wait");
 		dl |= !strcmp(argv[i], "dlopen");
+		apply |= !strcmp(argv[i], "apply");
 	}
 	if (wait) {
 		signal(SIGUSR1, on_usr1);
@@ -67,6 +75,9 @@ int main(int argc, char **argv)
 	long sum = 0;
 	for (long i = 0; i < n; i++)
 		sum += sym_outer((int)i);
+	for (long i = 0; apply && i < n; i++)
+		sum += sym_apply(i % 2 ? sym_inner : sym_lib_leaf, (int)i);
+#ifndef SYM_STATIC
 	if (dl) {
 		char path[4096];
 		ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 32);
@@ -83,6 +94,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			sum += fn(7);
 	}
+#endif
 	printf("sum %ld\n", sum);
 	return 0;
 }
