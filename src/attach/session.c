@@ -51,6 +51,36 @@ static void sys_error(struct att_session *s, int err, const char *what)
 	diag_sys(tracee_strerror_hint(-err), "pid %d: %s: %s", s->t.pid, what, strerror(-err));
 }
 
+/* The tracer of pid per /proc/PID/status, 0 if none or unknown. */
+static pid_t tracer_of(pid_t pid)
+{
+	char path[64], *text;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_file(path, &text, &len))
+		return 0;
+	const char *t = strstr(text, "\nTracerPid:");
+	pid_t tracer = t ? (pid_t)atoi(t + 11) : 0;
+	free(text);
+	return tracer;
+}
+
+/* PTRACE_SEIZE refused: say why when it is another tracer. */
+static void seize_error(struct att_session *s, int err)
+{
+	pid_t tracer = err == -EPERM ? tracer_of(s->t.pid) : 0;
+	if (tracer > 0) {
+		char *hint = xasprintf("a process can have only one tracer; end or detach pid %d "
+				       "(a debugger or tracer) first",
+				       (int)tracer);
+		diag_sys(hint, "pid %d: ptrace(PTRACE_SEIZE): %s: it is already traced by pid %d",
+			 s->t.pid, strerror(-err), (int)tracer);
+		free(hint);
+		return;
+	}
+	sys_error(s, err, "ptrace(PTRACE_SEIZE)");
+}
+
 int att_open(struct att_session *s, pid_t pid, char *const *argv)
 {
 	int ret;
@@ -643,7 +673,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			goto out;
 		s->stop_start_ns = now_ns();
 		if (!s->t.stopped && (ret = tracee_stop_all(&s->t))) {
-			sys_error(s, ret, "ptrace(PTRACE_SEIZE)");
+			seize_error(s, ret);
 			goto out;
 		}
 		uint64_t at;
