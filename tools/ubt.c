@@ -14,6 +14,7 @@
 #include "attach/attach.h"
 #include "codegen/codegen.h"
 #include "output/output.h"
+#include "output/sym.h"
 #include "parser/ast.h"
 #include "parser/sema.h"
 #include "util/util.h"
@@ -308,6 +309,26 @@ static int dump_object(const char *what, const struct cg_object *obj)
 	return 0;
 }
 
+/*
+ * Symbolization (output/sym.c): a snapshot of the target's mappings, and
+ * each trampoline as an alias of its site (func in a uprobe records an
+ * address inside the trampoline).
+ */
+static void sym_setup(const struct att_session *s)
+{
+	if (!s->has_target)
+		return;
+	out_sym_init(s->t.pid);
+	for (int i = 0; i < s->nsites; i++) {
+		uint64_t lo = s->sites[i].tramp, hi = lo + 4096;
+		for (int j = 0; j < s->nsites; j++)
+			if (s->sites[j].tramp > lo && s->sites[j].tramp < hi)
+				hi = s->sites[j].tramp;
+		if (lo)
+			out_sym_alias(lo, hi, s->sites[i].plan.site);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = {0};
@@ -416,6 +437,7 @@ int main(int argc, char **argv)
 	out_init(&out, outf, &info, &layout, att_data(s));
 	out.json = o.json;
 	set_builtin_facts(s, &o);
+	sym_setup(s); /* names for usym()/func, kept after the target exits */
 	att_run_host(s, &hobj, "BEGIN");
 	if (att_arm(s))
 		goto out_detach;

@@ -116,16 +116,27 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			continue; /* usdt.c plans those */
 		struct elf_file f = {.dev = p->dev, .ino = p->ino};
 		uint64_t bias;
-		char *path = xasprintf("/proc/%d/root%s", s->t.pid, p->path);
-		int ret = elf_file_open(&f, p->path[0] == '/' ? path : p->path);
+		char *path = p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
+				     ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
+				     : xstrdup(p->path);
+		int ret = elf_file_open(&f, path);
 		free(path);
 		if (!ret) {
 			ret = proc_load_bias(maps, nmaps, &f, &bias);
 			elf_file_close(&f);
 		}
+		if (ret && !p->main_exe) { /* a library not loaded (yet) */
+			att_resolve_not_loaded(s, p);
+			continue;
+		}
 		if (ret) {
 			diag_sys(NULL, "pid %d: %s is not loaded in the process", s->t.pid, p->path);
 			return -ENOENT;
+		}
+		if (p->mid) { /* FUNC+OFF: resolve.c plans it, after every entry site */
+			p->bias = bias;
+			p->loaded = true;
+			continue;
 		}
 		uint64_t addr = bias + p->vaddr;
 		struct att_site *site = NULL;
@@ -175,6 +186,12 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 		if (!is_ret)
 			site->variants[site->nhandlers] = -1;
 		(is_ret ? site->rhandlers : site->handlers)[(*nh)++] = (uint64_t)p->probe_index;
+	}
+	for (int i = 0; i < s->npoints; i++) {
+		int ret;
+		if (s->points[i].mid && s->points[i].loaded &&
+		    (ret = att_resolve_plan_mid(s, &s->points[i], s->points[i].bias)))
+			return ret;
 	}
 	return att_usdt_plan(s, maps, nmaps);
 }

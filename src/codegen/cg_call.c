@@ -255,8 +255,10 @@ LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n)
 {
 	if (!strcmp(n->str, "retval") && c->side == CG_SIDE_TARGET)
 		return load_reg(c, offsetof(struct rt_regs, rax), "retval");
-	if (!strcmp(n->str, "func") && c->side == CG_SIDE_TARGET)
+	if (!strcmp(n->str, "func") && c->side == CG_SIDE_TARGET && !cg_sym_is_entry(c))
 		return load_reg(c, (uint64_t)RT_RET_FUNC_OFF, "func");
+	if (!strcmp(n->str, "func") && c->side == CG_SIDE_TARGET)
+		return cg_sym_func(c);
 	if (!strcmp(n->str, "nsecs")) {
 		LLVMTypeRef fty = LLVMFunctionType(c->i64, NULL, 0, 0);
 		LLVMValueRef f = LLVMGetNamedFunction(c->mod, "rt_nsecs");
@@ -463,8 +465,40 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		call_map_op(c, n, RT_MOP_ZERO);
 	else if (!strcmp(n->str, "delete"))
 		cg_map_delete(c, n->kids[0]);
+	else if (!strcmp(n->str, "usym"))
+		return cg_expr(c, n->kids[0]); /* the address; output/sym.c names it */
 	else
 		cg_fail(c, n, "this function is not supported by the code generator yet");
 	return cg_const(c, 0);
 }
 
+
+/* ---- symbols (issue 7: func in a uprobe) --------------------------------- */
+
+/* Every attach point of the probe is a uprobe (not a return probe). */
+bool cg_sym_is_entry(const struct cg *c)
+{
+	for (int i = 0; c->probe && i < c->probe->nkids; i++) {
+		const char *p = c->probe->kids[i]->attach.provider;
+		if (!p || strcmp(p, "uprobe"))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * func in a uprobe: the probe function's own return address, which lies in
+ * the trampoline of the site that called it (one trampoline per site, so a
+ * wildcard probe learns which function it is in for one load).  The output
+ * maps trampoline addresses back to their site (out_sym_alias).
+ */
+LLVMValueRef cg_sym_func(struct cg *c)
+{
+	LLVMTypeRef fty = LLVMFunctionType(c->ptr, &c->i32, 1, 0);
+	LLVMValueRef f = LLVMGetNamedFunction(c->mod, "llvm.returnaddress");
+	if (!f)
+		f = LLVMAddFunction(c->mod, "llvm.returnaddress", fty);
+	LLVMValueRef zero = LLVMConstInt(c->i32, 0, 0);
+	LLVMValueRef ra = LLVMBuildCall2(c->b, fty, f, &zero, 1, "ra");
+	return LLVMBuildPtrToInt(c->b, ra, c->i64, "func");
+}

@@ -71,4 +71,8 @@ LLVMValueRef cg_shm_ptr(struct cg *c, uint64_t off);
 LLVMValueRef cg_const(struct cg *c, uint64_t v);
 void cg_fail(struct cg *c, const struct ast_node *n, const char *what);
 
+/* cg_call.c, issue 7: func in a uprobe */
+bool cg_sym_is_entry(const struct cg *c);
+LLVMValueRef cg_sym_func(struct cg *c);
+
 #endif

@@ -15,6 +15,7 @@
  *                          [4, 8)    2 |@@@@@...|
  */
 #include "output.h"
+#include "sym.h"
 #include "output_internal.h"
 
 #include <inttypes.h>
@@ -196,6 +197,12 @@ static void key_text(struct buf *b, const struct sema_map *m, const uint8_t *key
 			buf_append(b, json ? "," : ", ", json ? 1 : 2);
 		if (t->kind == TY_STR) {
 			buf_printf(b, "%.*s", (int)cg_key_bytes(t), (const char *)key);
+		} else if (t->kind == TY_USYM) { /* usym(), func: named by sym.c */
+			uint64_t addr;
+			memcpy(&addr, key, 8);
+			char *name = out_sym_text(addr, false);
+			buf_printf(b, "%s", name);
+			free(name);
 		} else {
 			/* bpftrace prints 8-byte integer keys as int64, whatever their sign */
 			int64_t v;

@@ -11,6 +11,7 @@
  */
 #include "output.h"
 #include "output_internal.h"
+#include "sym.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -89,6 +89,8 @@ enum ast_type_kind {
 	TY_STATS,  /* stats() */
 	TY_HIST,   /* hist() */
 	TY_LHIST,  /* lhist(v, min, max, step) */
+	TY_USYM,   /* a code address of the target, printed as its symbol: usym(), func
+	            * (8 bytes, an integer in code; output/sym.c names it) */
 };
 
 /* Address space a value's pointer-ish bits refer to; only shown by the

@@ -790,6 +790,23 @@ static int parse_attach(struct ast_node *ap, struct diags *diags)
 		diag_error(diags, ap->loc, "usdt probe type requires 2 or 3 arguments");
 		goto out;
 	}
+	/* uprobe:BIN:FUNC[+OFF] | uprobe:BIN:ADDR | uprobe:BIN:"ns::f(int)" |
+	 * uprobe:BIN:cpp:NAME, wildcards anywhere: attach/resolve.c reads ap->str */
+	int uparts = 1; /* ':'-separated parts outside double quotes */
+	bool inq = false;
+	for (const char *c = ap->str; *c; c++) {
+		inq ^= *c == '"';
+		uparts += *c == ':' && !inq;
+	}
+	if ((!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe")) && n >= 3 && n <= 8 &&
+	    *parts[1] && *parts[n - 1] &&
+	    (uparts == 3 || (uparts == 4 && (!strcmp(parts[2], "cpp") || !strcmp(parts[2], "c"))))) {
+		ap->attach.provider = xstrdup(prov);
+		ap->attach.target = xstrdup(parts[1]);
+		ap->attach.func = xstrdup(parts[n - 1]);
+		ret = 0;
+		goto out;
+	}
 	if (n - 1 != providers[which].nargs) {
 		diag_error(diags, ap->loc, "%s probe type requires %d arguments", prov,
 			   providers[which].nargs);

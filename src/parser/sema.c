@@ -45,6 +45,8 @@ const char *sema_type_name(const struct ast_type *t, char *buf, size_t len)
 	case TY_STATS: return "stats";
 	case TY_HIST: return "hist";
 	case TY_LHIST: return "lhist";
+	case TY_USYM:
+		return "usym";
 	case TY_NONE:
 	case TY_VOID:
 	default:
@@ -62,6 +64,7 @@ const char *sema_kind_name(const struct ast_type *t)
 	case TY_SUM: return "sum";
 	case TY_AVG: case TY_MIN: case TY_MAX: case TY_STATS: case TY_HIST: case TY_LHIST:
 		return sema_type_name(t, (char[16]){0}, 16);
+	case TY_USYM: return "usym";
 	default: return "none";
 	}
 }
@@ -143,7 +146,7 @@ static void check_map(struct sema *s, struct ast_node *n)
 		sema_expr(s, k, USE_KEY, n);
 		if (s->final && k->type.kind == TY_NONE)
 			diag_error(s->diags, k->loc, "Invalid expression for assignment: ");
-		if (k->type.kind != TY_INT && k->type.kind != TY_STR)
+		if (k->type.kind != TY_INT && k->type.kind != TY_STR && k->type.kind != TY_USYM)
 			keys_ok = false;
 		if (i < SEMA_MAX_KEYS) {
 			keys[i] = k->type;

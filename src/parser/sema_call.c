@@ -125,10 +125,10 @@ bool sema_builtin_ret(struct sema *s, struct ast_node *n)
 		return true;
 	}
 	if (!strcmp(name, "func")) {
-		/* the callee's address; printed as a symbol once usym() exists */
+		/* the callee's address, printed as its symbol (sema_sym_builtin) */
 		if (!probe_all(s->probe, "uretprobe"))
-			return false;
-		n->type = ty_uint64;
+			return sema_sym_builtin(s, n);
+		n->type = (struct ast_type){ TY_USYM, 8, false, AS_NONE };
 		return true;
 	}
 	return false;
@@ -303,7 +303,7 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 			diag_error(s->diags, n->loc, "printf: %%%.*s is not supported yet", (int)tl, tok);
 			return;
 		}
-		if (at->kind != want) {
+		if (at->kind != want && !(at->kind == TY_USYM && want == TY_STR)) {
 			diag_error(s->diags, n->loc,
 				   "printf: %%%.*s specifier expects a value of type %s (%s supplied)",
 				   (int)tl, tok, want == TY_STR ? "string" : "integer", sema_kind_name(at));
@@ -562,6 +562,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 		} else if (s->final) {
 			check_printf_format(s, n);
 		}
+	} else if (sema_sym_call(s, n, use, user)) {
+		/* usym(), ustack(), uaddr(): issue 7, below */
 	} else if (!strcmp(n->str, "exit")) {
 		check_use(s, n, use, user, false);
 		check_nargs(s, n, 0);
@@ -585,3 +587,34 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	}
 }
 
+
+/* ---- symbols (issue 7: usym, func; output/sym.c prints them) ------------ */
+
+/* func in a uprobe: the probed function (the address the probe was called from) */
+bool sema_sym_builtin(struct sema *s, struct ast_node *n)
+{
+	if (strcmp(n->str, "func"))
+		return false;
+	if (!probe_all(s->probe, "uprobe")) {
+		diag_error(s->diags, n->loc, "The func builtin can only be used with uprobe and uretprobe probes");
+		return true;
+	}
+	n->type = (struct ast_type){ TY_USYM, 8, false, AS_NONE };
+	return true;
+}
+
+/* usym(addr) */
+bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
+		   const struct ast_node *user)
+{
+	(void)use;
+	(void)user;
+	if (strcmp(n->str, "usym"))
+		return false;
+	if (check_nargs(s, n, 1) && s->final && n->kids[0]->type.kind != TY_INT &&
+	    n->kids[0]->type.kind != TY_USYM)
+		diag_error(s->diags, n->loc, "usym() expects an integer argument (%s provided)",
+			   sema_kind_name(&n->kids[0]->type));
+	n->type = (struct ast_type){ TY_USYM, 8, false, AS_NONE };
+	return true;
+}

@@ -51,6 +51,10 @@ const char *sema_tn(const struct ast_type *t, char buf[64]);
 int sema_strlen(void);
 void sema_builtin(struct sema *s, struct ast_node *n);
 bool sema_builtin_ret(struct sema *s, struct ast_node *n); /* retval func nsecs */
+/* sema_call.c, issue 7: usym(), func in uprobes */
+bool sema_sym_builtin(struct sema *s, struct ast_node *n);
+bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
+		   const struct ast_node *user);
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use, const struct ast_node *user);
 
 #endif
