@@ -39,6 +39,31 @@ const char *sema_type_name(const struct ast_type *t, char *buf, size_t len)
 		return "count";
 	case TY_SUM:
 		return "sum";
+	case TY_PTR: {
+		char inner[256];
+		snprintf(buf, len, "%s *", sema_type_name(t->elem, inner, sizeof(inner)));
+		return buf;
+	}
+	case TY_ARRAY: {
+		char inner[256];
+		snprintf(buf, len, "%s[%d]", sema_type_name(t->elem, inner, sizeof(inner)), t->count);
+		return buf;
+	}
+	case TY_STRUCT:
+		snprintf(buf, len, "%s", t->rec->name);
+		return buf;
+	case TY_TUPLE: {
+		struct buf b = { 0 };
+		char inner[256];
+		buf_printf(&b, "(");
+		for (int i = 0; i < t->tup->count; i++)
+			buf_printf(&b, "%s%s", i ? "," : "",
+				   sema_type_name(&t->tup->types[i], inner, sizeof(inner)));
+		buf_printf(&b, ")");
+		snprintf(buf, len, "%s", b.data);
+		buf_free(&b);
+		return buf;
+	}
 	case TY_NONE:
 	case TY_VOID:
 	default:
@@ -54,6 +79,10 @@ const char *sema_kind_name(const struct ast_type *t)
 	case TY_STR: return "string";
 	case TY_COUNT: return "count";
 	case TY_SUM: return "sum";
+	case TY_PTR: return "pointer";
+	case TY_STRUCT: return "record";
+	case TY_ARRAY: return "array";
+	case TY_TUPLE: return "tuple";
 	default: return "none";
 	}
 }
