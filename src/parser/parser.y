@@ -28,7 +28,7 @@
 %define parse.error custom
 %define parse.lac full
 %locations
-%expect 2
+%expect 5
 
 %param {void *scanner}
 %parse-param {struct parse_state *ps}
@@ -83,6 +83,8 @@ static struct ast_node *grow(struct parse_state *ps, struct ast_node *list, stru
 static struct ast_node *mk_call(struct parse_state *ps, char *name, struct src_loc loc,
 				struct src_loc name_loc);
 static char *cat(char *a, const char *b);
+static struct ast_node *mk_cast(struct parse_state *ps, struct ast_node *t, struct ast_node *e,
+				struct src_loc loc);
 static struct src_loc span(struct src_loc a, struct src_loc b);
 %}
 
@@ -92,6 +94,7 @@ static struct src_loc span(struct src_loc a, struct src_loc b);
 	uint64_t i;
 	struct ast_node *node;
 	int op;
+	struct { char *text; int line, col; } cdef;
 }
 
 %token END 0 "end of file"
@@ -107,6 +110,9 @@ static struct src_loc span(struct src_loc a, struct src_loc b);
 %token BXOR "^" LNOT "!" BNOT "~" DOT "." PTR "->" IF "if" ELSE "else"
 %token UNROLL "unroll" STRUCT "struct" UNION "union" WHILE "while" FOR "for"
 %token RETURN "return" CONTINUE "continue" BREAK "break"
+%token DOTDOT ".." LET "let" SIZEOF "sizeof" CONFIG "config" ENUM "enum"
+%token <s> CPREPROC "preprocessor directive"
+%token <cdef> CDEF "C definition"
 
 %token <s> BUILTIN "builtin" CALL "call" CALL_BUILTIN "call_builtin"
 %token <s> IDENT "identifier" PATH "path" MAP "map" VAR "variable"
@@ -115,17 +121,21 @@ static struct src_loc span(struct src_loc a, struct src_loc b);
 %token <i> INT "integer"
 
 %type <s> attach_point_def ident
-%type <op> unary_op compound_op
+%type <op> unary_op compound_op stars
 %type <node> probes probe attach_points attach_point pred block stmt_list
 %type <node> block_stmt expr_stmt if_stmt block_or_if assign_stmt
 %type <node> primary_expr postfix_expr unary_expr cast_expr expr conditional_expr
 %type <node> logical_or_expr logical_and_expr or_expr xor_expr and_expr
 %type <node> equality_expr relational_expr shift_expr addi_expr muli_expr
 %type <node> int call map var map_or_var vargs
+%type <node> loop_stmt jump_stmt let_stmt cast_type decl_type param config config_list
+%type <node> config_item for_stmt
+%type <s> type_word
 
 %destructor { free($$); } <s>
 %destructor { free($$.p); } <str>
 %destructor { ast_free($$); } <node>
+%destructor { free($$.text); } <cdef>
 
 %start program
 
@@ -136,9 +146,55 @@ static struct src_loc span(struct src_loc a, struct src_loc b);
 
 %%
 
-/* program -> probe+ EOF */
+/* program -> c_definitions [config] probe+ EOF */
 program:
-		probes END { ps->root = $1; }
+		c_definitions config probes END
+		{
+			ps->root = $3;
+			ps->root->prog = ps->prog;
+			ps->prog = NULL;
+			ps->root->prog->config = $2;
+		}
+	;
+
+/* C definitions before the first probe: struct/union/enum/typedef, kept
+ * whole by the scanner and parsed by cdefs.c; #define and #include. */
+c_definitions:
+		c_definitions CDEF
+		{
+			cdefs_parse(ps->prog, $2.text, $2.line, $2.col, ps->diags, ps->filename,
+				    ps->include_depth);
+			free($2.text);
+		}
+	|	c_definitions CPREPROC
+		{
+			cdefs_preproc(ps->prog, $2, @2, ps->diags, ps->filename, ps->include_depth);
+			free($2);
+		}
+	|	%empty { }
+	;
+
+/* config -> 'config' '=' '{' (ident '=' expr ';')* '}' */
+config:
+		CONFIG ASSIGN "{" config_list "}" { $$ = $4; $$->loc = @$; }
+	|	%empty { $$ = NULL; }
+	;
+
+config_list:
+		config_list config_item ";" { $$ = grow(ps, $1, $2); }
+	|	config_list config_item     { $$ = grow(ps, $1, $2); }
+	|	%empty                      { $$ = mk(ps, AST_CONFIG, @$); }
+	;
+
+config_item:
+		IDENT ASSIGN expr
+		{
+			$$ = mk(ps, AST_ASSIGN, @2);
+			$$->op = '=';
+			$$->lhs = mk_named(ps, AST_IDENT, $1, @1);
+			$$->rhs = $3;
+			$$ = fin(ps, $$);
+		}
 	;
 
 probes:
@@ -222,12 +278,135 @@ stmt_list:
 	;
 
 block_stmt:
-		if_stmt { $$ = $1; }
+		if_stmt   { $$ = $1; }
+	|	loop_stmt { $$ = $1; }
+	|	for_stmt  { $$ = $1; }
+	|	block     { $$ = $1; }
 	;
 
 expr_stmt:
 		expr        { $$ = mk_unop(ps, AST_EXPR_STMT, 0, $1, @1); }
 	|	assign_stmt { $$ = $1; }
+	|	jump_stmt   { $$ = $1; }
+	|	let_stmt    { $$ = $1; }
+	;
+
+/* jump_stmt -> 'break' | 'continue' | 'return' [expr] */
+jump_stmt:
+		BREAK       { $$ = mk(ps, AST_BREAK, @1); }
+	|	CONTINUE    { $$ = mk(ps, AST_CONTINUE, @1); }
+	|	RETURN      { $$ = mk(ps, AST_RETURN, @1); }
+	|	RETURN expr { $$ = mk(ps, AST_RETURN, @1); $$->lhs = $2; $$ = fin(ps, $$); }
+	;
+
+/* loop_stmt -> 'unroll' '(' (int | param) ')' block | 'while' '(' expr ')' block */
+loop_stmt:
+		UNROLL "(" int ")" block
+		{
+			$$ = mk(ps, AST_UNROLL, span(@1, @4));
+			$$->lhs = $3;
+			$$->body = $5;
+			$$ = fin(ps, $$);
+		}
+	|	UNROLL "(" param ")" block
+		{
+			$$ = mk(ps, AST_UNROLL, span(@1, @4));
+			$$->lhs = $3;
+			$$->body = $5;
+			$$ = fin(ps, $$);
+		}
+	|	WHILE "(" expr ")" block
+		{
+			$$ = mk(ps, AST_WHILE, span(@1, @4));
+			$$->cond = $3;
+			$$->body = $5;
+			$$ = fin(ps, $$);
+		}
+	;
+
+/* for_stmt -> 'for' '(' var ':' map ')' block
+ *           | 'for' '(' var ':' expr '..' expr ')' block */
+for_stmt:
+		FOR "(" var COLON map ")" block
+		{
+			$$ = mk(ps, AST_FOR_MAP, span(@1, @6));
+			$$->lhs = $3;
+			$$->rhs = $5;
+			$$->body = $7;
+			$$ = fin(ps, $$);
+		}
+	|	FOR "(" var COLON shift_expr DOTDOT shift_expr ")" block
+		{
+			$$ = mk(ps, AST_FOR_RANGE, span(@1, @8));
+			$$->lhs = $3;
+			ast_add_kid($$, $5);
+			ast_add_kid($$, $7);
+			$$->body = $9;
+			$$ = fin(ps, $$);
+		}
+	;
+
+/* let_stmt -> 'let' var [':' type] ['=' expr] */
+let_stmt:
+		LET var
+		{
+			$$ = mk(ps, AST_LET, @$);
+			$$->lhs = $2;
+			$$ = fin(ps, $$);
+		}
+	|	LET var COLON decl_type
+		{
+			$$ = mk(ps, AST_LET, @$);
+			$$->lhs = $2;
+			$$->tyn = $4;
+			$$ = fin(ps, $$);
+		}
+	|	LET var ASSIGN expr
+		{
+			$$ = mk(ps, AST_LET, @$);
+			$$->lhs = $2;
+			$$->rhs = $4;
+			$$ = fin(ps, $$);
+		}
+	|	LET var COLON decl_type ASSIGN expr
+		{
+			$$ = mk(ps, AST_LET, @$);
+			$$->lhs = $2;
+			$$->tyn = $4;
+			$$->rhs = $6;
+			$$ = fin(ps, $$);
+		}
+	;
+
+/* A type in a declaration: int8 .. uint64, typedef names, struct/union/enum
+ * x, each with any number of '*'; string[N] and int8[N]. */
+cast_type:
+		IDENT                 { $$ = mk_named(ps, AST_TYPE, $1, @$); }
+	|	IDENT stars           { $$ = mk_named(ps, AST_TYPE, $1, @$); $$->uval = $2; }
+	|	type_word IDENT       { $$ = mk_named(ps, AST_TYPE, cat(cat($1, " "), $2), @$); free($2); }
+	|	type_word IDENT stars { $$ = mk_named(ps, AST_TYPE, cat(cat($1, " "), $2), @$); free($2); $$->uval = $3; }
+	;
+
+stars:
+		MUL       { $$ = 1; }
+	|	stars MUL { $$ = $1 + 1; }
+	;
+
+type_word:
+		STRUCT { $$ = xstrdup("struct"); }
+	|	UNION  { $$ = xstrdup("union"); }
+	|	ENUM   { $$ = xstrdup("enum"); }
+	;
+
+/* In a declaration also string[N] and int8[N]. */
+decl_type:
+		cast_type              { $$ = $1; }
+	|	IDENT "[" INT "]"      { $$ = mk_named(ps, AST_TYPE, $1, @$); $$->slen = $3 ? $3 : 1; if ($3 > 1u << 20) $$->slen = 1u << 20; }
+	;
+
+param:
+		PARAM      { $$ = mk_named(ps, AST_POSPARAM, $1, @1); $$->uval = strtoull($1 + 1, NULL, 10); }
+	|	PARAMCOUNT { $$ = mk(ps, AST_PARAMCOUNT, @1); }
 	;
 
 /* if_stmt -> 'if' '(' expr ')' block ['else' (block | if_stmt)] */
@@ -306,11 +485,54 @@ primary_expr:
 			$$ = fin(ps, take_kids($$, $4));
 		}
 	|	map_or_var         { $$ = $1; }
+	|	param              { $$ = $1; }
+	|	STACK_MODE         { $$ = mk_named(ps, AST_IDENT, $1, @1); }
 	;
 
 postfix_expr:
 		primary_expr         { $$ = $1; }
 	|	call                 { $$ = $1; }
+	|	postfix_expr DOT INT
+		{
+			$$ = mk(ps, AST_TUPLE_INDEX, @$);
+			$$->lhs = $1;
+			$$->uval = $3;
+			$$ = fin(ps, $$);
+		}
+	|	postfix_expr DOT ident
+		{
+			$$ = mk_named(ps, AST_FIELD, $3, @$);
+			$$->op = '.';
+			$$->lhs = $1;
+			$$ = fin(ps, $$);
+		}
+	|	postfix_expr PTR ident
+		{
+			$$ = mk_named(ps, AST_FIELD, $3, @$);
+			$$->op = OP_PTR;
+			$$->lhs = $1;
+			$$ = fin(ps, $$);
+		}
+	|	postfix_expr "[" expr "]"
+		{
+			$$ = mk(ps, AST_INDEX, @$);
+			$$->lhs = $1;
+			$$->rhs = $3;
+			$$ = fin(ps, $$);
+		}
+	|	SIZEOF "(" expr ")"
+		{
+			$$ = mk(ps, AST_SIZEOF, @$);
+			$$->lhs = $3;
+			$$ = fin(ps, $$);
+		}
+	|	SIZEOF "(" type_word IDENT ")"
+		{
+			$$ = mk(ps, AST_SIZEOF, @$);
+			$$->tyn = mk_named(ps, AST_TYPE, cat(cat($3, " "), $4), span(@3, @4));
+			free($4);
+			$$ = fin(ps, $$);
+		}
 	|	map_or_var INCREMENT { $$ = mk_unop(ps, AST_INCDEC, OP_INC, $1, @2); }
 	|	map_or_var DECREMENT { $$ = mk_unop(ps, AST_INCDEC, OP_DEC, $1, @2); }
 	|	INCREMENT ident
@@ -432,8 +654,27 @@ addi_expr:
 	|	addi_expr MINUS muli_expr { $$ = mk_binop(ps, $1, '-', $3, @2); }
 	;
 
+/* cast_expr -> '(' type ')' cast_expr.  `(x)` followed by an operand is
+ * a cast, as in bpftrace (a type name cannot be told from a value here). */
 cast_expr:
 		unary_expr { $$ = $1; }
+	|	"(" IDENT ")" cast_expr
+		{ $$ = mk_cast(ps, mk_named(ps, AST_TYPE, $2, @2), $4, @$); }
+	|	"(" IDENT stars ")" cast_expr
+		{
+			struct ast_node *t = mk_named(ps, AST_TYPE, $2, span(@2, @3));
+			t->uval = $3;
+			$$ = mk_cast(ps, t, $5, @$);
+		}
+	|	"(" type_word IDENT ")" cast_expr
+		{ $$ = mk_cast(ps, mk_named(ps, AST_TYPE, cat(cat($2, " "), $3), span(@2, @3)), $5, @$); free($3); }
+	|	"(" type_word IDENT stars ")" cast_expr
+		{
+			struct ast_node *t = mk_named(ps, AST_TYPE, cat(cat($2, " "), $3), span(@2, @4));
+			t->uval = $4;
+			free($3);
+			$$ = mk_cast(ps, t, $6, @$);
+		}
 	;
 
 /* A '-' directly before a literal belongs to the literal: `-1` is int -1. */
@@ -520,7 +761,7 @@ static int height(const struct ast_node *n)
 static struct ast_node *fin(struct parse_state *ps, struct ast_node *n)
 {
 	int h = 0;
-	const struct ast_node *one[] = { n->lhs, n->rhs, n->cond, n->body, n->els, n->pred };
+	const struct ast_node *one[] = { n->lhs, n->rhs, n->cond, n->body, n->els, n->pred, n->tyn };
 	for (size_t i = 0; i < ARRAY_SIZE(one); i++)
 		if (height(one[i]) > h)
 			h = height(one[i]);
@@ -584,6 +825,15 @@ static struct ast_node *mk_call(struct parse_state *ps, char *name, struct src_l
 	struct ast_node *n = mk_named(ps, AST_CALL, name, loc);
 	n->pred_loc = name_loc;
 	return n;
+}
+
+static struct ast_node *mk_cast(struct parse_state *ps, struct ast_node *t, struct ast_node *e,
+				struct src_loc loc)
+{
+	struct ast_node *n = mk(ps, AST_CAST, loc);
+	n->tyn = t;
+	n->lhs = e;
+	return fin(ps, n);
 }
 
 static struct ast_node *take_kids(struct ast_node *dst, struct ast_node *list)
@@ -890,6 +1140,8 @@ int parse_script(const char *src, size_t len, struct diags *diags, struct ast_no
 		return -1;
 
 	struct parse_state ps = { .diags = diags, .step_line = 1, .step_col = 1 };
+	ps.prog = xcalloc(1, sizeof(*ps.prog));
+	ps.filename = diags->filename;
 	yyscan_t scanner;
 	if (ubt_yylex_init_extra(&ps, &scanner)) {
 		diag_error(diags, (struct src_loc){ 0 }, "cannot start the scanner");
@@ -900,6 +1152,14 @@ int parse_script(const char *src, size_t len, struct diags *diags, struct ast_no
 	int rc = ubt_yyparse(scanner, &ps);
 	ubt_yylex_destroy(scanner);
 	buf_free(&ps.sbuf);
+	buf_free(&ps.cdef);
+	if (ps.prog) {
+		/* the grammar did not take it (syntax error): free it through a
+		 * throwaway program node */
+		struct ast_node *tmp = ast_new(AST_PROGRAM, (struct src_loc){ 0 });
+		tmp->prog = ps.prog;
+		ast_free(tmp);
+	}
 
 	if (rc == 0 && ps.root && diags->nerrors == errors_before && !ps.too_deep)
 		rc = parse_attach_points(ps.root, diags);
