@@ -531,10 +531,11 @@ static void dump_attach(struct dumper *d, const struct ast_node *ap)
 {
 	indent(d, 1);
 	const struct ast_attach *a = &ap->attach;
+	const char *rest = strchr(ap->str, ':');
 	if (!a->provider)
 		fprintf(d->out, "%s\n", ap->str);
-	else if (a->target && a->func)
-		fprintf(d->out, "%s:%s:%s\n", a->provider, a->target, a->func);
+	else if (rest)
+		fprintf(d->out, "%s%s\n", a->provider, rest);
 	else
 		fprintf(d->out, "%s\n", a->provider);
 }

@@ -44,6 +44,7 @@ int ubt_yylex(UBT_YYSTYPE *yylval, UBT_YYLTYPE *yylloc, void *scanner);
 }
 
 %{
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -968,51 +969,143 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, struct 
 
 /* ---- attach points ------------------------------------------------------ */
 
-/* Probe types of bpftrace, short and long names.  Only those with
- * `supported` set can run now; the others parse and are refused. */
+/* Probe types of bpftrace, short and long names, and how many ':'-separated
+ * parts may follow the provider.  Kernel providers parse, so that a script
+ * written for bpftrace reads correctly; sema refuses them with a message
+ * saying they need the kernel tracer. */
 static const struct {
 	const char *name, *alias;
-	bool supported;
-	int nargs; /* parts after the provider */
+	bool kernel;
+	int min, max; /* parts after the provider */
 } providers[] = {
-	{ "BEGIN", NULL, true, 0 },          { "END", NULL, true, 0 },
-	{ "uprobe", "u", true, 2 },          { "uretprobe", "ur", false, 2 },
-	{ "usdt", "U", false, 2 },           { "kprobe", "k", false, 1 },
-	{ "kretprobe", "kr", false, 1 },     { "tracepoint", "t", false, 2 },
-	{ "rawtracepoint", "rt", false, 1 }, { "profile", "p", false, 2 },
-	{ "interval", "i", false, 2 },       { "software", "s", false, 2 },
-	{ "hardware", "h", false, 2 },       { "watchpoint", "w", false, 2 },
-	{ "asyncwatchpoint", "aw", false, 2 }, { "kfunc", "f", false, 1 },
-	{ "kretfunc", "fr", false, 1 },      { "iter", "it", false, 1 },
+	{ "BEGIN", NULL, false, 0, 0 },          { "END", NULL, false, 0, 0 },
+	{ "uprobe", "u", false, 2, 2 },          { "uretprobe", "ur", false, 2, 2 },
+	{ "usdt", "U", false, 2, 3 },            { "interval", "i", false, 2, 2 },
+	{ "profile", "p", false, 2, 2 },         { "kprobe", "k", true, 1, 1 },
+	{ "kretprobe", "kr", true, 1, 1 },       { "tracepoint", "t", true, 2, 2 },
+	{ "rawtracepoint", "rt", true, 1, 1 },   { "software", "s", true, 1, 2 },
+	{ "hardware", "h", true, 1, 2 },         { "watchpoint", "w", true, 3, 3 },
+	{ "asyncwatchpoint", "aw", true, 3, 3 }, { "kfunc", "f", true, 1, 1 },
+	{ "kretfunc", "fr", true, 1, 1 },        { "iter", "it", true, 1, 1 },
+	{ "fentry", NULL, true, 1, 1 },          { "fexit", NULL, true, 1, 1 },
 };
 
-static bool is_ident(const char *s)
+static bool has_wildcard(const char *s)
 {
-	if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+	return s && strpbrk(s, "*?[") != NULL;
+}
+
+/* "123", "0x1f": a number, else false */
+static bool parse_num(const char *s, uint64_t *v)
+{
+	if (!*s || !(*s >= '0' && *s <= '9'))
 		return false;
-	for (s++; *s; s++)
-		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9')))
-			return false;
-	return true;
+	char *end;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return !*end && !errno;
+}
+
+/* Splits "a:b:"c:d"" at ':' outside double quotes and removes the quotes. */
+static int split_attach(char *text, char **parts, int max)
+{
+	int n = 0;
+	char *w = text, *start = text;
+	bool quoted = false;
+	for (char *p = text;; p++) {
+		if (*p == '"') {
+			quoted = !quoted;
+			continue;
+		}
+		if ((*p == ':' && !quoted) || !*p) {
+			bool end = !*p;
+			*w++ = '\0';
+			if (n < max)
+				parts[n] = start;
+			n++;
+			start = w;
+			if (end)
+				break;
+			continue;
+		}
+		*w++ = *p;
+	}
+	return n;
+}
+
+/* uprobe:target:func[+off] | uprobe:target:0xaddr | uprobe:func |
+ * uprobe:target:lang:func (usdt: usdt:target:[provider:]name) */
+static int parse_user_func(struct ast_node *ap, struct diags *diags, char **parts, int n,
+			   const char *prov, bool usdt)
+{
+	struct ast_attach *a = &ap->attach;
+	const char *func = parts[n];
+	if (n >= 2)
+		a->target = xstrdup(parts[1]);
+	if (n == 3)
+		a->ns = xstrdup(parts[2]);
+	if (n >= 2 && !*parts[1]) {
+		diag_error(diags, ap->loc, "%s should have a target", prov);
+		return -1;
+	}
+	if (!*func) {
+		diag_error(diags, ap->loc, "%s should be attached to a function and/or address", prov);
+		return -1;
+	}
+	uint64_t v;
+	if (!usdt && parse_num(func, &v)) {
+		a->address = v;
+		return 0;
+	}
+	const char *plus = usdt ? NULL : strchr(func, '+');
+	if (plus) {
+		if (!parse_num(plus + 1, &v)) {
+			diag_error(diags, ap->loc, "Invalid offset in %s probe: %s", prov, plus + 1);
+			return -1;
+		}
+		a->offset = v;
+		a->func = xstrndup(func, (size_t)(plus - func));
+	} else {
+		a->func = xstrdup(func);
+	}
+	a->wildcard = has_wildcard(a->target) || has_wildcard(a->ns) || has_wildcard(a->func);
+	return 0;
+}
+
+/* interval:s:1, interval:ms:100, profile:hz:99 */
+static int parse_rate(struct ast_node *ap, struct diags *diags, char **parts, int n,
+		      const char *prov)
+{
+	struct ast_attach *a = &ap->attach;
+	if (n != 2) {
+		diag_error(diags, ap->loc, "%s probe type requires 2 arguments", prov);
+		return -1;
+	}
+	static const char *const units[] = { "s", "ms", "us", "hz" };
+	bool ok = false;
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+		if (!strcmp(parts[1], units[i]))
+			ok = true;
+	if (!ok) {
+		diag_error(diags, ap->loc, "%s is not an accepted unit of time", parts[1]);
+		return -1;
+	}
+	uint64_t v;
+	if (!parse_num(parts[2], &v) || v == 0) {
+		diag_error(diags, ap->loc, "Invalid rate of %s probe: '%s'", prov, parts[2]);
+		return -1;
+	}
+	a->target = xstrdup(parts[1]);
+	a->freq = v;
+	return 0;
 }
 
 /* "uprobe:./t:f" -> provider "uprobe", target "./t", func "f". */
 static int parse_attach(struct ast_node *ap, struct diags *diags)
 {
 	char *parts[8];
-	int n = 0;
-	char *text = xstrdup(ap->str), *p = text;
-	for (;;) {
-		char *c = strchr(p, ':');
-		if (n < (int)ARRAY_SIZE(parts))
-			parts[n] = p;
-		n++;
-		if (!c)
-			break;
-		*c = '\0';
-		p = c + 1;
-	}
+	char *text = xstrdup(ap->str);
+	int n = split_attach(text, parts, (int)ARRAY_SIZE(parts));
 	int ret = -1, which = -1;
 	for (size_t i = 0; i < ARRAY_SIZE(providers); i++)
 		if (!strcmp(parts[0], providers[i].name) ||
@@ -1023,36 +1116,35 @@ static int parse_attach(struct ast_node *ap, struct diags *diags)
 		goto out;
 	}
 	const char *prov = providers[which].name;
-	if (!providers[which].supported) {
-		diag_error(diags, ap->loc, "%s probes are not supported yet", prov);
+	int nargs = n - 1;
+	if (nargs < providers[which].min || nargs > providers[which].max ||
+	    n > (int)ARRAY_SIZE(parts)) {
+		if (providers[which].min == providers[which].max)
+			diag_error(diags, ap->loc, "%s probe type requires %d argument%s", prov,
+				   providers[which].min, providers[which].min == 1 ? "" : "s");
+		else
+			diag_error(diags, ap->loc, "%s probe type requires %d or %d arguments", prov,
+				   providers[which].min, providers[which].max);
 		goto out;
 	}
-	if (n - 1 != providers[which].nargs) {
-		diag_error(diags, ap->loc, "%s probe type requires %d arguments", prov,
-			   providers[which].nargs);
-		goto out;
+	struct ast_attach *a = &ap->attach;
+	a->provider = xstrdup(prov);
+	a->kernel = providers[which].kernel;
+	if (a->kernel) {
+		/* kept for the message; the parts are not interpreted */
+		if (nargs >= 2)
+			a->target = xstrdup(parts[1]);
+		a->func = xstrdup(parts[nargs]);
+		ret = 0;
+	} else if (!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe")) {
+		ret = parse_user_func(ap, diags, parts, nargs, prov, false);
+	} else if (!strcmp(prov, "usdt")) {
+		ret = parse_user_func(ap, diags, parts, nargs, prov, true);
+	} else if (!strcmp(prov, "interval") || !strcmp(prov, "profile")) {
+		ret = parse_rate(ap, diags, parts, nargs, prov);
+	} else {
+		ret = 0; /* BEGIN, END */
 	}
-	ap->attach.provider = xstrdup(prov);
-	if (providers[which].nargs == 2) {
-		if (!*parts[1]) {
-			diag_error(diags, ap->loc, "%s should have a target", prov);
-			goto out;
-		}
-		if (!*parts[2]) {
-			diag_error(diags, ap->loc,
-				   "%s should be attached to a function and/or address", prov);
-			goto out;
-		}
-		if (!is_ident(parts[2])) {
-			diag_error(diags, ap->loc,
-				   "%s function '%s' is not supported yet (a plain function name is)",
-				   prov, parts[2]);
-			goto out;
-		}
-		ap->attach.target = xstrdup(parts[1]);
-		ap->attach.func = xstrdup(parts[2]);
-	}
-	ret = 0;
 out:
 	free(text);
 	return ret;
