@@ -522,11 +522,12 @@ static bool cd_record_body(struct cd *c, struct ast_record *r)
 			return false;
 		if (accept(c, ";")) {
 			/* anonymous struct/union member: its members join ours */
-			if (base.kind == TY_STRUCT) {
+			if (base.kind == TY_STRUCT && base.rec != r && strstr(base.rec->name, "(anonymous")) {
 				int a = type_align(&base);
 				off = r->is_union ? 0 : (off + a - 1) / a * a;
 				const struct ast_record *in = base.rec;
-				for (int i = 0; i < in->nmembers; i++) {
+				int nin = in->nmembers;
+				for (int i = 0; i < nin; i++) {
 					r->members = xrealloc(r->members, (r->nmembers + 1) * sizeof(*r->members));
 					struct ast_member m = in->members[i];
 					m.name = xstrdup(m.name);
