@@ -126,9 +126,11 @@ void sema_cast(struct sema *s, struct ast_node *n)
 	} else if (t.kind != TY_INT && t.kind != TY_PTR) {
 		diag_error(s->diags, n->loc, "Cannot cast to \"%s\"", sema_tn(&t, a));
 		return;
-	} else if (from->kind == TY_STRUCT && t.kind == TY_PTR) {
-		/* `(struct x *)$info->stats` where stats is an embedded struct: its
-		 * address (bpftrace 0.17 refuses this; SPDK-style scripts mean it) */
+	} else if ((from->kind == TY_STRUCT || from->kind == TY_ARRAY || from->kind == TY_STR) &&
+		   t.kind == TY_PTR && n->lhs->kind == AST_FIELD) {
+		/* an array member decays to its address, as in C: SPDK's sched.bt
+		 * casts `(struct spdk_thread_stats *)$info->current_stats` where
+		 * current_stats is a one-element array */
 	} else if (!is_intlike(from)) {
 		diag_error(s->diags, n->loc, "Casts are not supported for type: \"%s\"",
 			   sema_tn(from, a));
