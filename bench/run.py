@@ -86,9 +86,22 @@ class Target:
                 self.p.wait()
 
 
-def attach(tracer, pid, binary, timeout):
-    """Start `tracer -p pid` with the count probe; wait until BEGIN ran."""
-    script = 'BEGIN { printf("live\\n"); } uprobe:%s:f { @c = count(); }' % binary
+# --probe: the benchmark program and what is attached to its f (each counts
+# its calls in @c)
+PROBES = {
+    "uprobe": ("count", "uprobe:{b}:f { @c = count(); }"),
+    "usdt": ("count_usdt", "usdt:{b}:bench:hit { @c = count(); }"),
+    # uprobe + uretprobe, both counting (DESIGN.md: <= 5 ns per call)
+    "ret": ("count", "uprobe:{b}:f { @c = count(); } uretprobe:{b}:f { @r = count(); }"),
+    # the latency idiom (DESIGN.md: <= 30 ns per call)
+    "latency": ("count", "uprobe:{b}:f { @s[tid] = nsecs; @c = count(); } "
+                "uretprobe:{b}:f { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }"),
+}
+
+
+def attach(tracer, pid, binary, timeout, probe="uprobe"):
+    """Start `tracer -p pid` with the probe; wait until BEGIN ran."""
+    script = 'BEGIN { printf("live\\n"); } ' + PROBES[probe][1].replace("{b}", binary)
     p = subprocess.Popen([tracer, "-p", str(pid), "-e", script],
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -131,14 +144,14 @@ def med(xs):
 
 def measure(args, tracer_name, tracer, threads):
     calls = args.calls if tracer_name == "ubt" else args.bpftrace_calls
-    prog = os.path.join(args.builddir, "bench", "count")
+    prog = os.path.join(args.builddir, "bench", PROBES[args.probe][0])
     tgt = Target(prog, threads, calls)
     try:
         base = tgt.collect(args.rounds + 1, 0, args.timeout)
         if base is None:
             return None, "the count program produced no rounds"
         base = base[1:]           # the first round warms up
-        p, lines, t = attach(tracer, tgt.p.pid, prog, args.timeout)
+        p, lines, t = attach(tracer, tgt.p.pid, prog, args.timeout, args.probe)
         if not any(l.strip() == "live" for l in lines):
             rc, c, err = detach(p, lines, t)
             return None, "%s did not attach (exit %s): %s" % (
@@ -176,6 +189,10 @@ def main():
     ap.add_argument("--ubt", help="ubt binary (default BUILDDIR/tools/ubt)")
     ap.add_argument("--bpftrace", default="bpftrace")
     ap.add_argument("--tracer", default="ubt,bpftrace")
+    ap.add_argument("--probe", choices=sorted(PROBES), default="uprobe",
+                    help="uprobe: count() on f (bench/count); usdt: the usdt probe in f "
+                    "(bench/count_usdt); ret: uprobe + uretprobe counting; latency: the "
+                    "latency idiom (nsecs at entry, hist of the difference at return)")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--calls", type=int, default=20000000)
@@ -187,11 +204,11 @@ def main():
         "ubt": args.ubt or os.path.join(args.builddir, "tools", "ubt"),
         "bpftrace": args.bpftrace,
     }
-    prog = os.path.join(args.builddir, "bench", "count")
+    prog = os.path.join(args.builddir, "bench", PROBES[args.probe][0])
     if not os.access(prog, os.X_OK):
         sys.exit("bench: %s is not built (ninja -C %s)" % (prog, args.builddir))
 
-    print("probe: uprobe:%s:f { @c = count(); }, attached with -p" % prog)
+    print("probe: %s, attached with -p" % PROBES[args.probe][1].replace("{b}", prog))
     print("ns per call, per-thread CPU time, median of %d rounds per thread" % args.rounds)
     print()
     hdr = "%-8s %-8s %9s %10s %10s %8s %10s" % (

@@ -10,12 +10,14 @@
 # 2. configures and builds ubt with meson + ninja in build/;
 # 3. runs the unit tests (`meson test`), then again in build-san/ under
 #    AddressSanitizer + UndefinedBehaviorSanitizer (UBT_SANITIZE=0 skips it);
-# 4. runs the end-to-end tests (tests/e2e/run.py);
+# 4. runs the end-to-end tests (tests/e2e/run.py) and the stress tests
+#    (tests/stress/stress.py, fewer rounds than its defaults);
 # 5. ends with one line `N passed, N failed` (`, N skipped`) summing all of
 #    them, and exits non-zero if anything failed.
 #
 # Reads no standard input.  Environment: BUILDDIR (default build),
-# UBT_SANITIZE (default 1), E2E_ARGS (extra arguments for tests/e2e/run.py).
+# UBT_SANITIZE (default 1), E2E_ARGS (extra arguments for tests/e2e/run.py),
+# STRESS_CYCLES and STRESS_KILLS (rounds of tests/stress/stress.py).
 
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -25,7 +27,7 @@ BUILDDIR=${BUILDDIR:-build}
 SANDIR=${BUILDDIR}-san
 UBT_SANITIZE=${UBT_SANITIZE:-1}
 PACKAGES="llvm-19-dev clang-19 libzydis-dev libelf-dev libdw-dev flex bison meson
-ninja-build systemtap-sdt-dev bpftrace pkg-config python3 gcc"
+ninja-build systemtap-sdt-dev bpftrace pkg-config python3 gcc g++"
 
 passed=0 failed=0 skipped=0
 log() { printf '== %s\n' "$*"; }
@@ -134,7 +136,19 @@ else
 fi
 rm -f "$summary"
 
-log "total (unit + e2e)"
+# Fewer rounds than the full run (python3 tests/stress/stress.py: 200 cycles, 50 kills).
+log "stress tests: attach/detach cycles and SIGKILLed ubt under load"
+summary=$(mktemp)
+timeout 900 python3 tests/stress/stress.py --builddir "$BUILDDIR" --cycles ${STRESS_CYCLES:-40} \
+	--kills ${STRESS_KILLS:-10} --summary "$summary"
+if read -r p f s <"$summary" 2>/dev/null && [ -n "$p" ]; then
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+else
+	fail_step "stress tests did not finish"
+fi
+rm -f "$summary"
+
+log "total (unit + e2e + stress)"
 line="$passed passed, $failed failed"
 [ "$skipped" -gt 0 ] && line="$line, $skipped skipped"
 echo "$line"

@@ -33,7 +33,7 @@ struct options {
 	const char *file;    /* script path */
 	pid_t pid;
 	const char *cmd;
-	bool quiet, dry_run, verbose;
+	bool quiet, dry_run, verbose, list;
 	const char *dump; /* -d */
 	char **params;    /* words after the script: positional parameters $1.. */
 	int nparams;
@@ -60,6 +60,7 @@ static void usage(FILE *f)
 	      "    -c 'CMD'       run CMD with probes live before its main() and trace it\n"
 	      "    -q             keep messages quiet\n"
 	      "    -d STAGE       dump a stage: ast, types, ir, asm\n"
+	      "    -l [search]    list probes (uprobe, usdt; with -p those of the process)\n"
 	      "    --dry-run      check and compile the script, attach nothing\n"
 	      "    -v             verbose messages\n"
 	      "    -h, --help     show this help message\n"
@@ -82,7 +83,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{NULL, 0, NULL, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVl", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e': o->program = optarg; break;
 		case 'p': {
@@ -99,6 +100,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'q': o->quiet = true; break;
 		case 'd': o->dump = optarg; break;
 		case 'v': o->verbose = true; break;
+		case 'l': o->list = true; break;
 		case 1: o->dry_run = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("ubt v%s\n", UBT_VERSION); exit(0);
@@ -107,6 +109,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (!o->program && optind < argc)
 		o->file = argv[optind++];
+	if (o->list)
+		return 0; /* the optional argument is a search pattern */
 	if (!o->program && !o->file) {
 		usage(stderr);
 		return -1;
@@ -214,14 +218,28 @@ static void end_child(struct att_session *s)
 static void trace_loop(struct att_session *s, struct out *o)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
+	unsigned checks = 0;
 	for (;;) {
 		int n = out_drain(o);
 		out_report_lost(o);
 		if (h->exit_req || stop_requested)
 			break;
 		if (s->has_target) {
+			/* exit is cheap to see (a pidfd); exec needs /proc/PID/maps */
 			int status;
 			if (tracee_wait_exit(&s->t, 0, &status) == 1)
+				break;
+		}
+		if (s->has_target && ++checks % 20 == 0) {
+			int st = att_check_target(s);
+			if (st == ATT_EXECED) {
+				/* a -c command still runs to its end, as under bpftrace */
+				fprintf(stderr, "WARNING: pid %d called exec(); its probes went with the "
+						"old program image\n", s->t.pid);
+				if (!s->t.is_child)
+					break;
+			}
+			if (st == ATT_EXITED)
 				break;
 		}
 		struct timespec now;
@@ -248,7 +266,7 @@ int main(int argc, char **argv)
 	size_t len = 0;
 	struct ast_node *prog = NULL;
 	struct sema_info info = {0};
-	struct att_session s = {0};
+	struct att_session *s = NULL;
 	struct cg_layout layout = {0};
 	struct cg_object tobj = {0}, hobj = {0};
 	int ret = 1;
@@ -256,6 +274,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (parse_args(argc, argv, &o))
 		return 1;
+	if (o.list)
+		return att_list(o.program ? o.program : o.file, o.pid, o.verbose, stdout) ? 1 : 0;
 	if (o.program) {
 		src = xstrdup(o.program);
 		len = strlen(src);
@@ -264,6 +284,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	diag_init(&d, o.program ? "stdin" : o.file, src, len);
+	if (!(s = att_session_new()))
+		goto out;
 	if (parse_script(src, len, &d, &prog)) {
 		diag_print(&d, stderr);
 		goto out;
@@ -281,16 +303,17 @@ int main(int argc, char **argv)
 	diag_print(&d, stderr); /* warnings */
 	if (o.dump && !strcmp(o.dump, "types"))
 		ast_dump(prog, true, stdout);
-	if (att_resolve(prog, &s, &d)) {
+	s->pid_hint = o.pid;
+	if (att_resolve(prog, s, &d)) {
 		diag_print(&d, stderr);
 		goto out;
 	}
-	int nprobes = count_probes(prog, &s);
+	int nprobes = count_probes(prog, s);
 	if (nprobes == 0) {
 		printf("No probes to attach\n");
 		goto out;
 	}
-	if (s.npoints && !o.pid && !o.cmd && !o.dry_run) {
+	if (s->npoints && !o.pid && !o.cmd && !o.dry_run) {
 		diag_sys("ubt traces processes: add -p PID or -c 'CMD'",
 			 "uprobe probes need a process to attach to");
 		goto out;
@@ -304,13 +327,13 @@ int main(int argc, char **argv)
 	if (!o.dry_run && (o.pid || o.cmd)) {
 		if (o.cmd && !(cargv = split_cmd(o.cmd)))
 			goto out;
-		if (att_open(&s, o.pid, cargv)) {
+		if (att_open(s, o.pid, cargv)) {
 			ret = o.pid ? 1 : 255;
 			goto out;
 		}
 	}
-	att_facts(&s, false, &tfacts);
-	att_facts(&s, true, &hfacts);
+	att_facts(s, false, &tfacts);
+	att_facts(s, true, &hfacts);
 	if (cg_compile(prog, &info, &layout, &tfacts, CG_SIDE_TARGET, keep, &tobj, &d) ||
 	    cg_compile(prog, &info, &layout, &hfacts, CG_SIDE_HOST, keep, &hobj, &d)) {
 		diag_print(&d, stderr);
@@ -328,34 +351,48 @@ int main(int argc, char **argv)
 	if (!o.quiet)
 		printf("Attaching %d probe%s...\n", nprobes, nprobes == 1 ? "" : "s");
 	ret = 255;
-	if (att_install(&s, &layout, &tobj, &hobj))
+	if (att_install(s, &layout, &tobj, &hobj))
 		goto out_detach;
 	struct out out;
-	out_init(&out, stdout, &info, &layout, att_data(&s));
-	att_run_host(&s, &hobj, "BEGIN");
-	if (att_arm(&s))
+	out_init(&out, stdout, &info, &layout, att_data(s));
+	att_run_host(s, &hobj, "BEGIN");
+	if (att_arm(s))
 		goto out_detach;
-	if (o.verbose && s.has_target)
-		fprintf(stderr, "ubt: %d site%s patched; threads stopped for %.3f ms (%d threads)\n",
-			s.nsites, s.nsites == 1 ? "" : "s", s.attach_stop_ns / 1e6, s.attach_nthreads);
-	trace_loop(&s, &out);
+	if (o.verbose && s->has_target) {
+		int ntraps = 0;
+		for (int i = 0; i < s->nsites; i++)
+			ntraps += s->sites[i].plan.kind == ARCH_PATCH_INT3;
+		fprintf(stderr, "ubt: %d site%s patched (%d with a breakpoint); threads stopped for "
+			"%.3f ms (%d threads)\n",
+			s->nsites, s->nsites == 1 ? "" : "s", ntraps, s->attach_stop_ns / 1e6,
+			s->attach_nthreads);
+	}
+	trace_loop(s, &out);
 	out_drain(&out);
-	att_detach(&s);
-	if (o.verbose && s.has_target && s.detach_stop_ns)
+	att_detach(s);
+	att_watchdog_stop(s);
+	if (o.verbose && s->has_target && s->detach_stop_ns)
 		fprintf(stderr, "ubt: threads stopped for %.3f ms while detaching\n",
-			s.detach_stop_ns / 1e6);
-	end_child(&s);
-	att_run_host(&s, &hobj, "END");
+			s->detach_stop_ns / 1e6);
+	if (o.verbose && s->has_target)
+		fprintf(stderr, "ubt: %llu probe hits through a breakpoint\n",
+			(unsigned long long)((struct rt_shm_header *)att_data(s))->trap_hits);
+	end_child(s);
+	att_run_host(s, &hobj, "END");
 	out_drain(&out);
 	out_report_lost(&out);
+	att_ret_report(s, o.verbose);
 	fputs("\n\n", stdout);
 	out_print_maps(&out);
 	ret = 0;
 out_detach:
-	if (ret)
-		att_detach(&s);
+	if (ret) {
+		att_detach(s);
+		att_watchdog_stop(s);
+	}
 out:
-	att_close(&s);
+	if (s)
+		att_close(s);
 	cg_object_free(&tobj);
 	cg_object_free(&hobj);
 	cg_layout_free(&layout);

@@ -24,12 +24,16 @@
 #define UBT_ATTACH_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include "attach/arch/arch.h"
 #include "attach/link.h"
 #include "attach/tracee.h"
+#include "attach/elfsym.h"
 #include "codegen/codegen.h"
+
+struct proc_map;
 
 /* One resolved uprobe attach point. */
 struct att_point {
@@ -43,7 +47,21 @@ struct att_point {
 	uint64_t fill;                 /* alignment fill after it that no symbol owns */
 	dev_t dev;
 	ino_t ino;
+	/* usdt (attach/usdt.c): vaddr is the location (base-adjusted), not a function */
+	bool usdt;
+	uint64_t func_vaddr, func_size; /* the function around the location */
+	uint64_t sema;                  /* semaphore's link-time address, 0 if none */
+	int variant;                    /* argument list: the probe's cg_usdt_variants.specs[] */
 };
+
+/* A USDT semaphore this session incremented in the target. */
+struct att_sema {
+	uint64_t addr; /* in the target */
+	bool held;
+};
+
+#define ATT_MAX_SITES 1024 /* probed addresses in one session */
+#define ATT_MAX_SEMAS 256  /* usdt semaphores in one session */
 
 /* One patched address, shared by every probe on it. */
 struct att_site {
@@ -51,7 +69,14 @@ struct att_site {
 	uint64_t func_addr, func_len;
 	uint64_t tramp;        /* trampoline address in the target */
 	uint64_t handlers[16]; /* probe functions, in program order */
+	int variants[16];      /* usdt: argument-list variant of each handler, else -1 */
 	int nhandlers;
+	bool mid;              /* a usdt location inside a function (rt_regs_mid) */
+	uint64_t rhandlers[16]; /* return probe functions (uretprobe), in program order */
+	int nrhandlers;
+	const char *internal;  /* runtime function as the only handler (ubt's own probe) */
+	uint64_t copy_addr;    /* relocated copy of the displaced instructions */
+	int island;            /* 0: trampoline in the main code; i: in islands[i - 1] */
 	uint8_t patch[ARCH_MAX_DISPLACED];
 	bool patched;
 };
@@ -59,6 +84,13 @@ struct att_site {
 struct att_session {
 	struct att_point *points;
 	int npoints;
+	pid_t pid_hint; /* -p PID, for resolving library names (set before att_resolve) */
+	/* usdt: argument lists for codegen, and semaphores held in the target */
+	struct cg_usdt_variants *usdt;
+	int nusdt;
+	struct att_sema semas[ATT_MAX_SEMAS]; /* in the shared session: the watchdog
+					       * releases those still held if ubt dies */
+	int nsemas;
 	bool has_target;
 	struct tracee t;
 	/* shared memory: code then data, one memfd */
@@ -66,24 +98,65 @@ struct att_session {
 	uint8_t *local;          /* ubt's RW mapping of code + data */
 	uint64_t remote_code;    /* target address of the code part */
 	uint64_t remote_data;    /* target address of the data part */
+	uint64_t remote_priv;    /* target address of the private page (struct rt_priv) */
 	bool remote_mapped;
 	bool trap_installed; /* our SIGTRAP handler is the target's action */
+	struct rt_sigaction_k old_trap; /* the application's SIGTRAP action */
+	uint64_t rt_sigtrap;            /* our handler's address in the target */
 	struct link_image image;
-	struct att_site *sites;
+	struct att_site *sites; /* ATT_MAX_SITES, in the session's shared memory */
 	int nsites;
+	/* code pages for sites out of rel32 reach of the main code (anonymous, R-X) */
+	struct att_island {
+		uint64_t addr, size, used;
+	} islands[8];
+	int nislands;
+	uint64_t remote_rets; /* private shadow stacks of return probes (ret.c), 0: none */
 	/* BEGIN/END, linked for ubt's own address space */
-	uint8_t *host_code;
+	uint8_t *host_code;      /* + the host's private page at its end */
 	size_t host_code_size;
+	struct rt_priv *host_priv;
 	struct link_image host_image;
 	const struct cg_layout *layout;
 	struct cg_facts facts; /* the target's, as probe code was built for */
 	/* how long the target's threads were stopped, for -v */
 	uint64_t stop_start_ns, attach_stop_ns, detach_stop_ns;
 	int attach_nthreads;
+	/* watchdog.c: restores the target if ubt dies */
+	pid_t watch_pid;
+	int watch_fd;
 };
+
+/*
+ * A new, empty session, in memory shared with the watchdog process that
+ * restores the target if ubt dies (see watchdog.c).  NULL if out of memory.
+ * att_close() frees it.
+ */
+struct att_session *att_session_new(void);
 
 /* Resolves every uprobe attach point; errors go to diags. */
 int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags *diags);
+
+/* usdt.c: resolves one usdt attach point into s->points (one per location). */
+int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
+		     struct att_session *s, struct diags *diags);
+/*
+ * usdt.c: semaphores (recorded by att_usdt_plan).  Take adds 1 to each with every thread stopped, release subtracts it
+ * again from those still held (both read-modify-write through
+ * /proc/PID/mem: never overwrite a count other tracers share).
+ */
+int att_usdt_semas_take(struct att_session *s);
+void att_usdt_semas_release(struct att_session *s);
+void att_usdt_free(struct att_session *s);
+/* usdt.c: plans a mid-function site for every usdt location (during att_install). */
+int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps);
+
+/*
+ * list.c: `ubt -l [PATTERN] [-p PID]`: prints matching uprobe and usdt
+ * probes in bpftrace's format.  -ENOENT if the pattern's probe type has
+ * nothing to list.
+ */
+int att_list(const char *pattern, pid_t pid, bool verbose, FILE *out);
 
 /* pid > 0: attach to it; argv != NULL: start it; neither: no target. */
 int att_open(struct att_session *s, pid_t pid, char *const *argv);
@@ -103,14 +176,43 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 /* Patches every site and lets the target run. */
 int att_arm(struct att_session *s);
 
+/*
+ * Starts the process that restores the target if ubt dies (watchdog.c);
+ * att_install() calls it before touching the target.  att_watchdog_stop()
+ * ends it after a normal detach.
+ */
+int att_watchdog_start(struct att_session *s);
+void att_watchdog_stop(struct att_session *s);
+
 /* Runs the BEGIN (or END) probes of host_obj in ubt. */
 void att_run_host(struct att_session *s, const struct cg_object *host_obj, const char *provider);
+
+/* ret.c: return probes */
+bool att_ret_wanted(const struct att_session *s);
+int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps);
+int att_ret_install(struct att_session *s, struct rt_shm_header *h);
+void att_ret_detach(struct att_session *s);
+void att_ret_unmap(struct att_session *s);
+/* Says on stderr how many calls ran without their return probe. */
+void att_ret_report(const struct att_session *s, bool verbose);
+
+/* clock.c: the TSC -> CLOCK_BOOTTIME scale for rt_nsecs() */
+void att_clock_calibrate(struct rt_shm_header *h);
 
 /* The data part as ubt sees it. */
 static inline uint8_t *att_data(const struct att_session *s)
 {
 	return s->local + s->code_size;
 }
+
+enum att_target_state {
+	ATT_ALIVE,
+	ATT_EXITED,
+	ATT_EXECED, /* it called exec(): our code and patches are gone with the old image */
+};
+
+/* Cheap check, for the trace loop. */
+int att_check_target(struct att_session *s);
 
 /* Restores the target; safe to call when it already exited. */
 int att_detach(struct att_session *s);

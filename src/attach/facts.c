@@ -140,6 +140,10 @@ static bool same_ldso(pid_t pid)
 void att_facts(struct att_session *s, bool host, struct cg_facts *facts)
 {
 	memset(facts, 0, sizeof(*facts));
+	if (!host) {
+		facts->usdt = s->usdt;
+		facts->nusdt = s->nusdt;
+	}
 	if (host || !s->has_target) {
 		facts->has_rseq = __rseq_size > 0;
 		facts->rseq_off = __rseq_offset;

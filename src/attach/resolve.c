@@ -18,7 +18,8 @@
 
 static bool is_uprobe(const struct ast_node *a)
 {
-	return a->attach.provider && !strcmp(a->attach.provider, "uprobe");
+	return a->attach.provider && (!strcmp(a->attach.provider, "uprobe") ||
+				      !strcmp(a->attach.provider, "uretprobe"));
 }
 
 /*
@@ -105,6 +106,9 @@ int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags
 		for (int j = 0; j < probe->nkids; j++) {
 			const struct ast_node *a = probe->kids[j];
 			if (is_uprobe(a) && resolve_point(probe, i, a, s, diags))
+				ret = -EINVAL;
+			if (a->attach.provider && !strcmp(a->attach.provider, "usdt") &&
+			    att_usdt_resolve(probe, i, a, s, diags))
 				ret = -EINVAL;
 		}
 	}

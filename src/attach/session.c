@@ -51,6 +51,36 @@ static void sys_error(struct att_session *s, int err, const char *what)
 	diag_sys(tracee_strerror_hint(-err), "pid %d: %s: %s", s->t.pid, what, strerror(-err));
 }
 
+/* The tracer of pid per /proc/PID/status, 0 if none or unknown. */
+static pid_t tracer_of(pid_t pid)
+{
+	char path[64], *text;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_file(path, &text, &len))
+		return 0;
+	const char *t = strstr(text, "\nTracerPid:");
+	pid_t tracer = t ? (pid_t)atoi(t + 11) : 0;
+	free(text);
+	return tracer;
+}
+
+/* PTRACE_SEIZE refused: say why when it is another tracer. */
+static void seize_error(struct att_session *s, int err)
+{
+	pid_t tracer = err == -EPERM ? tracer_of(s->t.pid) : 0;
+	if (tracer > 0) {
+		char *hint = xasprintf("a process can have only one tracer; end or detach pid %d "
+				       "(a debugger or tracer) first",
+				       (int)tracer);
+		diag_sys(hint, "pid %d: ptrace(PTRACE_SEIZE): %s: it is already traced by pid %d",
+			 s->t.pid, strerror(-err), (int)tracer);
+		free(hint);
+		return;
+	}
+	sys_error(s, err, "ptrace(PTRACE_SEIZE)");
+}
+
 int att_open(struct att_session *s, pid_t pid, char *const *argv)
 {
 	int ret;
@@ -82,6 +112,8 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 {
 	for (int i = 0; i < s->npoints; i++) {
 		struct att_point *p = &s->points[i];
+		if (p->usdt)
+			continue; /* usdt.c plans those */
 		struct elf_file f = {.dev = p->dev, .ino = p->ino};
 		uint64_t bias;
 		char *path = xasprintf("/proc/%d/root%s", s->t.pid, p->path);
@@ -101,11 +133,15 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			if (s->sites[j].func_addr == addr)
 				site = &s->sites[j];
 		if (!site) {
-			s->sites = xrealloc(s->sites, (s->nsites + 1) * sizeof(*s->sites));
+			if (s->nsites == ATT_MAX_SITES) {
+				diag_sys(NULL, "more than %d probed functions", ATT_MAX_SITES);
+				return -E2BIG;
+			}
 			site = &s->sites[s->nsites++];
 			memset(site, 0, sizeof(*site));
 			site->func_addr = addr;
 			site->func_len = p->size;
+			site->island = -1;
 			size_t len = p->size ? p->size + p->fill : ARCH_MAX_DISPLACED;
 			uint8_t *code = xmalloc(len);
 			ret = tracee_read(&s->t, addr, code, len);
@@ -124,30 +160,59 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 					"instead of a jump: %s\n",
 					p->path, p->func, site->plan.why);
 		}
-		if (site->nhandlers == (int)ARRAY_SIZE(site->handlers)) {
+		bool is_ret = !strcmp(p->attach->attach.provider, "uretprobe");
+		int *nh = is_ret ? &site->nrhandlers : &site->nhandlers;
+		if (*nh == (int)ARRAY_SIZE(site->handlers)) {
 			diag_sys(NULL, "%s:%s: too many probes on one function", p->path, p->func);
 			return -E2BIG;
 		}
+		if (is_ret && site->plan.kind != ARCH_PATCH_JMP) {
+			diag_sys(NULL, "%s:%s: a return probe needs a jump at the function's entry: %s",
+				 p->path, p->func, site->plan.why);
+			return -ENOTSUP;
+		}
 		/* handler addresses are filled in after linking; keep the probe index */
-		site->handlers[site->nhandlers++] = (uint64_t)p->probe_index;
+		if (!is_ret)
+			site->variants[site->nhandlers] = -1;
+		(is_ret ? site->rhandlers : site->handlers)[(*nh)++] = (uint64_t)p->probe_index;
 	}
-	return 0;
+	return att_usdt_plan(s, maps, nmaps);
 }
 
-/* A free gap of `size` bytes within rel32 reach of every site. */
-static int find_gap(struct att_session *s, struct proc_map *maps, int n, uint64_t size,
-		    uint64_t *addr)
+/*
+ * Sites in rel32 reach of one region: the first site not yet placed picks
+ * the window, every other unplaced site whose window overlaps it joins
+ * (their island is set to `island`).  Sites out of reach are left for an
+ * island of their own (a program's functions and a library's are usually
+ * more than 2 GiB apart).
+ */
+static void group_sites(struct att_session *s, int island, uint64_t *lo, uint64_t *hi, uint64_t *ref)
 {
-	uint64_t lo = 0x10000, hi = 0x7ffffffff000ull;
+	*lo = 0x10000, *hi = 0x7ffffffff000ull, *ref = 0;
+	bool first = true;
 	for (int i = 0; i < s->nsites; i++) {
+		struct att_site *site = &s->sites[i];
 		uint64_t l, h;
-		arch_near_window(s->sites[i].func_addr, &l, &h);
-		lo = l > lo ? l : lo;
-		hi = h < hi ? h : hi;
+		if (site->island >= 0)
+			continue;
+		arch_near_window(site->func_addr, &l, &h);
+		uint64_t nl = l > *lo ? l : *lo, nh = h < *hi ? h : *hi;
+		if (nl >= nh || nh - nl < (1ull << 24)) /* no room left in reach of both */
+			continue;
+		*lo = nl, *hi = nh;
+		if (first)
+			*ref = site->func_addr;
+		first = false;
+		site->island = island;
 	}
+}
+
+/* A free gap of `size` bytes in [lo, hi), nearest to ref. */
+static int find_gap(struct proc_map *maps, int n, uint64_t lo, uint64_t hi, uint64_t ref,
+		    uint64_t size, uint64_t *addr)
+{
 	/* gaps between mappings, with a guard page on each side */
 	uint64_t best = 0, best_dist = UINT64_MAX;
-	uint64_t ref = s->nsites ? s->sites[0].func_addr : 0;
 	for (int i = 0; i <= n; i++) {
 		uint64_t start = i ? maps[i - 1].end + PAGE : 0x10000;
 		uint64_t end = i < n ? maps[i].start - PAGE : 0x7ffffffff000ull;
@@ -182,6 +247,28 @@ static int rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64
 	return *out < 0 && *out > -4096 ? (int)*out : 0;
 }
 
+/*
+ * The private page (struct rt_priv) right after the data part: anonymous,
+ * private, wiped in a forked child, so a child's probes see enabled == 0.
+ * `enabled` is set only once everything else is in place (att_arm).
+ */
+static int map_remote_priv(struct att_session *s, uint64_t at)
+{
+	int64_t r;
+	int ret = rsys(s, SYS_mmap, at, PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0, &r);
+	if (!ret && (uint64_t)r != at)
+		ret = -EEXIST;
+	if (!ret)
+		ret = rsys(s, SYS_madvise, at, PAGE, MADV_WIPEONFORK, 0, 0, 0, &r);
+	if (!ret) {
+		struct rt_priv p = {.size = sizeof(p), .enabled = 0};
+		s->remote_priv = at;
+		ret = tracee_write(&s->t, at, &p, sizeof(p));
+	}
+	return ret;
+}
+
 static int map_remote(struct att_session *s, uint64_t at)
 {
 	uint64_t total = s->code_size + s->data_size, name;
@@ -213,6 +300,9 @@ static int map_remote(struct att_session *s, uint64_t at)
 	if (!ret) {
 		s->remote_data = at + s->code_size;
 		s->remote_mapped = true;
+		ret = map_remote_priv(s, s->remote_data + s->data_size);
+	}
+	if (!ret) {
 		char *path = xasprintf("/proc/%d/fd/%lld", s->t.pid, (long long)fd);
 		int lfd = open(path, O_RDWR | O_CLOEXEC);
 		free(path);
@@ -255,13 +345,16 @@ static int map_local_only(struct att_session *s)
 static int map_host_code(struct att_session *s, size_t size)
 {
 	uint64_t data = (uint64_t)att_data(s);
-	s->host_code_size = ALIGN_UP(size, PAGE);
+	s->host_code_size = ALIGN_UP(size, PAGE) + PAGE; /* + the private page */
 	for (uint64_t at = (data - s->code_size - s->host_code_size - PAGE) & ~(PAGE - 1);
 	     data - at < (1ull << 30); at -= 1ull << 20) {
 		void *p = mmap((void *)at, s->host_code_size, PROT_READ | PROT_WRITE | PROT_EXEC,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 		if (p != MAP_FAILED) {
 			s->host_code = p;
+			s->host_priv = (struct rt_priv *)((uint8_t *)p + s->host_code_size - PAGE);
+			s->host_priv->size = sizeof(struct rt_priv);
+			s->host_priv->enabled = 1;
 			return 0;
 		}
 	}
@@ -286,33 +379,81 @@ static void write_headers(struct att_session *s, const struct cg_layout *l,
 	h->rseq_off = facts->rseq_off;
 	h->tid_off = facts->tid_off;
 	h->pid = s->has_target ? (uint32_t)s->t.pid : (uint32_t)getpid();
+	att_clock_calibrate(h);
 	for (int i = 0; i < l->nmaps; i++)
 		memcpy(att_data(s) + l->maps[i].off, &l->maps[i].hdr, sizeof(struct rt_map));
 }
 
 /* ---- linking ---------------------------------------------------------- */
 
-static int link_code(const struct cg_object *obj, uint64_t base, uint64_t shm,
+static int link_code(const struct cg_object *obj, uint64_t base, uint64_t shm, uint64_t priv,
 		     struct link_image *img)
 {
 	struct link_input in[2] = {
 		{ubt_rt_object, ubt_rt_object_size, "runtime"},
 		{obj ? obj->elf : NULL, obj ? obj->elf_size : 0, "probes"},
 	};
-	struct link_extern ext = {"ubt_shm", shm};
+	struct link_extern ext[] = {{"ubt_shm", shm}, {"ubt_priv", priv}};
 	char err[256];
-	int ret = link_objects(in, obj && obj->elf ? 2 : 1, base, &ext, 1, img, err, sizeof(err));
+	int ret = link_objects(in, obj && obj->elf ? 2 : 1, base, ext, 2, img, err, sizeof(err));
 	if (ret)
 		diag_sys(NULL, "internal: linking probe code: %s", err);
 	return ret;
 }
 
-static size_t tramp_bytes(const struct att_session *s)
+static size_t tramp_max(const struct att_site *site)
+{
+	if (site->mid)
+		return ALIGN_UP(arch_trampoline_mid_max(site->nhandlers), 64);
+	if (site->nrhandlers)
+		return ALIGN_UP(arch_ret_trampoline_max(site->nhandlers, site->nrhandlers), 64);
+	return ALIGN_UP(arch_trampoline_max(site->nhandlers), 64);
+}
+
+/* Trampoline bytes of the sites placed in island i (0: the main code). */
+static size_t tramp_bytes(const struct att_session *s, int island)
 {
 	size_t n = 0;
 	for (int i = 0; i < s->nsites; i++)
-		n += ALIGN_UP(arch_trampoline_max(s->sites[i].nhandlers), 64);
+		if (s->sites[i].island == island)
+			n += tramp_max(&s->sites[i]);
 	return n;
+}
+
+/* Maps an island for every group of sites out of reach of the main code. */
+static int map_islands(struct att_session *s, struct proc_map **maps, int *nmaps)
+{
+	for (;;) {
+		uint64_t lo, hi, ref, at;
+		int idx = s->nislands + 1;
+		bool left = false;
+		for (int i = 0; i < s->nsites; i++)
+			left |= s->sites[i].island < 0;
+		if (!left)
+			return 0;
+		if (s->nislands == (int)ARRAY_SIZE(s->islands)) {
+			diag_sys(NULL, "pid %d: probed code too far apart", s->t.pid);
+			return -E2BIG;
+		}
+		group_sites(s, idx, &lo, &hi, &ref);
+		uint64_t size = ALIGN_UP(tramp_bytes(s, idx), PAGE);
+		int64_t r;
+		int ret = find_gap(*maps, *nmaps, lo, hi, ref, size, &at);
+		if (!ret)
+			ret = rsys(s, SYS_mmap, at, size, PROT_READ | PROT_EXEC,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, (uint64_t)-1, 0,
+				   &r);
+		if (ret) {
+			diag_sys(NULL, "pid %d: no room for trampolines near 0x%llx", s->t.pid,
+				 (unsigned long long)ref);
+			return ret;
+		}
+		s->islands[s->nislands++] = (struct att_island){at, size, 0};
+		proc_maps_free(*maps, *nmaps);
+		*maps = NULL;
+		if ((ret = proc_maps_read(s->t.pid, maps, nmaps)))
+			return ret;
+	}
 }
 
 /* Sends SIGTRAP to the runtime's handler; keeps the old action for chaining. */
@@ -332,6 +473,11 @@ static int install_trap_handler(struct att_session *s, struct rt_shm_header *h)
 		ret = rsys(s, SYS_rt_sigaction, SIGTRAP, at, at + sizeof(act), 8, 0, 0, &r);
 	if (!ret)
 		ret = tracee_read(&s->t, at + sizeof(act), &h->old_trap, sizeof(h->old_trap));
+	if (!ret) {
+		/* copies the watchdog can use without ubt's mappings */
+		s->old_trap = h->old_trap;
+		s->rt_sigtrap = act.handler;
+	}
 	if (ret)
 		sys_error(s, ret, "rt_sigaction(SIGTRAP) in the target");
 	else
@@ -342,16 +488,15 @@ static int install_trap_handler(struct att_session *s, struct rt_shm_header *h)
 /* Puts the application's SIGTRAP action back if ours is still installed. */
 static void remove_trap_handler(struct att_session *s)
 {
-	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	struct rt_sigaction_k cur;
 	uint64_t at;
 	int64_t r;
-	if (!s->trap_installed || tracee_scratch(&s->t, &h->old_trap, sizeof(cur), &at))
+	if (!s->trap_installed || tracee_scratch(&s->t, &s->old_trap, sizeof(cur), &at))
 		return;
 	if (rsys(s, SYS_rt_sigaction, SIGTRAP, 0, at + 64, 8, 0, 0, &r) ||
 	    tracee_read(&s->t, at + 64, &cur, sizeof(cur)))
 		return;
-	if (cur.handler == link_lookup(&s->image, "rt_sigtrap"))
+	if (cur.handler == s->rt_sigtrap)
 		rsys(s, SYS_rt_sigaction, SIGTRAP, at, 0, 8, 0, 0, &r);
 	s->trap_installed = false;
 }
@@ -375,6 +520,59 @@ static void rewind_trapped(struct att_session *s, const struct att_site *site)
 	}
 }
 
+static int lookup_probe(struct att_session *s, uint64_t *h, int variant)
+{
+	char name[64];
+	if (variant >= 0) /* usdt: compiled per argument list */
+		snprintf(name, sizeof(name), "ubt_probe_%d_u%d", (int)*h, variant);
+	else
+		snprintf(name, sizeof(name), "ubt_probe_%d", (int)*h);
+	*h = link_lookup(&s->image, name);
+	if (!*h) {
+		diag_sys(NULL, "internal: probe function %s missing", name);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Probe indices (or the internal handler's name) -> addresses in the target. */
+static int resolve_handlers(struct att_session *s, struct att_site *site)
+{
+	int ret = 0;
+	if (site->internal) {
+		site->handlers[0] = link_lookup(&s->image, site->internal);
+		return site->handlers[0] ? 0 : -ENOENT;
+	}
+	for (int h = 0; h < site->nhandlers && !ret; h++)
+		ret = lookup_probe(s, &site->handlers[h], site->variants[h]);
+	for (int h = 0; h < site->nrhandlers && !ret; h++)
+		ret = lookup_probe(s, &site->rhandlers[h], -1);
+	return ret;
+}
+
+static int emit_site(struct att_session *s, struct att_site *site, uint8_t *buf, size_t cap,
+		     size_t *len)
+{
+	if (!site->nrhandlers) {
+		int ret = arch_emit_trampoline(&site->plan, site->tramp, site->handlers,
+					       site->nhandlers, buf, cap, len);
+		if (!ret)
+			ret = arch_pc_into_trampoline(&site->plan, site->tramp, site->nhandlers,
+						      site->plan.site, &site->copy_addr);
+		return ret;
+	}
+	struct arch_ret_spec spec = {
+		.handlers = site->handlers,
+		.nhandlers = site->nhandlers,
+		.rhandlers = site->rhandlers,
+		.nrhandlers = site->nrhandlers,
+		.enter = link_lookup(&s->image, "rt_ret_enter"),
+		.leave = link_lookup(&s->image, "rt_ret_leave"),
+	};
+	return arch_emit_ret_trampoline(&site->plan, site->tramp, &spec, buf, cap, len,
+					&site->copy_addr);
+}
+
 static int place_trampolines(struct att_session *s, const struct cg_object *obj)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
@@ -382,20 +580,26 @@ static int place_trampolines(struct att_session *s, const struct cg_object *obj)
 	uint64_t off = ALIGN_UP(s->image.size, 64);
 	for (int i = 0; i < s->nsites; i++) {
 		struct att_site *site = &s->sites[i];
-		for (int h = 0; h < site->nhandlers; h++) {
-			char name[64];
-			snprintf(name, sizeof(name), "ubt_probe_%d", (int)site->handlers[h]);
-			site->handlers[h] = link_lookup(&s->image, name);
-			if (!site->handlers[h]) {
-				diag_sys(NULL, "internal: probe function %s missing", name);
-				return -ENOENT;
-			}
-		}
+		int ret = resolve_handlers(s, site);
+		if (ret)
+			return ret;
 		size_t len;
-		site->tramp = s->remote_code + off;
-		int ret = arch_emit_trampoline(&site->plan, site->tramp, site->handlers,
-					       site->nhandlers, s->local + off,
-					       s->code_size - off, &len);
+		uint8_t *buf = s->local + off, *ibuf = NULL;
+		size_t cap = s->code_size - off;
+		if (site->island > 0) {
+			struct att_island *is = &s->islands[site->island - 1];
+			site->tramp = is->addr + is->used;
+			cap = tramp_max(site);
+			buf = ibuf = xcalloc(1, cap);
+		} else {
+			site->tramp = s->remote_code + off;
+		}
+		ret = emit_site(s, site, buf, cap, &len);
+		if (!ret && ibuf) {
+			ret = tracee_write(&s->t, site->tramp, ibuf, len);
+			s->islands[site->island - 1].used += ALIGN_UP(len, 64);
+		}
+		free(ibuf);
 		if (!ret)
 			ret = arch_patch_bytes(&site->plan, site->tramp, site->patch);
 		if (ret) {
@@ -403,7 +607,8 @@ static int place_trampolines(struct att_session *s, const struct cg_object *obj)
 				 (unsigned long long)site->func_addr, strerror(-ret));
 			return ret;
 		}
-		off += ALIGN_UP(len, 64);
+		if (!site->island)
+			off += ALIGN_UP(len, 64);
 		if (site->plan.kind == ARCH_PATCH_INT3) {
 			if (h->ntraps == RT_TRAP_MAX) {
 				diag_sys(NULL, "too many probes need a breakpoint (at most %d)",
@@ -429,6 +634,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 
 	s->layout = layout;
 	s->data_size = layout->data_size;
+	att_clock_calibrate(NULL); /* before any thread is stopped */
 	att_facts(s, false, &facts);
 	s->facts = facts;
 	if (s->has_target) {
@@ -436,17 +642,21 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			sys_error(s, ret, "reading /proc/PID/maps");
 			return ret;
 		}
-		if ((ret = plan_sites(s, maps, nmaps)))
+		if ((ret = plan_sites(s, maps, nmaps)) || (ret = att_ret_plan(s, maps, nmaps)))
 			goto out;
+		uint64_t lo, hi, ref;
+		group_sites(s, 0, &lo, &hi, &ref);
 		/* the image's size does not depend on where it is linked */
 		struct link_image probe;
-		if ((ret = link_code(target_obj, 0, 0, &probe)))
+		if ((ret = link_code(target_obj, 0, 0, 0, &probe)))
 			goto out;
-		s->code_size = ALIGN_UP(probe.size + 16 + tramp_bytes(s), PAGE);
+		s->code_size = ALIGN_UP(probe.size + 16 + tramp_bytes(s, 0), PAGE);
 		link_image_free(&probe);
+		if ((ret = att_watchdog_start(s)))
+			goto out;
 		s->stop_start_ns = now_ns();
 		if (!s->t.stopped && (ret = tracee_stop_all(&s->t))) {
-			sys_error(s, ret, "ptrace(PTRACE_SEIZE)");
+			seize_error(s, ret);
 			goto out;
 		}
 		uint64_t at;
@@ -454,17 +664,26 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		maps = NULL;
 		if ((ret = proc_maps_read(s->t.pid, &maps, &nmaps)))
 			goto out;
-		if ((ret = find_gap(s, maps, nmaps, s->code_size + s->data_size, &at))) {
+		if ((ret = find_gap(maps, nmaps, lo, hi, ref, s->code_size + s->data_size + PAGE,
+				     &at))) {
 			diag_sys(NULL, "pid %d: no free address range near the probed code",
 				 s->t.pid);
 			goto out;
 		}
 		if ((ret = map_remote(s, at)))
 			goto out;
-		if ((ret = link_code(target_obj, s->remote_code, s->remote_data, &s->image)))
+		proc_maps_free(maps, nmaps);
+		maps = NULL;
+		if ((ret = proc_maps_read(s->t.pid, &maps, &nmaps)) ||
+		    (ret = map_islands(s, &maps, &nmaps)))
+			goto out;
+		if ((ret = link_code(target_obj, s->remote_code, s->remote_data, s->remote_priv,
+				     &s->image)))
 			goto out;
 		memcpy(s->local, s->image.bytes, s->image.size);
 		write_headers(s, layout, &facts);
+		if ((ret = att_ret_install(s, (struct rt_shm_header *)att_data(s))))
+			goto out;
 		if ((ret = place_trampolines(s, target_obj)))
 			goto out;
 	} else {
@@ -475,14 +694,14 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 	}
 	if (host_obj && host_obj->nprobes) {
 		struct link_image probe;
-		if ((ret = link_code(host_obj, 0, 0, &probe)))
+		if ((ret = link_code(host_obj, 0, 0, 0, &probe)))
 			goto out;
 		size_t size = probe.size;
 		link_image_free(&probe);
 		if ((ret = map_host_code(s, size)))
 			goto out;
 		if ((ret = link_code(host_obj, (uint64_t)s->host_code, (uint64_t)att_data(s),
-				     &s->host_image)))
+				     (uint64_t)s->host_priv, &s->host_image)))
 			goto out;
 		memcpy(s->host_code, s->host_image.bytes, s->host_image.size);
 	}
@@ -500,7 +719,7 @@ static void move_threads_in(struct att_session *s, struct att_site *site)
 		struct tracee_thread *th = &s->t.threads[i];
 		uint64_t pc = th->regs.rip, npc;
 		if (pc > site->plan.site && pc < site->plan.site + site->plan.orig_len &&
-		    !arch_pc_into_trampoline(&site->plan, site->tramp, site->nhandlers, pc, &npc)) {
+		    !arch_pc_into_copy(&site->plan, site->copy_addr, pc, &npc)) {
 			th->regs.rip = npc;
 			th->regs_dirty = true;
 		}
@@ -512,12 +731,18 @@ static void move_threads_out(struct att_session *s, struct att_site *site)
 	for (int i = 0; i < s->t.nthreads; i++) {
 		struct tracee_thread *th = &s->t.threads[i];
 		uint64_t npc;
-		if (!arch_pc_from_trampoline(&site->plan, site->tramp, site->nhandlers,
-					     th->regs.rip, &npc)) {
+		if (!arch_pc_from_copy(&site->plan, site->copy_addr, th->regs.rip, &npc)) {
 			th->regs.rip = npc;
 			th->regs_dirty = true;
 		}
 	}
+}
+
+/* Turns every probe in the target on or off (struct rt_priv). */
+static int set_enabled(struct att_session *s, uint32_t on)
+{
+	return tracee_write(&s->t, s->remote_priv + offsetof(struct rt_priv, enabled), &on,
+			    sizeof(on));
 }
 
 int att_arm(struct att_session *s)
@@ -525,6 +750,7 @@ int att_arm(struct att_session *s)
 	int ret = 0;
 	if (!s->has_target)
 		return 0;
+	ret = set_enabled(s, 1);
 	for (int i = 0; i < s->nsites && !ret; i++) {
 		struct att_site *site = &s->sites[i];
 		uint8_t now[ARCH_MAX_DISPLACED];
@@ -541,6 +767,8 @@ int att_arm(struct att_session *s)
 		if (!ret)
 			site->patched = true;
 	}
+	if (!ret)
+		ret = att_usdt_semas_take(s); /* probes are live: let the program fire them */
 	if (ret) {
 		sys_error(s, ret, "patching");
 		for (int i = 0; i < s->nsites; i++)
@@ -590,6 +818,30 @@ static void clear_rseq_cs(struct att_session *s, const struct tracee_thread *th)
 	}
 }
 
+/* Unmaps ubt's memory in the target if no thread's pc is inside it. */
+static bool unmap_if_idle(struct att_session *s)
+{
+	bool busy = false;
+	for (int i = 0; i < s->t.nthreads; i++) {
+		uint64_t pc = s->t.threads[i].regs.rip;
+		if (pc >= s->remote_code && pc < s->remote_priv + PAGE)
+			busy = true;
+		for (int k = 0; k < s->nislands; k++)
+			if (pc >= s->islands[k].addr && pc < s->islands[k].addr + s->islands[k].size)
+				busy = true;
+		clear_rseq_cs(s, &s->t.threads[i]);
+	}
+	if (busy)
+		return false;
+	int64_t r;
+	rsys(s, SYS_munmap, s->remote_code, s->code_size + s->data_size + PAGE, 0, 0, 0, 0, &r);
+	s->remote_mapped = false;
+	for (int i = 0; i < s->nislands; i++)
+		rsys(s, SYS_munmap, s->islands[i].addr, s->islands[i].size, 0, 0, 0, 0, &r);
+	att_ret_unmap(s);
+	return true;
+}
+
 int att_detach(struct att_session *s)
 {
 	if (!s->has_target || !s->remote_mapped)
@@ -605,38 +857,73 @@ int att_detach(struct att_session *s)
 		sys_error(s, ret, "ptrace(PTRACE_SEIZE) for detach");
 		return ret;
 	}
+	set_enabled(s, 0);
 	for (int i = 0; i < s->nsites; i++) {
 		struct att_site *site = &s->sites[i];
 		if (!site->patched)
 			continue;
 		uint8_t now[ARCH_MAX_DISPLACED];
-		if (!tracee_read(&s->t, site->plan.site, now, site->plan.orig_len) &&
-		    !memcmp(now, site->patch, site->plan.orig_len))
+		int r = tracee_read(&s->t, site->plan.site, now, site->plan.orig_len);
+		if (!r && !memcmp(now, site->patch, site->plan.orig_len))
 			tracee_write(&s->t, site->plan.site, site->plan.orig, site->plan.orig_len);
-		else
+		else if (r || memcmp(now, site->plan.orig, site->plan.orig_len))
 			diag_sys(NULL, "pid %d: code at 0x%llx was changed by someone else; left as is",
 				 s->t.pid, (unsigned long long)site->plan.site);
 		site->patched = false;
 		move_threads_out(s, site);
 		rewind_trapped(s, site);
 	}
+	att_usdt_semas_release(s);
 	remove_trap_handler(s);
-	bool busy = false;
-	for (int i = 0; i < s->t.nthreads; i++) {
-		uint64_t pc = s->t.threads[i].regs.rip;
-		if (pc >= s->remote_code && pc < s->remote_data + s->data_size)
-			busy = true;
-		clear_rseq_cs(s, &s->t.threads[i]);
-	}
-	if (!busy) {
-		int64_t r;
-		rsys(s, SYS_munmap, s->remote_code, s->code_size + s->data_size, 0, 0, 0, 0, &r);
-		s->remote_mapped = false;
+	att_ret_detach(s);
+	if (!unmap_if_idle(s)) {
+		/* A thread was inside our code.  Nothing leads there any more, so
+		 * let it run out and look again a few times before leaving the
+		 * memory behind as inert pages. */
+		ret = tracee_release(&s->t);
+		s->detach_stop_ns = now_ns() - t0;
+		for (int tries = 0; tries < 20 && !ret && s->remote_mapped; tries++) {
+			struct timespec ts = {0, 2000000};
+			nanosleep(&ts, NULL);
+			if (tracee_stop_all(&s->t))
+				return 0;
+			unmap_if_idle(s);
+			ret = tracee_release(&s->t);
+		}
+		return ret;
 	}
 	ret = tracee_release(&s->t);
 	s->detach_stop_ns = now_ns() - t0;
 	return ret;
 }
+
+int att_check_target(struct att_session *s)
+{
+	int status;
+	if (!s->has_target)
+		return ATT_ALIVE;
+	if (tracee_wait_exit(&s->t, 0, &status) == 1)
+		return ATT_EXITED;
+	if (!s->remote_mapped)
+		return ATT_ALIVE;
+	/* after an exec the process has a new address space without our code */
+	struct proc_map *maps;
+	int n;
+	if (proc_maps_read(s->t.pid, &maps, &n))
+		return ATT_EXITED;
+	bool found = false;
+	for (int i = 0; i < n && !found; i++)
+		found = maps[i].start == s->remote_code;
+	proc_maps_free(maps, n);
+	if (found)
+		return ATT_ALIVE;
+	s->remote_mapped = false;
+	for (int i = 0; i < s->nsites; i++)
+		s->sites[i].patched = false;
+	return ATT_EXECED;
+}
+
+static size_t session_bytes(void);
 
 void att_close(struct att_session *s)
 {
@@ -651,8 +938,30 @@ void att_close(struct att_session *s)
 		free(s->points[i].func);
 	}
 	free(s->points);
-	free(s->sites);
+	att_usdt_free(s);
 	if (s->has_target)
 		tracee_close(&s->t);
-	memset(s, 0, sizeof(*s));
+	munmap(s, session_bytes());
+}
+
+/*
+ * The session lives in memory shared with the watchdog (watchdog.c), which
+ * forks before the target is first touched and must see every later step.
+ */
+static size_t session_bytes(void)
+{
+	return ALIGN_UP(sizeof(struct att_session) + ATT_MAX_SITES * sizeof(struct att_site), PAGE);
+}
+
+struct att_session *att_session_new(void)
+{
+	void *p = mmap(NULL, session_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
+	if (p == MAP_FAILED) {
+		diag_sys(NULL, "mmap: %s", strerror(errno));
+		return NULL;
+	}
+	struct att_session *s = p;
+	s->sites = (struct att_site *)ALIGN_UP((uintptr_t)(s + 1), 64);
+	return s;
 }

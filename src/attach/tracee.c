@@ -32,6 +32,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
+#include <gelf.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -290,8 +291,12 @@ fail:
 	return err;
 }
 
+static void remove_stub(struct tracee *t);
+
 int tracee_release(struct tracee *t)
 {
+	if (t->stopped)
+		remove_stub(t);
 	int err = 0;
 	for (int i = 0; i < t->nthreads; i++) {
 		struct tracee_thread *th = &t->threads[i];
@@ -323,52 +328,6 @@ void tracee_close(struct tracee *t)
 	t->nthreads = 0;
 }
 
-/* Scans [start, end) of the target for the bytes 0f 05 (`syscall`). */
-static int scan_for_syscall(struct tracee *t, uint64_t start, uint64_t end, uint64_t *addr)
-{
-	unsigned char buf[4096 + 1];
-	for (uint64_t a = start; a < end; a += 4096) {
-		size_t n = end - a < 4096 ? end - a : 4096;
-		if (tracee_read(t, a, buf, n) < 0)
-			return -EIO;
-		for (size_t i = 0; i + 1 < n; i++) {
-			if (buf[i] == 0x0f && buf[i + 1] == 0x05) {
-				*addr = a + i;
-				return 0;
-			}
-		}
-	}
-	return -ENOENT;
-}
-
-static bool syscall_scan_wanted(const struct proc_map *m, int pass)
-{
-	const char *base = strrchr(m->path, '/');
-	if (pass == 0)
-		return strcmp(m->path, "[vdso]") == 0;
-	if (m->perms[2] != 'x' || !base)
-		return false;
-	return pass == 2 || strncmp(base + 1, "libc", 4) == 0;
-}
-
-/* The vDSO first (small, always there unless vdso=0), then libc, then any executable file. */
-static int find_syscall_insn(struct tracee *t)
-{
-	if (t->syscall_insn)
-		return 0;
-	struct proc_map *maps;
-	int n, err = proc_maps_read(t->pid, &maps, &n);
-	if (err)
-		return err;
-	err = -ENOENT;
-	for (int pass = 0; pass < 3 && err; pass++)
-		for (int i = 0; i < n && err; i++)
-			if (syscall_scan_wanted(&maps[i], pass))
-				err = scan_for_syscall(t, maps[i].start, maps[i].end, &t->syscall_insn);
-	proc_maps_free(maps, n);
-	return err;
-}
-
 /*
  * The thread used for remote syscalls and scratch memory: the first one not
  * holding a signal in its delivery-stop (resuming that one would drop the
@@ -385,32 +344,124 @@ static struct tracee_thread *work_thread(struct tracee *t)
 }
 
 /*
- * Single-steps th until it has executed the instruction at insn.  Signals
- * are blocked meanwhile (see tracee_syscall), so a stop other than the
- * step's SIGTRAP is rare; if one comes before the instruction ran, RIP is
- * still insn and we step again.
+ * The stub `syscall; jmp .` goes where no code of the process lies: past
+ * the end of an executable PT_LOAD segment, in the rest of its last page
+ * (mapped executable because mappings are whole pages, never reached by
+ * the program's own control flow).  The main executable first, then any
+ * executable file mapping.
  */
-static int step_over(struct tracee *t, struct tracee_thread *th, uint64_t insn,
-		     struct user_regs_struct *out)
+static const uint8_t stub_code[4] = {0x0f, 0x05, 0xeb, 0xfe};
+
+static int stub_in_file(struct tracee *t, const struct proc_map *maps, int n,
+			const struct proc_map *m, uint64_t *addr)
 {
-	for (;;) {
-		if (ptrace(PTRACE_SINGLESTEP, th->tid, NULL, NULL) < 0)
-			return -errno;
+	struct elf_file f;
+	char *path = xasprintf("/proc/%d/root%s", (int)t->pid, m->path);
+	int err = elf_file_open(&f, path);
+	free(path);
+	if (err)
+		return err;
+	uint64_t bias;
+	err = proc_load_bias(maps, n, &f, &bias);
+	size_t nph = 0;
+	if (!err && elf_getphdrnum(f.elf, &nph))
+		err = -EINVAL;
+	for (size_t i = 0; !err && i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(f.elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		uint64_t end = ALIGN_UP(bias + ph.p_vaddr + ph.p_memsz, 4ull);
+		uint64_t page_end = ALIGN_UP(end, 4096ull);
+		if (page_end - end >= sizeof(stub_code) && end >= m->start && end + 4 <= m->end) {
+			*addr = end;
+			elf_file_close(&f);
+			return 0;
+		}
+	}
+	elf_file_close(&f);
+	return err ? err : -ENOSPC;
+}
+
+static int find_stub_site(struct tracee *t, uint64_t *addr)
+{
+	struct proc_map *maps;
+	int n, err = proc_maps_read(t->pid, &maps, &n);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (int i = 0; i < n && err; i++)
+		if (maps[i].perms[2] == 'x' && maps[i].path[0] == '/')
+			err = stub_in_file(t, maps, n, &maps[i], addr);
+	proc_maps_free(maps, n);
+	return err;
+}
+
+/* Writes the stub once per stop; tracee_release() takes it out again. */
+static int ensure_stub(struct tracee *t)
+{
+	struct tracee_rescue *r = &t->rescue;
+	if (r->stub_written)
+		return 0;
+	int err = r->stub ? 0 : find_stub_site(t, &r->stub);
+	if (!err)
+		err = tracee_read(t, r->stub, r->stub_orig, sizeof(r->stub_orig));
+	if (err)
+		return err;
+	r->stub_written = 1; /* before the write: the watchdog may restore at any point */
+	__sync_synchronize();
+	return tracee_write(t, r->stub, stub_code, sizeof(stub_code));
+}
+
+static void remove_stub(struct tracee *t)
+{
+	struct tracee_rescue *r = &t->rescue;
+	if (!r->stub_written)
+		return;
+	uint8_t now[4];
+	if (!tracee_read(t, r->stub, now, sizeof(now)) && !memcmp(now, stub_code, sizeof(now)))
+		tracee_write(t, r->stub, r->stub_orig, sizeof(r->stub_orig));
+	r->stub_written = 0;
+}
+
+/*
+ * Resumes th with PTRACE_SYSCALL until the exit of the syscall it is about
+ * to make (from the stub), and returns its registers there.  Signals are
+ * blocked meanwhile (see tracee_syscall), so another stop is rare; one
+ * that comes is kept for release.
+ */
+static int run_syscall(struct tracee *t, struct tracee_thread *th, struct user_regs_struct *out)
+{
+	int stops = 0;
+	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACESYSGOOD;
+	if (ptrace(PTRACE_SETOPTIONS, th->tid, NULL, (void *)opts) < 0)
+		return -errno;
+	int err = 0;
+	while (!err && stops < 2) {
+		if (ptrace(PTRACE_SYSCALL, th->tid, NULL, NULL) < 0) {
+			err = -errno;
+			break;
+		}
 		th->in_signal_stop = false; /* its signal, if any, is now resent on release */
 		int st;
 		pid_t r;
 		do
 			r = waitpid(th->tid, &st, __WALL);
 		while (r < 0 && errno == EINTR);
-		if (r < 0)
-			return -errno;
-		if (WIFEXITED(st) || WIFSIGNALED(st))
-			return -ESRCH;
+		if (r < 0) {
+			err = -errno;
+			break;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			err = -ESRCH;
+			break;
+		}
 		if (!WIFSTOPPED(st))
 			continue;
-		if (ptrace(PTRACE_GETREGS, th->tid, NULL, out) < 0)
-			return -errno;
 		int sig = WSTOPSIG(st), event = st >> 16;
+		if (sig == (SIGTRAP | 0x80)) {
+			stops++;
+			continue;
+		}
 		if (event == 0 && sig != SIGTRAP) {
 			/* Keep it: held for release, or queued again right away. */
 			if (th->pending_sig == 0)
@@ -418,37 +469,46 @@ static int step_over(struct tracee *t, struct tracee_thread *th, uint64_t insn,
 			else
 				syscall(SYS_tgkill, t->pid, th->tid, sig);
 		}
-		if (event == 0 && out->rip == insn + 2)
-			return 0;
-		if (out->rip != insn)
-			return -EIO;
 	}
+	if (!err && ptrace(PTRACE_GETREGS, th->tid, NULL, out) < 0)
+		err = -errno;
+	opts = PTRACE_O_TRACECLONE;
+	if (ptrace(PTRACE_SETOPTIONS, th->tid, NULL, (void *)opts) < 0 && !err)
+		err = -errno;
+	return err;
 }
 
 /*
  * While the thread runs our syscall, every signal but SIGTRAP is blocked
  * with PTRACE_SETSIGMASK: a signal arriving then would otherwise stop the
- * thread in a signal-delivery-stop before the syscall, and stepping on
- * would discard it.  Blocked, it stays queued and is delivered after
- * release.  SIGTRAP must stay unblocked: the kernel forces the step's
- * SIGTRAP, and forcing a blocked signal resets its handler to SIG_DFL for
- * the whole process.
+ * thread in a signal-delivery-stop before the syscall.  Blocked, it stays
+ * queued and is delivered after release.  Before anything changes, the
+ * thread's registers and mask go to t->rescue (see struct tracee_rescue).
  */
 int tracee_syscall(struct tracee *t, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
 		   uint64_t a5, uint64_t a6, int64_t *ret)
 {
 	struct tracee_thread *th = work_thread(t);
+	struct tracee_rescue *rs = &t->rescue;
 	if (!th)
 		return -EINVAL;
-	int err = find_syscall_insn(t);
+	int err = ensure_stub(t);
 	if (err)
 		return err;
 	uint64_t old_mask, mask = ~(1ULL << (SIGTRAP - 1));
-	if (ptrace(PTRACE_GETSIGMASK, th->tid, (void *)sizeof(old_mask), &old_mask) < 0 ||
-	    ptrace(PTRACE_SETSIGMASK, th->tid, (void *)sizeof(mask), &mask) < 0)
+	if (ptrace(PTRACE_GETSIGMASK, th->tid, (void *)sizeof(old_mask), &old_mask) < 0)
 		return -errno;
+	rs->tid = th->tid;
+	rs->regs = th->regs;
+	rs->sigmask = old_mask;
+	__sync_synchronize();
+	rs->active = 1;
+	if (ptrace(PTRACE_SETSIGMASK, th->tid, (void *)sizeof(mask), &mask) < 0) {
+		rs->active = 0;
+		return -errno;
+	}
 	struct user_regs_struct r = th->regs, out;
-	r.rip = t->syscall_insn;
+	r.rip = rs->stub;
 	r.rax = nr;
 	r.orig_rax = -1;
 	r.rdi = a1;
@@ -460,15 +520,34 @@ int tracee_syscall(struct tracee *t, long nr, uint64_t a1, uint64_t a2, uint64_t
 	if (ptrace(PTRACE_SETREGS, th->tid, NULL, &r) < 0)
 		err = -errno;
 	if (!err)
-		err = step_over(t, th, t->syscall_insn, &out);
+		err = run_syscall(t, th, &out);
 	if (ptrace(PTRACE_SETREGS, th->tid, NULL, &th->regs) < 0 && !err)
 		err = -errno;
 	if (ptrace(PTRACE_SETSIGMASK, th->tid, (void *)sizeof(old_mask), &old_mask) < 0 && !err)
 		err = -errno;
+	if (!err)
+		rs->active = 0;
 	if (err)
 		return err;
 	*ret = (int64_t)out.rax;
 	return 0;
+}
+
+void tracee_rescue_apply(struct tracee *t)
+{
+	struct tracee_rescue *rs = &t->rescue;
+	if (rs->active) {
+		for (int i = 0; i < t->nthreads; i++) {
+			struct tracee_thread *th = &t->threads[i];
+			if (th->tid != rs->tid)
+				continue;
+			th->regs = rs->regs;
+			th->regs_dirty = true;
+			ptrace(PTRACE_SETSIGMASK, th->tid, (void *)sizeof(rs->sigmask), &rs->sigmask);
+		}
+		rs->active = 0;
+	}
+	remove_stub(t);
 }
 
 int tracee_scratch(struct tracee *t, const void *data, size_t len, uint64_t *addr)

@@ -29,6 +29,23 @@ struct tracee_thread {
 	bool in_signal_stop;          /* still in that signal's delivery-stop (detach delivers it) */
 };
 
+/*
+ * Where a remote system call stands.  ubt keeps this in memory shared with
+ * its watchdog (watchdog.c): if ubt dies while a thread runs our syscall,
+ * the thread is left spinning in the stub (`syscall; jmp .`, written into
+ * bytes of an executable mapping that no code uses) and the watchdog puts
+ * its registers and signal mask back, then the stub's bytes.
+ */
+struct tracee_rescue {
+	volatile int active;          /* tid is running a remote syscall */
+	pid_t tid;
+	struct user_regs_struct regs; /* its registers before */
+	uint64_t sigmask;             /* its signal mask before */
+	uint64_t stub;                /* address of the stub */
+	uint8_t stub_orig[4];         /* the bytes the stub replaced */
+	volatile int stub_written;
+};
+
 struct tracee {
 	pid_t pid;
 	int mem_fd;                   /* /proc/PID/mem, O_RDWR */
@@ -36,7 +53,8 @@ struct tracee {
 	bool is_child;                /* started by us with tracee_spawn() */
 	struct tracee_thread *threads;
 	int nthreads;
-	uint64_t syscall_insn;        /* address of a `syscall` instruction in the target */
+	struct tracee_rescue rescue;  /* remote syscall state; shared with the watchdog
+				       * when struct tracee lives in shared memory */
 };
 
 /*
@@ -77,11 +95,23 @@ int tracee_write(struct tracee *t, uint64_t addr, const void *buf, size_t len);
 /*
  * Executes system call nr with up to 6 arguments in the first stopped
  * thread, returning the kernel's result (which may be -errno) in *ret.
+ * The thread runs a 4-byte stub `syscall; jmp .` placed where no code of
+ * the process is (past the end of an executable segment, inside its last
+ * page), stopped at the syscall's entry and exit with PTRACE_SYSCALL: no
+ * single-step, so a thread whose tracer dies mid-call spins in the stub
+ * instead of taking a fatal SIGTRAP or running on with our registers.
  * The thread's registers are restored afterwards, so an interrupted
  * syscall of its own restarts correctly.  Requires tracee_stop_all().
  */
 int tracee_syscall(struct tracee *t, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
 		   uint64_t a5, uint64_t a6, int64_t *ret);
+
+/*
+ * For a process whose previous tracer died: puts back a thread it left
+ * inside a remote syscall (per t->rescue) and the stub's bytes.  Requires
+ * tracee_stop_all().
+ */
+void tracee_rescue_apply(struct tracee *t);
 
 /*
  * Copies len bytes to a scratch area below the stopped thread's stack (below

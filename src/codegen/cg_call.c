@@ -59,14 +59,102 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 		LLVMValueRef t = LLVMBuildCall2(c->b, c->ty_gettid, c->fn_gettid, NULL, 0, "");
 		return LLVMBuildZExt(c->b, t, c->i64, "");
 	}
+	if (!strncmp(n->str, "arg", 3) && c->usdt_spec)
+		return cg_usdt_arg(c, n);
 	if (!strncmp(n->str, "arg", 3) && n->builtin_arg >= 0 && n->builtin_arg < 6 &&
 	    c->side == CG_SIDE_TARGET) {
 		LLVMValueRef off = cg_const(c, arg_reg_off[n->builtin_arg]);
 		LLVMValueRef p = LLVMBuildGEP2(c->b, c->i8, c->regs, &off, 1, "");
 		return LLVMBuildLoad2(c->b, c->i64, p, n->str);
 	}
+	LLVMValueRef v = cg_builtin_ret(c, n);
+	if (v)
+		return v;
 	cg_fail(c, n, "this builtin is not supported by the code generator yet");
 	return cg_const(c, 0);
+}
+
+/*
+ * usdt argN: read where this variant's location keeps it (struct
+ * cg_usdt_spec, from the note), from the registers the mid-function
+ * trampoline saved (struct rt_regs_mid) or from memory they point to,
+ * then sign- or zero-extend from the note's size.  Memory operands are the
+ * program's own operands at that instruction (a stack slot, a global), so
+ * they are valid whenever the location runs: a plain load.
+ */
+static LLVMValueRef usdt_reg(struct cg *c, uint8_t off)
+{
+	LLVMValueRef o = cg_const(c, off);
+	return LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, ""), "");
+}
+
+LLVMValueRef cg_usdt_arg(struct cg *c, const struct ast_node *n)
+{
+	if (n->builtin_arg < 0 || n->builtin_arg >= c->usdt_spec->nargs) {
+		cg_fail(c, n, "internal: usdt argument out of range");
+		return cg_const(c, 0);
+	}
+	const struct cg_usdt_arg *a = &c->usdt_spec->args[n->builtin_arg];
+	LLVMTypeRef ity = LLVMIntTypeInContext(c->ctx, a->size * 8);
+	LLVMValueRef v;
+	if (a->kind == CG_USDT_CONST) {
+		v = cg_const(c, (uint64_t)a->val);
+	} else if (a->kind == CG_USDT_REG) {
+		v = usdt_reg(c, a->reg);
+		if (a->shift)
+			v = LLVMBuildLShr(c->b, v, cg_const(c, a->shift), "");
+	} else {
+		LLVMValueRef addr = cg_const(c, (uint64_t)a->val);
+		if (a->reg != CG_USDT_NOREG)
+			addr = LLVMBuildAdd(c->b, addr, usdt_reg(c, a->reg), "");
+		if (a->index != CG_USDT_NOREG)
+			addr = LLVMBuildAdd(c->b, addr,
+					    LLVMBuildMul(c->b, usdt_reg(c, a->index),
+							 cg_const(c, a->scale), ""),
+					    "");
+		LLVMValueRef p = LLVMBuildIntToPtr(c->b, addr, c->ptr, "");
+		LLVMValueRef ld = LLVMBuildLoad2(c->b, ity, p, n->str);
+		LLVMSetAlignment(ld, 1);
+		return a->is_signed ? LLVMBuildSExt(c->b, ld, c->i64, "")
+				    : (a->size == 8 ? ld : LLVMBuildZExt(c->b, ld, c->i64, ""));
+	}
+	if (a->size == 8)
+		return v;
+	v = LLVMBuildTrunc(c->b, v, ity, "");
+	return a->is_signed ? LLVMBuildSExt(c->b, v, c->i64, n->str)
+			    : LLVMBuildZExt(c->b, v, c->i64, n->str);
+}
+
+/* ---- return probes: retval, func, nsecs (owned by the return-probe work) ---- */
+
+static LLVMValueRef load_reg(struct cg *c, uint64_t off, const char *name)
+{
+	LLVMValueRef o = cg_const(c, off);
+	LLVMValueRef p = LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, "");
+	return LLVMBuildLoad2(c->b, c->i64, p, name);
+}
+
+/*
+ * In a return trampoline's register block (arch.h) rax is the return
+ * value and r11 the probed function.  nsecs is rt_nsecs() (runtime
+ * rt_time.c: the TSC scaled to CLOCK_BOOTTIME by factors ubt measured).
+ */
+LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n)
+{
+	if (!strcmp(n->str, "retval") && c->side == CG_SIDE_TARGET)
+		return load_reg(c, offsetof(struct rt_regs, rax), "retval");
+	if (!strcmp(n->str, "func") && c->side == CG_SIDE_TARGET)
+		return load_reg(c, offsetof(struct rt_regs, r11), "func");
+	if (!strcmp(n->str, "nsecs")) {
+		LLVMTypeRef fty = LLVMFunctionType(c->i64, NULL, 0, 0);
+		LLVMValueRef f = LLVMGetNamedFunction(c->mod, "rt_nsecs");
+		if (!f) {
+			f = LLVMAddFunction(c->mod, "rt_nsecs", fty);
+			LLVMSetVisibility(f, LLVMHiddenVisibility);
+		}
+		return LLVMBuildCall2(c->b, fty, f, NULL, 0, "nsecs");
+	}
+	return NULL;
 }
 
 /* ---- calls ------------------------------------------------------------ */

@@ -13,7 +13,8 @@ struct cg {
 	LLVMModuleRef mod;
 	LLVMBuilderRef b;
 	LLVMTypeRef i1, i8, i32, i64, ptr, ptr_fs, void_t;
-	LLVMValueRef shm; /* @ubt_shm: the data part */
+	LLVMValueRef shm;  /* @ubt_shm: the data part */
+	LLVMValueRef priv; /* @ubt_priv: struct rt_priv, the target's private page */
 	/* runtime helpers */
 	LLVMValueRef fn_thread_enter, fn_thread_exit, fn_ring_reserve, fn_ring_commit,
 		fn_map_lookup, fn_gettid;
@@ -26,6 +27,7 @@ struct cg {
 	LLVMBasicBlockRef exit_bb;
 	LLVMValueRef *vars; /* alloca per sema_var, indexed like sema_info.vars */
 	const struct ast_node *probe;
+	const struct cg_usdt_spec *usdt_spec; /* usdt variant being generated, or NULL */
 	const struct sema_info *info;
 	const struct cg_layout *layout;
 	const struct cg_facts *facts;
@@ -47,6 +49,9 @@ bool cg_is_call(const struct ast_node *n, const char *name);
 bool cg_needs_thread(const struct ast_node *n);
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n);
+LLVMValueRef cg_usdt_arg(struct cg *c, const struct ast_node *n);
+
+LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n); /* retval func nsecs */
 
 /* cg_map.c: maps */
 const struct cg_map_layout *cg_map_of(struct cg *c, const struct ast_node *n);

@@ -5,7 +5,7 @@
  * Probe function shape (what every probe compiles to):
  *
  *   void ubt_probe_N(struct rt_regs *regs) {
- *       if (ubt_shm.header.disabled) return;
+ *       if (!ubt_priv.enabled) return;                 (see struct rt_priv)
  *       [t = rt_thread_enter(); if (!t) return;]     only if the probe prints
  *       if (!(predicate)) goto out;
  *       body...
@@ -104,10 +104,11 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 		LLVMBuildStore(c->b, LLVMConstNull(t), c->vars[i]);
 	}
 
-	LLVMValueRef dis = LLVMBuildLoad2(
-		c->b, c->i32, cg_shm_ptr(c, offsetof(struct rt_shm_header, disabled)), "disabled");
-	LLVMSetVolatile(dis, 1);
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntNE, dis, LLVMConstInt(c->i32, 0, 0), ""),
+	LLVMValueRef off = cg_const(c, offsetof(struct rt_priv, enabled));
+	LLVMValueRef en = LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i8, c->priv, &off, 1, ""),
+					 "enabled");
+	LLVMSetVolatile(en, 1);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, en, LLVMConstInt(c->i32, 0, 0), ""),
 			ret, body);
 	LLVMPositionBuilderAtEnd(c->b, body);
 	c->thread = NULL;
@@ -134,6 +135,36 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 	LLVMBuildBr(c->b, ret);
 	LLVMPositionBuilderAtEnd(c->b, ret);
 	LLVMBuildRetVoid(c->b);
+}
+
+static bool usdt_only(const struct ast_node *probe)
+{
+	for (int i = 0; i < probe->nkids; i++)
+		if (strcmp(probe->kids[i]->attach.provider, "usdt"))
+			return false;
+	return probe->nkids > 0;
+}
+
+/*
+ * usdt: one function per distinct argument list among the probe's
+ * locations, ubt_probe_<N>_u<K>, each reading arguments per specs[K]
+ * (cg_usdt_arg()).  Attach calls the variant of each location.  Not in
+ * obj->probes: those are the functions BEGIN/END-style callers look up.
+ */
+static void gen_usdt_variants(struct cg *c, const struct ast_node *probe, int index)
+{
+	for (int i = 0; c->facts && i < c->facts->nusdt; i++) {
+		const struct cg_usdt_variants *v = &c->facts->usdt[i];
+		if (v->probe_index != index)
+			continue;
+		for (int k = 0; k < v->nspecs; k++) {
+			char *sym = xasprintf("ubt_probe_%d_u%d", index, k);
+			c->usdt_spec = &v->specs[k];
+			gen_probe(c, probe, sym);
+			c->usdt_spec = NULL;
+			free(sym);
+		}
+	}
 }
 
 static bool probe_on_side(const struct ast_node *probe, enum cg_side side)
@@ -239,6 +270,8 @@ int cg_compile(const struct ast_node *prog, const struct sema_info *info,
 	c.void_t = LLVMVoidTypeInContext(c.ctx);
 	c.shm = LLVMAddGlobal(c.mod, c.i8, "ubt_shm");
 	LLVMSetVisibility(c.shm, LLVMHiddenVisibility);
+	c.priv = LLVMAddGlobal(c.mod, c.i8, "ubt_priv");
+	LLVMSetVisibility(c.priv, LLVMHiddenVisibility);
 	declare_runtime(&c);
 	c.info = info;
 	c.layout = layout;
@@ -252,11 +285,14 @@ int cg_compile(const struct ast_node *prog, const struct sema_info *info,
 		const struct ast_node *probe = prog->kids[i];
 		if (!probe_on_side(probe, side))
 			continue;
-		struct cg_probe *p = &obj->probes[obj->nprobes++];
-		p->probe = probe;
-		p->index = i;
-		p->sym = xasprintf("ubt_probe_%d", i);
-		gen_probe(&c, probe, p->sym);
+		if (!usdt_only(probe)) {
+			struct cg_probe *p = &obj->probes[obj->nprobes++];
+			p->probe = probe;
+			p->index = i;
+			p->sym = xasprintf("ubt_probe_%d", i);
+			gen_probe(&c, probe, p->sym);
+		}
+		gen_usdt_variants(&c, probe, i);
 	}
 	if (!c.failed)
 		ret = emit(&c, tm, keep_text, obj);

@@ -27,11 +27,63 @@
 #include "parser/sema.h"
 #include "runtime/abi.h"
 
+/*
+ * Where a USDT argument lives at one location, from the note's operand text
+ * (attach/usdt.c parses it).  Registers are named by their byte offset in
+ * struct rt_regs_mid (runtime/abi.h), which the mid-function trampoline
+ * fills:
+ *
+ *   -4@%edx          REG   reg=rdx size=4 signed
+ *   1@%ah            REG   reg=rax shift=8 size=1
+ *   8@-16(%rbp)      MEM   base=rbp disp=-16
+ *   2@8(%rax,%rcx,2) MEM   base=rax index=rcx scale=2 disp=8
+ *   -2@g(%rip)       MEM   base=pc disp=g-location (site-relative)
+ *   -4@$-7           CONST val=-7
+ */
+enum cg_usdt_arg_kind {
+	CG_USDT_CONST, /* val */
+	CG_USDT_REG,   /* (reg >> shift), size bytes */
+	CG_USDT_MEM,   /* size bytes at base + index * scale + val */
+};
+
+#define CG_USDT_MAX_ARGS 12
+#define CG_USDT_NOREG 0xff
+
+struct cg_usdt_arg {
+	uint8_t kind;      /* enum cg_usdt_arg_kind */
+	uint8_t size;      /* 1, 2, 4, 8 */
+	bool is_signed;    /* negative size in the note: sign-extend */
+	uint8_t reg;       /* REG, MEM base: offset in struct rt_regs_mid, or CG_USDT_NOREG */
+	uint8_t index;     /* MEM index register, or CG_USDT_NOREG */
+	uint8_t scale;     /* 1, 2, 4, 8 */
+	uint8_t shift;     /* REG: 8 for %ah %bh %ch %dh */
+	int64_t val;       /* CONST value, MEM displacement */
+};
+
+/* The argument list of one or more locations (those with equal lists share it). */
+struct cg_usdt_spec {
+	int nargs;
+	struct cg_usdt_arg args[CG_USDT_MAX_ARGS];
+};
+
+/*
+ * A usdt probe block is compiled once per distinct argument list among
+ * its locations: ubt_probe_<N>_u<K> reads its arguments per specs[K].
+ */
+struct cg_usdt_variants {
+	int probe_index;
+	int nspecs;
+	struct cg_usdt_spec *specs;
+};
+
 struct cg_facts {
 	bool has_rseq;    /* struct rseq at %fs:rseq_off */
 	int64_t rseq_off;
 	bool has_tid;     /* kernel tid at %fs:tid_off */
 	int32_t tid_off;
+	/* usdt probes: argument lists of their locations (attach/usdt.c) */
+	const struct cg_usdt_variants *usdt;
+	int nusdt;
 };
 
 struct cg_map_layout {

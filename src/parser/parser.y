@@ -1055,6 +1055,7 @@ static int parse_user_func(struct ast_node *ap, struct diags *diags, char **part
 	uint64_t v;
 	if (!usdt && parse_num(func, &v)) {
 		a->address = v;
+		a->func = xstrdup(func); /* for messages: resolving looks for a name */
 		return 0;
 	}
 	const char *plus = usdt ? NULL : strchr(func, '+');

@@ -819,6 +819,12 @@ static void check_attach(struct sema *s, struct ast_node *probe)
 {
 	for (int i = 0; i < probe->nkids; i++) {
 		struct ast_node *ap = probe->kids[i];
+		if ((ap->attach.offset || ap->attach.address) && !ap->attach.kernel) {
+			/* src/attach places probes at function entries only so far */
+			diag_error(s->diags, ap->loc, "%s probes at an offset or address are not supported yet",
+				   ap->attach.provider);
+			continue;
+		}
 		if (!ap->attach.kernel)
 			continue;
 		struct diag *d = diag_error(s->diags, ap->loc,

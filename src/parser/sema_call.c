@@ -23,11 +23,40 @@ static bool probe_all(const struct ast_node *probe, const char *provider)
 	return true;
 }
 
+#define SEMA_USDT_MAX_ARGS 12 /* CG_USDT_MAX_ARGS in codegen.h */
+
+/*
+ * usdt argN: arg0 .. arg11 (a USDT probe has up to 12 arguments; bpftrace
+ * 0.17 refuses arg6 and up even there, docs/compat.md).  Whether the probe
+ * really has argument N is known only once its notes are read: attach
+ * (usdt.c) reports it, naming the probe.  Returns true if n was handled.
+ */
+static bool sema_usdt_arg(struct sema *s, struct ast_node *n)
+{
+	const char *name = n->str;
+	if (strncmp(name, "arg", 3) || !probe_all(s->probe, "usdt"))
+		return false;
+	char *end;
+	long num = strtol(name + 3, &end, 10);
+	if (*end || end == name + 3 || name[3] == '+' || name[3] == '-' ||
+	    (name[3] == '0' && name[4]))
+		return false;
+	n->builtin_arg = (int)num;
+	if (num >= SEMA_USDT_MAX_ARGS)
+		diag_error(s->diags, n->loc, "usdt probes have at most %d arguments: %s",
+			   SEMA_USDT_MAX_ARGS, name);
+	n->type = ty_uint64; /* as bpftrace: the value is sign-extended per the note */
+	n->type.as = AS_USER;
+	return true;
+}
+
 /* builtin -> pid | tid | arg0 .. arg5 (others are known but refused) */
 void sema_builtin(struct sema *s, struct ast_node *n)
 {
 	const char *name = n->str;
 	n->type = ty_none;
+	if (sema_usdt_arg(s, n))
+		return;
 	if (!strcmp(name, "pid") || !strcmp(name, "tid")) {
 		n->type = ty_uint64;
 		return;
@@ -47,7 +76,36 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 			n->type.as = AS_USER;
 		return;
 	}
+	if (sema_builtin_ret(s, n))
+		return;
 	diag_error(s->diags, n->loc, "the %s builtin is not supported yet", name);
+}
+
+/* ---- return probes: retval, func, nsecs (owned by the return-probe work) ---- */
+
+/* retval | func | nsecs; returns false for any other name */
+bool sema_builtin_ret(struct sema *s, struct ast_node *n)
+{
+	const char *name = n->str;
+	if (!strcmp(name, "nsecs")) {
+		n->type = ty_uint64;
+		return true;
+	}
+	if (!strcmp(name, "retval")) {
+		if (!probe_all(s->probe, "uretprobe"))
+			diag_error(s->diags, n->loc,
+				   "The retval builtin can only be used with 'kretprobe' and 'uretprobe' and 'kfunc' probes");
+		n->type = ty_uint64;
+		return true;
+	}
+	if (!strcmp(name, "func")) {
+		/* the callee's address; printed as a symbol once usym() exists */
+		if (!probe_all(s->probe, "uretprobe"))
+			return false;
+		n->type = ty_uint64;
+		return true;
+	}
+	return false;
 }
 
 /* ---- calls -------------------------------------------------------------- */

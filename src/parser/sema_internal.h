@@ -53,6 +53,7 @@ const char *sema_tn(const struct ast_type *t, char buf[64]);
 
 /* sema_call.c */
 void sema_builtin(struct sema *s, struct ast_node *n);
+bool sema_builtin_ret(struct sema *s, struct ast_node *n); /* retval func nsecs */
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use, const struct ast_node *user);
 
 /* sema_types.c: casts, fields, indexes, tuples, constants, params, sizeof */

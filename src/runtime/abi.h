@@ -8,6 +8,7 @@
  *
  *   target:  [ code: runtime + probe code + trampolines ]  R-X   near the probed object
  *            [ data: header | threads | rings | maps     ]  RW-   directly after the code
+ *            [ private page (struct rt_priv), not shared ]  RW-   directly after the data
  *   ubt:     [ code                                      |  data ]  RW-   anywhere
  *
  * Every struct starts with its size (and the header a version) so a
@@ -82,8 +83,7 @@ struct rt_shm_header {
 	int32_t tid_off;  /* kernel tid at %fs:tid_off */
 	uint32_t pid;     /* the target's pid (tgid) */
 	/* ubt writes */
-	volatile uint32_t disabled;  /* non-zero: every probe returns at once */
-	uint32_t pad0;
+	uint32_t pad0[2];
 	volatile uint64_t heartbeat; /* ubt's monotonic ns, refreshed while it runs */
 	/* target writes */
 	volatile uint32_t exit_req;  /* exit() was called in a probe */
@@ -96,6 +96,14 @@ struct rt_shm_header {
 	uint32_t pad1;
 	struct rt_sigaction_k old_trap; /* the application's SIGTRAP action, for chaining */
 	struct rt_trap_site traps[RT_TRAP_MAX];
+	/* return probes (rt_ret.c); ubt writes rets_addr, the target the counters */
+	uint64_t rets_addr;           /* private shadow stacks (struct rt_ret_stack[nthreads]), 0: none */
+	volatile uint64_t ret_skipped; /* calls run without a return probe: shadow stack full or busy */
+	volatile uint64_t ret_dropped; /* shadow entries of frames abandoned by longjmp, exceptions */
+	volatile uint64_t ret_restored; /* hijacked return slots handed back for an unwinder */
+	volatile uint64_t ret_lost;    /* returns whose entry was not found (must stay 0) */
+	/* nsecs = ns_base + ((tsc - tsc_base) * tsc_mult) >> 32 (rt_time.c); ubt measures them */
+	uint64_t tsc_base, ns_base, tsc_mult;
 };
 
 /*
@@ -190,6 +198,19 @@ struct rt_map {
 };
 
 /*
+ * The private page: one page of the target's own anonymous memory, mapped
+ * right after the data part with MADV_WIPEONFORK.  Everything else ubt
+ * maps is shared with ubt (and, after a fork, between parent and child);
+ * this page is not: a forked child gets it zero-filled, so `enabled` is 0
+ * there and the child's probes return at once instead of writing into the
+ * parent's maps and rings.  Probe code refers to it as `ubt_priv`.
+ */
+struct rt_priv {
+	uint32_t size;             /* sizeof(struct rt_priv) */
+	volatile uint32_t enabled; /* probes run only when non-zero */
+};
+
+/*
  * Registers saved by a trampoline, in memory order from its stack
  * pointer upward.  At a function entry `ret` is the return address and
  * the probed function's stack pointer was &ret.
@@ -197,6 +218,67 @@ struct rt_map {
 struct rt_regs {
 	uint64_t r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi;
 	uint64_t ret;
+};
+
+/*
+ * Registers saved by a trampoline at a site in the middle of a function (a
+ * USDT location, arch_plan_mid_site()).  The first nine words are laid out
+ * as in struct rt_regs, so code that reads argument registers works on
+ * either; every other general-purpose register follows, because a USDT
+ * argument may live in any of them, and the stack pointer is the
+ * interrupted code's own (the trampoline stepped over its red zone).
+ *
+ *   0    r11 r10 r9 r8 rax rcx rdx rsi rdi        as struct rt_regs
+ *   72   pc                                        the site (rt_regs.ret's slot)
+ *   80   rbx rbp r12 r13 r14 r15
+ *   128  rsp                                       before the trampoline
+ *   136  flags                                     lahf in bits 8-15, seto in bit 0
+ */
+struct rt_regs_mid {
+	uint64_t r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi;
+	uint64_t pc;
+	uint64_t rbx, rbp, r12, r13, r14, r15;
+	uint64_t rsp;
+	uint64_t flags;
+};
+
+/*
+ * Return probes.  A thread's shadow stack holds one entry per hijacked
+ * call: where the return address was (sp, the slot the trampoline's
+ * `call body` overwrote with `stub`), the caller's return address, and
+ * stub.  Shadow stacks live in a MAP_PRIVATE anonymous mapping (a forked
+ * child keeps its own copy), rets_addr in the header, one struct
+ * rt_ret_stack per thread slot (same hash of the thread pointer as the
+ * thread table, but a table of its own: it is per process).
+ *
+ *   0       8       16      24      32           160
+ *   +-------+-------+-------+-------+----- ... --+---------------------+
+ *   | tp    |tid|top|busy|nr|next|  | grave[4]   | e[0] ... e[DEPTH-1] |
+ *   +-------+-------+-------+-------+----- ... --+---------------------+
+ *   each entry 32 bytes: sp ret stub pad
+ *
+ * e.sp bit 0 set: "restored", the slot holds ret again for an unwinder.
+ */
+#define RT_RET_DEPTH 60
+#define RT_RET_GRAVE 4
+
+struct rt_ret_entry {
+	uint64_t sp;   /* address of the return slot; bit 0: restored */
+	uint64_t ret;  /* the caller's return address */
+	uint64_t stub; /* what the slot holds while hijacked */
+	uint64_t pad;
+};
+
+struct rt_ret_stack {
+	volatile uint64_t tp; /* thread pointer; 0 = free */
+	uint32_t tid;
+	volatile uint32_t top;  /* entries in use */
+	volatile uint32_t busy; /* inside rt_ret_enter/leave/unwind */
+	uint32_t nrestored;     /* entries with the restored bit */
+	uint32_t grave_next;    /* next grave[] entry to overwrite */
+	uint32_t pad;
+	struct rt_ret_entry grave[RT_RET_GRAVE]; /* recently dropped entries */
+	struct rt_ret_entry e[RT_RET_DEPTH];
 };
 
 #endif

@@ -61,6 +61,8 @@ line starts a new test.
                          the test's expectations are checked on both runs
     UBT_ONLY             ubt-specific behaviour: skipped with --tracer bpftrace
     REQUIRES command     skip the test unless this shell command succeeds
+                         (placeholders {ubt} and {prog...} are expanded)
+                         (cwd BUILDDIR/tests/progs, no placeholders)
     TIMEOUT seconds      limit for the whole test run (default 20)
 
 Placeholders in commands: {ubt} {prog} {prog:VARIANT} {demo} {builddir}
@@ -473,7 +475,8 @@ class Runner:
         if t.ubt_only and self.tracer_is_bpftrace:
             raise Skip("UBT_ONLY")
         for r in t.requires:
-            if subprocess.run(["/bin/sh", "-c", r], stdin=subprocess.DEVNULL,
+            r = self.expand(r, self.ubt, "/nonexistent", {})
+            if subprocess.run(["/bin/sh", "-c", r], stdin=subprocess.DEVNULL, cwd=self.progdir,
                               capture_output=True, timeout=30).returncode != 0:
                 raise Skip("REQUIRES `%s` failed" % r)
         self.check_progs(t)

@@ -36,6 +36,9 @@ enum arch_patch_kind {
 /* The plan for patching one site; computed before any byte changes. */
 struct arch_site_plan {
 	uint64_t site;                    /* address of the patched instruction */
+	bool mid;                         /* inside a function: arch_plan_mid_site() */
+	uint32_t mid_read;                /* mid: slots of struct rt_regs_mid (bit = offset / 8)
+					   * the handlers read; r12-r15 are saved only if here */
 	enum arch_patch_kind kind;
 	char why[160];                    /* for ARCH_PATCH_INT3: why the jmp was refused */
 	uint8_t orig[ARCH_MAX_DISPLACED]; /* original bytes at site */
@@ -99,6 +102,48 @@ int arch_pc_into_trampoline(const struct arch_site_plan *plan, uint64_t tramp_ad
  */
 int arch_pc_from_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 			    int nhandlers, uint64_t pc, uint64_t *new_pc);
+
+/*
+ * A site in the middle of a function (a USDT location), with the same
+ * kind of plan; the trampoline then saves every register as struct
+ * rt_regs_mid (runtime/abi.h) and never touches the red zone.  avoid[]
+ * lists other probed sites, which the jmp must not cover.  -EINVAL if site
+ * is not an instruction boundary of the function.
+ */
+int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uint64_t site,
+		       const uint64_t *avoid, int navoid, struct arch_site_plan *plan);
+
+/* Upper bound of a mid-function trampoline's size. */
+size_t arch_trampoline_mid_max(int nhandlers);
+
+/* The same two mappings for a relocated copy that starts at `at`. */
+int arch_pc_into_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t pc,
+		      uint64_t *new_pc);
+int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t pc,
+		      uint64_t *new_pc);
+
+/*
+ * Return probes (tramp_ret.c): a call-style trampoline.  The entry
+ * handlers run as in arch_emit_trampoline(); then enter(regs, stub) saves
+ * the caller's return address (runtime/rt_ret.c) and the relocated body is
+ * `call`ed, so it returns into stub, which calls leave(regs) (it puts the
+ * caller's address into regs->ret), then each return handler with %r11 in
+ * regs = the probed function (plan->site), and returns to the caller.
+ */
+struct arch_ret_spec {
+	const uint64_t *handlers;  /* entry handlers */
+	int nhandlers;
+	const uint64_t *rhandlers; /* return handlers */
+	int nrhandlers;
+	uint64_t enter, leave;     /* rt_ret_enter, rt_ret_leave */
+};
+
+size_t arch_ret_trampoline_max(int nhandlers, int nrhandlers);
+
+/* As arch_emit_trampoline(); *copy_addr is where the relocated copy starts. */
+int arch_emit_ret_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
+			     const struct arch_ret_spec *spec, uint8_t *buf, size_t cap,
+			     size_t *len, uint64_t *copy_addr);
 
 /* A reachable window for trampolines: [lo, hi) around addr (rel32 reach). */
 void arch_near_window(uint64_t addr, uint64_t *lo, uint64_t *hi);

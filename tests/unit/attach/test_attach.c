@@ -155,7 +155,11 @@ static void check_remote_syscalls(struct tracee *t)
 
 	CHECK_EQ(rsys(t, SYS_munmap, page, 4096, 0, 0, 0, 0), 0);
 	CHECK(!mapped_at(t->pid, page));
-	CHECK(t->syscall_insn != 0);
+	/* the stub is in place while stopped, outside any code; released with the threads */
+	CHECK(t->rescue.stub != 0 && t->rescue.stub_written && !t->rescue.active);
+	unsigned char stub[4];
+	CHECK_EQ(tracee_read(t, t->rescue.stub, stub, 4), 0);
+	CHECK(stub[0] == 0x0f && stub[1] == 0x05 && stub[2] == 0xeb && stub[3] == 0xfe);
 }
 
 /*

@@ -1516,22 +1516,22 @@ static const struct tcase cases[] = {
 	},
 	{
 		.name = "ubt_unsupported_builtin", /* ubt */
-		.src = "BEGIN { @x = nsecs; @y = comm; }",
+		.src = "BEGIN { @x = numaid; @y = comm; }",
 		.ast = "Program\n"
 		" BEGIN\n"
 		"  =\n"
 		"   map: @x\n"
-		"   builtin: nsecs\n"
+		"   builtin: numaid\n"
 		"  =\n"
 		"   map: @y\n"
 		"   builtin: comm\n",
 		.typed = NULL,
-		.diag = "stdin:1:14-19: ERROR: the nsecs builtin is not supported yet\n"
-		"BEGIN { @x = nsecs; @y = comm; }\n"
-		"             ~~~~~\n"
-		"stdin:1:26-30: ERROR: the comm builtin is not supported yet\n"
-		"BEGIN { @x = nsecs; @y = comm; }\n"
-		"                         ~~~~\n",
+		.diag = "stdin:1:14-20: ERROR: the numaid builtin is not supported yet\n"
+		"BEGIN { @x = numaid; @y = comm; }\n"
+		"             ~~~~~~\n"
+		"stdin:1:27-31: ERROR: the comm builtin is not supported yet\n"
+		"BEGIN { @x = numaid; @y = comm; }\n"
+		"                          ~~~~\n",
 	},
 	{
 		.name = "ubt_unsupported_function", /* ubt */

@@ -119,8 +119,10 @@ int x86_insn_decode(const uint8_t *p, size_t avail, uint64_t addr, struct x86_in
 			out->bad = "it addresses memory through %eip";
 			return 0;
 		}
-		if (op->mem.base != ZYDIS_REGISTER_RIP)
+		if (op->mem.base != ZYDIS_REGISTER_RIP) {
+			out->indirect_jmp = in.mnemonic == ZYDIS_MNEMONIC_JMP;
 			continue;
+		}
 		if (in.raw.disp.size != 32) {
 			out->kind = X86_BAD;
 			out->bad = "its rip-relative displacement is not 32 bits";
@@ -131,6 +133,9 @@ int x86_insn_decode(const uint8_t *p, size_t avail, uint64_t addr, struct x86_in
 		out->target = addr + in.length + (uint64_t)in.raw.disp.value;
 		return 0;
 	}
+	if (in.mnemonic == ZYDIS_MNEMONIC_JMP && in.operand_count > 0 &&
+	    ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER)
+		out->indirect_jmp = true; /* jmp *%rax: a jump table, or a computed goto */
 	if (in.mnemonic == ZYDIS_MNEMONIC_INT3) {
 		/* Another tool's breakpoint (a debugger, a tracer): its owner would lose it. */
 		out->kind = X86_BAD;

@@ -43,11 +43,13 @@
 #define RESTORE_LEN 13
 #define HEAD_LEN(n) ((size_t)SAVE_LEN + (size_t)CALL_LEN * (n) + RESTORE_LEN)
 #define JMP_LEN 5
+/* where the relocated copy starts: mid-function sites have their own layout (mid.c) */
+#define HEAD(plan, n) ((plan)->mid ? x86_mid_head_len(plan, n) : HEAD_LEN(n))
 
-static const uint8_t save_regs[SAVE_LEN] = {
+const uint8_t x86_save_regs[SAVE_LEN] = {
     0x57, 0x56, 0x52, 0x51, 0x50, 0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41, 0x53,
 };
-static const uint8_t restore_regs[RESTORE_LEN] = {
+const uint8_t x86_restore_regs[RESTORE_LEN] = {
     0x41, 0x5b, 0x41, 0x5a, 0x41, 0x59, 0x41, 0x58, 0x58, 0x59, 0x5a, 0x5e, 0x5f,
 };
 
@@ -84,6 +86,8 @@ int arch_emit_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 	size_t head, pool, total, p, slot;
 	int i, nfar = 0, rc;
 
+	if (plan->mid)
+		return x86_mid_emit(plan, tramp_addr, handlers, nhandlers, buf, cap, len);
 	if (nhandlers < 0 || (nhandlers > 0 && !handlers))
 		return -EINVAL;
 	head = HEAD_LEN(nhandlers);
@@ -99,7 +103,7 @@ int arch_emit_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 		return -ENOSPC;
 
 	memset(buf, 0xcc, total);
-	memcpy(buf, save_regs, SAVE_LEN);
+	memcpy(buf, x86_save_regs, SAVE_LEN);
 	slot = pool;
 	for (i = 0; i < nhandlers; i++) {
 		uint8_t *c = buf + SAVE_LEN + CALL_LEN * i;
@@ -117,7 +121,7 @@ int arch_emit_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 			slot += 8;
 		}
 	}
-	memcpy(buf + SAVE_LEN + CALL_LEN * nhandlers, restore_regs, RESTORE_LEN);
+	memcpy(buf + SAVE_LEN + CALL_LEN * nhandlers, x86_restore_regs, RESTORE_LEN);
 	memcpy(buf + head, r.code, r.len);
 	for (i = 0; i < r.nlit; i++, slot += 8)
 		put_lit(buf, slot, head + r.lit[i].insn_end, head + r.lit[i].disp_off,
@@ -153,10 +157,9 @@ int arch_patch_bytes(const struct arch_site_plan *plan, uint64_t tramp_addr, uin
  * handler calls): the int3 fallback resumes there.  For a JMP plan attach
  * should leave a thread at the site alone, so that its hit is not lost.
  */
-int arch_pc_into_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr, int nhandlers,
-			    uint64_t pc, uint64_t *new_pc)
+int arch_pc_into_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t pc,
+		      uint64_t *new_pc)
 {
-	uint64_t at = tramp_addr + HEAD_LEN(nhandlers);
 	struct x86_reloc r;
 	int i, idx = -1, rc;
 
@@ -179,10 +182,15 @@ int arch_pc_into_trampoline(const struct arch_site_plan *plan, uint64_t tramp_ad
 	return -ENOENT;
 }
 
-int arch_pc_from_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr, int nhandlers,
+int arch_pc_into_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr, int nhandlers,
 			    uint64_t pc, uint64_t *new_pc)
 {
-	uint64_t at = tramp_addr + HEAD_LEN(nhandlers);
+	return arch_pc_into_copy(plan, tramp_addr + HEAD(plan, nhandlers), pc, new_pc);
+}
+
+int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t pc,
+		      uint64_t *new_pc)
+{
 	struct x86_reloc r;
 	int i, rc;
 
@@ -200,6 +208,12 @@ int arch_pc_from_trampoline(const struct arch_site_plan *plan, uint64_t tramp_ad
 		}
 	}
 	return -ENOENT; /* not an instruction boundary of the copy */
+}
+
+int arch_pc_from_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr, int nhandlers,
+			    uint64_t pc, uint64_t *new_pc)
+{
+	return arch_pc_from_copy(plan, tramp_addr + HEAD(plan, nhandlers), pc, new_pc);
 }
 
 /*

@@ -34,6 +34,7 @@ struct x86_insn {
 	uint64_t target;  /* branch target, or the address a RIPREL operand names */
 	bool ends_flow;   /* never falls through: ret, jmp, ud2, hlt */
 	bool is_fill;     /* alignment fill a compiler puts between functions: nop, int3 */
+	bool indirect_jmp; /* jmp through a register or [base/index] memory (not [rip+d]) */
 	const char *mnemonic;
 	const char *bad; /* X86_BAD: why, e.g. "depends on %rcx and has only a rel8" */
 };
@@ -93,6 +94,15 @@ struct x86_reloc {
  * instruction is X86_BAD, -EINVAL if the plan's bytes do not decode.
  */
 int x86_relocate(const struct arch_site_plan *plan, uint64_t at, struct x86_reloc *r);
+
+/* mid.c: the trampoline of a site in the middle of a function (plan->mid). */
+size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers);
+int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const uint64_t *handlers,
+		 int nhandlers, uint8_t *buf, size_t cap, size_t *len);
+
+/* tramp.c: push/pop of the nine caller-saved registers (struct rt_regs) */
+extern const uint8_t x86_save_regs[13];
+extern const uint8_t x86_restore_regs[13];
 
 /* Does `to` fit a rel32 counted from `next` (the end of the instruction)? */
 static inline bool x86_rel32(uint64_t next, uint64_t to, int32_t *rel)

@@ -1,0 +1,375 @@
+/*
+ * mid.c - x86-64 probe sites in the middle of a function (USDT locations):
+ * planning the patch and emitting the trampoline.
+ *
+ * Where it sits: attach (usdt.c, session.c) plans every USDT location with
+ * arch_plan_mid_site(); tramp.c's arch_emit_trampoline() and pc mapping
+ * hand plans with plan->mid set to this file's layout.  Relocation of the
+ * displaced instructions is reloc.c's, as for function entries.
+ *
+ * A USDT location is a 1-byte `nop` (sys/sdt.h) followed by ordinary code,
+ * so a 5-byte jmp displaces the nop and the instructions after it.  What
+ * is different from a function entry, and what the trampoline does about
+ * it:
+ *
+ *   - the code may keep data in the red zone, the 128 bytes below %rsp
+ *     (gcc -O2 put `ubt:stack`'s arguments at -88(%rsp)..-16(%rsp)): the
+ *     trampoline's first instruction steps over it, and it stores
+ *     registers with mov, never below that;
+ *   - any register may hold an argument: all sixteen are saved
+ *     (struct rt_regs_mid), with the stack pointer as the code had it and
+ *     the site's address as pc;
+ *   - %rsp has no known alignment: it is kept in %rbx (callee-saved, so
+ *     the handlers preserve it) and aligned to 16 for the calls;
+ *   - the flags may be live (an asm statement clobbers them as far as the
+ *     compiler knows, but that is the compiler's promise, not the CPU's):
+ *     saved with lahf + seto and restored with add + sahf, a few cycles,
+ *     where pushfq/popfq would cost tens.  DF is clear (the ABI requires it
+ *     wherever a call may happen, and handlers never set it).
+ *
+ * Trampoline layout (F = sizeof(struct rt_regs_mid) = 144):
+ *
+ *   lea -(128+F)(%rsp),%rsp           skip the red zone, make the frame
+ *   mov %rax,RAX(%rsp); lahf; seto %al; mov %rax,FLAGS(%rsp)
+ *   mov %REG,REG(%rsp)                the others (r12-r15 if read, see below)
+ *   lea 128+F(%rsp),%rax; mov %rax,RSP(%rsp)
+ *   lea site(%rip),%rax;  mov %rax,PC(%rsp)
+ *   mov %rsp,%rbx; and $-16,%rsp
+ *   { mov %rbx,%rdi; nop; call h } per handler (or call *lit(%rip))
+ *   mov %rbx,%rsp
+ *   mov FLAGS(%rsp),%rax; add $0x7f,%al; sahf      OF from al, the rest from ah
+ *   mov REG(%rsp),%REG                caller-saved ones and %rbx, %rax last
+ *   lea 128+F(%rsp),%rsp
+ *   displaced instructions, relocated; jmp site + orig_len
+ *   literal pool
+ *
+ * Every piece has a fixed size, so the relocated copy starts at
+ * x86_mid_head_len(n), as the pc mapping needs.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/abi.h"
+#include "x86.h"
+
+#define JMP_LEN 5
+#define FRAME ((int32_t)sizeof(struct rt_regs_mid))
+#define RED_ZONE 128
+#define CALL_LEN 9
+
+enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8, R9, R10, R11, R12, R13, R14, R15 };
+
+/*
+ * The registers the handlers clobber (caller-saved) are saved and
+ * restored; of the callee-saved ones, which the handlers preserve, %rbx
+ * (the trampoline uses it) and %rbp (frame-pointer stack walks) are always
+ * saved and only %rbx restored; r12-r15 are saved only when an argument
+ * lives there (plan->mid_read): at ~1 store per cycle, every one counts.
+ */
+static const struct {
+	uint8_t reg;
+	uint8_t off;
+} saved[] = {
+	{RCX, offsetof(struct rt_regs_mid, rcx)}, {RDX, offsetof(struct rt_regs_mid, rdx)},
+	{RSI, offsetof(struct rt_regs_mid, rsi)}, {RDI, offsetof(struct rt_regs_mid, rdi)},
+	{R8, offsetof(struct rt_regs_mid, r8)},	  {R9, offsetof(struct rt_regs_mid, r9)},
+	{R10, offsetof(struct rt_regs_mid, r10)}, {R11, offsetof(struct rt_regs_mid, r11)},
+	{RBX, offsetof(struct rt_regs_mid, rbx)}, {RBP, offsetof(struct rt_regs_mid, rbp)},
+	{R12, offsetof(struct rt_regs_mid, r12)}, {R13, offsetof(struct rt_regs_mid, r13)},
+	{R14, offsetof(struct rt_regs_mid, r14)}, {R15, offsetof(struct rt_regs_mid, r15)},
+};
+
+struct emit {
+	uint8_t *p; /* NULL: only count */
+	size_t len;
+};
+
+static void put(struct emit *e, int n, ...)
+{
+	va_list ap;
+	va_start(ap, n);
+	for (int i = 0; i < n; i++) {
+		uint8_t b = (uint8_t)va_arg(ap, int);
+		if (e->p)
+			e->p[e->len] = b;
+		e->len++;
+	}
+	va_end(ap);
+}
+
+static void put32(struct emit *e, int32_t v)
+{
+	if (e->p)
+		x86_put32(e->p + e->len, v);
+	e->len += 4;
+}
+
+/* mov %reg,off(%rsp) (store) or mov off(%rsp),%reg (load) */
+static void mov_rsp(struct emit *e, bool store, int reg, int32_t off)
+{
+	put(e, 2, 0x48 | (reg >= 8 ? 4 : 0), store ? 0x89 : 0x8b);
+	if (off >= -128 && off < 128) {
+		put(e, 3, 0x44 | ((reg & 7) << 3), 0x24, (uint8_t)off);
+	} else {
+		put(e, 2, 0x84 | ((reg & 7) << 3), 0x24);
+		put32(e, off);
+	}
+}
+
+/* lea off(%rsp),%reg */
+static void lea_rsp(struct emit *e, int reg, int32_t off)
+{
+	put(e, 4, 0x48 | (reg >= 8 ? 4 : 0), 0x8d, 0x84 | ((reg & 7) << 3), 0x24);
+	put32(e, off);
+}
+
+#define NSAVED (sizeof(saved) / sizeof(saved[0]))
+
+static bool callee_saved(int reg)
+{
+	return reg == RBX || reg == RBP || reg >= R12;
+}
+
+static bool must_save(const struct arch_site_plan *plan, int i)
+{
+	return saved[i].reg < R12 || (plan->mid_read >> (saved[i].off / 8) & 1);
+}
+
+static void emit_save(struct emit *e, const struct arch_site_plan *plan, uint64_t tramp_addr,
+		      uint64_t site)
+{
+	lea_rsp(e, RSP, -(RED_ZONE + FRAME));
+	mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, rax));
+	put(e, 4, 0x9f, 0x0f, 0x90, 0xc0); /* lahf; seto %al */
+	mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, flags));
+	for (size_t i = 0; i < NSAVED; i++)
+		if (must_save(plan, i))
+			mov_rsp(e, true, saved[i].reg, saved[i].off);
+	lea_rsp(e, RAX, RED_ZONE + FRAME);
+	mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, rsp));
+	put(e, 3, 0x48, 0x8d, 0x05); /* lea site(%rip),%rax */
+	put32(e, (int32_t)(site - (tramp_addr + e->len + 4)));
+	mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, pc));
+	put(e, 7, 0x48, 0x89, 0xe3, 0x48, 0x83, 0xe4, 0xf0); /* mov %rsp,%rbx; and $-16,%rsp */
+}
+
+static void emit_restore(struct emit *e)
+{
+	put(e, 3, 0x48, 0x89, 0xdc); /* mov %rbx,%rsp */
+	mov_rsp(e, false, RAX, offsetof(struct rt_regs_mid, flags));
+	put(e, 3, 0x04, 0x7f, 0x9e); /* add $0x7f,%al; sahf */
+	for (size_t i = 0; i < NSAVED; i++)
+		if (!callee_saved(saved[i].reg) || saved[i].reg == RBX)
+			mov_rsp(e, false, saved[i].reg, saved[i].off);
+	mov_rsp(e, false, RAX, offsetof(struct rt_regs_mid, rax));
+	lea_rsp(e, RSP, RED_ZONE + FRAME);
+}
+
+static size_t save_len(const struct arch_site_plan *plan)
+{
+	struct emit e = {0};
+	emit_save(&e, plan, 0, 0);
+	return e.len;
+}
+
+size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers)
+{
+	struct emit e = {0};
+	emit_restore(&e);
+	return save_len(plan) + (size_t)CALL_LEN * nhandlers + e.len;
+}
+
+size_t arch_trampoline_mid_max(int nhandlers)
+{
+	struct arch_site_plan all = {.mid = true, .mid_read = ~0u};
+	if (nhandlers < 0)
+		nhandlers = 0;
+	return x86_mid_head_len(&all, nhandlers) + X86_RELOC_CODE_MAX + 7 +
+	       8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
+}
+
+int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const uint64_t *handlers,
+		 int nhandlers, uint8_t *buf, size_t cap, size_t *len)
+{
+	struct x86_reloc r;
+	size_t head = x86_mid_head_len(plan, nhandlers), pool, total, slot;
+	int nfar = 0, rc;
+	size_t call0 = save_len(plan);
+
+	if (nhandlers < 0 || (nhandlers > 0 && !handlers))
+		return -EINVAL;
+	rc = x86_relocate(plan, tramp_addr + head, &r);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < nhandlers; i++)
+		if (!x86_rel32(tramp_addr + call0 + CALL_LEN * i + CALL_LEN, handlers[i], NULL))
+			nfar++;
+	pool = (head + r.len + 7) & ~(size_t)7;
+	total = pool + 8 * ((size_t)nfar + r.nlit);
+	if (total > cap)
+		return -ENOSPC;
+	memset(buf, 0xcc, total);
+
+	struct emit e = {buf, 0};
+	emit_save(&e, plan, tramp_addr, plan->site);
+	slot = pool;
+	for (int i = 0; i < nhandlers; i++) {
+		size_t at = e.len;
+		int32_t rel;
+		put(&e, 3, 0x48, 0x89, 0xdf); /* mov %rbx,%rdi */
+		if (x86_rel32(tramp_addr + at + CALL_LEN, handlers[i], &rel)) {
+			put(&e, 2, 0x90, 0xe8);
+			put32(&e, rel);
+		} else {
+			put(&e, 2, 0xff, 0x15); /* call *lit(%rip) */
+			memcpy(buf + slot, &handlers[i], 8);
+			put32(&e, (int32_t)(slot - (at + CALL_LEN)));
+			slot += 8;
+		}
+	}
+	emit_restore(&e);
+	if (e.len != head)
+		return -EINVAL; /* the layout above and x86_mid_head_len() disagree */
+	memcpy(buf + head, r.code, r.len);
+	for (int i = 0; i < r.nlit; i++, slot += 8) {
+		memcpy(buf + slot, &r.lit[i].value, 8);
+		x86_put32(buf + head + r.lit[i].disp_off,
+			  (int32_t)(slot - (head + r.lit[i].insn_end)));
+	}
+	*len = total;
+	return 0;
+}
+
+/* ---- planning --------------------------------------------------------- */
+
+static void mid_int3(struct arch_site_plan *plan, const struct x86_insn *first, const char *fmt,
+		     ...) __attribute__((format(printf, 3, 4)));
+
+static void mid_int3(struct arch_site_plan *plan, const struct x86_insn *first, const char *fmt,
+		     ...)
+{
+	va_list ap;
+
+	plan->kind = ARCH_PATCH_INT3;
+	plan->orig_len = first->len;
+	plan->ninsns = 1;
+	plan->insn_off[0] = 0;
+	memset(plan->orig + first->len, 0, sizeof(plan->orig) - first->len);
+	va_start(ap, fmt);
+	vsnprintf(plan->why, sizeof(plan->why), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The function is swept linearly from its start, which both proves the
+ * site is an instruction boundary and finds every direct branch.  The
+ * jmp is refused (int3 instead) when:
+ *   - the displaced bytes would run past the function's end;
+ *   - a displaced instruction cannot be relocated;
+ *   - a branch in the function lands strictly inside them;
+ *   - another probed site lies inside them (avoid[]);
+ *   - a displaced instruction follows one that never falls through (it
+ *     is reached only by a jump, perhaps an indirect one we cannot see);
+ *   - the function has an indirect jmp that is not a tail call through
+ *     memory (a switch's jump table may target any instruction, and a
+ *     table's entries are not visible to a linear sweep).
+ */
+int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uint64_t site,
+		       const uint64_t *avoid, int navoid, struct arch_site_plan *plan)
+{
+	struct x86_insn first, insn;
+	size_t soff = site - func_addr, off;
+	int rc;
+	bool indirect = false, boundary = false;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->site = site;
+	plan->mid = true;
+	plan->kind = ARCH_PATCH_JMP;
+	if (func_len && soff >= func_len)
+		return -EINVAL;
+	rc = x86_insn_decode(code + soff, (func_len ? func_len : ARCH_MAX_DISPLACED) - soff, site,
+			     &first);
+	if (rc < 0)
+		return -EINVAL;
+	memcpy(plan->orig, code + soff, first.len);
+	if (!func_len) {
+		mid_int3(plan, &first, "the size of the function around it is unknown");
+		return 0;
+	}
+	/* displaced instructions */
+	off = soff;
+	plan->ninsns = 0;
+	while (off - soff < JMP_LEN) {
+		if (off >= func_len || plan->ninsns == ARCH_MAX_INSNS) {
+			mid_int3(plan, &first, "too close to the end of the function for a jmp");
+			return 0;
+		}
+		rc = x86_insn_decode(code + off, func_len - off, func_addr + off, &insn);
+		if (rc < 0) {
+			mid_int3(plan, &first, "cannot decode func+0x%zx", off);
+			return 0;
+		}
+		if (insn.kind == X86_BAD) {
+			mid_int3(plan, &first, "%s at func+0x%zx cannot be relocated: %s",
+				 insn.mnemonic, off, insn.bad);
+			return 0;
+		}
+		if (plan->ninsns && insn.addr > site) {
+			for (int i = 0; i < navoid; i++)
+				if (avoid[i] == insn.addr) {
+					mid_int3(plan, &first,
+						 "another probed site at func+0x%zx follows closely",
+						 off);
+					return 0;
+				}
+		}
+		if (off + insn.len > func_len) {
+			mid_int3(plan, &first, "too close to the end of the function for a jmp");
+			return 0;
+		}
+		plan->insn_off[plan->ninsns++] = (uint8_t)(off - soff);
+		off += insn.len;
+		if (off - soff < JMP_LEN && insn.ends_flow) {
+			mid_int3(plan, &first,
+				 "func+0x%zx after it is reached only by a jump", off);
+			return 0;
+		}
+	}
+	plan->orig_len = (int)(off - soff);
+	memcpy(plan->orig, code + soff, plan->orig_len);
+	/* the whole function: boundaries and branch targets */
+	for (off = 0; off < func_len;) {
+		rc = x86_insn_decode(code + off, func_len - off, func_addr + off, &insn);
+		if (rc == -ENODATA)
+			break;
+		if (rc < 0) {
+			mid_int3(plan, &first,
+				 "cannot decode func+0x%zx, so a branch into the patched bytes "
+				 "cannot be ruled out", off);
+			return 0;
+		}
+		if (off == soff)
+			boundary = true;
+		if (insn.is_branch && insn.target > site && insn.target < site + plan->orig_len) {
+			mid_int3(plan, &first, "branch at func+0x%zx targets func+0x%llx, inside the "
+				 "%d patched bytes", off,
+				 (unsigned long long)(insn.target - func_addr), plan->orig_len);
+			return 0;
+		}
+		if (insn.indirect_jmp)
+			indirect = true;
+		off += insn.len;
+	}
+	if (!boundary)
+		return -EINVAL; /* the note does not point at an instruction */
+	if (indirect) {
+		mid_int3(plan, &first, "the function has an indirect jump (a jump table may "
+			 "target the patched bytes)");
+		return 0;
+	}
+	return 0;
+}

@@ -1,0 +1,193 @@
+/*
+ * ret.c - the attach side of return probes (session.c calls these).
+ *
+ * att_ret_plan() adds, when the script has return probes, ubt's own
+ * entry probe on glibc's _dl_find_object() (the unwinder's per-frame
+ * lookup; its handler rt_ret_unwind gives hijacked return slots back to
+ * the unwinder, see docs/ARCHITECTURE.md "Return probes").
+ * att_ret_install() maps the private shadow stacks in the target.
+ * att_ret_detach() puts the caller's return address back into every slot
+ * that still holds a trampoline's stub, so after detach no return address
+ * points into ubt's code.
+ */
+#include "attach.h"
+#include "attach/elfsym.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+bool att_ret_wanted(const struct att_session *s)
+{
+	for (int i = 0; i < s->nsites; i++)
+		if (s->sites[i].nrhandlers)
+			return true;
+	return false;
+}
+
+/* glibc exports _dl_find_object from libc.so.6 (a jump into ld.so) */
+static const struct proc_map *find_libc(const struct proc_map *maps, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const char *b = strrchr(maps[i].path, '/');
+		if (b && !strncmp(b + 1, "libc.so.", 8))
+			return &maps[i];
+	}
+	return NULL;
+}
+
+int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps)
+{
+	if (!att_ret_wanted(s))
+		return 0;
+	const struct proc_map *ld = find_libc(maps, nmaps);
+	struct elf_file f;
+	struct elf_symbol sym = {0};
+	uint64_t bias;
+	int ret = -ENOENT;
+	if (ld) {
+		char *path = xasprintf("/proc/%d/root%s", s->t.pid, ld->path);
+		ret = elf_file_open(&f, path);
+		free(path);
+		if (!ret) {
+			ret = elf_find_func(&f, "_dl_find_object", &sym);
+			if (!ret)
+				ret = proc_load_bias(maps, nmaps, &f, &bias);
+			elf_file_close(&f);
+		}
+	}
+	if (ret) {
+		fprintf(stderr, "WARNING: the target's libc has no _dl_find_object: C++ exceptions, "
+				"backtrace() and thread cancellation through functions with return "
+				"probes will not work\n");
+		free(sym.name);
+		return 0;
+	}
+	uint64_t addr = bias + sym.value;
+	size_t len = sym.size ? sym.size : ARCH_MAX_DISPLACED;
+	if (s->nsites == ATT_MAX_SITES) {
+		free(sym.name);
+		return 0;
+	}
+	uint8_t *code = xmalloc(len);
+	struct att_site *site = &s->sites[s->nsites]; /* in the shared session */
+	memset(site, 0, sizeof(*site));
+	site->func_addr = addr;
+	site->func_len = sym.size;
+	site->internal = "rt_ret_unwind";
+	site->island = -1;
+	ret = tracee_read(&s->t, addr, code, len);
+	if (!ret)
+		ret = arch_plan_site(code, sym.size, addr, addr, &site->plan);
+	free(code);
+	free(sym.name);
+	if (!ret && site->plan.kind != ARCH_PATCH_JMP)
+		ret = -ENOTSUP;
+	if (ret) {
+		fprintf(stderr, "WARNING: cannot probe _dl_find_object in libc (%s): C++ exceptions "
+				"through functions with return probes will not work\n",
+			strerror(-ret));
+		return 0;
+	}
+	site->nhandlers = 1;
+	s->nsites++;
+	return 0;
+}
+
+static size_t rets_size(const struct att_session *s)
+{
+	return ALIGN_UP((size_t)s->layout->nthreads * sizeof(struct rt_ret_stack), 4096);
+}
+
+int att_ret_install(struct att_session *s, struct rt_shm_header *h)
+{
+	int64_t r;
+	if (!att_ret_wanted(s))
+		return 0;
+	int ret = tracee_syscall(&s->t, SYS_mmap, 0, rets_size(s), PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0, &r);
+	if (!ret && r < 0 && r > -4096)
+		ret = (int)r;
+	if (ret) {
+		diag_sys(NULL, "pid %d: mapping shadow stacks: %s", s->t.pid, strerror(-ret));
+		return ret;
+	}
+	s->remote_rets = (uint64_t)r;
+	h->rets_addr = (uint64_t)r;
+	return 0;
+}
+
+static uint32_t hash_tp(uint64_t tp, uint32_t mask)
+{
+	return (uint32_t)((tp * 0x9e3779b97f4a7c15ull) >> 40) & mask;
+}
+
+/* Restores the hijacked return slots of one stopped thread. */
+static void restore_thread(struct att_session *s, const struct tracee_thread *th)
+{
+	uint32_t mask = s->layout->nthreads - 1, i = hash_tp(th->regs.fs_base, mask);
+	for (uint32_t n = 0; n <= mask; n++, i = (i + 1) & mask) {
+		uint64_t at = s->remote_rets + (uint64_t)i * sizeof(struct rt_ret_stack);
+		struct rt_ret_stack st;
+		if (tracee_read(&s->t, at, &st, offsetof(struct rt_ret_stack, e)))
+			return;
+		if (st.tp == 0)
+			return;
+		if (st.tp != th->regs.fs_base)
+			continue;
+		uint32_t top = st.top < RT_RET_DEPTH ? st.top : RT_RET_DEPTH;
+		if (top && tracee_read(&s->t, at + offsetof(struct rt_ret_stack, e), st.e,
+				       top * sizeof(st.e[0])))
+			return;
+		for (uint32_t k = 0; k < top; k++) {
+			const struct rt_ret_entry *e = &st.e[k];
+			uint64_t slot;
+			if ((e->sp & 1) || e->sp < th->regs.rsp)
+				continue;
+			if (!tracee_read(&s->t, e->sp, &slot, 8) && slot == e->stub)
+				tracee_write(&s->t, e->sp, &e->ret, 8);
+		}
+		return;
+	}
+}
+
+void att_ret_detach(struct att_session *s)
+{
+	if (!s->remote_rets)
+		return;
+	for (int i = 0; i < s->t.nthreads; i++)
+		restore_thread(s, &s->t.threads[i]);
+}
+
+void att_ret_unmap(struct att_session *s)
+{
+	int64_t r;
+	if (!s->remote_rets)
+		return;
+	tracee_syscall(&s->t, SYS_munmap, s->remote_rets, rets_size(s), 0, 0, 0, 0, &r);
+	s->remote_rets = 0;
+}
+
+void att_ret_report(const struct att_session *s, bool verbose)
+{
+	if (!s->local || !att_ret_wanted(s))
+		return;
+	const struct rt_shm_header *h = (const struct rt_shm_header *)att_data(s);
+	if (h->ret_skipped)
+		fprintf(stderr,
+			"WARNING: %llu calls ran without their return probe (nested deeper than %d "
+			"probed calls, or inside a signal handler interrupting one)\n",
+			(unsigned long long)h->ret_skipped, RT_RET_DEPTH);
+	if (h->ret_lost)
+		fprintf(stderr, "WARNING: %llu returns found no saved return address\n",
+			(unsigned long long)h->ret_lost);
+	if (verbose)
+		fprintf(stderr,
+			"ubt: return probes: %llu frames abandoned (longjmp, exceptions), %llu "
+			"return slots handed back to an unwinder\n",
+			(unsigned long long)h->ret_dropped, (unsigned long long)h->ret_restored);
+}

@@ -1,0 +1,40 @@
+/*
+ * forker.c - a target that forks while probed: the parent calls f N times,
+ * forks a child that calls f 3N times and exits, waits for it, then calls
+ * f N more times.  Both print checksums, so a test sees that both
+ * processes ran correctly; a tracer attached to the parent must count only
+ * the parent's 2N calls (the child is another process).
+ *
+ *   prog_forker_O2_pie N
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "progs.h"
+
+static long calls(long n)
+{
+	long sum = 0;
+	for (long i = 0; i < n; i++)
+		sum += f((int)i);
+	return sum;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 10;
+	long before = calls(n);
+	fflush(stdout);
+	pid_t child = fork();
+	if (child == 0) {
+		printf("child %ld\n", calls(3 * n));
+		fflush(stdout);
+		_exit(0);
+	}
+	int status = 0;
+	waitpid(child, &status, 0);
+	printf("parent %ld %ld child-status %d\n", before, calls(n), WEXITSTATUS(status));
+	return 0;
+}
