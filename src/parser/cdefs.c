@@ -46,6 +46,8 @@ struct cd {
 	uint64_t num;
 	struct src_loc loc;
 	bool failed;
+	int depth;         /* nested struct/union bodies and parentheses (bounded) */
+	bool quiet;        /* #define values: a non-constant is no error, just no constant */
 	const char *where; /* "x.h:" prefix for errors inside an included file */
 	struct src_loc at; /* the #include's location in that case */
 };
@@ -55,6 +57,8 @@ static void cd_error(struct cd *c, const char *fmt, const char *arg)
 	if (c->failed)
 		return;
 	c->failed = true;
+	if (c->quiet)
+		return;
 	if (c->where)
 		diag_error(c->diags, c->at, "%s%d: in C definition: %s%s", c->where, c->loc.line,
 			   fmt, arg ? arg : "");
@@ -182,17 +186,25 @@ static int64_t cd_primary(struct cd *c)
 		cd_next(c);
 		return v;
 	}
+	if (c->depth > 256) {
+		cd_error(c, "constant expression nested too deeply", NULL);
+		return 0;
+	}
 	if (accept(c, "(")) {
+		c->depth++;
 		int64_t v = cd_const_expr(c);
+		c->depth--;
 		expect(c, ")");
 		return v;
 	}
-	if (accept(c, "-"))
-		return -cd_primary(c);
-	if (accept(c, "~"))
-		return ~cd_primary(c);
-	if (accept(c, "+"))
-		return cd_primary(c);
+	if (is(c, "-") || is(c, "~") || is(c, "+")) {
+		char op = c->text[0];
+		cd_next(c);
+		c->depth++;
+		int64_t v = cd_primary(c);
+		c->depth--;
+		return op == '-' ? (int64_t)(0 - (uint64_t)v) : op == '~' ? ~v : v;
+	}
 	if (c->tok == CT_IDENT) {
 		for (int i = 0; i < c->prog->nconsts; i++)
 			if (!c->prog->consts[i].str && !strcmp(c->prog->consts[i].name, c->text)) {
@@ -316,6 +328,7 @@ static void add_typedef(struct ast_program *p, const char *n, struct ast_type t)
 }
 
 static bool cd_record_body(struct cd *c, struct ast_record *r);
+static bool cd_record_members(struct cd *c, struct ast_record *r);
 static void cd_enum_body(struct cd *c);
 
 static int type_align(const struct ast_type *t)
@@ -507,6 +520,17 @@ static bool cd_declarator(struct cd *c, struct ast_type base, struct ast_type *t
 
 /* record_body -> '{' (specifiers declarator [':' width] (',' ...)* ';')* '}' */
 static bool cd_record_body(struct cd *c, struct ast_record *r)
+{
+	if (++c->depth > 64) {
+		cd_error(c, "C definition nested too deeply", NULL);
+		return false;
+	}
+	bool ok = cd_record_members(c, r);
+	c->depth--;
+	return ok;
+}
+
+static bool cd_record_members(struct cd *c, struct ast_record *r)
 {
 	expect(c, "{");
 	int off = 0, align = 1, size = 0;
@@ -708,6 +732,7 @@ int cdefs_preproc(struct ast_program *p, const char *text, struct src_loc loc, s
 		/* function-like macros ("F(x)") are not constants: ignore them */
 		if (c.p < c.end && *c.p == '(')
 			return 0;
+		c.quiet = true;
 		cd_next(&c);
 		if (c.tok == CT_EOF)
 			return 0; /* include guard or flag */

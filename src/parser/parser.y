@@ -71,6 +71,15 @@ int ubt_yylex(UBT_YYSTYPE *yylval, UBT_YYLTYPE *yylloc, void *scanner);
 
 static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *ps,
 			const char *msg);
+/* An attach point starts at its first token, not where the empty rule
+ * that begins it sat (after a comment line, say). */
+#define AP_START(cur, text, tok)                \
+	do {                                    \
+		if (!*(text)) {                 \
+			(cur).line = (tok).line; \
+			(cur).col = (tok).col;   \
+		}                               \
+	} while (0)
 static struct ast_node *mk(struct parse_state *ps, enum ast_kind kind, struct src_loc loc);
 static struct ast_node *fin(struct parse_state *ps, struct ast_node *n);
 static struct ast_node *mk_binop(struct parse_state *ps, struct ast_node *l, int op,
@@ -216,7 +225,8 @@ probe:
 		}
 	|	attach_points END
 		{
-			diag_error(ps->diags, @$, "unexpected end of file, expected {");
+			if (!ps->eof_reported)
+				diag_error(ps->diags, @$, "unexpected end of file, expected {");
 			ast_free($1);
 			$$ = NULL;
 			YYERROR;
@@ -235,16 +245,16 @@ attach_point:
 /* The attach text is glued back together from tokens, as bpftrace does:
  * "uprobe:./t:f" arrives as IDENT PATH PATH, "/bin/a+b" as PATH "+" IDENT. */
 attach_point_def:
-		attach_point_def ident      { $$ = cat($1, $2); free($2); }
-	|	attach_point_def STRING     { $$ = cat(cat(cat($1, "\""), $2.p), "\""); free($2.p); }
-	|	attach_point_def PATH       { $$ = cat($1, $2); free($2); }
-	|	attach_point_def INT        { char b[24]; snprintf(b, sizeof(b), "%llu", (unsigned long long)$2); $$ = cat($1, b); }
-	|	attach_point_def ":"        { $$ = cat($1, ":"); }
-	|	attach_point_def "."        { $$ = cat($1, "."); }
-	|	attach_point_def "+"        { $$ = cat($1, "+"); }
-	|	attach_point_def "*"        { $$ = cat($1, "*"); }
-	|	attach_point_def "["        { $$ = cat($1, "["); }
-	|	attach_point_def "]"        { $$ = cat($1, "]"); }
+		attach_point_def ident      { AP_START(@$, $1, @2); $$ = cat($1, $2); free($2); }
+	|	attach_point_def STRING     { AP_START(@$, $1, @2); $$ = cat(cat(cat($1, "\""), $2.p), "\""); free($2.p); }
+	|	attach_point_def PATH       { AP_START(@$, $1, @2); $$ = cat($1, $2); free($2); }
+	|	attach_point_def INT        { AP_START(@$, $1, @2); char b[24]; snprintf(b, sizeof(b), "%llu", (unsigned long long)$2); $$ = cat($1, b); }
+	|	attach_point_def ":"        { AP_START(@$, $1, @2); $$ = cat($1, ":"); }
+	|	attach_point_def "."        { AP_START(@$, $1, @2); $$ = cat($1, "."); }
+	|	attach_point_def "+"        { AP_START(@$, $1, @2); $$ = cat($1, "+"); }
+	|	attach_point_def "*"        { AP_START(@$, $1, @2); $$ = cat($1, "*"); }
+	|	attach_point_def "["        { AP_START(@$, $1, @2); $$ = cat($1, "["); }
+	|	attach_point_def "]"        { AP_START(@$, $1, @2); $$ = cat($1, "]"); }
 	|	%empty                      { $$ = xstrdup(""); }
 	;
 
@@ -384,8 +394,8 @@ let_stmt:
 cast_type:
 		IDENT                 { $$ = mk_named(ps, AST_TYPE, $1, @$); }
 	|	IDENT stars           { $$ = mk_named(ps, AST_TYPE, $1, @$); $$->uval = $2; }
-	|	type_word IDENT       { $$ = mk_named(ps, AST_TYPE, cat(cat($1, " "), $2), @$); free($2); }
-	|	type_word IDENT stars { $$ = mk_named(ps, AST_TYPE, cat(cat($1, " "), $2), @$); free($2); $$->uval = $3; }
+	|	type_word ident       { $$ = mk_named(ps, AST_TYPE, cat(cat($1, " "), $2), @$); free($2); }
+	|	type_word ident stars { $$ = mk_named(ps, AST_TYPE, cat(cat($1, " "), $2), @$); free($2); $$->uval = $3; }
 	;
 
 stars:
@@ -527,7 +537,7 @@ postfix_expr:
 			$$->lhs = $3;
 			$$ = fin(ps, $$);
 		}
-	|	SIZEOF "(" type_word IDENT ")"
+	|	SIZEOF "(" type_word ident ")"
 		{
 			$$ = mk(ps, AST_SIZEOF, @$);
 			$$->tyn = mk_named(ps, AST_TYPE, cat(cat($3, " "), $4), span(@3, @4));
@@ -667,9 +677,9 @@ cast_expr:
 			t->uval = $3;
 			$$ = mk_cast(ps, t, $5, @$);
 		}
-	|	"(" type_word IDENT ")" cast_expr
+	|	"(" type_word ident ")" cast_expr
 		{ $$ = mk_cast(ps, mk_named(ps, AST_TYPE, cat(cat($2, " "), $3), span(@2, @3)), $5, @$); free($3); }
-	|	"(" type_word IDENT stars ")" cast_expr
+	|	"(" type_word ident stars ")" cast_expr
 		{
 			struct ast_node *t = mk_named(ps, AST_TYPE, cat(cat($2, " "), $3), span(@2, @4));
 			t->uval = $4;
@@ -949,6 +959,8 @@ static void symbol_text(struct buf *b, yysymbol_kind_t sym)
 static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, struct parse_state *ps)
 {
 	(void)scanner;
+	if (ps->eof_reported)
+		return 0;
 	struct buf b = { 0 };
 	buf_printf(&b, "syntax error");
 	yysymbol_kind_t tok = yypcontext_token(ctx);

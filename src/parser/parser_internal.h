@@ -25,6 +25,7 @@ struct parse_state {
 	struct ast_program *prog;   /* preamble collected while parsing */
 	const char *filename;       /* for #include "x.h" relative to the script */
 	int include_depth;
+	bool eof_reported;          /* the scanner already said why the script ended early */
 };
 
 /* cdefs.c: the C preamble (struct/union/enum/typedef, #define, #include) */

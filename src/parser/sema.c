@@ -41,7 +41,8 @@ const char *sema_type_name(const struct ast_type *t, char *buf, size_t len)
 		return "sum";
 	case TY_PTR: {
 		char inner[256];
-		snprintf(buf, len, "%s *", sema_type_name(t->elem, inner, sizeof(inner)));
+		snprintf(buf, len, "%s *", t->elem->kind == TY_NONE ? "void"
+					   : sema_type_name(t->elem, inner, sizeof(inner)));
 		return buf;
 	}
 	case TY_ARRAY: {

@@ -52,7 +52,13 @@ bool sema_resolve_type(struct sema *s, struct ast_node *tyn, struct ast_type *ou
 	struct ast_type t = { 0 };
 	const char *name = tyn->str;
 	bool found = true;
-	if (!strcmp(name, "string")) {
+	if (!strcmp(name, "void")) {
+		if (!tyn->uval) {
+			diag_error(s->diags, tyn->loc, "void is only valid behind a pointer ('void *')");
+			return false;
+		}
+		t = (struct ast_type){ .kind = TY_NONE };
+	} else if (!strcmp(name, "string")) {
 		t = ty_str(tyn->slen ? (int)tyn->slen : 64);
 	} else if (bpftrace_int(name, &t)) {
 		/* found */
