@@ -66,7 +66,7 @@ enum ast_kind {
 	AST_POSPARAM,    /* `$N`: uval = N, str = "$N"; sema types it int64 if the
 	                  * parameter is a number, else string (see sema_params) */
 	AST_PARAMCOUNT,  /* `$#`: number of positional parameters, int64 */
-	AST_SIZEOF,      /* `sizeof(type)` (tyn) or `sizeof(expr)` (lhs); uint64, value in uval */
+	AST_SIZEOF,      /* `sizeof(type)` (tyn) or `sizeof(expr)` (lhs); uint64, value in cval */
 	AST_TYPE,        /* a type as written: str = "uint32", "struct x", "string", ...;
 	                  * uval = pointer depth ("struct x **" -> 2), slen = array/string
 	                  * size in brackets or 0; type = resolved by sema */
@@ -235,6 +235,11 @@ struct ast_node {
 	struct sema_var *var; /* AST_VAR: the variable this names */
 	int builtin_arg;      /* AST_BUILTIN argN: N */
 	const struct ast_member *field; /* AST_FIELD: the member read */
+	/* sema: a value known before code generation -- AST_POSPARAM (numeric),
+	 * AST_PARAMCOUNT, AST_SIZEOF, AST_IDENT naming a constant (cstr set for
+	 * a string #define, else cval) */
+	uint64_t cval;
+	const char *cstr;
 	/* AST_ASSIGN with a compound op (`@x += 2`): type of `lhs op rhs`, which
 	 * bpftrace types and prints as a binop node of its own. */
 	struct ast_type optype;

@@ -499,6 +499,7 @@ void sema_expr(struct sema *s, struct ast_node *n, enum call_use use,
 		break;
 	case AST_PARAMCOUNT:
 		n->type = ty_int64;
+		n->cval = (uint64_t)s->prog->nparams;
 		break;
 	case AST_SIZEOF:
 		sema_sizeof(s, n);

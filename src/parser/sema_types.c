@@ -331,11 +331,15 @@ void sema_posparam(struct sema *s, struct ast_node *n)
 		diag_error(s->diags, n->loc, "$0 is not a positional parameter (they start at $1)");
 		return;
 	}
+	n->cval = 0;
 	if (i > (uint64_t)s->prog->nparams)
 		return; /* missing: 0, or "" in str() */
 	const char *v = s->prog->params[i - 1];
-	if (is_number(v))
+	n->cstr = v;
+	if (is_number(v)) {
+		n->cval = *v == '-' ? (uint64_t)strtoll(v, NULL, 0) : strtoull(v, NULL, 0);
 		return;
+	}
 	if (s->func && !strcmp(s->func, "str")) {
 		n->type = ty_str((int)strlen(v) + 1);
 		return;
@@ -354,8 +358,10 @@ void sema_ident(struct sema *s, struct ast_node *n)
 		if (c->str) {
 			n->type = ty_str((int)strlen(c->str) + 1);
 			n->type.as = AS_KERNEL;
+			n->cstr = c->str;
 		} else {
 			n->type = ty_int64;
+			n->cval = (uint64_t)c->value;
 		}
 		return;
 	}
@@ -390,5 +396,5 @@ void sema_sizeof(struct sema *s, struct ast_node *n)
 		sema_expr(s, n->lhs, USE_NONE, NULL);
 		t = n->lhs->type;
 	}
-	n->uval = (uint64_t)t.size;
+	n->cval = (uint64_t)t.size;
 }
