@@ -39,6 +39,8 @@ struct options {
 	bool json;            /* -f json */
 	const char *out_file; /* -o */
 	int buffering;        /* -B: _IONBF, _IOLBF, _IOFBF; -1 = default */
+	char **params;    /* words after the script: positional parameters $1.. */
+	int nparams;
 };
 
 static volatile sig_atomic_t stop_requested, print_requested;
@@ -56,7 +58,7 @@ static void usage(FILE *f)
 	fputs("USAGE:\n"
 	      "    ubt [options] filename\n"
 	      "    ubt [options] - <stdin input>\n"
-	      "    ubt [options] -e 'program'\n"
+	      "    ubt [options] -e 'program' [ARG ...]   (ARGs are $1, $2, ...; $# counts them)\n"
 	      "\n"
 	      "OPTIONS:\n"
 	      "    -e 'program'   execute this program\n"
@@ -145,6 +147,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		usage(stderr);
 		return -1;
 	}
+	/* bpftrace: the remaining words are the positional parameters */
+	o->params = argv + optind;
+	o->nparams = argc - optind;
 	if (o->pid && o->cmd) {
 		diag_sys(NULL, "-p and -c cannot be used together");
 		return -1;
@@ -362,6 +367,10 @@ int main(int argc, char **argv)
 		diag_print(&d, stderr);
 		goto out;
 	}
+	prog->prog->nparams = o.nparams;
+	prog->prog->params = xcalloc(o.nparams ? o.nparams : 1, sizeof(char *));
+	for (int i = 0; i < o.nparams; i++)
+		prog->prog->params[i] = xstrdup(o.params[i]);
 	if (o.dump && !strcmp(o.dump, "ast"))
 		ast_dump(prog, false, stdout);
 	if (sema_check(prog, &d, &info)) {

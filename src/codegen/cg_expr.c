@@ -8,6 +8,12 @@
  * size.  Semantics follow bpftrace where it is sane and C otherwise:
  * division by zero gives 0 (as in BPF) and never traps the target, signed
  * division of INT64_MIN by -1 wraps, shift counts are taken modulo 64.
+ *
+ * Loops: `while` runs at most AST_LOOP_MAX iterations per probe hit and a
+ * range loop at most as many, so probe code can never hang its target;
+ * `unroll(N)` emits its body N times.  Reads of target memory (`*p`,
+ * `p->f`, `a[i]`) and tuple values are refused here for now with a clear
+ * message: they need the fault-tolerant read of DESIGN.md decision 7.
  */
 #include "cg_internal.h"
 #include "util/util.h"
@@ -195,11 +201,55 @@ static LLVMValueRef incdec(struct cg *c, const struct ast_node *n)
 	return LLVMBuildLoad2(c->b, c->i64, res, "");
 }
 
+/* (type)e for integers and pointers: truncate to the target's size, then
+ * extend back to 64 bits by the target's sign. */
+static LLVMValueRef cast(struct cg *c, const struct ast_node *n)
+{
+	LLVMValueRef v = cg_expr(c, n->lhs);
+	const struct ast_type *t = &n->type;
+	if (t->kind != TY_INT) {
+		if (t->kind != TY_PTR)
+			cg_fail(c, n, "casts to records are not supported by the code generator yet");
+		return v;
+	}
+	if (t->size >= 8)
+		return v;
+	LLVMTypeRef nt = LLVMIntTypeInContext(c->ctx, (unsigned)t->size * 8);
+	LLVMValueRef tr = LLVMBuildTrunc(c->b, v, nt, "");
+	return t->is_signed ? LLVMBuildSExt(c->b, tr, c->i64, "") : LLVMBuildZExt(c->b, tr, c->i64, "");
+}
+
+static LLVMValueRef const_str(struct cg *c, const char *s, int size)
+{
+	struct ast_node tmp = { .kind = AST_STR, .str = (char *)s, .slen = strlen(s) };
+	tmp.type.size = size;
+	return str_literal(c, &tmp);
+}
+
 LLVMValueRef cg_expr(struct cg *c, const struct ast_node *n)
 {
 	switch (n->kind) {
 	case AST_INT:
 		return cg_const(c, n->uval);
+	case AST_POSPARAM:
+		if (n->type.kind == TY_STR)
+			return const_str(c, n->cstr ? n->cstr : "", n->type.size);
+		return cg_const(c, n->cval);
+	case AST_PARAMCOUNT:
+	case AST_SIZEOF:
+		return cg_const(c, n->cval);
+	case AST_IDENT:
+		if (n->cstr)
+			return const_str(c, n->cstr, n->type.size);
+		return cg_const(c, n->cval);
+	case AST_CAST:
+		return cast(c, n);
+	case AST_FIELD:
+	case AST_INDEX:
+	case AST_TUPLE:
+	case AST_TUPLE_INDEX:
+		cg_fail(c, n, "reading target memory and tuple values are not supported by the code generator yet");
+		return cg_const(c, 0);
 	case AST_STR:
 		return str_literal(c, n);
 	case AST_BUILTIN:
@@ -219,6 +269,10 @@ LLVMValueRef cg_expr(struct cg *c, const struct ast_node *n)
 	case AST_BINOP:
 		return binop(c, n);
 	case AST_UNOP: {
+		if (n->op == '*') {
+			cg_fail(c, n, "reading target memory is not supported by the code generator yet");
+			return cg_const(c, 0);
+		}
 		LLVMValueRef v = cg_expr(c, n->lhs);
 		if (n->op == '-')
 			return LLVMBuildNeg(c->b, v, "");
@@ -299,11 +353,147 @@ static void if_stmt(struct cg *c, const struct ast_node *n)
 	LLVMPositionBuilderAtEnd(c->b, d);
 }
 
+/* After break/continue/return: code that follows goes to a fresh block
+ * no branch reaches (LLVM removes it). */
+static void jump(struct cg *c, LLVMBasicBlockRef to)
+{
+	LLVMBuildBr(c->b, to);
+	LLVMPositionBuilderAtEnd(c->b, cg_new_bb(c, "dead"));
+}
+
+static void loop_body(struct cg *c, const struct ast_node *body, LLVMBasicBlockRef brk,
+		      LLVMBasicBlockRef cont)
+{
+	LLVMBasicBlockRef ob = c->loop_break, oc = c->loop_continue;
+	c->loop_break = brk;
+	c->loop_continue = cont;
+	cg_stmt(c, body);
+	c->loop_break = ob;
+	c->loop_continue = oc;
+}
+
+/*
+ * while (cond) body, at most AST_LOOP_MAX times:
+ *   cond: if (++iters > MAX || !cond) goto done;  body;  goto cond
+ */
+static void while_stmt(struct cg *c, const struct ast_node *n)
+{
+	LLVMValueRef iters = cg_alloca(c, c->i64, "iters");
+	LLVMBuildStore(c->b, cg_const(c, 0), iters);
+	LLVMBasicBlockRef cond = cg_new_bb(c, "while_cond"), test = cg_new_bb(c, "while_test"),
+			  body = cg_new_bb(c, "while_body"), done = cg_new_bb(c, "while_done");
+	LLVMBuildBr(c->b, cond);
+	LLVMPositionBuilderAtEnd(c->b, cond);
+	LLVMValueRef k = LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, iters, ""), cg_const(c, 1), "");
+	LLVMBuildStore(c->b, k, iters);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntUGT, k, cg_const(c, AST_LOOP_MAX), ""), done,
+			test);
+	LLVMPositionBuilderAtEnd(c->b, test);
+	LLVMValueRef v = LLVMBuildICmp(c->b, LLVMIntNE, cg_expr(c, n->cond), cg_const(c, 0), "");
+	LLVMBuildCondBr(c->b, v, body, done);
+	LLVMPositionBuilderAtEnd(c->b, body);
+	loop_body(c, n->body, done, cond);
+	LLVMBuildBr(c->b, cond);
+	LLVMPositionBuilderAtEnd(c->b, done);
+}
+
+/* for ($i : a..b) body: $i = a; while ($i < b) { body; $i++ }, bounded */
+static void for_range(struct cg *c, const struct ast_node *n)
+{
+	LLVMValueRef iv = cg_var_ptr(c, n->lhs);
+	if (!iv) {
+		cg_fail(c, n, "internal: unknown loop variable");
+		return;
+	}
+	LLVMValueRef end = cg_alloca(c, c->i64, "range_end"), iters = cg_alloca(c, c->i64, "iters");
+	LLVMBuildStore(c->b, cg_expr(c, n->kids[0]), iv);
+	LLVMBuildStore(c->b, cg_expr(c, n->kids[1]), end);
+	LLVMBuildStore(c->b, cg_const(c, 0), iters);
+	LLVMBasicBlockRef cond = cg_new_bb(c, "for_cond"), body = cg_new_bb(c, "for_body"),
+			  step = cg_new_bb(c, "for_step"), done = cg_new_bb(c, "for_done");
+	LLVMBuildBr(c->b, cond);
+	LLVMPositionBuilderAtEnd(c->b, cond);
+	LLVMValueRef k = LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, iters, ""), cg_const(c, 1), "");
+	LLVMBuildStore(c->b, k, iters);
+	LLVMValueRef in = LLVMBuildICmp(c->b, LLVMIntSLT, LLVMBuildLoad2(c->b, c->i64, iv, ""),
+					LLVMBuildLoad2(c->b, c->i64, end, ""), "");
+	LLVMValueRef ok = LLVMBuildICmp(c->b, LLVMIntULE, k, cg_const(c, AST_LOOP_MAX), "");
+	LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, in, ok, ""), body, done);
+	LLVMPositionBuilderAtEnd(c->b, body);
+	loop_body(c, n->body, done, step);
+	LLVMBuildBr(c->b, step);
+	LLVMPositionBuilderAtEnd(c->b, step);
+	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, iv, ""), cg_const(c, 1), ""),
+		       iv);
+	LLVMBuildBr(c->b, cond);
+	LLVMPositionBuilderAtEnd(c->b, done);
+}
+
+/* let $x [: type] [= e]: (re)initialised each time it runs */
+static void let_stmt(struct cg *c, const struct ast_node *n)
+{
+	LLVMValueRef p = cg_var_ptr(c, n->lhs);
+	if (!p) {
+		cg_fail(c, n, "internal: unknown variable");
+		return;
+	}
+	const struct ast_type *t = &n->lhs->type;
+	if (t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_PTR) {
+		cg_fail(c, n, "variables of this type are not supported by the code generator yet");
+		return;
+	}
+	if (t->kind == TY_STR)
+		LLVMBuildMemSet(c->b, p, LLVMConstInt(c->i8, 0, 0), cg_const(c, t->size), 1);
+	else
+		LLVMBuildStore(c->b, cg_const(c, 0), p);
+	if (!n->rhs)
+		return;
+	LLVMValueRef v = cg_expr(c, n->rhs);
+	if (t->kind == TY_STR) {
+		uint64_t len = n->rhs->type.size < t->size ? n->rhs->type.size : t->size;
+		cg_copy_str(c, p, v, len);
+		return;
+	}
+	if (t->kind == TY_INT && t->size < 8) {
+		LLVMTypeRef nt = LLVMIntTypeInContext(c->ctx, (unsigned)t->size * 8);
+		LLVMValueRef tr = LLVMBuildTrunc(c->b, v, nt, "");
+		v = t->is_signed ? LLVMBuildSExt(c->b, tr, c->i64, "") : LLVMBuildZExt(c->b, tr, c->i64, "");
+	}
+	LLVMBuildStore(c->b, v, p);
+}
+
 void cg_stmt(struct cg *c, const struct ast_node *n)
 {
 	if (!n)
 		return;
 	switch (n->kind) {
+	case AST_WHILE:
+		while_stmt(c, n);
+		break;
+	case AST_UNROLL:
+		for (uint64_t i = 0; i < n->uval; i++)
+			cg_stmt(c, n->body);
+		break;
+	case AST_FOR_RANGE:
+		for_range(c, n);
+		break;
+	case AST_FOR_MAP:
+		cg_fail(c, n, "for loops over maps are not supported by the code generator yet");
+		break;
+	case AST_BREAK:
+	case AST_CONTINUE:
+		if (!c->loop_break) {
+			cg_fail(c, n, "internal: break/continue outside a loop");
+			break;
+		}
+		jump(c, n->kind == AST_BREAK ? c->loop_break : c->loop_continue);
+		break;
+	case AST_RETURN:
+		jump(c, c->exit_bb);
+		break;
+	case AST_LET:
+		let_stmt(c, n);
+		break;
 	case AST_BLOCK:
 		for (int i = 0; i < n->nkids; i++)
 			cg_stmt(c, n->kids[i]);

@@ -25,6 +25,7 @@ struct cg {
 	LLVMValueRef regs;   /* struct rt_regs * */
 	LLVMValueRef thread; /* struct rt_thread *, or NULL when the probe needs none */
 	LLVMBasicBlockRef exit_bb;
+	LLVMBasicBlockRef loop_break, loop_continue; /* innermost loop (cg_expr.c) */
 	LLVMValueRef *vars; /* alloca per sema_var, indexed like sema_info.vars */
 	const struct ast_node *probe;
 	const struct cg_usdt_spec *usdt_spec; /* usdt variant being generated, or NULL */

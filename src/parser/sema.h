@@ -29,6 +29,10 @@ struct sema_var {
 	char *name;
 	struct ast_type type;
 	struct ast_node *probe; /* the AST_PROBE it belongs to */
+	/* the block it is visible in: NULL for variables created by a plain
+	 * assignment (probe-wide, as in bpftrace 0.17); `let` and loop
+	 * variables belong to their block (the loop body) */
+	const struct ast_node *scope;
 };
 
 /* printf formats are checked here and kept for the output stage. */

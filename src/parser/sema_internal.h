@@ -19,6 +19,10 @@ struct sema {
 	struct ast_node *probe;   /* probe being checked */
 	const char *func;         /* call whose arguments are being checked */
 	int func_arg;             /* index of that argument */
+	struct ast_program *prog; /* preamble, params, type arena */
+	const struct ast_node *scopes[AST_MAX_DEPTH + 1]; /* open blocks, outermost first */
+	int nscopes;
+	int loop_depth;           /* enclosing while/for loops (break, continue) */
 };
 
 /* What an AST_CALL is the value of: bpftrace's call.map / .var / .key_for_map. */
@@ -56,5 +60,17 @@ bool sema_sym_builtin(struct sema *s, struct ast_node *n);
 bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
 		   const struct ast_node *user);
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use, const struct ast_node *user);
+
+/* sema_types.c: casts, fields, indexes, tuples, constants, params, sizeof */
+bool sema_resolve_type(struct sema *s, struct ast_node *tyn, struct ast_type *out);
+void sema_cast(struct sema *s, struct ast_node *n);
+void sema_field(struct sema *s, struct ast_node *n);
+void sema_index(struct sema *s, struct ast_node *n);
+void sema_deref(struct sema *s, struct ast_node *n);
+void sema_tuple(struct sema *s, struct ast_node *n);
+void sema_tuple_index(struct sema *s, struct ast_node *n);
+void sema_posparam(struct sema *s, struct ast_node *n);
+void sema_ident(struct sema *s, struct ast_node *n);
+void sema_sizeof(struct sema *s, struct ast_node *n);
 
 #endif
