@@ -6,16 +6,17 @@
  * Calls probe_me(i, p, s, n) ITERS times with pointers a script may read:
  * p and s cycle through NULL, 1, an unmapped page, a string that runs into
  * an unmapped page, a string that ends just before one, a mapped page never
- * touched, and a good string ("unmapped" pages are PROT_NONE mappings, so
- * nothing else is mapped there later); n is a two-node list whose second node's next
- * is NULL.  Prints "ready" first and "done" at the end.
+ * touched, a good string, and this program's file mapped and never touched
+ * ("unmapped" pages are PROT_NONE mappings, so nothing else is mapped there
+ * later); n is a two-node list whose second node's next is NULL.  Prints
+ * "ready" first and "done" at the end.
  *
  * MODE before: installs its own SIGSEGV handler before printing "ready";
  * MODE after: installs it when SIGUSR1 arrives (after ubt attached).
  * With a handler, every 10th iteration the program faults on purpose on an
- * unmapped page and recovers with siglongjmp; at the end it prints
- * "own faults N" and, for any fault at another address (a probe's fault
- * leaking to it), "foreign fault".
+ * unmapped page and recovers with siglongjmp; at the end (or on SIGTERM) it
+ * prints "own faults 1, foreign N": 1 when it received its own faults, N
+ * the faults at any other address (a probe's fault leaking to it).
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -32,7 +33,7 @@ struct node {
 };
 
 static sigjmp_buf env;
-static volatile sig_atomic_t want_handler, have_handler;
+static volatile sig_atomic_t want_handler, have_handler, stop;
 static volatile void *own_addr;
 static int own_faults, foreign;
 
@@ -53,6 +54,11 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 static void on_usr1(int sig)
 {
 	want_handler = 1;
+}
+
+static void on_term(int sig)
+{
+	stop = 1;
 }
 
 static void install(void)
@@ -87,17 +93,21 @@ int main(int argc, char **argv)
 	char *edge = two_pages(pg); /* "edge" ending right before the unmapped page */
 	strcpy(edge + pg - 5, "edge");
 	char *fresh = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* this program's own file, mapped and never touched: "\177ELF\2..." */
+	FILE *self = fopen("/proc/self/exe", "r");
+	char *file = mmap(NULL, pg, PROT_READ, MAP_PRIVATE, fileno(self), 0);
 	struct node n2 = {2, NULL, "two"}, n1 = {1, &n2, "one"};
-	const char *ptrs[] = {NULL, (char *)1, gone, runs + pg - 8, edge + pg - 5, fresh, "good"};
+	const char *ptrs[] = {NULL, (char *)1, gone, runs + pg - 8, edge + pg - 5, fresh, "good", file + 1};
 	int np = sizeof(ptrs) / sizeof(ptrs[0]);
 
 	if (!strcmp(mode, "before"))
 		install();
 	if (!strcmp(mode, "after"))
 		signal(SIGUSR1, on_usr1);
+	signal(SIGTERM, on_term);
 	printf("ready\n");
 	fflush(stdout);
-	for (long i = 0; i < iters; i++) {
+	for (long i = 0; i < iters && !stop; i++) {
 		if (want_handler && !have_handler) {
 			install();
 			printf("handler installed\n");
@@ -115,9 +125,7 @@ int main(int argc, char **argv)
 			usleep(delay);
 	}
 	if (have_handler)
-		printf("own faults %d\n", own_faults);
-	if (foreign)
-		printf("foreign fault\n");
+		printf("own faults %d, foreign %d\n", own_faults ? 1 : 0, foreign);
 	printf("done\n");
 	return 0;
 }
