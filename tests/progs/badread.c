@@ -13,6 +13,7 @@
  *
  * MODE before: installs its own SIGSEGV handler before printing "ready";
  * MODE after: installs it when SIGUSR1 arrives (after ubt attached).
+ * MODE blocked: blocks every signal (SIGSEGV included) before the loop.
  * With a handler, every 10th iteration the program faults on purpose on an
  * unmapped page and recovers with siglongjmp; at the end (or on SIGTERM) it
  * prints "own faults 1, foreign N": 1 when it received its own faults, N
@@ -104,6 +105,11 @@ int main(int argc, char **argv)
 		install();
 	if (!strcmp(mode, "after"))
 		signal(SIGUSR1, on_usr1);
+	if (!strcmp(mode, "blocked")) {
+		sigset_t all;
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+	}
 	signal(SIGTERM, on_term);
 	printf("ready\n");
 	fflush(stdout);
