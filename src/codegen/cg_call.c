@@ -25,6 +25,8 @@ bool cg_needs_thread(const struct ast_node *n)
 	if (cg_is_call(n, "printf") || cg_is_call(n, "print") || cg_is_call(n, "clear") ||
 	    cg_is_call(n, "zero"))
 		return true;
+	if (cg_reads_target(n)) /* rt_read's per-thread state (cg_expr.c) */
+		return true;
 	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
 	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
 		if (cg_needs_thread(sub[i]))
@@ -437,14 +439,12 @@ static LLVMValueRef call_str(struct cg *c, const struct ast_node *n)
 		LLVMValueRef lt = LLVMBuildICmp(c->b, LLVMIntULT, want, len, "");
 		len = LLVMBuildSelect(c->b, lt, want, len, "");
 	}
-	LLVMValueRef pid = c->side == CG_SIDE_HOST
-				   ? LLVMConstInt(c->i32, (uint64_t)getpid(), 0)
-				   : LLVMBuildLoad2(c->b, c->i32,
-						    cg_shm_ptr(c, offsetof(struct rt_shm_header, pid)), "");
-	LLVMTypeRef fty, p[] = {c->ptr, c->i64, c->i32, c->i32};
-	LLVMValueRef f = rt_fn(c, "rt_read_str", c->void_t, p, 4, &fty);
+	/* fault-tolerant (runtime/rt_read.c); the thread slot says how to read */
+	LLVMValueRef th = c->thread ? c->thread : LLVMConstNull(c->ptr);
+	LLVMTypeRef fty, p[] = {c->ptr, c->ptr, c->i64, c->i64};
+	LLVMValueRef f = rt_fn(c, "rt_read_str", c->i64, p, 4, &fty);
 	LLVMBuildMemSet(c->b, buf, LLVMConstInt(c->i8, 0, 0), cg_const(c, size), 1);
-	LLVMValueRef args[] = {buf, src, LLVMBuildTrunc(c->b, len, c->i32, ""), pid};
+	LLVMValueRef args[] = {th, buf, src, len};
 	LLVMBuildCall2(c->b, fty, f, args, 4, "");
 	return buf;
 }

@@ -44,6 +44,9 @@ LLVMValueRef cg_alloca(struct cg *c, LLVMTypeRef t, const char *name);
 LLVMBasicBlockRef cg_new_bb(struct cg *c, const char *name);
 LLVMValueRef cg_bool64(struct cg *c, LLVMValueRef i1);
 LLVMValueRef cg_var_ptr(struct cg *c, const struct ast_node *n);
+bool cg_is_buffer(const struct ast_type *t);
+bool cg_reads_target(const struct ast_node *n);
+LLVMValueRef cg_read_target(struct cg *c, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef n);
 
 /* cg_call.c: builtins and calls */
 bool cg_is_call(const struct ast_node *n, const char *name);

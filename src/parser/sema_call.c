@@ -543,7 +543,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 		if (n->nkids < 1 || n->nkids > 2)
 			diag_error(s->diags, n->loc, "str() requires between 1 and 2 arguments (%d provided)",
 				   n->nkids);
-		else if (s->final && n->kids[0]->type.kind != TY_INT && n->kids[0]->type.kind != TY_STR)
+		else if (s->final && n->kids[0]->type.kind != TY_INT && n->kids[0]->type.kind != TY_STR &&
+			 n->kids[0]->type.kind != TY_PTR)
 			diag_error(s->diags, n->loc, "str() expects an integer or a pointer type as first argument (%s provided)",
 				   sema_kind_name(&n->kids[0]->type));
 		else if (s->final && n->nkids == 2 && n->kids[1]->type.kind != TY_INT)

@@ -108,6 +108,12 @@ struct rt_shm_header {
 	uint64_t start_ns;     /* CLOCK_BOOTTIME when ubt started: `elapsed` */
 	uint32_t cpid;         /* the -c child's pid, else 0: `cpid` */
 	uint32_t pad2;
+	/* fault-tolerant reads (rt_read.c); ubt writes the first three before arming */
+	uint64_t rd_min_addr;           /* vm.mmap_min_addr: nothing below can be mapped */
+	struct rt_sigaction_k old_segv; /* the application's SIGSEGV action, for chaining */
+	struct rt_sigaction_k old_bus;  /* the application's SIGBUS action */
+	volatile uint64_t read_faults;  /* reads of target memory that failed (-k) */
+	volatile uint64_t app_faults;   /* SIGSEGV/SIGBUS that were not ours, passed on */
 };
 
 /*
@@ -125,7 +131,8 @@ struct rt_thread {
 	volatile uint64_t ring_head; /* bytes ever produced */
 	volatile uint64_t lost;      /* events dropped because the ring was full */
 	uint64_t ring_resv;          /* producer's private head: reserved, not yet committed */
-	uint64_t pad0[3];
+	uint64_t rd_state; /* rt_read.c: (rd_gen << 1) | direct reads allowed, as last checked */
+	uint64_t pad0[2];
 	volatile uint64_t ring_tail; /* bytes ever consumed */
 	uint64_t pad1[7];
 };
@@ -254,6 +261,15 @@ struct rt_map {
 struct rt_priv {
 	uint32_t size;             /* sizeof(struct rt_priv) */
 	volatile uint32_t enabled; /* probes run only when non-zero */
+	uint32_t pid;              /* this process (ubt's own for BEGIN/END) */
+	/*
+	 * Fault-tolerant reads (rt_read.c): 0 = the runtime's SIGSEGV/SIGBUS
+	 * handler is not installed in this process, read with process_vm_readv;
+	 * else a generation, raised whenever signal actions or masks may have
+	 * changed (ubt's probes on sigaction/sigprocmask), which makes each
+	 * thread check again before reading directly.
+	 */
+	volatile uint32_t rd_gen;
 };
 
 /*
