@@ -52,6 +52,7 @@ uint32_t rt_rand(void) RT_API;
 void rt_comm(char *dst) RT_API;
 uint64_t rt_ids(uint32_t what) RT_API;
 void rt_read_str(char *dst, uint64_t src, uint32_t n, uint32_t pid) RT_API;
+uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n) RT_API;
 
 /* Compilers may emit calls to these for block copies. */
 void *memcpy(void *dst, const void *src, size_t n) RT_API;
