@@ -118,7 +118,8 @@ int out_drain(struct out *o)
 	for (uint32_t i = 0; i < l->nthreads; i++)
 		if (tab[i].tp && new_tail[i] > tab[i].ring_tail)
 			__atomic_store_n(&tab[i].ring_tail, new_tail[i], __ATOMIC_RELEASE);
-	qsort(ev, nev, sizeof(*ev), event_cmp);
+	if (nev)
+		qsort(ev, nev, sizeof(*ev), event_cmp);
 	for (size_t i = 0; i < nev; i++) {
 		print_event(o, ev[i].rec);
 		free(ev[i].rec);
