@@ -400,6 +400,10 @@ static void write_headers(struct att_session *s, const struct cg_layout *l,
 	att_clock_calibrate(h);
 	for (int i = 0; i < l->nmaps; i++)
 		memcpy(att_data(s) + l->maps[i].off, &l->maps[i].hdr, sizeof(struct rt_map));
+	if (l->stacks_off) { /* ustack's table; output/stack.c fills the rest of h->stk */
+		memcpy(att_data(s) + l->stacks_off, &l->stacks, sizeof(l->stacks));
+		h->stk.table_off = l->stacks_off;
+	}
 }
 
 /* ---- linking ---------------------------------------------------------- */

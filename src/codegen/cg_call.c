@@ -118,6 +118,8 @@ static LLVMValueRef builtin_call(struct cg *c, const char *name, LLVMTypeRef ret
 
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 {
+	if (cg_is_stack(n))
+		return cg_stack(c, n);
 	if (!strcmp(n->str, "nsecs"))
 		return builtin_nsecs(c);
 	if (!strcmp(n->str, "elapsed"))
@@ -453,6 +455,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 {
 	if (!strcmp(n->str, "str"))
 		return call_str(c, n);
+	if (cg_is_stack(n))
+		return cg_stack(c, n);
 	if (!strcmp(n->str, "printf"))
 		call_printf(c, n);
 	else if (!strcmp(n->str, "exit"))

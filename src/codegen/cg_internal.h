@@ -78,5 +78,8 @@ void cg_fail(struct cg *c, const struct ast_node *n, const char *what);
 /* cg_call.c, issue 7: func in a uprobe */
 bool cg_sym_is_entry(const struct cg *c);
 LLVMValueRef cg_sym_func(struct cg *c);
+/* cg_stack.c, issue 7: ustack */
+bool cg_is_stack(const struct ast_node *n);
+LLVMValueRef cg_stack(struct cg *c, const struct ast_node *n);
 
 #endif

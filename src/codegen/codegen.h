@@ -99,6 +99,8 @@ struct cg_layout {
 	uint64_t threads_off, rings_off;
 	struct cg_map_layout *maps; /* indexed by sema_map.id */
 	int nmaps;
+	uint64_t stacks_off;           /* ustack: struct rt_stack_table, 0 if none */
+	struct rt_stack_table stacks;  /* its header, written by attach */
 };
 
 struct cg_options {

@@ -65,6 +65,8 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 	n->type = ty_none;
 	if (sema_usdt_arg(s, n))
 		return;
+	if (sema_stack_call(s, n)) /* ustack */
+		return;
 	if (!strcmp(name, "pid") || !strcmp(name, "tid")) {
 		n->type = ty_uint64;
 		return;
@@ -303,7 +305,7 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 			diag_error(s->diags, n->loc, "printf: %%%.*s is not supported yet", (int)tl, tok);
 			return;
 		}
-		if (at->kind != want && !(at->kind == TY_USYM && want == TY_STR)) {
+		if (at->kind != want && !((at->kind == TY_USYM || at->kind == TY_USTACK) && want == TY_STR)) {
 			diag_error(s->diags, n->loc,
 				   "printf: %%%.*s specifier expects a value of type %s (%s supplied)",
 				   (int)tl, tok, want == TY_STR ? "string" : "integer", sema_kind_name(at));
@@ -503,6 +505,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 {
 	const char *saved_func = s->func;
 	int saved_arg = s->func_arg;
+	if (sema_stack_call(s, n)) /* ustack(mode, n): literal arguments */
+		return;
 	s->func = n->str;
 	for (int i = 0; i < n->nkids; i++) {
 		s->func_arg = i;
