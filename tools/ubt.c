@@ -41,6 +41,7 @@ struct options {
 	const char *out_file; /* -o */
 	int buffering;        /* -B: _IONBF, _IOLBF, _IOFBF; -1 = default */
 	char **params;    /* words after the script: positional parameters $1.. */
+	int helper_checks; /* -k: 1, -kk: 2 (bpftrace's helper error warnings) */
 	int nparams;
 };
 
@@ -72,6 +73,8 @@ static void usage(FILE *f)
 	      "    -B MODE        output buffering mode: none, line, full\n"
 	      "    -l [search]    list probes (uprobe, usdt; with -p those of the process)\n"
 	      "    --dry-run      check and compile the script, attach nothing\n"
+	      "    -k             warn per event when a map update fails (a full map)\n"
+	      "    -kk            also warn per event when a read of the target's memory fails\n"
 	      "    -v             verbose messages\n"
 	      "    -h, --help     show this help message\n"
 	      "    -V, --version  ubt version\n"
@@ -94,7 +97,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	};
 	int c;
 	o->buffering = -1;
-	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVlf:o:B:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVlf:o:B:k", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e': o->program = optarg; break;
 		case 'p': {
@@ -133,6 +136,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'd': o->dump = optarg; break;
 		case 'v': o->verbose = true; break;
+		case 'k': o->helper_checks++; break; /* -k, -kk */
 		case 'l': o->list = true; break;
 		case 1: o->dry_run = true; break;
 		case 'h': usage(stdout); exit(0);
@@ -400,6 +404,7 @@ int main(int argc, char **argv)
 	}
 	struct cg_options co;
 	set_cg_options(&co);
+	co.helper_checks = o.helper_checks;
 	cg_layout(&info, &co, &layout);
 	bool keep = o.dump && (!strcmp(o.dump, "ir") || !strcmp(o.dump, "asm"));
 	struct cg_facts tfacts, hfacts;
@@ -447,6 +452,7 @@ int main(int argc, char **argv)
 	struct out out;
 	out_init(&out, outf, &info, &layout, att_data(s));
 	out.json = o.json;
+	out.diags = &d; /* -k warnings quote the script */
 	set_builtin_facts(s, &o);
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
 	att_run_host(s, &hobj, "BEGIN");
@@ -475,6 +481,7 @@ int main(int argc, char **argv)
 	att_run_host(s, &hobj, "END");
 	out_drain(&out);
 	out_report_lost(&out);
+	out_report_map_drops(&out, stderr);
 	att_ret_report(s, o.verbose);
 	/* bpftrace prints these two lines on stdout even with -o */
 	fputs("\n\n", stdout);

@@ -447,7 +447,8 @@ static LLVMValueRef call_str(struct cg *c, const struct ast_node *n)
 	LLVMValueRef f = rt_fn(c, "rt_read_str", c->i64, p, 4, &fty);
 	LLVMBuildMemSet(c->b, buf, LLVMConstInt(c->i8, 0, 0), cg_const(c, size), 1);
 	LLVMValueRef args[] = {th, buf, src, len};
-	LLVMBuildCall2(c->b, fty, f, args, 4, "");
+	LLVMValueRef rd = LLVMBuildCall2(c->b, fty, f, args, 4, "");
+	cg_check_read(c, n, rd, a->type.as, true); /* -kk (cg_check.c) */
 	return buf;
 }
 

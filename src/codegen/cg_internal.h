@@ -81,5 +81,8 @@ LLVMValueRef cg_sym_func(struct cg *c);
 /* cg_stack.c, issue 7: ustack */
 bool cg_is_stack(const struct ast_node *n);
 LLVMValueRef cg_stack(struct cg *c, const struct ast_node *n);
+/* cg_check.c, issue 8: -kk warnings when a read of target memory fails */
+void cg_check_read(struct cg *c, const struct ast_node *n, LLVMValueRef ret,
+		   enum ast_addrspace as, bool str);
 
 #endif

@@ -115,6 +115,7 @@ void cg_layout(const struct sema_info *info, const struct cg_options *opt, struc
 {
 	memset(out, 0, sizeof(*out));
 	out->ncpu = opt->ncpu;
+	out->helper_checks = opt->helper_checks;
 	out->nthreads = pow2_at_least(opt->nthreads);
 	out->ring_size = pow2_at_least(opt->ring_size);
 	uint64_t off = CG_PAGE; /* struct rt_shm_header */

@@ -57,6 +57,10 @@ static void print_event(struct out *o, const uint8_t *rec)
 			out_map_op(o, &o->layout->maps[mo.map_id], mo.op);
 		return;
 	}
+	if (h->type == RT_EV_WARN) { /* -k, -kk (warn.c) */
+		out_print_warn(o, rec);
+		return;
+	}
 	if (h->type != RT_EV_PRINTF)
 		return;
 	uint32_t id;

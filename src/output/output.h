@@ -21,6 +21,7 @@ struct out {
 	uint8_t *data; /* the data part */
 	uint64_t lost_reported;
 	bool json; /* -f json: one JSON object per line */
+	const struct diags *diags; /* script name and text, for -k warnings (warn.c) */
 };
 
 void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct cg_layout *layout,
@@ -35,5 +36,9 @@ void out_print_maps(struct out *o);
 void out_print_map(struct out *o, const struct cg_map_layout *ml, uint64_t top, uint64_t div);
 /* clear(@m) / zero(@m) (enum rt_map_op). */
 void out_map_op(struct out *o, const struct cg_map_layout *ml, uint32_t op);
+/* warn.c: a -k/-kk warning record (RT_EV_WARN), as bpftrace prints it. */
+void out_print_warn(struct out *o, const uint8_t *rec);
+/* warn.c: "WARNING: map @m: N updates dropped: ..." for every map that dropped. */
+void out_report_map_drops(const struct out *o, FILE *f);
 
 #endif

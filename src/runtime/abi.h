@@ -243,6 +243,38 @@ enum rt_event_type {
 	RT_EV_EXIT = 2,   /* exit(): payload u64 exit code */
 	RT_EV_MAP = 3,    /* print/clear/zero of a map: struct rt_ev_map */
 	RT_EV_VALUE = 4,  /* print(value): u32 print id, u32 0, the value as for printf */
+	RT_EV_WARN = 6,   /* -k/-kk: a helper failed: struct rt_ev_warn */
+};
+
+/*
+ * RT_EV_WARN payload (only with -k / -kk, bpftrace's helper error checks):
+ * where in the script the failing operation is, what it was, and its error,
+ * so ubt prints bpftrace's per-event
+ *
+ *   stdin:1:26-32: WARNING: Failed to probe_read_str: Bad address (-14)
+ *
+ * with the source line and underline, in the thread's event order.  The
+ * location travels in the event, so no table has to be shared between the
+ * target's and the host's objects.  Written by rt_warn() (rt_warn.c).
+ *
+ *   0        4        8          12        16       20
+ *   +--------+--------+----------+---------+--------+--------+
+ *   | line   | col    | end_line | end_col | helper | err    |
+ *   +--------+--------+----------+---------+--------+--------+
+ */
+enum rt_warn_helper {
+	RT_WH_PROBE_READ = 1,          /* *p on an address without address space: probe_read */
+	RT_WH_PROBE_READ_STR = 2,      /* str(p), same: probe_read_str */
+	RT_WH_PROBE_READ_USER = 3,     /* *p, p->f, a[i] of user memory: probe_read_user */
+	RT_WH_PROBE_READ_USER_STR = 4, /* str(p) of user memory: probe_read_user_str */
+	RT_WH_MAP_UPDATE = 5,          /* a full map dropped an update: map_update_elem */
+	RT_WH_MAP_DELETE = 6,          /* delete() of a missing key: map_delete_elem */
+};
+
+struct rt_ev_warn {
+	uint32_t line, col, end_line, end_col; /* struct src_loc of the operation */
+	uint32_t helper;                       /* enum rt_warn_helper */
+	int32_t err;                           /* -errno, e.g. -14 (EFAULT) */
 };
 
 /*
