@@ -3,10 +3,11 @@
  *
  * Pipeline position: part of cg_compile(); called right after code that
  * bpftrace performs with a BPF helper whose failure it reports per event
- * under -k or -kk.  With -kk a failed read of target memory (rt_read,
- * rt_read_str) calls rt_warn() (runtime/rt_warn.c) with the script
- * location of the read; ubt prints, in the thread's event order, exactly
- * what bpftrace 0.17 prints:
+ * under -k or -kk.  With -k an update a full map dropped, and with -kk
+ * also a failed read of target memory (rt_read, rt_read_str), calls
+ * rt_warn() (runtime/rt_warn.c) with the script location of the
+ * operation; ubt prints, in the thread's event order, exactly what
+ * bpftrace 0.17 prints:
  *
  *   stdin:1:26-32: WARNING: Failed to probe_read_str: Bad address (-14)
  *   BEGIN { printf("%s\n", str(0)); }
@@ -61,4 +62,21 @@ void cg_check_read(struct cg *c, const struct ast_node *n, LLVMValueRef ret,
 	emit_warn(c, n, helper, ret);
 	LLVMBuildBr(c->b, cont);
 	LLVMPositionBuilderAtEnd(c->b, cont);
+}
+
+/*
+ * -k: an update that found no entry (the map is full, or its insert lock
+ * stayed busy) lands in `miss`; bpftrace reports map_update_elem failing
+ * with E2BIG there.  site: the aggregation call (`count()`) or the `=`.
+ * The probe may have no thread slot (it needs none for maps); rt_warn()
+ * then claims one for the event.
+ */
+void cg_check_map_update(struct cg *c, LLVMBasicBlockRef miss, const struct ast_node *site)
+{
+	if (c->layout->helper_checks < 1 || !miss)
+		return;
+	LLVMBasicBlockRef cur = LLVMGetInsertBlock(c->b);
+	LLVMPositionBuilderAtEnd(c->b, miss);
+	emit_warn(c, site, RT_WH_MAP_UPDATE, cg_const(c, (uint64_t)-7 /* -E2BIG */));
+	LLVMPositionBuilderAtEnd(c->b, cur);
 }

@@ -540,7 +540,7 @@ static void assign(struct cg *c, const struct ast_node *n)
 	const struct ast_node *t = n->lhs;
 	int op = compound_op(n->op);
 	if (t->kind == AST_MAP && !op) {
-		cg_map_assign(c, t, n->rhs);
+		cg_map_assign(c, t, n->rhs, n);
 		return;
 	}
 	if (t->kind == AST_MAP) {

@@ -65,7 +65,8 @@ LLVMValueRef cg_map_value_ptr(struct cg *c, const struct ast_node *n, LLVMValueR
 void cg_map_done(struct cg *c, LLVMBasicBlockRef miss);
 void cg_mark_written(struct cg *c, const struct ast_node *n);
 void cg_copy_str(struct cg *c, LLVMValueRef dst, LLVMValueRef src, uint64_t n);
-void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_node *rhs);
+void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_node *rhs,
+		   const struct ast_node *site);
 LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n);
 void cg_map_delete(struct cg *c, const struct ast_node *map);
@@ -84,5 +85,7 @@ LLVMValueRef cg_stack(struct cg *c, const struct ast_node *n);
 /* cg_check.c, issue 8: -kk warnings when a read of target memory fails */
 void cg_check_read(struct cg *c, const struct ast_node *n, LLVMValueRef ret,
 		   enum ast_addrspace as, bool str);
+/* cg_check.c: -k warning in a map update's miss block (a full map dropped it) */
+void cg_check_map_update(struct cg *c, LLVMBasicBlockRef miss, const struct ast_node *site);
 
 #endif

@@ -257,8 +257,10 @@ void cg_copy_str(struct cg *c, LLVMValueRef dst, LLVMValueRef src, uint64_t n)
 	LLVMBuildMemCpy(c->b, dst, 1, src, 1, cg_const(c, n));
 }
 
-/* @m[k] = rhs, for every map kind (aggregations included). */
-void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_node *rhs)
+/* @m[k] = rhs, for every map kind (aggregations included); site: the
+ * assignment, where -k reports an update a full map dropped. */
+void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_node *rhs,
+		   const struct ast_node *site)
 {
 	const struct cg_map_layout *ml = cg_map_of(c, map);
 	LLVMValueRef val = NULL;
@@ -315,6 +317,9 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
 		break;
 	}
 	cg_mark_written(c, map);
+	/* -k: bpftrace names the aggregation call, or the `=` (cg_check.c) */
+	bool agg = rhs->kind == AST_CALL && ml->hdr.kind != RT_MAP_INT && ml->hdr.kind != RT_MAP_STR;
+	cg_check_map_update(c, miss, agg ? rhs : site);
 	cg_map_done(c, miss);
 }
 

@@ -20,12 +20,20 @@
 void rt_warn(struct rt_thread *t, uint64_t where, uint64_t to, uint64_t what) RT_API;
 void rt_warn(struct rt_thread *t, uint64_t where, uint64_t to, uint64_t what)
 {
-	if (!t)
-		return;
+	struct rt_thread *own = 0;
+	if (!t) {
+		/* a probe that needs no thread slot otherwise (map updates only) */
+		own = t = rt_thread_enter();
+		if (!t)
+			return;
+	}
 	uint32_t len = sizeof(struct rt_event_hdr) + sizeof(struct rt_ev_warn);
 	struct rt_event_hdr *h = rt_ring_reserve(t, len);
-	if (!h)
+	if (!h) {
+		if (own)
+			rt_thread_exit(own);
 		return;
+	}
 	struct rt_ev_warn *w = (struct rt_ev_warn *)(h + 1);
 	w->line = (uint32_t)(where >> 32);
 	w->col = (uint32_t)where;
@@ -37,4 +45,6 @@ void rt_warn(struct rt_thread *t, uint64_t where, uint64_t to, uint64_t what)
 	h->type = RT_EV_WARN;
 	h->tsc = __builtin_ia32_rdtsc();
 	rt_ring_commit(t);
+	if (own)
+		rt_thread_exit(own);
 }
