@@ -104,9 +104,16 @@ PROBES = {
 }
 
 
-def attach(tracer, pid, binary, timeout, probe="uprobe"):
+def probe_script(probe, body):
+    """The script attached to f: a --probe entry, or `uprobe:{b}:f { BODY }`."""
+    if body:
+        return "uprobe:{b}:f { %s }" % body
+    return PROBES[probe][1]
+
+
+def attach(tracer, pid, binary, timeout, probe="uprobe", body=None):
     """Start `tracer -p pid` with the probe; wait until BEGIN ran."""
-    script = 'BEGIN { printf("live\\n"); } ' + PROBES[probe][1].replace("{b}", binary)
+    script = 'BEGIN { printf("live\\n"); } ' + probe_script(probe, body).replace("{b}", binary)
     p = subprocess.Popen([tracer, "-p", str(pid), "-e", script],
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -170,7 +177,7 @@ def measure(args, tracer_name, tracer, threads):
         want = len(probed) * calls
         if rc != 0:
             note = "%s exited %d" % (tracer_name, rc)
-        elif c is None and "@c = count()" not in args.body:
+        elif c is None and args.body and "@c = count()" not in args.body:
             pass                  # another body: no @c to check
         elif c is None:
             note = "%s printed no @c" % tracer_name
@@ -200,6 +207,8 @@ def main():
                     help="uprobe: count() on f (bench/count); usdt: the usdt probe in f "
                     "(bench/count_usdt); ret: uprobe + uretprobe counting; latency: the "
                     "latency idiom (nsecs at entry, hist of the difference at return)")
+    ap.add_argument("--body", help="measure `uprobe:BIN:f { BODY }` instead of a --probe "
+                    "(on bench/count; e.g. '@m[tid] = count();')")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--calls", type=int, default=20000000)
@@ -215,7 +224,7 @@ def main():
     if not os.access(prog, os.X_OK):
         sys.exit("bench: %s is not built (ninja -C %s)" % (prog, args.builddir))
 
-    print("probe: %s, attached with -p" % PROBES[args.probe][1].replace("{b}", prog))
+    print("probe: %s, attached with -p" % probe_script(args.probe, args.body).replace("{b}", prog))
     print("ns per call, per-thread CPU time, median of %d rounds per thread" % args.rounds)
     print()
     hdr = "%-8s %-8s %9s %10s %10s %8s %10s" % (
