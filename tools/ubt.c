@@ -181,7 +181,7 @@ static void set_cg_options(struct cg_options *co)
 	co->ring_size = 4096;
 	co->nthreads = 16;
 #else
-	co->ring_size = env_u32("BPFTRACE_PERF_RB_PAGES", 16) * 4096u;
+	co->ring_size = env_u32("BPFTRACE_PERF_RB_PAGES", 64) * 4096u; /* bpftrace's default */
 	co->nthreads = 256;
 #endif
 }
@@ -252,6 +252,7 @@ static void trace_loop(struct att_session *s, struct out *o)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	unsigned checks = 0;
+	int idle_ms = 0;
 	for (;;) {
 		int n = out_drain(o);
 		out_report_lost(o);
@@ -283,8 +284,11 @@ static void trace_loop(struct att_session *s, struct out *o)
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		h->heartbeat = (uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
-		if (!n)
-			sleep_ms(5);
+		/* poll fast while events flow, back off to 8 ms when idle */
+		if (n)
+			idle_ms = 0;
+		else
+			sleep_ms(idle_ms = idle_ms ? (idle_ms < 8 ? idle_ms * 2 : 8) : 1);
 	}
 }
 
@@ -448,6 +452,7 @@ int main(int argc, char **argv)
 	set_builtin_facts(s, &o);
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
 	att_run_host(s, &hobj, "BEGIN");
+	out_drain(&out); /* BEGIN's output comes before any probe's */
 	if (att_arm(s))
 		goto out_detach;
 	if (o.verbose && s->has_target) {
