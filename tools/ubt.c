@@ -347,6 +347,7 @@ int main(int argc, char **argv)
 	struct ast_node *prog = NULL;
 	struct sema_info info = {0};
 	struct att_session *s = NULL;
+	char **cargv = NULL; /* -c CMD split into words */
 	struct cg_layout layout = {0};
 	struct cg_object tobj = {0}, hobj = {0};
 	int ret = 1;
@@ -404,7 +405,6 @@ int main(int argc, char **argv)
 	cg_layout(&info, &co, &layout);
 	bool keep = o.dump && (!strcmp(o.dump, "ir") || !strcmp(o.dump, "asm"));
 	struct cg_facts tfacts, hfacts;
-	char **cargv = NULL;
 	if (!o.dry_run && (o.pid || o.cmd)) {
 		if (o.cmd && !(cargv = split_cmd(o.cmd)))
 			goto out;
@@ -502,5 +502,8 @@ out:
 		ast_free(prog);
 	diag_free(&d);
 	free(src);
+	for (char **a = cargv; a && *a; a++)
+		free(*a);
+	free(cargv);
 	return ret;
 }
