@@ -34,7 +34,7 @@ struct options {
 	const char *file;    /* script path */
 	pid_t pid;
 	const char *cmd;
-	bool quiet, dry_run, verbose, list;
+	bool quiet, dry_run, verbose, list, unsafe;
 	const char *dump; /* -d */
 	bool json;            /* -f json */
 	const char *out_file; /* -o */
@@ -71,6 +71,7 @@ static void usage(FILE *f)
 	      "    -B MODE        output buffering mode: none, line, full\n"
 	      "    -l [search]    list probes (uprobe, usdt; with -p those of the process)\n"
 	      "    --dry-run      check and compile the script, attach nothing\n"
+	      "    --unsafe       allow unsafe builtin functions (system)\n"
 	      "    -v             verbose messages\n"
 	      "    -h, --help     show this help message\n"
 	      "    -V, --version  ubt version\n"
@@ -89,6 +90,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{"dry-run", no_argument, NULL, 1},
+		{"unsafe", no_argument, NULL, 2},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -134,6 +136,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'v': o->verbose = true; break;
 		case 'l': o->list = true; break;
 		case 1: o->dry_run = true; break;
+		case 2: o->unsafe = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("ubt v%s\n", UBT_VERSION); exit(0);
 		default: usage(stderr); return -1;
@@ -378,6 +381,7 @@ int main(int argc, char **argv)
 		prog->prog->params[i] = xstrdup(o.params[i]);
 	if (o.dump && !strcmp(o.dump, "ast"))
 		ast_dump(prog, false, stdout);
+	sema_unsafe = o.unsafe;
 	if (sema_check(prog, &d, &info)) {
 		diag_print(&d, stderr);
 		goto out;
@@ -485,7 +489,9 @@ int main(int argc, char **argv)
 	out_print_maps(&out);
 	if (outf != stdout)
 		fclose(outf);
-	ret = 0;
+	/* exit(code) */
+	ret = ((struct rt_shm_header *)att_data(s))->exit_req
+		      ? ((struct rt_shm_header *)att_data(s))->exit_code & 0xff : 0;
 out_detach:
 	if (ret) {
 		att_detach(s);

@@ -23,7 +23,8 @@ bool cg_needs_thread(const struct ast_node *n)
 	if (!n)
 		return false;
 	if (cg_is_call(n, "printf") || cg_is_call(n, "print") || cg_is_call(n, "clear") ||
-	    cg_is_call(n, "zero"))
+	    cg_is_call(n, "zero") || cg_is_call(n, "time") || cg_is_call(n, "system") ||
+	    cg_is_call(n, "cat"))
 		return true;
 	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
 	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
@@ -556,8 +557,12 @@ static void call_map_op(struct cg *c, const struct ast_node *n, uint32_t op)
 	event_end(c, skip, nh);
 }
 
-static void call_exit(struct cg *c)
+static void call_exit(struct cg *c, const struct ast_node *n)
 {
+	if (n->nkids == 1) {
+		LLVMValueRef code = LLVMBuildTrunc(c->b, cg_expr(c, n->kids[0]), c->i32, "");
+		LLVMBuildStore(c->b, code, cg_shm_ptr(c, offsetof(struct rt_shm_header, exit_code)));
+	}
 	LLVMValueRef p = cg_shm_ptr(c, offsetof(struct rt_shm_header, exit_req));
 	LLVMValueRef st = LLVMBuildStore(c->b, LLVMConstInt(c->i32, 1, 0), p);
 	LLVMSetVolatile(st, 1);
@@ -598,6 +603,87 @@ static LLVMValueRef call_str(struct cg *c, const struct ast_node *n)
 	return buf;
 }
 
+/*
+ * print(value), time(fmt), system(fmt, ...), cat(fmt, ...): carried out by
+ * ubt (output/calls.c) when it reaches the event, in the thread's event
+ * order: an RT_EV_VALUE / RT_EV_CALL record with the call's id and its
+ * argument values, as printf's.
+ */
+static void call_deferred(struct cg *c, const struct ast_node *n)
+{
+	const struct sema_printf *pf = find_printf(c, n);
+	if (!pf || !c->thread) {
+		cg_fail(c, n, "internal: call without format information");
+		return;
+	}
+	bool value = !strcmp(n->str, "print");
+	int first = value ? 0 : (n->nkids && n->kids[0]->kind == AST_STR ? 1 : 0);
+	emit_args_event(c, value ? RT_EV_VALUE : RT_EV_CALL, (uint32_t)pf->id,
+			(const struct ast_node **)n->kids + first, pf->nargs);
+}
+
+/* bswap(x): the bytes of x's type reversed */
+static LLVMValueRef call_bswap(struct cg *c, const struct ast_node *n)
+{
+	int bits = n->type.size * 8;
+	LLVMValueRef v = cg_expr(c, n->kids[0]);
+	if (bits == 8)
+		return LLVMBuildAnd(c->b, v, cg_const(c, 0xff), "");
+	LLVMTypeRef ity = LLVMIntTypeInContext(c->ctx, bits);
+	unsigned id = LLVMLookupIntrinsicID("llvm.bswap", 10);
+	LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->mod, id, &ity, 1);
+	LLVMTypeRef fty = LLVMIntrinsicGetType(c->ctx, id, &ity, 1);
+	LLVMValueRef x = bits == 64 ? v : LLVMBuildTrunc(c->b, v, ity, "");
+	LLVMValueRef r = LLVMBuildCall2(c->b, fty, f, &x, 1, "bswap");
+	return bits == 64 ? r : LLVMBuildZExt(c->b, r, c->i64, "");
+}
+
+/*
+ * strncmp(a, b, n): 0 when the first n characters are equal (as bpftrace:
+ * 0 or 1); strcontains(hay, needle): 1 when needle occurs in hay.  Both in
+ * the runtime (rt_str.c), on the probe's own buffers.
+ */
+static LLVMValueRef call_strfn(struct cg *c, const struct ast_node *n)
+{
+	LLVMValueRef a = cg_expr(c, n->kids[0]), b = cg_expr(c, n->kids[1]);
+	LLVMTypeRef fty, p[] = {c->ptr, c->i64, c->ptr, c->i64};
+	LLVMValueRef args[] = {a, cg_const(c, (uint64_t)n->kids[0]->type.size), b,
+			       cg_const(c, (uint64_t)n->kids[1]->type.size)};
+	if (!strcmp(n->str, "strncmp")) {
+		uint64_t lim = literal_arg(n, 2);
+		LLVMTypeRef p5[] = {c->ptr, c->i64, c->ptr, c->i64, c->i64};
+		LLVMValueRef f = rt_fn(c, "rt_strncmp", c->i64, p5, 5, &fty);
+		LLVMValueRef a5[] = {args[0], args[1], args[2], args[3], cg_const(c, lim)};
+		return LLVMBuildCall2(c->b, fty, f, a5, 5, "strncmp");
+	}
+	LLVMValueRef f = rt_fn(c, "rt_strcontains", c->i64, p, 4, &fty);
+	return LLVMBuildCall2(c->b, fty, f, args, 4, "strcontains");
+}
+
+/* has_key(@m[k]): the key's entry exists (no insert) */
+static LLVMValueRef call_has_key(struct cg *c, const struct ast_node *n)
+{
+	LLVMValueRef res = cg_alloca(c, c->i64, "has_key");
+	LLVMBuildStore(c->b, cg_const(c, 0), res);
+	LLVMBasicBlockRef miss;
+	cg_map_index(c, n->kids[0], false, &miss);
+	LLVMBuildStore(c->b, cg_const(c, 1), res);
+	cg_map_done(c, miss);
+	return LLVMBuildLoad2(c->b, c->i64, res, "");
+}
+
+/* len(@m): live entries (rt_map.c counts them; a scalar map has one) */
+static LLVMValueRef call_len(struct cg *c, const struct ast_node *n)
+{
+	const struct cg_map_layout *ml = cg_map_of(c, n->kids[0]);
+	if (!ml->hdr.key_size)
+		return cg_const(c, 1);
+	LLVMTypeRef fty, p[] = {c->ptr};
+	LLVMValueRef f = rt_fn(c, "rt_map_len", c->i64, p, 1, &fty);
+	LLVMValueRef m = cg_shm_ptr(c, ml->off);
+	return LLVMBuildCall2(c->b, fty, f, &m, 1, "len");
+}
+
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 {
 	if (!strcmp(n->str, "str"))
@@ -605,9 +691,20 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 	if (!strcmp(n->str, "printf"))
 		call_printf(c, n);
 	else if (!strcmp(n->str, "exit"))
-		call_exit(c);
+		call_exit(c, n);
 	else if (!strcmp(n->str, "print") && n->kids[0]->kind == AST_MAP)
 		call_map_op(c, n, RT_MOP_PRINT);
+	else if (!strcmp(n->str, "print") || !strcmp(n->str, "time") ||
+		 !strcmp(n->str, "system") || !strcmp(n->str, "cat"))
+		call_deferred(c, n);
+	else if (!strcmp(n->str, "bswap"))
+		return call_bswap(c, n);
+	else if (!strcmp(n->str, "strncmp") || !strcmp(n->str, "strcontains"))
+		return call_strfn(c, n);
+	else if (!strcmp(n->str, "has_key"))
+		return call_has_key(c, n);
+	else if (!strcmp(n->str, "len"))
+		return call_len(c, n);
 	else if (!strcmp(n->str, "clear"))
 		call_map_op(c, n, RT_MOP_CLEAR);
 	else if (!strcmp(n->str, "zero"))
