@@ -102,6 +102,12 @@ PROBES = {
     # one nsecs per call, to see what the clock costs (rdtsc)
     "nsecs": ("count", "uprobe:{b}:f { @t = sum(nsecs); @c = count(); }"),
 }
+# issue 7: symbols and stacks (usym of an argument; the stack of f, whose
+# frames in bench/count are f, time_loop, the thread function, start_thread)
+PROBES.update({
+    "usym": ("count", "uprobe:{b}:f { @[usym(arg0)] = count(); @c = count(); }"),
+    "ustack": ("count", "uprobe:{b}:f { @[ustack] = count(); @c = count(); }"),
+})
 
 
 def probe_script(probe, body):

@@ -149,7 +149,7 @@ if [ "$UBT_SANITIZE" = 1 ] && [ -x "$SANDIR/tools/ubt" ]; then
 	# injected into targets is never instrumented)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		suite "e2e tests, ubt under ASan+UBSan" 1200 python3 tests/e2e/run.py \
-		--builddir "$BUILDDIR" --tracer "$SANDIR/tools/ubt"
+		--builddir "$BUILDDIR" --tracer "$PWD/$SANDIR/tools/ubt"
 fi
 suite "differential tests against bpftrace (tests/diff)" 1800 \
 	python3 tests/diff/run.py --builddir "$BUILDDIR"

@@ -14,6 +14,7 @@
 #include "attach/attach.h"
 #include "codegen/codegen.h"
 #include "output/output.h"
+#include "output/stack.h"
 #include "output/sym.h"
 #include "parser/ast.h"
 #include "parser/sema.h"
@@ -331,6 +332,7 @@ static void sym_setup(const struct att_session *s)
 	if (!s->has_target)
 		return;
 	out_sym_init(s->t.pid);
+	out_stack_prepare(att_data(s)); /* ustack: before arming */
 	for (int i = 0; i < s->nsites; i++) {
 		uint64_t lo = s->sites[i].tramp, hi = lo + 4096;
 		for (int j = 0; j < s->nsites; j++)

@@ -26,6 +26,8 @@ bool cg_needs_thread(const struct ast_node *n)
 	    cg_is_call(n, "zero") || cg_is_call(n, "time") || cg_is_call(n, "system") ||
 	    cg_is_call(n, "cat"))
 		return true;
+	if (cg_reads_target(n)) /* rt_read's per-thread state (cg_expr.c) */
+		return true;
 	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
 	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
 		if (cg_needs_thread(sub[i]))
@@ -117,6 +119,8 @@ static LLVMValueRef builtin_call(struct cg *c, const char *name, LLVMTypeRef ret
 
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 {
+	if (cg_is_stack(n))
+		return cg_stack(c, n);
 	if (!strcmp(n->str, "nsecs"))
 		return builtin_nsecs(c);
 	if (!strcmp(n->str, "elapsed"))
@@ -591,14 +595,12 @@ static LLVMValueRef call_str(struct cg *c, const struct ast_node *n)
 		LLVMValueRef lt = LLVMBuildICmp(c->b, LLVMIntULT, want, len, "");
 		len = LLVMBuildSelect(c->b, lt, want, len, "");
 	}
-	LLVMValueRef pid = c->side == CG_SIDE_HOST
-				   ? LLVMConstInt(c->i32, (uint64_t)getpid(), 0)
-				   : LLVMBuildLoad2(c->b, c->i32,
-						    cg_shm_ptr(c, offsetof(struct rt_shm_header, pid)), "");
-	LLVMTypeRef fty, p[] = {c->ptr, c->i64, c->i32, c->i32};
-	LLVMValueRef f = rt_fn(c, "rt_read_str", c->void_t, p, 4, &fty);
+	/* fault-tolerant (runtime/rt_read.c); the thread slot says how to read */
+	LLVMValueRef th = c->thread ? c->thread : LLVMConstNull(c->ptr);
+	LLVMTypeRef fty, p[] = {c->ptr, c->ptr, c->i64, c->i64};
+	LLVMValueRef f = rt_fn(c, "rt_read_str", c->i64, p, 4, &fty);
 	LLVMBuildMemSet(c->b, buf, LLVMConstInt(c->i8, 0, 0), cg_const(c, size), 1);
-	LLVMValueRef args[] = {buf, src, LLVMBuildTrunc(c->b, len, c->i32, ""), pid};
+	LLVMValueRef args[] = {th, buf, src, len};
 	LLVMBuildCall2(c->b, fty, f, args, 4, "");
 	return buf;
 }
@@ -688,6 +690,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 {
 	if (!strcmp(n->str, "str"))
 		return call_str(c, n);
+	if (cg_is_stack(n))
+		return cg_stack(c, n);
 	if (!strcmp(n->str, "printf"))
 		call_printf(c, n);
 	else if (!strcmp(n->str, "exit"))

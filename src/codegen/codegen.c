@@ -101,7 +101,7 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 		c->vars[i] = NULL;
 		if (v->probe != probe)
 			continue;
-		LLVMTypeRef t = v->type.kind == TY_STR ? LLVMArrayType(c->i8, v->type.size) : c->i64;
+		LLVMTypeRef t = cg_is_buffer(&v->type) ? LLVMArrayType(c->i8, v->type.size) : c->i64;
 		c->vars[i] = LLVMBuildAlloca(c->b, t, v->name);
 		LLVMBuildStore(c->b, LLVMConstNull(t), c->vars[i]);
 	}
@@ -233,6 +233,8 @@ static int emit(struct cg *c, LLVMTargetMachineRef tm, bool keep_text, struct cg
 		LLVMDisposeMessage(err);
 		return -1;
 	}
+	obj->reads_target = LLVMGetNamedFunction(c->mod, "rt_read") ||
+			    LLVMGetNamedFunction(c->mod, "rt_read_str");
 	obj->elf_size = LLVMGetBufferSize(mb);
 	obj->elf = xmalloc(obj->elf_size);
 	memcpy(obj->elf, LLVMGetBufferStart(mb), obj->elf_size);

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "stack.h"
 #include "sym.h"
 
 struct piece {
@@ -221,7 +222,7 @@ static void one(struct buf *b, const struct piece *pc, const uint8_t **args,
 		return;
 	}
 	if (pc->conv == 's' && type->kind != TY_USYM && type->kind != TY_INT &&
-	    type->kind != TY_PTR) {
+	    type->kind != TY_PTR && type->kind != TY_USTACK) {
 		int size = type->size > 0 ? type->size : 1;
 		if (type->kind == TY_STR) {
 			put_str(b, pc, (const char *)*args, (size_t)size);
@@ -237,6 +238,12 @@ static void one(struct buf *b, const struct piece *pc, const uint8_t **args,
 	uint64_t v;
 	memcpy(&v, *args, 8);
 	*args += 8;
+	if (pc->conv == 's' && type->kind == TY_USTACK) { /* ustack: issue 7, stack.c */
+		char *s = out_stack_text(v, type, 8);
+		put_str(b, pc, s, strlen(s));
+		free(s);
+		return;
+	}
 	if (pc->conv == 's') {
 		/* usym(), func; an integer as %s prints its value */
 		char *s = type->kind == TY_USYM ? out_sym_text(v, false)

@@ -65,6 +65,8 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 	n->type = ty_none;
 	if (sema_usdt_arg(s, n))
 		return;
+	if (sema_stack_call(s, n)) /* ustack */
+		return;
 	if (!strcmp(name, "pid") || !strcmp(name, "tid")) {
 		n->type = ty_uint64;
 		return;
@@ -316,7 +318,7 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 			p += l - 1;
 			continue;
 		}
-		if (at->kind != want && !(at->kind == TY_USYM && want == TY_STR)) {
+		if (at->kind != want && !((at->kind == TY_USYM || at->kind == TY_USTACK) && want == TY_STR)) {
 			diag_error(s->diags, n->loc,
 				   "%s: %%%.*s specifier expects a value of type %s (%s supplied)",
 				   what, (int)tl, tok, want == TY_STR ? "string" : "integer",
@@ -533,6 +535,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 {
 	const char *saved_func = s->func;
 	int saved_arg = s->func_arg;
+	if (sema_stack_call(s, n)) /* ustack(mode, n): literal arguments */
+		return;
 	s->func = n->str;
 	for (int i = 0; i < n->nkids; i++) {
 		s->func_arg = i;
@@ -573,7 +577,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 		if (n->nkids < 1 || n->nkids > 2)
 			diag_error(s->diags, n->loc, "str() requires between 1 and 2 arguments (%d provided)",
 				   n->nkids);
-		else if (s->final && n->kids[0]->type.kind != TY_INT && n->kids[0]->type.kind != TY_STR)
+		else if (s->final && n->kids[0]->type.kind != TY_INT && n->kids[0]->type.kind != TY_STR &&
+			 n->kids[0]->type.kind != TY_PTR)
 			diag_error(s->diags, n->loc, "str() expects an integer or a pointer type as first argument (%s provided)",
 				   sema_kind_name(&n->kids[0]->type));
 		else if (s->final && n->nkids == 2 && n->kids[1]->type.kind != TY_INT)

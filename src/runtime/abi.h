@@ -65,6 +65,88 @@ struct rt_sigaction_k {
 };
 
 /*
+ * ustack.  Probe code calls rt_stack_id(), which records the frames of the
+ * current call stack in a table in shared memory (struct rt_stack_table,
+ * one entry per distinct stack, found by a 64-bit hash of its frames) and
+ * returns the hash: the stack's id, which is what a map key or a printf
+ * argument holds.  ubt prints an id by finding its entry.
+ *
+ * Frames come from a frame-pointer walk, trusted only through code ubt
+ * marked RT_CODE_FP (an object whose CFI shows frame pointers).  At a
+ * frame in other code the walk stops and the entry also keeps the
+ * registers and a copy of the stack (flag RT_STK_COPY), which ubt unwinds
+ * with the object's CFI (.eh_frame).  A frame in an RT_CODE_END range
+ * (__libc_start_call_main, start_thread) is the last one, as in bpftrace.
+ * Every read stays inside the thread's stack: [sp, tp) for a thread whose
+ * TCB sits above its stack (glibc's pthreads), else the main thread's stack
+ * mapping [main_lo, main_hi); a stack in neither gets no walk.
+ */
+#define RT_STACK_RANGES 48
+#define RT_STACK_MAX 127     /* frames at most: ustack(n) with n <= 127, bpftrace's limit */
+#define RT_STACK_COPY 8192   /* bytes of stack copied for CFI unwinding */
+
+enum rt_code_flags {
+	RT_CODE_FP = 1 << 0,  /* code keeps frame pointers: a walk through it is exact */
+	RT_CODE_END = 1 << 1, /* an outermost function: the walk ends after it */
+};
+
+struct rt_code_range {
+	uint64_t lo, hi; /* [lo, hi) */
+	uint32_t flags;  /* enum rt_code_flags */
+	uint32_t pad;
+};
+
+struct rt_stack_facts {
+	uint64_t table_off;         /* struct rt_stack_table in the data part; 0: none */
+	uint64_t main_lo, main_hi;  /* the main thread's stack mapping */
+	uint64_t code_lo, code_hi;  /* hull of ranges[]: a quick test for "not code" */
+	uint32_t nranges;           /* END ranges first, then code ranges */
+	uint32_t pad;
+	struct rt_code_range ranges[RT_STACK_RANGES];
+};
+
+/*
+ * The stack table: cap entries (a power of two) of entry_size bytes,
+ * open addressing on the id.  An entry is claimed by a CAS of its id from
+ * 0, filled, and published by a release store of `ready`; other threads
+ * with the same id only need to see the id.  Full: the hit gets id 0,
+ * counted in drops.
+ *
+ *   entry: id | ready nframes | flags copy_len | pc sp rbp | frames[max_frames] | copy
+ */
+enum rt_stack_entry_flags {
+	RT_STK_COPY = 1 << 0, /* copy[] holds copy_len bytes of stack from sp: unwind with CFI */
+};
+
+struct rt_stack_entry {
+	volatile uint64_t id; /* 0 = free */
+	volatile uint32_t ready;
+	uint32_t nframes;
+	uint32_t flags;    /* enum rt_stack_entry_flags */
+	uint32_t copy_len;
+	uint64_t pc, sp, rbp; /* registers at the probe, for the CFI unwinder */
+	uint64_t frames[];    /* max_frames, then the stack copy (copy_size bytes) */
+};
+
+struct rt_stack_table {
+	uint32_t size;       /* sizeof(struct rt_stack_table) */
+	uint32_t max_frames; /* frames per entry */
+	uint32_t cap;        /* entries, a power of two */
+	uint32_t copy_size;  /* bytes of stack per entry */
+	uint64_t entry_size;
+	uint64_t entries_off; /* from this struct */
+	volatile uint64_t used;
+	volatile uint64_t drops; /* stacks not recorded: table full */
+};
+
+/* rt_stack_id(regs, site, kind, n): where the probe runs */
+enum rt_stack_kind {
+	RT_STK_ENTRY = 0, /* function entry: struct rt_regs, ret = caller */
+	RT_STK_MID = 1,   /* inside a function: struct rt_regs_mid */
+	RT_STK_RET = 2,   /* return probe: struct rt_regs, ret = where it returns */
+};
+
+/*
  * The header at offset 0 of the data part (it must fit in one page).  Written by ubt before any
  * probe is armed; the fields under "target writes" change while probes run.
  */
@@ -108,6 +190,14 @@ struct rt_shm_header {
 	uint64_t start_ns;     /* CLOCK_BOOTTIME when ubt started: `elapsed` */
 	uint32_t cpid;         /* the -c child's pid, else 0: `cpid` */
 	uint32_t pad2;
+	/* fault-tolerant reads (rt_read.c); ubt writes the first three before arming */
+	uint64_t rd_min_addr;           /* vm.mmap_min_addr: nothing below can be mapped */
+	struct rt_sigaction_k old_segv; /* the application's SIGSEGV action, for chaining */
+	struct rt_sigaction_k old_bus;  /* the application's SIGBUS action */
+	volatile uint64_t read_faults;  /* reads of target memory that failed (-k) */
+	volatile uint64_t app_faults;   /* SIGSEGV/SIGBUS that were not ours, passed on */
+	/* ustack (rt_stack.c); ubt writes these before arming (output/stack.c) */
+	struct rt_stack_facts stk;
 };
 
 /*
@@ -128,7 +218,8 @@ struct rt_thread {
 	uint64_t tail_seen;          /* producer's last read of ring_tail: room is checked
 				      * against it, so the hot path does not load the line ubt
 				      * writes (rt_ring_reserve reloads it when short) */
-	uint64_t pad0[2];
+	uint64_t rd_state; /* rt_read.c: (rd_gen << 1) | direct reads allowed, as last checked */
+	uint64_t pad0[1];
 	volatile uint64_t ring_tail; /* bytes ever consumed */
 	uint64_t pad1[7];
 };
@@ -263,6 +354,15 @@ struct rt_map {
 struct rt_priv {
 	uint32_t size;             /* sizeof(struct rt_priv) */
 	volatile uint32_t enabled; /* probes run only when non-zero */
+	uint32_t pid;              /* this process (ubt's own for BEGIN/END) */
+	/*
+	 * Fault-tolerant reads (rt_read.c): 0 = the runtime's SIGSEGV/SIGBUS
+	 * handler is not installed in this process, read with process_vm_readv;
+	 * else a generation, raised whenever signal actions or masks may have
+	 * changed (ubt's probes on sigaction/sigprocmask), which makes each
+	 * thread check again before reading directly.
+	 */
+	volatile uint32_t rd_gen;
 };
 
 /*
