@@ -35,7 +35,7 @@ struct options {
 	const char *file;    /* script path */
 	pid_t pid;
 	const char *cmd;
-	bool quiet, dry_run, verbose, list;
+	bool quiet, dry_run, verbose, list, unsafe;
 	const char *dump; /* -d */
 	bool json;            /* -f json */
 	const char *out_file; /* -o */
@@ -73,6 +73,7 @@ static void usage(FILE *f)
 	      "    -B MODE        output buffering mode: none, line, full\n"
 	      "    -l [search]    list probes (uprobe, usdt; with -p those of the process)\n"
 	      "    --dry-run      check and compile the script, attach nothing\n"
+	      "    --unsafe       allow unsafe builtin functions (system)\n"
 	      "    -k             warn per event when a map update fails (a full map)\n"
 	      "    -kk            also warn per event when a read of the target's memory fails\n"
 	      "    -v             verbose messages\n"
@@ -93,6 +94,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{"dry-run", no_argument, NULL, 1},
+		{"unsafe", no_argument, NULL, 2},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -139,6 +141,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'k': o->helper_checks++; break; /* -k, -kk */
 		case 'l': o->list = true; break;
 		case 1: o->dry_run = true; break;
+		case 2: o->unsafe = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("ubt v%s\n", UBT_VERSION); exit(0);
 		default: usage(stderr); return -1;
@@ -186,7 +189,7 @@ static void set_cg_options(struct cg_options *co)
 	co->ring_size = 4096;
 	co->nthreads = 16;
 #else
-	co->ring_size = env_u32("BPFTRACE_PERF_RB_PAGES", 16) * 4096u;
+	co->ring_size = env_u32("BPFTRACE_PERF_RB_PAGES", 64) * 4096u; /* bpftrace's default */
 	co->nthreads = 256;
 #endif
 }
@@ -257,6 +260,7 @@ static void trace_loop(struct att_session *s, struct out *o)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	unsigned checks = 0;
+	int idle_ms = 0;
 	for (;;) {
 		int n = out_drain(o);
 		out_report_lost(o);
@@ -288,8 +292,11 @@ static void trace_loop(struct att_session *s, struct out *o)
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		h->heartbeat = (uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
-		if (!n)
-			sleep_ms(5);
+		/* poll fast while events flow, back off to 8 ms when idle */
+		if (n)
+			idle_ms = 0;
+		else
+			sleep_ms(idle_ms = idle_ms ? (idle_ms < 8 ? idle_ms * 2 : 8) : 1);
 	}
 }
 
@@ -380,6 +387,7 @@ int main(int argc, char **argv)
 		prog->prog->params[i] = xstrdup(o.params[i]);
 	if (o.dump && !strcmp(o.dump, "ast"))
 		ast_dump(prog, false, stdout);
+	sema_unsafe = o.unsafe;
 	if (sema_check(prog, &d, &info)) {
 		diag_print(&d, stderr);
 		goto out;
@@ -456,6 +464,7 @@ int main(int argc, char **argv)
 	set_builtin_facts(s, &o);
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
 	att_run_host(s, &hobj, "BEGIN");
+	out_drain(&out); /* BEGIN's output comes before any probe's */
 	if (att_arm(s))
 		goto out_detach;
 	if (o.verbose && s->has_target) {
@@ -489,7 +498,9 @@ int main(int argc, char **argv)
 	out_print_maps(&out);
 	if (outf != stdout)
 		fclose(outf);
-	ret = 0;
+	/* exit(code) */
+	ret = ((struct rt_shm_header *)att_data(s))->exit_req
+		      ? ((struct rt_shm_header *)att_data(s))->exit_code & 0xff : 0;
 out_detach:
 	if (ret) {
 		att_detach(s);

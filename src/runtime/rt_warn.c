@@ -43,7 +43,7 @@ void rt_warn(struct rt_thread *t, uint64_t where, uint64_t to, uint64_t what)
 	w->err = (int32_t)(uint32_t)what;
 	h->len = (len + 7) & ~7u;
 	h->type = RT_EV_WARN;
-	h->tsc = __builtin_ia32_rdtsc();
+	h->id = 0;
 	rt_ring_commit(t);
 	if (own)
 		rt_thread_exit(own);
