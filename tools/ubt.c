@@ -180,6 +180,34 @@ static uint32_t env_u32(const char *name, uint32_t def)
 	return (uint32_t)n;
 }
 
+/*
+ * BPFTRACE_STRLEN: bpftrace 0.17 refuses more than 200 bytes (its strings
+ * live on the 512-byte BPF stack).  ubt keeps the limit for another reason:
+ * a probe's strings live on the stack of the target's thread it runs in,
+ * which may be small (a sigaltstack, a coroutine).  Same error and exit
+ * code as bpftrace.
+ */
+static int check_strlen_env(void)
+{
+	const char *v = getenv("BPFTRACE_STRLEN");
+	char *end;
+	if (!v)
+		return 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (!*v || *end) { /* bpftrace 0.17 accepts 0 (and then uses 64) */
+		diag_sys(NULL, "Env var 'BPFTRACE_STRLEN' did not contain a valid uint64_t, or was "
+			       "zero-valued.");
+		return -1;
+	}
+	if (n > 200) {
+		diag_sys("strings live on the stack of the traced thread, which ubt must not "
+			 "overflow", "'BPFTRACE_STRLEN' %llu exceeds the current maximum of 200 bytes.",
+			 n);
+		return -1;
+	}
+	return 0;
+}
+
 static void set_cg_options(struct cg_options *co)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
@@ -363,7 +391,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	start_ns = boottime_ns();
-	if (parse_args(argc, argv, &o))
+	if (parse_args(argc, argv, &o) || check_strlen_env())
 		return 1;
 	if (o.list)
 		return att_list(o.program ? o.program : o.file, o.pid, o.verbose, stdout) ? 1 : 0;

@@ -590,10 +590,12 @@ static LLVMValueRef call_str(struct cg *c, const struct ast_node *n)
 	}
 	LLVMValueRef len = cg_const(c, size);
 	if (n->nkids == 2) {
-		/* str(p, n) keeps at most n - 1 characters, as bpftrace */
+		/* str(p, n) keeps at most n characters (and at most size - 1), as
+		 * bpftrace 0.17: str(p, 10) of "abcdefghijk..." is "abcdefghij" */
 		LLVMValueRef want = cg_expr(c, n->kids[1]);
 		LLVMValueRef lt = LLVMBuildICmp(c->b, LLVMIntULT, want, len, "");
-		len = LLVMBuildSelect(c->b, lt, want, len, "");
+		LLVMValueRef want1 = LLVMBuildAdd(c->b, want, cg_const(c, 1), "");
+		len = LLVMBuildSelect(c->b, lt, want1, len, "");
 	}
 	/* fault-tolerant (runtime/rt_read.c); the thread slot says how to read */
 	LLVMValueRef th = c->thread ? c->thread : LLVMConstNull(c->ptr);
