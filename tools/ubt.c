@@ -484,6 +484,7 @@ int main(int argc, char **argv)
 	att_run_host(s, &hobj, "END");
 	out_drain(&out);
 	out_report_lost(&out);
+	out_report_map_drops(&out);
 	att_ret_report(s, o.verbose);
 	/* bpftrace prints these two lines on stdout even with -o */
 	fputs("\n\n", stdout);
