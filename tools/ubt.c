@@ -11,6 +11,7 @@
  * errors and "No probes to attach", 255 when attaching fails.
  */
 #include "ubt_config.h"
+#include "ubt_compat.h"
 #include "attach/attach.h"
 #include "codegen/codegen.h"
 #include "output/output.h"
@@ -35,6 +36,8 @@ struct options {
 	const char *cmd;
 	bool quiet, dry_run, verbose, list;
 	const char *dump; /* -d */
+	/* bpftrace's options that change nothing in ubt (see usage()) */
+	bool no_warnings;
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -78,10 +81,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{"dry-run", no_argument, NULL, 1},
+		/* bpftrace's interface: accepted so that its callers run unchanged */
+		{"info", no_argument, NULL, 2},
+		{"include", required_argument, NULL, 3},
+		{"usdt-file-activation", no_argument, NULL, 4},
+		{"unsafe", no_argument, NULL, 4},
+		{"no-warnings", no_argument, NULL, 5},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVl", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVlI:k", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e': o->program = optarg; break;
 		case 'p': {
@@ -100,6 +109,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'v': o->verbose = true; break;
 		case 'l': o->list = true; break;
 		case 1: o->dry_run = true; break;
+		case 2: ubt_print_info(stdout); exit(0);
+		case 'I': /* header search path, for #include in scripts */
+		case 3:   /* --include FILE */
+			diag_sys(NULL, "%s: #include of C headers is not supported; declare the "
+				 "structs in the script", c == 'I' ? "-I" : "--include");
+			return -1;
+		case 'k': /* helper error checks of the kernel: nothing to check */
+		case 4:   /* --usdt-file-activation, --unsafe */
+			break;
+		case 5: o->no_warnings = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("ubt v%s\n", UBT_VERSION); exit(0);
 		default: usage(stderr); return -1;
@@ -278,6 +297,14 @@ int main(int argc, char **argv)
 		diag_sys(NULL, "failed to open file '%s': %s", o.file, strerror(errno));
 		return 1;
 	}
+	/* SPDK's scripts name the target __EXE__ and __PID__ (scripts/bpftrace.sh) */
+	int serr = o.pid ? ubt_subst_placeholders(&src, &len, o.pid) : 0;
+	if (serr && serr != -ENOENT) { /* a process that is gone: att_open says so */
+		diag_sys(NULL, "pid %d: cannot read /proc/%d/exe for __EXE__: %s", o.pid, o.pid,
+			 strerror(-serr));
+		free(src);
+		return 1;
+	}
 	diag_init(&d, o.program ? "stdin" : o.file, src, len);
 	if (!(s = att_session_new()))
 		goto out;
@@ -291,7 +318,8 @@ int main(int argc, char **argv)
 		diag_print(&d, stderr);
 		goto out;
 	}
-	diag_print(&d, stderr); /* warnings */
+	if (!o.no_warnings)
+		diag_print(&d, stderr); /* warnings */
 	if (o.dump && !strcmp(o.dump, "types"))
 		ast_dump(prog, true, stdout);
 	s->pid_hint = o.pid;
