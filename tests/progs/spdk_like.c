@@ -29,15 +29,16 @@
  *    poll loop that completes fake I/O at a high rate through the noinline
  *    spdk_nvme_qpair_process_completions() and spdk_bdev_io_complete().
  *
- * Usage: prog_spdk_like [ROUNDS [WAIT_SITES]]
- *   ROUNDS      run the scenario ROUNDS times, then exit; 0 (the default)
- *               runs it once per SIGUSR1 until SIGINT or SIGTERM
- *   WAIT_SITES  first wait until that many of the program's probe sites (its
- *               USDT locations and the entries of spdk_thread_send_msg and
- *               spdk_for_each_channel) were patched by a tracer -- their
- *               first byte differs from the file's: int3 from kernel
- *               uprobes, jmp from ubt -- then 200 ms more.  A -p test then
- *               sees whole scenarios under both tracers.
+ * Usage: prog_spdk_like [ROUNDS [WAIT]]
+ *   ROUNDS  run the scenario ROUNDS times, then exit; 0 (the default)
+ *           runs it once per SIGUSR1 until SIGINT or SIGTERM
+ *   WAIT    comma-separated fnmatch patterns (`bdev_nvme_*,msg_exec`): first
+ *           wait until every probe site of a matching name was patched by a
+ *           tracer, then 200 ms more.  Sites are the USDT locations and the
+ *           entries of spdk_thread_send_msg and spdk_for_each_channel; a
+ *           site is patched when its first byte differs from the file's
+ *           (int3 from kernel uprobes, jmp from ubt).  A -p test then sees
+ *           whole scenarios under both tracers, however long attaching took.
  * Prints `ready` once the reactors poll, `scenario N done` after each
  * scenario (every message it sent has run), and `reactor_N completed C`
  * for each reactor at exit.  The scenario's probe hits are the same in
@@ -45,6 +46,7 @@
  */
 #include <dirent.h>
 #include <elf.h>
+#include <fnmatch.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -393,6 +395,17 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 1; /* the first object is the program */
 }
 
+/* Does name match one of the comma-separated fnmatch patterns? */
+static bool name_matches(const char *pats, const char *name)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", pats);
+	for (char *save, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
+		if (!fnmatch(p, name, 0))
+			return true;
+	return false;
+}
+
 /* File offset of link-time address va, or -1. */
 static long va_to_off(const unsigned char *img, uint64_t va)
 {
@@ -405,8 +418,9 @@ static long va_to_off(const unsigned char *img, uint64_t va)
 	return -1;
 }
 
-/* Link-time addresses of the USDT locations (.note.stapsdt) of the program. */
-static int usdt_sites(const unsigned char *img, uint64_t *out, int max)
+/* Link-time addresses of the USDT locations (.note.stapsdt) of the program
+ * whose probe name matches one of the patterns. */
+static int usdt_sites(const unsigned char *img, const char *pats, uint64_t *out, int max)
 {
 	const Elf64_Ehdr *eh = (const void *)img;
 	const Elf64_Shdr *sh = (const void *)(img + eh->e_shoff);
@@ -426,7 +440,9 @@ static int usdt_sites(const unsigned char *img, uint64_t *out, int max)
 			uint64_t pc, base;
 			memcpy(&pc, desc, 8);
 			memcpy(&base, desc + 8, 8);
-			out[n++] = pc + (base_addr ? base_addr - base : 0);
+			const char *prov = (const char *)desc + 24, *name = prov + strlen(prov) + 1;
+			if (name_matches(pats, name))
+				out[n++] = pc + (base_addr ? base_addr - base : 0);
 			p = desc + ((nh->n_descsz + 3) & ~3u);
 		}
 	}
@@ -450,8 +466,8 @@ static unsigned char *read_self(void)
 	return img;
 }
 
-/* Waits until want sites differ from the file's bytes, then 200 ms. */
-static void wait_for_tracer(int want)
+/* Waits until every site named by pats differs from the file, then 200 ms. */
+static void wait_for_tracer(const char *pats)
 {
 	unsigned char *img = read_self();
 	uintptr_t bias = 0;
@@ -461,10 +477,13 @@ static void wait_for_tracer(int want)
 		exit(1);
 	}
 	dl_iterate_phdr(phdr_cb, &bias);
-	int n = usdt_sites(img, sites, 254);
-	sites[n++] = (uintptr_t)spdk_thread_send_msg - bias;
-	sites[n++] = (uintptr_t)spdk_for_each_channel - bias;
-	printf("waiting for %d of %d probe sites\n", want, n);
+	int n = usdt_sites(img, pats, sites, 254);
+	if (name_matches(pats, "spdk_thread_send_msg"))
+		sites[n++] = (uintptr_t)spdk_thread_send_msg - bias;
+	if (name_matches(pats, "spdk_for_each_channel"))
+		sites[n++] = (uintptr_t)spdk_for_each_channel - bias;
+	int want = n;
+	printf("waiting for a tracer on %d probe sites\n", n);
 	while (!g_stop) {
 		int patched = 0;
 		for (int i = 0; i < n; i++) {
@@ -493,7 +512,7 @@ static void on_signal(int sig)
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 0;
-	int wait_sites = argc > 2 ? atoi(argv[2]) : 0;
+	const char *wait = argc > 2 ? argv[2] : NULL;
 	struct nvme_qpair qpairs[NREACTORS];
 	struct sigaction sa = {.sa_handler = on_signal};
 
@@ -512,8 +531,8 @@ int main(int argc, char **argv)
 	for (int t = 1; t < NREACTORS; t++)
 		pthread_create(&g_threads[t].tid, NULL, reactor_run, &g_threads[t]);
 	printf("ready\n");
-	if (wait_sites > 0)
-		wait_for_tracer(wait_sites);
+	if (wait)
+		wait_for_tracer(wait);
 
 	struct nvme_qpair qp0 = {&g_threads[0], 1};
 	int done = 0;
