@@ -299,9 +299,12 @@ int main(int argc, char **argv)
 	}
 	/* SPDK's scripts name the target __EXE__ and __PID__ (scripts/bpftrace.sh) */
 	int serr = o.pid ? ubt_subst_placeholders(&src, &len, o.pid) : 0;
-	if (serr && serr != -ENOENT) { /* a process that is gone: att_open says so */
-		diag_sys(NULL, "pid %d: cannot read /proc/%d/exe for __EXE__: %s", o.pid, o.pid,
-			 strerror(-serr));
+	if (serr) {
+		if (kill(o.pid, 0) && errno == ESRCH)
+			diag_sys(NULL, "pid %d: no such process", o.pid);
+		else
+			diag_sys(NULL, "pid %d: cannot read /proc/%d/exe for __EXE__: %s", o.pid,
+				 o.pid, strerror(-serr));
 		free(src);
 		return 1;
 	}

@@ -30,8 +30,10 @@
  *    spdk_nvme_qpair_process_completions() and spdk_bdev_io_complete().
  *
  * Usage: prog_spdk_like [ROUNDS [WAIT]]
- *   ROUNDS  run the scenario ROUNDS times, then exit; 0 (the default)
- *           runs it once per SIGUSR1 until SIGINT or SIGTERM
+ *   ROUNDS  run the scenario ROUNDS times, then exit; -N runs it N times
+ *           and keeps polling (so symbols can still be read from the
+ *           process); 0 (the default) runs it once per SIGUSR1.  SIGINT
+ *           and SIGTERM end the program.
  *   WAIT    comma-separated fnmatch patterns (`bdev_nvme_*,msg_exec`): first
  *           wait until every probe site of a matching name was patched by a
  *           tracer, then 200 ms more.  Sites are the USDT locations and the
@@ -535,7 +537,9 @@ int main(int argc, char **argv)
 		wait_for_tracer(wait);
 
 	struct nvme_qpair qp0 = {&g_threads[0], 1};
-	int done = 0;
+	int done = 0, keep = rounds < 0;
+	if (keep)
+		rounds = -rounds;
 	if (rounds > 0)
 		g_kick = 1;
 	while (!g_stop) {
@@ -544,7 +548,7 @@ int main(int argc, char **argv)
 			run_scenario(qpairs, &qp0, ++done);
 			if (rounds > 0 && done < rounds)
 				g_kick = 1;
-			else if (rounds > 0)
+			else if (rounds > 0 && !keep)
 				break;
 		}
 		thread_poll(&g_threads[0], &qp0);
