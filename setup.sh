@@ -12,7 +12,7 @@ cd "$(dirname "$0")"
 exec </dev/null
 
 PACKAGES="llvm-19-dev clang-19 libzydis-dev libelf-dev libdw-dev flex bison meson
-ninja-build systemtap-sdt-dev pkg-config python3 gcc"
+ninja-build systemtap-sdt-dev pkg-config python3 gcc liburing-dev libaio-dev"
 
 missing=$(dpkg-query -W -f='${Package} ${Status}\n' $PACKAGES 2>/dev/null |
 	awk '$NF == "installed" { print $1 }' | sort |

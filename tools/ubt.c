@@ -15,6 +15,8 @@
 #include "attach/attach.h"
 #include "codegen/codegen.h"
 #include "output/output.h"
+#include "output/stack.h"
+#include "output/sym.h"
 #include "parser/ast.h"
 #include "parser/sema.h"
 #include "util/util.h"
@@ -36,16 +38,22 @@ struct options {
 	const char *cmd;
 	bool quiet, dry_run, verbose, list;
 	const char *dump; /* -d */
-	/* bpftrace's options that change nothing in ubt (see usage()) */
-	bool no_warnings;
+	bool json;            /* -f json */
+	const char *out_file; /* -o */
+	int buffering;        /* -B: _IONBF, _IOLBF, _IOFBF; -1 = default */
+	char **params;    /* words after the script: positional parameters $1.. */
+	int nparams;
+	bool no_warnings; /* --no-warnings */
 };
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, print_requested;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_requested = 1;
+	if (sig == SIGUSR1)
+		print_requested = 1;
+	else
+		stop_requested = 1;
 }
 
 static void usage(FILE *f)
@@ -53,7 +61,7 @@ static void usage(FILE *f)
 	fputs("USAGE:\n"
 	      "    ubt [options] filename\n"
 	      "    ubt [options] - <stdin input>\n"
-	      "    ubt [options] -e 'program'\n"
+	      "    ubt [options] -e 'program' [ARG ...]   (ARGs are $1, $2, ...; $# counts them)\n"
 	      "\n"
 	      "OPTIONS:\n"
 	      "    -e 'program'   execute this program\n"
@@ -61,6 +69,9 @@ static void usage(FILE *f)
 	      "    -c 'CMD'       run CMD with probes live before its main() and trace it\n"
 	      "    -q             keep messages quiet\n"
 	      "    -d STAGE       dump a stage: ast, types, ir, asm\n"
+	      "    -f FORMAT      output format: text, json\n"
+	      "    -o file        redirect the program's output to file\n"
+	      "    -B MODE        output buffering mode: none, line, full\n"
 	      "    -l [search]    list probes (uprobe, usdt; with -p those of the process)\n"
 	      "    --dry-run      check and compile the script, attach nothing\n"
 	      "    -v             verbose messages\n"
@@ -90,7 +101,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{NULL, 0, NULL, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVlI:k", longopts, NULL)) != -1) {
+	o->buffering = -1;
+	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVlf:o:B:I:k", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e': o->program = optarg; break;
 		case 'p': {
@@ -105,6 +117,28 @@ static int parse_args(int argc, char **argv, struct options *o)
 		}
 		case 'c': o->cmd = optarg; break;
 		case 'q': o->quiet = true; break;
+		case 'f':
+			if (!strcmp(optarg, "json")) {
+				o->json = true;
+			} else if (strcmp(optarg, "text")) {
+				diag_sys(NULL, "Invalid output format \"%s\"\nValid formats: 'text', 'json'",
+					 optarg);
+				return -1;
+			}
+			break;
+		case 'o': o->out_file = optarg; break;
+		case 'B':
+			if (!strcmp(optarg, "none")) {
+				o->buffering = _IONBF;
+			} else if (!strcmp(optarg, "line")) {
+				o->buffering = _IOLBF;
+			} else if (!strcmp(optarg, "full")) {
+				o->buffering = _IOFBF;
+			} else {
+				diag_sys(NULL, "Invalid buffering mode: %s", optarg);
+				return -1;
+			}
+			break;
 		case 'd': o->dump = optarg; break;
 		case 'v': o->verbose = true; break;
 		case 'l': o->list = true; break;
@@ -132,6 +166,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		usage(stderr);
 		return -1;
 	}
+	/* bpftrace: the remaining words are the positional parameters */
+	o->params = argv + optind;
+	o->nparams = argc - optind;
 	if (o->pid && o->cmd) {
 		diag_sys(NULL, "-p and -c cannot be used together");
 		return -1;
@@ -208,6 +245,7 @@ static void install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -236,6 +274,11 @@ static void trace_loop(struct att_session *s, struct out *o)
 	for (;;) {
 		int n = out_drain(o);
 		out_report_lost(o);
+		if (print_requested) {
+			/* SIGUSR1: every map now, without the leading blank lines */
+			print_requested = 0;
+			out_print_maps(o);
+		}
 		if (h->exit_req || stop_requested)
 			break;
 		if (s->has_target) {
@@ -264,12 +307,51 @@ static void trace_loop(struct att_session *s, struct out *o)
 	}
 }
 
+static uint64_t boottime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t start_ns;
+
+/* What builtins read from the shared header: nsecs, elapsed, cpid. */
+static void set_builtin_facts(struct att_session *s, const struct options *o)
+{
+	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
+	h->start_ns = start_ns;
+	if (s->has_target && o->cmd)
+		h->cpid = (uint32_t)s->t.pid;
+}
+
 static int dump_object(const char *what, const struct cg_object *obj)
 {
 	const char *text = !strcmp(what, "ir") ? obj->ir : obj->asm_text;
 	if (text)
 		fputs(text, stdout);
 	return 0;
+}
+
+/*
+ * Symbolization (output/sym.c): a snapshot of the target's mappings, and
+ * each trampoline as an alias of its site (func in a uprobe records an
+ * address inside the trampoline).
+ */
+static void sym_setup(const struct att_session *s)
+{
+	if (!s->has_target)
+		return;
+	out_sym_init(s->t.pid);
+	out_stack_prepare(att_data(s)); /* ustack: before arming */
+	for (int i = 0; i < s->nsites; i++) {
+		uint64_t lo = s->sites[i].tramp, hi = lo + 4096;
+		for (int j = 0; j < s->nsites; j++)
+			if (s->sites[j].tramp > lo && s->sites[j].tramp < hi)
+				hi = s->sites[j].tramp;
+		if (lo)
+			out_sym_alias(lo, hi, s->sites[i].plan.site);
+	}
 }
 
 int main(int argc, char **argv)
@@ -281,11 +363,13 @@ int main(int argc, char **argv)
 	struct ast_node *prog = NULL;
 	struct sema_info info = {0};
 	struct att_session *s = NULL;
+	char **cargv = NULL; /* -c CMD split into words */
 	struct cg_layout layout = {0};
 	struct cg_object tobj = {0}, hobj = {0};
 	int ret = 1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	start_ns = boottime_ns();
 	if (parse_args(argc, argv, &o))
 		return 1;
 	if (o.list)
@@ -315,6 +399,10 @@ int main(int argc, char **argv)
 		diag_print(&d, stderr);
 		goto out;
 	}
+	prog->prog->nparams = o.nparams;
+	prog->prog->params = xcalloc(o.nparams ? o.nparams : 1, sizeof(char *));
+	for (int i = 0; i < o.nparams; i++)
+		prog->prog->params[i] = xstrdup(o.params[i]);
 	if (o.dump && !strcmp(o.dump, "ast"))
 		ast_dump(prog, false, stdout);
 	if (sema_check(prog, &d, &info)) {
@@ -345,7 +433,6 @@ int main(int argc, char **argv)
 	cg_layout(&info, &co, &layout);
 	bool keep = o.dump && (!strcmp(o.dump, "ir") || !strcmp(o.dump, "asm"));
 	struct cg_facts tfacts, hfacts;
-	char **cargv = NULL;
 	if (!o.dry_run && (o.pid || o.cmd)) {
 		if (o.cmd && !(cargv = split_cmd(o.cmd)))
 			goto out;
@@ -370,13 +457,28 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	install_signals();
-	if (!o.quiet)
-		printf("Attaching %d probe%s...\n", nprobes, nprobes == 1 ? "" : "s");
+	FILE *outf = stdout;
+	if (o.out_file && !(outf = fopen(o.out_file, "w"))) {
+		diag_sys(NULL, "failed to open output file '%s': %s", o.out_file, strerror(errno));
+		goto out_detach;
+	}
+	if (o.buffering >= 0)
+		setvbuf(outf, NULL, o.buffering, 0);
+	else if (outf != stdout)
+		setvbuf(outf, NULL, _IOLBF, 0);
+	if (o.json)
+		fprintf(outf, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}}\n", nprobes);
+	else if (!o.quiet)
+		fprintf(outf, "Attaching %d probe%s...\n", nprobes, nprobes == 1 ? "" : "s");
+	fflush(outf);
 	ret = 255;
 	if (att_install(s, &layout, &tobj, &hobj))
 		goto out_detach;
 	struct out out;
-	out_init(&out, stdout, &info, &layout, att_data(s));
+	out_init(&out, outf, &info, &layout, att_data(s));
+	out.json = o.json;
+	set_builtin_facts(s, &o);
+	sym_setup(s); /* names for usym()/func, kept after the target exits */
 	att_run_host(s, &hobj, "BEGIN");
 	if (att_arm(s))
 		goto out_detach;
@@ -404,8 +506,12 @@ int main(int argc, char **argv)
 	out_drain(&out);
 	out_report_lost(&out);
 	att_ret_report(s, o.verbose);
+	/* bpftrace prints these two lines on stdout even with -o */
 	fputs("\n\n", stdout);
+	fflush(stdout);
 	out_print_maps(&out);
+	if (outf != stdout)
+		fclose(outf);
 	ret = 0;
 out_detach:
 	if (ret) {
@@ -423,5 +529,8 @@ out:
 		ast_free(prog);
 	diag_free(&d);
 	free(src);
+	for (char **a = cargv; a && *a; a++)
+		free(*a);
+	free(cargv);
 	return ret;
 }

@@ -52,6 +52,12 @@ struct att_point {
 	uint64_t func_vaddr, func_size; /* the function around the location */
 	uint64_t sema;                  /* semaphore's link-time address, 0 if none */
 	int variant;                    /* argument list: the probe's cg_usdt_variants.specs[] */
+	/* uprobe at FUNC+OFF or inside a function (resolve.c): a mid-function
+	 * site at vaddr, in the function at func_vaddr/func_size */
+	bool mid;
+	uint64_t bias; /* mid: the load bias found while planning */
+	bool loaded;   /* mid: bias is set */
+	bool main_exe; /* an executable (not a library): it must be loaded at attach */
 };
 
 /* A USDT semaphore this session incremented in the target. */
@@ -103,6 +109,11 @@ struct att_session {
 	bool trap_installed; /* our SIGTRAP handler is the target's action */
 	struct rt_sigaction_k old_trap; /* the application's SIGTRAP action */
 	uint64_t rt_sigtrap;            /* our handler's address in the target */
+	/* fault-tolerant reads (readsafe.c) */
+	bool read_watched;              /* libc's sigaction/sigmask functions are probed */
+	bool segv_installed, bus_installed; /* rt_sigsegv is the target's action */
+	struct rt_sigaction_k old_segv, old_bus; /* the application's actions */
+	uint64_t rt_sigsegv;            /* our handler's address in the target */
 	struct link_image image;
 	struct att_site *sites; /* ATT_MAX_SITES, in the session's shared memory */
 	int nsites;
@@ -136,6 +147,19 @@ struct att_session *att_session_new(void);
 
 /* Resolves every uprobe attach point; errors go to diags. */
 int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags *diags);
+
+/*
+ * resolve.c: a program or library named without a path, found as the
+ * dynamic linker would (pid's mappings, PATH, /etc/ld.so.cache, library
+ * directories); malloc'ed path or NULL.
+ */
+char *att_find_binary(pid_t pid, const char *name);
+/* "libc" matches libc.so.6, "stdc++" libstdc++.so.6 (file name base). */
+bool att_lib_name_matches(const char *base, const char *name);
+/* resolve.c: says that p's library is not loaded in the target (its probe is skipped). */
+void att_resolve_not_loaded(struct att_session *s, const struct att_point *p);
+/* resolve.c: plans the site of a mid-function uprobe (p->mid) at load bias `bias`. */
+int att_resolve_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias);
 
 /* usdt.c: resolves one usdt attach point into s->points (one per location). */
 int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
@@ -191,6 +215,11 @@ void att_run_host(struct att_session *s, const struct cg_object *host_obj, const
 bool att_ret_wanted(const struct att_session *s);
 int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps);
 int att_ret_install(struct att_session *s, struct rt_shm_header *h);
+/* readsafe.c: the SIGSEGV/SIGBUS handler behind fault-tolerant reads */
+int att_read_plan(struct att_session *s, const struct cg_object *obj, struct proc_map *maps,
+		  int nmaps);
+int att_read_install(struct att_session *s, struct rt_shm_header *h);
+void att_read_remove(struct att_session *s);
 void att_ret_detach(struct att_session *s);
 void att_ret_unmap(struct att_session *s);
 /* Says on stderr how many calls ran without their return probe. */

@@ -123,7 +123,7 @@ int att_ret_install(struct att_session *s, struct rt_shm_header *h)
 
 static uint32_t hash_tp(uint64_t tp, uint32_t mask)
 {
-	return (uint32_t)((tp * 0x9e3779b97f4a7c15ull) >> 40) & mask;
+	return (uint32_t)((tp * RT_TP_HASH_MUL) >> RT_TP_HASH_SHIFT) & mask;
 }
 
 /* Restores the hijacked return slots of one stopped thread. */

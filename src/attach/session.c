@@ -116,16 +116,27 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			continue; /* usdt.c plans those */
 		struct elf_file f = {.dev = p->dev, .ino = p->ino};
 		uint64_t bias;
-		char *path = xasprintf("/proc/%d/root%s", s->t.pid, p->path);
-		int ret = elf_file_open(&f, p->path[0] == '/' ? path : p->path);
+		char *path = p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
+				     ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
+				     : xstrdup(p->path);
+		int ret = elf_file_open(&f, path);
 		free(path);
 		if (!ret) {
 			ret = proc_load_bias(maps, nmaps, &f, &bias);
 			elf_file_close(&f);
 		}
+		if (ret && !p->main_exe) { /* a library not loaded (yet) */
+			att_resolve_not_loaded(s, p);
+			continue;
+		}
 		if (ret) {
 			diag_sys(NULL, "pid %d: %s is not loaded in the process", s->t.pid, p->path);
 			return -ENOENT;
+		}
+		if (p->mid) { /* FUNC+OFF: resolve.c plans it, after every entry site */
+			p->bias = bias;
+			p->loaded = true;
+			continue;
 		}
 		uint64_t addr = bias + p->vaddr;
 		struct att_site *site = NULL;
@@ -175,6 +186,12 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 		if (!is_ret)
 			site->variants[site->nhandlers] = -1;
 		(is_ret ? site->rhandlers : site->handlers)[(*nh)++] = (uint64_t)p->probe_index;
+	}
+	for (int i = 0; i < s->npoints; i++) {
+		int ret;
+		if (s->points[i].mid && s->points[i].loaded &&
+		    (ret = att_resolve_plan_mid(s, &s->points[i], s->points[i].bias)))
+			return ret;
 	}
 	return att_usdt_plan(s, maps, nmaps);
 }
@@ -262,7 +279,7 @@ static int map_remote_priv(struct att_session *s, uint64_t at)
 	if (!ret)
 		ret = rsys(s, SYS_madvise, at, PAGE, MADV_WIPEONFORK, 0, 0, 0, &r);
 	if (!ret) {
-		struct rt_priv p = {.size = sizeof(p), .enabled = 0};
+		struct rt_priv p = {.size = sizeof(p), .enabled = 0, .pid = (uint32_t)s->t.pid};
 		s->remote_priv = at;
 		ret = tracee_write(&s->t, at, &p, sizeof(p));
 	}
@@ -355,6 +372,7 @@ static int map_host_code(struct att_session *s, size_t size)
 			s->host_priv = (struct rt_priv *)((uint8_t *)p + s->host_code_size - PAGE);
 			s->host_priv->size = sizeof(struct rt_priv);
 			s->host_priv->enabled = 1;
+			s->host_priv->pid = (uint32_t)getpid();
 			return 0;
 		}
 	}
@@ -382,6 +400,10 @@ static void write_headers(struct att_session *s, const struct cg_layout *l,
 	att_clock_calibrate(h);
 	for (int i = 0; i < l->nmaps; i++)
 		memcpy(att_data(s) + l->maps[i].off, &l->maps[i].hdr, sizeof(struct rt_map));
+	if (l->stacks_off) { /* ustack's table; output/stack.c fills the rest of h->stk */
+		memcpy(att_data(s) + l->stacks_off, &l->stacks, sizeof(l->stacks));
+		h->stk.table_off = l->stacks_off;
+	}
 }
 
 /* ---- linking ---------------------------------------------------------- */
@@ -568,6 +590,11 @@ static int emit_site(struct att_session *s, struct att_site *site, uint8_t *buf,
 		.nrhandlers = site->nrhandlers,
 		.enter = link_lookup(&s->image, "rt_ret_enter"),
 		.leave = link_lookup(&s->image, "rt_ret_leave"),
+		.enabled = s->remote_priv + offsetof(struct rt_priv, enabled),
+		.stacks = s->remote_rets,
+		.nstacks = s->layout->nthreads,
+		.has_tid = s->facts.has_tid,
+		.tid_off = s->facts.tid_off,
 	};
 	return arch_emit_ret_trampoline(&site->plan, site->tramp, &spec, buf, cap, len,
 					&site->copy_addr);
@@ -642,7 +669,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			sys_error(s, ret, "reading /proc/PID/maps");
 			return ret;
 		}
-		if ((ret = plan_sites(s, maps, nmaps)) || (ret = att_ret_plan(s, maps, nmaps)))
+		if ((ret = plan_sites(s, maps, nmaps)) || (ret = att_ret_plan(s, maps, nmaps)) ||
+		    (ret = att_read_plan(s, target_obj, maps, nmaps)))
 			goto out;
 		uint64_t lo, hi, ref;
 		group_sites(s, 0, &lo, &hi, &ref);
@@ -685,6 +713,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		if ((ret = att_ret_install(s, (struct rt_shm_header *)att_data(s))))
 			goto out;
 		if ((ret = place_trampolines(s, target_obj)))
+			goto out;
+		if ((ret = att_read_install(s, (struct rt_shm_header *)att_data(s))))
 			goto out;
 	} else {
 		s->code_size = 0;
@@ -834,6 +864,8 @@ static bool unmap_if_idle(struct att_session *s)
 	if (busy)
 		return false;
 	int64_t r;
+	/* no thread can be inside a read routine now: the handler can go */
+	att_read_remove(s);
 	rsys(s, SYS_munmap, s->remote_code, s->code_size + s->data_size + PAGE, 0, 0, 0, 0, &r);
 	s->remote_mapped = false;
 	for (int i = 0; i < s->nislands; i++)

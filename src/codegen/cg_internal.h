@@ -17,14 +17,15 @@ struct cg {
 	LLVMValueRef priv; /* @ubt_priv: struct rt_priv, the target's private page */
 	/* runtime helpers */
 	LLVMValueRef fn_thread_enter, fn_thread_exit, fn_ring_reserve, fn_ring_commit,
-		fn_map_lookup, fn_gettid;
+		fn_map_lookup, fn_gettid, fn_map_delete;
 	LLVMTypeRef ty_thread_enter, ty_thread_exit, ty_ring_reserve, ty_ring_commit,
-		ty_map_lookup, ty_gettid;
+		ty_map_lookup, ty_gettid, ty_map_delete;
 	/* the probe being generated */
 	LLVMValueRef fn;
 	LLVMValueRef regs;   /* struct rt_regs * */
 	LLVMValueRef thread; /* struct rt_thread *, or NULL when the probe needs none */
 	LLVMBasicBlockRef exit_bb;
+	LLVMBasicBlockRef loop_break, loop_continue; /* innermost loop (cg_expr.c) */
 	LLVMValueRef *vars; /* alloca per sema_var, indexed like sema_info.vars */
 	const struct ast_node *probe;
 	const struct cg_usdt_spec *usdt_spec; /* usdt variant being generated, or NULL */
@@ -43,6 +44,9 @@ LLVMValueRef cg_alloca(struct cg *c, LLVMTypeRef t, const char *name);
 LLVMBasicBlockRef cg_new_bb(struct cg *c, const char *name);
 LLVMValueRef cg_bool64(struct cg *c, LLVMValueRef i1);
 LLVMValueRef cg_var_ptr(struct cg *c, const struct ast_node *n);
+bool cg_is_buffer(const struct ast_type *t);
+bool cg_reads_target(const struct ast_node *n);
+LLVMValueRef cg_read_target(struct cg *c, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef n);
 
 /* cg_call.c: builtins and calls */
 bool cg_is_call(const struct ast_node *n, const char *name);
@@ -63,10 +67,19 @@ void cg_mark_written(struct cg *c, const struct ast_node *n);
 void cg_copy_str(struct cg *c, LLVMValueRef dst, LLVMValueRef src, uint64_t n);
 void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_node *rhs);
 LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n);
+LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n);
+void cg_map_delete(struct cg *c, const struct ast_node *map);
 
 /* codegen.c */
 LLVMValueRef cg_shm_ptr(struct cg *c, uint64_t off);
 LLVMValueRef cg_const(struct cg *c, uint64_t v);
 void cg_fail(struct cg *c, const struct ast_node *n, const char *what);
+
+/* cg_call.c, issue 7: func in a uprobe */
+bool cg_sym_is_entry(const struct cg *c);
+LLVMValueRef cg_sym_func(struct cg *c);
+/* cg_stack.c, issue 7: ustack */
+bool cg_is_stack(const struct ast_node *n);
+LLVMValueRef cg_stack(struct cg *c, const struct ast_node *n);
 
 #endif

@@ -26,14 +26,29 @@ static uint32_t pow2_at_least(uint64_t n)
 
 static void map_kind(const struct sema_map *m, struct rt_map *h)
 {
+	h->val_size = 8;
 	switch (m->value.kind) {
-	case TY_COUNT:
-		h->kind = RT_MAP_COUNT;
-		h->val_size = 8;
+	case TY_COUNT: h->kind = RT_MAP_COUNT; break;
+	case TY_SUM: h->kind = RT_MAP_SUM; break;
+	case TY_MIN: h->kind = RT_MAP_MIN; break;
+	case TY_MAX: h->kind = RT_MAP_MAX; break;
+	case TY_AVG:
+		h->kind = RT_MAP_AVG;
+		h->val_size = 16;
 		break;
-	case TY_SUM:
-		h->kind = RT_MAP_SUM;
-		h->val_size = 8;
+	case TY_STATS:
+		h->kind = RT_MAP_STATS;
+		h->val_size = 16;
+		break;
+	case TY_HIST:
+		h->kind = RT_MAP_HIST;
+		h->nbuckets = RT_HIST_BUCKETS;
+		h->val_size = 8 * h->nbuckets;
+		break;
+	case TY_LHIST:
+		h->kind = RT_MAP_LHIST;
+		h->nbuckets = cg_lhist_buckets(m);
+		h->val_size = 8 * h->nbuckets;
 		break;
 	case TY_STR:
 		h->kind = RT_MAP_STR;
@@ -41,14 +56,27 @@ static void map_kind(const struct sema_map *m, struct rt_map *h)
 		break;
 	default:
 		h->kind = RT_MAP_INT;
-		h->val_size = 8;
 		break;
 	}
 }
 
+/* lhist(v, min, max, step): below min, (max - min) / step steps, the rest */
+uint32_t cg_lhist_buckets(const struct sema_map *m)
+{
+	int64_t step = m->lhist_step > 0 ? m->lhist_step : 1;
+	return (uint32_t)((m->lhist_max - m->lhist_min) / step) + 2;
+}
+
 bool cg_map_percpu(const struct rt_map *h)
 {
-	return h->kind == RT_MAP_COUNT || h->kind == RT_MAP_SUM;
+	return h->kind != RT_MAP_INT && h->kind != RT_MAP_STR;
+}
+
+/* Bytes of key k of map m in the key buffer: 8 for an integer, the string
+ * size rounded up to 8 for a string (zero-padded, so keys compare as words). */
+uint32_t cg_key_bytes(const struct ast_type *t)
+{
+	return t->kind == TY_STR ? ALIGN_UP((uint32_t)t->size, 8u) : 8;
 }
 
 static uint64_t layout_map(const struct sema_map *m, const struct cg_options *opt,
@@ -58,7 +86,9 @@ static uint64_t layout_map(const struct sema_map *m, const struct cg_options *op
 	memset(h, 0, sizeof(*h));
 	h->size = sizeof(*h);
 	map_kind(m, h);
-	h->key_size = 8 * m->nkeys;
+	h->key_size = 0;
+	for (int k = 0; k < m->nkeys; k++)
+		h->key_size += cg_key_bytes(&m->keys[k]);
 	h->cap = m->nkeys ? opt->map_keys_max : 1;
 	h->nslots = m->nkeys ? pow2_at_least(2ull * h->cap) : 0;
 	uint64_t off = ALIGN_UP((uint64_t)sizeof(*h), 64);
@@ -66,6 +96,8 @@ static uint64_t layout_map(const struct sema_map *m, const struct cg_options *op
 	off = ALIGN_UP(off + (uint64_t)h->nslots * 8, 64);
 	h->keys_off = off;
 	off = ALIGN_UP(off + (uint64_t)h->cap * h->key_size, 64);
+	h->live_off = off;
+	off = ALIGN_UP(off + (uint64_t)h->cap * 4, 64);
 	h->vals_off = off;
 	uint64_t one = ALIGN_UP((uint64_t)h->cap * h->val_size, 64);
 	if (cg_map_percpu(h)) {
@@ -97,6 +129,20 @@ void cg_layout(const struct sema_info *info, const struct cg_options *opt, struc
 		off = ALIGN_UP(off, (uint64_t)CG_PAGE);
 		out->maps[i].off = off;
 		off += layout_map(info->maps[i], opt, &out->maps[i]);
+	}
+	if (info->stack_frames) {
+		/* ustack: the stack table (runtime/rt_stack.c), one entry per distinct stack */
+		struct rt_stack_table *t = &out->stacks;
+		t->size = sizeof(*t);
+		t->max_frames = (uint32_t)info->stack_frames;
+		t->cap = pow2_at_least(opt->map_keys_max < 1024 ? opt->map_keys_max : 1024);
+		t->copy_size = RT_STACK_COPY;
+		t->entry_size = ALIGN_UP(sizeof(struct rt_stack_entry) + 8ull * t->max_frames +
+						 t->copy_size, 64);
+		t->entries_off = 64;
+		off = ALIGN_UP(off, (uint64_t)CG_PAGE);
+		out->stacks_off = off;
+		off += t->entries_off + (uint64_t)t->cap * t->entry_size;
 	}
 	out->data_size = ALIGN_UP(off, (uint64_t)CG_PAGE);
 }

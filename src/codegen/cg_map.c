@@ -33,15 +33,46 @@ const struct cg_map_layout *cg_map_of(struct cg *c, const struct ast_node *n)
  * lazily; att_detach() clears any that still point into probe code before
  * unmapping it (a store here on every hit would cost ~0.4 ns).
  */
-static void cg_percpu_add(struct cg *c, LLVMValueRef base, uint64_t stride, LLVMValueRef val)
+enum percpu_op {
+	PC_ADD,  /* *slot += val */
+	PC_UMAX, /* *slot = max(*slot, val), unsigned (min/max aggregations) */
+};
+
+/*
+ * The rseq critical section for one per-CPU update.  For PC_ADD the commit
+ * is the add itself; for PC_UMAX the section loads the slot, leaves early
+ * when the stored value is already at least val, and commits with one
+ * store.  The fallback slot (index ncpu) is updated with `lock add` or a
+ * `lock cmpxchg` loop.
+ */
+static void cg_percpu_op(struct cg *c, LLVMValueRef base, uint64_t stride, LLVMValueRef val,
+			 enum percpu_op op)
 {
-	char tmpl[2048], scale[64];
+	char tmpl[2048], scale[64], commit[160], fb[320];
 	uint64_t fallback = stride * c->layout->ncpu;
 	if (stride && !(stride & (stride - 1)))
 		snprintf(scale, sizeof(scale), "shlq $$%d, %%rax", __builtin_ctzll(stride));
 	else
 		snprintf(scale, sizeof(scale), "imulq $$%llu, %%rax, %%rax",
 			 (unsigned long long)stride);
+	if (op == PC_ADD) {
+		snprintf(commit, sizeof(commit), "\taddq $1, ($0,%%rax)\n");
+		snprintf(fb, sizeof(fb), "\tlock addq $1, %llu($0)\n", (unsigned long long)fallback);
+	} else {
+		snprintf(commit, sizeof(commit),
+			 "\tleaq ($0,%%rax), %%rax\n"
+			 "\tcmpq $1, (%%rax)\n"
+			 "\tjae .Ld${:uid}\n"
+			 "\tmovq $1, (%%rax)\n");
+		snprintf(fb, sizeof(fb),
+			 "\tmovq %llu($0), %%rax\n"
+			 ".Ll${:uid}:\n"
+			 "\tcmpq $1, %%rax\n"
+			 "\tjae .Ld${:uid}\n"
+			 "\tlock cmpxchgq $1, %llu($0)\n"
+			 "\tjne .Ll${:uid}\n",
+			 (unsigned long long)fallback, (unsigned long long)fallback);
+	}
 	if (c->facts->has_rseq) {
 		int64_t cs = c->facts->rseq_off + RT_RSEQ_CS, cpu = c->facts->rseq_off + RT_RSEQ_CPU_ID;
 		snprintf(tmpl, sizeof(tmpl),
@@ -53,14 +84,14 @@ static void cg_percpu_add(struct cg *c, LLVMValueRef base, uint64_t stride, LLVM
 			 "\tcmpl $$%u, %%eax\n"
 			 "\tjae .Lf${:uid}\n"
 			 "\t%s\n"
-			 "\taddq $1, ($0,%%rax)\n"
+			 "%s"
 			 ".Lp${:uid}:\n"
 			 "\tjmp .Ld${:uid}\n"
 			 "\t.long 0x%x\n"
 			 ".La${:uid}:\n"
 			 "\tjmp .Lr${:uid}\n"
 			 ".Lf${:uid}:\n"
-			 "\tlock addq $1, %llu($0)\n"
+			 "%s"
 			 ".Ld${:uid}:\n"
 			 "\t.pushsection .data.rel.ro.ubt_rseq,\"aw\",@progbits\n"
 			 "\t.balign 32\n"
@@ -68,11 +99,10 @@ static void cg_percpu_add(struct cg *c, LLVMValueRef base, uint64_t stride, LLVM
 			 "\t.long 0, 0\n"
 			 "\t.quad .Ls${:uid}, .Lp${:uid} - .Ls${:uid}, .La${:uid}\n"
 			 "\t.popsection\n",
-			 (long long)cs, (long long)cpu, c->layout->ncpu, scale,
-			 RT_RSEQ_SIG, (unsigned long long)fallback);
+			 (long long)cs, (long long)cpu, c->layout->ncpu, scale, commit,
+			 RT_RSEQ_SIG, fb);
 	} else {
-		snprintf(tmpl, sizeof(tmpl), "lock addq $1, %llu($0)\n",
-			 (unsigned long long)fallback);
+		snprintf(tmpl, sizeof(tmpl), "%s.Ld${:uid}:\n", fb);
 	}
 	const char *cons = "r,r,~{rax},~{memory},~{cc},~{dirflag},~{fpsr},~{flags}";
 	LLVMTypeRef params[] = {c->ptr, c->i64};
@@ -83,7 +113,81 @@ static void cg_percpu_add(struct cg *c, LLVMValueRef base, uint64_t stride, LLVM
 	LLVMBuildCall2(c->b, fty, ia, args, 2, "");
 }
 
+static void cg_percpu_add(struct cg *c, LLVMValueRef base, uint64_t stride, LLVMValueRef val)
+{
+	cg_percpu_op(c, base, stride, val, PC_ADD);
+}
+
+static LLVMValueRef byte_off(struct cg *c, LLVMValueRef p, LLVMValueRef off)
+{
+	return LLVMBuildGEP2(c->b, c->i8, p, &off, 1, "");
+}
+
+/* hist(): 0 for v < 0, else 65 - clz(v) (clz(0) = 64, so 0 -> 1, 1 -> 2). */
+static LLVMValueRef hist_bucket(struct cg *c, LLVMValueRef v)
+{
+	LLVMTypeRef ty[] = {c->i64};
+	unsigned id = LLVMLookupIntrinsicID("llvm.ctlz", 9);
+	LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->mod, id, ty, 1);
+	LLVMTypeRef fty = LLVMIntrinsicGetType(c->ctx, id, ty, 1);
+	LLVMValueRef args[] = {v, LLVMConstInt(c->i1, 0, 0)};
+	LLVMValueRef clz = LLVMBuildCall2(c->b, fty, f, args, 2, "");
+	LLVMValueRef b = LLVMBuildSub(c->b, cg_const(c, 65), clz, "");
+	LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, v, cg_const(c, 0), "");
+	return LLVMBuildSelect(c->b, neg, cg_const(c, 0), b, "bucket");
+}
+
+/* lhist(): 0 below min, 1 + (v - min) / step, at most nbuckets - 1. */
+static LLVMValueRef lhist_bucket(struct cg *c, const struct sema_map *m, uint32_t nb,
+				 LLVMValueRef v)
+{
+	LLVMValueRef mn = cg_const(c, (uint64_t)m->lhist_min);
+	LLVMValueRef below = LLVMBuildICmp(c->b, LLVMIntSLT, v, mn, "");
+	LLVMValueRef i = LLVMBuildUDiv(c->b, LLVMBuildSub(c->b, v, mn, ""),
+				       cg_const(c, (uint64_t)m->lhist_step), "");
+	i = LLVMBuildAdd(c->b, i, cg_const(c, 1), "");
+	LLVMValueRef last = cg_const(c, nb - 1);
+	i = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntUGT, i, last, ""), last, i, "");
+	return LLVMBuildSelect(c->b, below, cg_const(c, 0), i, "bucket");
+}
+
 /* ---- maps ------------------------------------------------------------- */
+
+/*
+ * Builds map node n's key in a stack buffer laid out as the map's key
+ * (integers as 8 bytes, strings zero-padded to the map's key size).
+ */
+LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n)
+{
+	const struct cg_map_layout *ml = cg_map_of(c, n);
+	const struct sema_map *m = n->map;
+	uint32_t size = ml->hdr.key_size ? ml->hdr.key_size : 8;
+	LLVMValueRef key = cg_alloca(c, LLVMArrayType(c->i8, size), "key");
+	uint64_t off = 0;
+	bool has_str = false;
+	for (int i = 0; i < n->nkids && i < m->nkeys; i++)
+		has_str |= m->keys[i].kind == TY_STR;
+	if (has_str)
+		LLVMBuildMemSet(c->b, key, LLVMConstInt(c->i8, 0, 0), cg_const(c, size), 8);
+	for (int i = 0; i < n->nkids && i < m->nkeys; i++) {
+		const struct ast_node *k = n->kids[i];
+		LLVMValueRef v = cg_expr(c, k);
+		LLVMValueRef dst = byte_off(c, key, cg_const(c, off));
+		uint32_t kb = cg_key_bytes(&m->keys[i]);
+		if (m->keys[i].kind == TY_STR) {
+			uint64_t len = (uint64_t)k->type.size < (uint64_t)m->keys[i].size
+					       ? (uint64_t)k->type.size : (uint64_t)m->keys[i].size;
+			cg_copy_str(c, dst, v, len);
+			/* the last byte stays NUL even when the value filled its buffer */
+			LLVMBuildStore(c->b, LLVMConstInt(c->i8, 0, 0),
+				       byte_off(c, dst, cg_const(c, m->keys[i].size - 1)));
+		} else {
+			LLVMBuildStore(c->b, v, dst);
+		}
+		off += kb;
+	}
+	return key;
+}
 
 /*
  * Emits the lookup of map node n's entry.  Returns the entry index (i64),
@@ -98,13 +202,7 @@ LLVMValueRef cg_map_index(struct cg *c, const struct ast_node *n, bool insert,
 	*miss = NULL;
 	if (n->nkids == 0)
 		return cg_const(c, 0);
-	LLVMTypeRef kt = LLVMArrayType(c->i64, n->nkids);
-	LLVMValueRef key = cg_alloca(c, kt, "key");
-	for (int i = 0; i < n->nkids; i++) {
-		LLVMValueRef v = cg_expr(c, n->kids[i]);
-		LLVMValueRef idx[] = {cg_const(c, 0), cg_const(c, i)};
-		LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, kt, key, idx, 2, ""));
-	}
+	LLVMValueRef key = cg_map_key(c, n);
 	LLVMValueRef args[] = {cg_shm_ptr(c, ml->off), key,
 			       LLVMConstInt(c->i32, insert ? 1 : 0, 0)};
 	LLVMValueRef idx = LLVMBuildCall2(c->b, c->ty_map_lookup, c->fn_map_lookup, args, 3, "idx");
@@ -164,20 +262,46 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
 {
 	const struct cg_map_layout *ml = cg_map_of(c, map);
 	LLVMValueRef val = NULL;
-	if (cg_is_call(rhs, "sum"))
-		val = cg_expr(c, rhs->kids[0]);
-	else if (!cg_is_call(rhs, "count"))
+	if (rhs->kind == AST_CALL && ml->hdr.kind != RT_MAP_INT && ml->hdr.kind != RT_MAP_STR) {
+		if (rhs->nkids)
+			val = cg_expr(c, rhs->kids[0]);
+	} else {
 		val = cg_expr(c, rhs);
+	}
 	LLVMBasicBlockRef miss;
 	LLVMValueRef idx = cg_map_index(c, map, true, &miss);
 	LLVMValueRef p = cg_map_value_ptr(c, map, idx);
+	uint64_t stride = ml->hdr.cpu_stride;
 	switch (ml->hdr.kind) {
 	case RT_MAP_COUNT:
-		cg_percpu_add(c, p, ml->hdr.cpu_stride, cg_const(c, 1));
+		cg_percpu_add(c, p, stride, cg_const(c, 1));
 		break;
 	case RT_MAP_SUM:
-		cg_percpu_add(c, p, ml->hdr.cpu_stride, val);
+		cg_percpu_add(c, p, stride, val);
 		break;
+	case RT_MAP_AVG:
+	case RT_MAP_STATS:
+		/* two sections: a reader may see the count before the sum, never a lost one */
+		cg_percpu_add(c, p, stride, cg_const(c, 1));
+		cg_percpu_add(c, byte_off(c, p, cg_const(c, 8)), stride, val);
+		break;
+	case RT_MAP_MIN:
+		cg_percpu_op(c, p, stride, LLVMBuildXor(c->b, val, cg_const(c, INT64_MAX), ""),
+			     PC_UMAX);
+		break;
+	case RT_MAP_MAX:
+		cg_percpu_op(c, p, stride,
+			     LLVMBuildXor(c->b, val, cg_const(c, 1ull << 63), ""), PC_UMAX);
+		break;
+	case RT_MAP_HIST:
+	case RT_MAP_LHIST: {
+		LLVMValueRef b = ml->hdr.kind == RT_MAP_HIST
+					 ? hist_bucket(c, val)
+					 : lhist_bucket(c, map->map, ml->hdr.nbuckets, val);
+		LLVMValueRef off = LLVMBuildShl(c->b, b, cg_const(c, 3), "");
+		cg_percpu_add(c, byte_off(c, p, off), stride, cg_const(c, 1));
+		break;
+	}
 	case RT_MAP_STR: {
 		uint64_t n = (uint64_t)rhs->type.size < ml->hdr.val_size ? (uint64_t)rhs->type.size
 									  : ml->hdr.val_size;
@@ -192,6 +316,37 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
 	}
 	cg_mark_written(c, map);
 	cg_map_done(c, miss);
+}
+
+/* delete(@m[k]) */
+void cg_map_delete(struct cg *c, const struct ast_node *map)
+{
+	const struct cg_map_layout *ml = cg_map_of(c, map);
+	LLVMValueRef key = map->nkids ? cg_map_key(c, map) : LLVMConstNull(c->ptr);
+	LLVMValueRef args[] = {cg_shm_ptr(c, ml->off), key};
+	LLVMBuildCall2(c->b, c->ty_map_delete, c->fn_map_delete, args, 2, "");
+}
+
+/* Per-CPU value at byte offset `off` of entry p, combined over CPUs. */
+static LLVMValueRef percpu_sum(struct cg *c, LLVMValueRef p, uint64_t stride, uint64_t off)
+{
+	LLVMValueRef v = cg_const(c, 0);
+	for (uint32_t cpu = 0; cpu <= c->layout->ncpu; cpu++) {
+		LLVMValueRef q = byte_off(c, p, cg_const(c, cpu * stride + off));
+		v = LLVMBuildAdd(c->b, v, LLVMBuildLoad2(c->b, c->i64, q, ""), "");
+	}
+	return v;
+}
+
+static LLVMValueRef percpu_umax(struct cg *c, LLVMValueRef p, uint64_t stride)
+{
+	LLVMValueRef v = cg_const(c, 0);
+	for (uint32_t cpu = 0; cpu <= c->layout->ncpu; cpu++) {
+		LLVMValueRef q = byte_off(c, p, cg_const(c, cpu * stride));
+		LLVMValueRef x = LLVMBuildLoad2(c->b, c->i64, q, "");
+		v = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntUGT, x, v, ""), x, v, "");
+	}
+	return v;
 }
 
 /* Value of a map read in an expression; 0 (or "") for a missing key. */
@@ -213,14 +368,18 @@ LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n)
 	LLVMValueRef v;
 	if (str) {
 		v = p;
+	} else if (ml->hdr.kind == RT_MAP_COUNT || ml->hdr.kind == RT_MAP_SUM) {
+		v = percpu_sum(c, p, ml->hdr.cpu_stride, 0);
+	} else if (ml->hdr.kind == RT_MAP_AVG || ml->hdr.kind == RT_MAP_STATS) {
+		LLVMValueRef n = percpu_sum(c, p, ml->hdr.cpu_stride, 0);
+		LLVMValueRef t = percpu_sum(c, p, ml->hdr.cpu_stride, 8);
+		LLVMValueRef z = LLVMBuildICmp(c->b, LLVMIntEQ, n, cg_const(c, 0), "");
+		v = LLVMBuildSDiv(c->b, t, LLVMBuildSelect(c->b, z, cg_const(c, 1), n, ""), "");
+	} else if (ml->hdr.kind == RT_MAP_MIN || ml->hdr.kind == RT_MAP_MAX) {
+		uint64_t x = ml->hdr.kind == RT_MAP_MIN ? INT64_MAX : 1ull << 63;
+		v = LLVMBuildXor(c->b, percpu_umax(c, p, ml->hdr.cpu_stride), cg_const(c, x), "");
 	} else if (cg_map_percpu(&ml->hdr)) {
-		/* sum the per-CPU copies, including the shared fallback one */
-		v = cg_const(c, 0);
-		for (uint32_t cpu = 0; cpu <= c->layout->ncpu; cpu++) {
-			LLVMValueRef o = cg_const(c, cpu * ml->hdr.cpu_stride);
-			LLVMValueRef q = LLVMBuildGEP2(c->b, c->i8, p, &o, 1, "");
-			v = LLVMBuildAdd(c->b, v, LLVMBuildLoad2(c->b, c->i64, q, ""), "");
-		}
+		v = cg_const(c, 0); /* hist/lhist have no single value */
 	} else {
 		v = LLVMBuildLoad2(c->b, c->i64, p, "");
 	}

@@ -67,6 +67,8 @@ static void declare_runtime(struct cg *c)
 	c->fn_ring_commit = declare(c, "rt_ring_commit", c->void_t, p1, 1, &c->ty_ring_commit);
 	c->fn_map_lookup = declare(c, "rt_map_lookup", c->i64, p3, 3, &c->ty_map_lookup);
 	c->fn_gettid = declare(c, "rt_gettid", c->i32, NULL, 0, &c->ty_gettid);
+	LLVMTypeRef pp[] = {c->ptr, c->ptr};
+	c->fn_map_delete = declare(c, "rt_map_delete", c->void_t, pp, 2, &c->ty_map_delete);
 }
 
 static void add_fn_attr(struct cg *c, LLVMValueRef f, const char *name)
@@ -99,7 +101,7 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 		c->vars[i] = NULL;
 		if (v->probe != probe)
 			continue;
-		LLVMTypeRef t = v->type.kind == TY_STR ? LLVMArrayType(c->i8, v->type.size) : c->i64;
+		LLVMTypeRef t = cg_is_buffer(&v->type) ? LLVMArrayType(c->i8, v->type.size) : c->i64;
 		c->vars[i] = LLVMBuildAlloca(c->b, t, v->name);
 		LLVMBuildStore(c->b, LLVMConstNull(t), c->vars[i]);
 	}
@@ -232,6 +234,8 @@ static int emit(struct cg *c, LLVMTargetMachineRef tm, bool keep_text, struct cg
 		LLVMDisposeMessage(err);
 		return -1;
 	}
+	obj->reads_target = LLVMGetNamedFunction(c->mod, "rt_read") ||
+			    LLVMGetNamedFunction(c->mod, "rt_read_str");
 	obj->elf_size = LLVMGetBufferSize(mb);
 	obj->elf = xmalloc(obj->elf_size);
 	memcpy(obj->elf, LLVMGetBufferStart(mb), obj->elf_size);

@@ -99,6 +99,8 @@ struct cg_layout {
 	uint64_t threads_off, rings_off;
 	struct cg_map_layout *maps; /* indexed by sema_map.id */
 	int nmaps;
+	uint64_t stacks_off;           /* ustack: struct rt_stack_table, 0 if none */
+	struct rt_stack_table stacks;  /* its header, written by attach */
 };
 
 struct cg_options {
@@ -126,11 +128,16 @@ struct cg_object {
 	int nprobes;
 	char *ir; /* textual IR, kept when asked for (-d ir) */
 	char *asm_text; /* assembly, kept when asked for (-d asm) */
+	bool reads_target; /* calls rt_read/rt_read_str: attach installs the fault handler */
 };
 
 void cg_layout(const struct sema_info *info, const struct cg_options *opt, struct cg_layout *out);
 /* Values of this map are per CPU (summed when read) rather than shared. */
 bool cg_map_percpu(const struct rt_map *h);
+/* Bytes a key of this type takes in a map's key (8 or a string's size rounded to 8). */
+uint32_t cg_key_bytes(const struct ast_type *t);
+/* Buckets of an lhist() map. */
+uint32_t cg_lhist_buckets(const struct sema_map *m);
 void cg_layout_free(struct cg_layout *l);
 
 /*

@@ -10,6 +10,7 @@
 #define UBT_OUTPUT_H
 
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "codegen/codegen.h"
 
@@ -19,6 +20,7 @@ struct out {
 	const struct cg_layout *layout;
 	uint8_t *data; /* the data part */
 	uint64_t lost_reported;
+	bool json; /* -f json: one JSON object per line */
 };
 
 void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct cg_layout *layout,
@@ -29,5 +31,9 @@ int out_drain(struct out *o);
 void out_report_lost(struct out *o);
 /* Prints every map, in name order, as bpftrace does at exit. */
 void out_print_maps(struct out *o);
+/* print(@m, top, div): one map; top 0 = all entries, div 0 = 1. */
+void out_print_map(struct out *o, const struct cg_map_layout *ml, uint64_t top, uint64_t div);
+/* clear(@m) / zero(@m) (enum rt_map_op). */
+void out_map_op(struct out *o, const struct cg_map_layout *ml, uint32_t op);
 
 #endif

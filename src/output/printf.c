@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "stack.h"
+#include "sym.h"
+
 /* Consumes one conversion at *pp (just after '%'); writes it to b. */
 static void one_spec(struct buf *b, const char **pp, const uint8_t **args,
 		     const struct ast_type *type)
@@ -44,6 +47,28 @@ static void one_spec(struct buf *b, const char **pp, const uint8_t **args,
 	}
 	char conv = *p ? *p++ : 'd';
 	*pp = p;
+	if (conv == 's' && type->kind == TY_USTACK) { /* ustack: issue 7, stack.c */
+		spec[n++] = 's';
+		spec[n] = 0;
+		uint64_t id;
+		memcpy(&id, *args, 8);
+		*args += 8;
+		char *s = out_stack_text(id, type, 8);
+		buf_printf(b, spec, s);
+		free(s);
+		return;
+	}
+	if (conv == 's' && type->kind == TY_USYM) { /* usym(), func: issue 7 */
+		spec[n++] = 's';
+		spec[n] = 0;
+		uint64_t addr;
+		memcpy(&addr, *args, 8);
+		*args += 8;
+		char *s = out_sym_text(addr, false);
+		buf_printf(b, spec, s);
+		free(s);
+		return;
+	}
 	if (conv == 's') {
 		spec[n++] = 's';
 		spec[n] = 0;

@@ -21,6 +21,7 @@
  */
 #include <ctype.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,122 @@ void ast_add_kid(struct ast_node *parent, struct ast_node *kid)
 	parent->kids[parent->nkids++] = kid;
 }
 
+/* ---- the program's arena and types -------------------------------------- */
+
+struct arena_blk {
+	struct arena_blk *next;
+	max_align_t data[];
+};
+
+void *ast_arena_alloc(struct ast_program *p, size_t size)
+{
+	struct arena_blk *b = xcalloc(1, sizeof(*b) + size);
+	b->next = p->arena;
+	p->arena = b;
+	return b->data;
+}
+
+static void program_free(struct ast_program *p)
+{
+	for (struct arena_blk *b = p->arena, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	for (int i = 0; i < p->nrecords; i++) {
+		struct ast_record *r = p->records[i];
+		for (int j = 0; j < r->nmembers; j++)
+			free(r->members[j].name);
+		free(r->members);
+		free(r->name);
+		free(r);
+	}
+	free(p->records);
+	for (int i = 0; i < p->ntypedefs; i++)
+		free(p->typedefs[i].name);
+	free(p->typedefs);
+	for (int i = 0; i < p->nconsts; i++) {
+		free(p->consts[i].name);
+		free(p->consts[i].str);
+	}
+	free(p->consts);
+	for (int i = 0; i < p->nparams; i++)
+		free(p->params[i]);
+	free(p->params);
+	free(p);
+}
+
+struct ast_record *ast_record_find(struct ast_program *p, const char *name, bool create)
+{
+	for (int i = 0; i < p->nrecords; i++)
+		if (!strcmp(p->records[i]->name, name))
+			return p->records[i];
+	if (!create)
+		return NULL;
+	struct ast_record *r = xcalloc(1, sizeof(*r));
+	r->name = xstrdup(name);
+	r->is_union = !strncmp(name, "union ", 6);
+	r->align = 1;
+	p->records = xrealloc(p->records, (p->nrecords + 1) * sizeof(*p->records));
+	p->records[p->nrecords++] = r;
+	return r;
+}
+
+struct ast_type ast_ptr_to(struct ast_program *p, struct ast_type t)
+{
+	struct ast_type *e = ast_arena_alloc(p, sizeof(*e));
+	*e = t;
+	e->as = AS_NONE;
+	return (struct ast_type){ .kind = TY_PTR, .size = 8, .elem = e };
+}
+
+struct ast_type ast_tuple_of(struct ast_program *p, const struct ast_type *types, int n)
+{
+	struct ast_tuple *tu = ast_arena_alloc(p, sizeof(*tu));
+	tu->count = n;
+	tu->types = ast_arena_alloc(p, (size_t)(n ? n : 1) * sizeof(*tu->types));
+	tu->offsets = ast_arena_alloc(p, (size_t)(n ? n : 1) * sizeof(*tu->offsets));
+	int off = 0, align = 1;
+	for (int i = 0; i < n; i++) {
+		tu->types[i] = types[i];
+		tu->types[i].as = AS_NONE;
+		int a = types[i].kind == TY_INT || types[i].kind == TY_PTR ? types[i].size : 1;
+		if (types[i].kind == TY_TUPLE || types[i].kind == TY_STRUCT || a > 8 || a < 1)
+			a = 8;
+		off = (off + a - 1) / a * a;
+		tu->offsets[i] = off;
+		off += types[i].size;
+		if (a > align)
+			align = a;
+	}
+	off = (off + align - 1) / align * align;
+	return (struct ast_type){ .kind = TY_TUPLE, .size = off, .tup = tu };
+}
+
+bool ast_type_eq(const struct ast_type *a, const struct ast_type *b)
+{
+	if (a->kind != b->kind || a->size != b->size)
+		return false;
+	switch (a->kind) {
+	case TY_INT:
+		return a->is_signed == b->is_signed;
+	case TY_PTR:
+		return ast_type_eq(a->elem, b->elem);
+	case TY_ARRAY:
+		return a->count == b->count && ast_type_eq(a->elem, b->elem);
+	case TY_STRUCT:
+		return a->rec == b->rec;
+	case TY_TUPLE:
+		if (a->tup->count != b->tup->count)
+			return false;
+		for (int i = 0; i < a->tup->count; i++)
+			if (!ast_type_eq(&a->tup->types[i], &b->tup->types[i]))
+				return false;
+		return true;
+	default:
+		return true;
+	}
+}
+
 void ast_free(struct ast_node *root)
 {
 	struct vec todo = { 0 };
@@ -53,7 +170,7 @@ void ast_free(struct ast_node *root)
 		vec_push(&todo, root);
 	while (todo.len) {
 		struct ast_node *n = todo.items[--todo.len];
-		struct ast_node *one[] = { n->lhs, n->rhs, n->cond, n->body, n->els, n->pred };
+		struct ast_node *one[] = { n->lhs, n->rhs, n->cond, n->body, n->els, n->pred, n->tyn };
 		for (size_t i = 0; i < ARRAY_SIZE(one); i++)
 			if (one[i])
 				vec_push(&todo, one[i]);
@@ -65,6 +182,12 @@ void ast_free(struct ast_node *root)
 		free(n->attach.provider);
 		free(n->attach.target);
 		free(n->attach.func);
+		free(n->attach.ns);
+		if (n->prog) {
+			if (n->prog->config)
+				vec_push(&todo, n->prog->config);
+			program_free(n->prog);
+		}
 		free(n);
 	}
 	vec_free(&todo);
@@ -86,6 +209,7 @@ const char *ast_op_text(int op)
 	case OP_SHR: return ">>";
 	case OP_INC: return "++";
 	case OP_DEC: return "--";
+	case OP_PTR: return "->";
 	default:
 		one[0] = (char)op;
 		one[1] = '\0';
@@ -143,6 +267,17 @@ static void dump_string(struct dumper *d, const char *s, size_t len)
 }
 
 static void dump_expr(struct dumper *d, const struct ast_node *n, int depth);
+
+/* "struct Foo*", "int32", "string[16]": a type as bpftrace prints a cast */
+static void dump_type_text(struct dumper *d, const struct ast_node *t)
+{
+	fputs(t->str, d->out);
+	if (t->slen)
+		fprintf(d->out, "[%zu]", t->slen);
+	for (uint64_t i = 0; i < t->uval; i++)
+		fputc('*', d->out);
+}
+
 static void dump_stmt(struct dumper *d, const struct ast_node *n, int depth);
 
 static void dump_kids(struct dumper *d, const struct ast_node *n, int depth)
@@ -217,6 +352,56 @@ static void dump_expr(struct dumper *d, const struct ast_node *n, int depth)
 		dump_expr(d, n->lhs, depth + 1);
 		dump_expr(d, n->rhs, depth + 1);
 		break;
+	case AST_CAST:
+		fputc('(', d->out);
+		dump_type_text(d, n->tyn);
+		fputs(")\n", d->out);
+		dump_expr(d, n->lhs, depth + 1);
+		break;
+	case AST_FIELD:
+		/* bpftrace prints `p->f` as `(*p).f`, untyped */
+		fputs(".\n", d->out);
+		if (n->op == OP_PTR) {
+			indent(d, depth + 1);
+			fputs("dereference\n", d->out);
+			dump_expr(d, n->lhs, depth + 2);
+		} else {
+			dump_expr(d, n->lhs, depth + 1);
+		}
+		indent(d, depth + 1);
+		fprintf(d->out, "%s\n", n->str);
+		break;
+	case AST_TUPLE_INDEX:
+		fputs(".\n", d->out);
+		dump_expr(d, n->lhs, depth + 1);
+		indent(d, depth + 1);
+		fprintf(d->out, "%" PRIu64 "\n", n->uval);
+		break;
+	case AST_INDEX:
+		fputs("[]\n", d->out);
+		dump_expr(d, n->lhs, depth + 1);
+		dump_expr(d, n->rhs, depth + 1);
+		break;
+	case AST_POSPARAM:
+		fprintf(d->out, "param: %s", n->str);
+		type_suffix(d, &n->type);
+		break;
+	case AST_PARAMCOUNT:
+		fputs("param: $#", d->out);
+		type_suffix(d, &n->type);
+		break;
+	case AST_SIZEOF:
+		fputs("call: sizeof", d->out);
+		type_suffix(d, &n->type);
+		if (n->tyn) {
+			indent(d, depth + 1);
+			fputs("identifier: ", d->out);
+			dump_type_text(d, n->tyn);
+			type_suffix(d, &n->tyn->type);
+		} else {
+			dump_expr(d, n->lhs, depth + 1);
+		}
+		break;
 	default:
 		fprintf(d->out, "?\n");
 		break;
@@ -269,6 +454,71 @@ static void dump_stmt(struct dumper *d, const struct ast_node *n, int depth)
 	case AST_BLOCK:
 		dump_block(d, n, depth);
 		break;
+	case AST_WHILE:
+		indent(d, depth);
+		fputs("while(\n", d->out);
+		dump_expr(d, n->cond, depth + 1);
+		indent(d, depth + 1);
+		fputs(")\n", d->out);
+		dump_block(d, n->body, depth + 2);
+		break;
+	case AST_UNROLL:
+		indent(d, depth);
+		fputs("unroll\n", d->out);
+		dump_expr(d, n->lhs, depth + 1);
+		indent(d, depth + 1);
+		fputs("block\n", d->out);
+		dump_block(d, n->body, depth + 2);
+		break;
+	case AST_FOR_MAP:
+	case AST_FOR_RANGE:
+		indent(d, depth);
+		fputs("for\n", d->out);
+		indent(d, depth + 1);
+		fputs("decl\n", d->out);
+		dump_expr(d, n->lhs, depth + 2);
+		indent(d, depth + 1);
+		if (n->kind == AST_FOR_MAP) {
+			fputs("expr\n", d->out);
+			dump_expr(d, n->rhs, depth + 2);
+		} else {
+			fputs("range\n", d->out);
+			dump_kids(d, n, depth + 2);
+		}
+		indent(d, depth + 1);
+		fputs("stmts\n", d->out);
+		dump_block(d, n->body, depth + 2);
+		break;
+	case AST_BREAK:
+	case AST_CONTINUE:
+		indent(d, depth);
+		fputs(n->kind == AST_BREAK ? "break\n" : "continue\n", d->out);
+		break;
+	case AST_RETURN:
+		indent(d, depth);
+		fputs("return\n", d->out);
+		if (n->lhs)
+			dump_expr(d, n->lhs, depth + 1);
+		break;
+	case AST_LET:
+		indent(d, depth);
+		fputs("let\n", d->out);
+		dump_expr(d, n->lhs, depth + 1);
+		if (n->tyn) {
+			indent(d, depth + 1);
+			fputs("type: ", d->out);
+			dump_type_text(d, n->tyn);
+			fputc('\n', d->out);
+		}
+		if (n->rhs)
+			dump_expr(d, n->rhs, depth + 1);
+		break;
+	case AST_CONFIG:
+		indent(d, depth);
+		fputs("config\n", d->out);
+		for (int i = 0; i < n->nkids; i++)
+			dump_stmt(d, n->kids[i], depth + 1);
+		break;
 	default:
 		dump_expr(d, n, depth);
 		break;
@@ -281,10 +531,11 @@ static void dump_attach(struct dumper *d, const struct ast_node *ap)
 {
 	indent(d, 1);
 	const struct ast_attach *a = &ap->attach;
+	const char *rest = strchr(ap->str, ':');
 	if (!a->provider)
 		fprintf(d->out, "%s\n", ap->str);
-	else if (a->target && a->func)
-		fprintf(d->out, "%s:%s:%s\n", a->provider, a->target, a->func);
+	else if (rest)
+		fprintf(d->out, "%s%s\n", a->provider, rest);
 	else
 		fprintf(d->out, "%s\n", a->provider);
 }
@@ -293,6 +544,8 @@ void ast_dump(const struct ast_node *prog, bool with_types, FILE *out)
 {
 	struct dumper d = { .out = out, .types = with_types };
 	fputs("Program\n", out);
+	if (prog && prog->prog && prog->prog->config)
+		dump_stmt(&d, prog->prog->config, 1);
 	for (int i = 0; prog && i < prog->nkids; i++) {
 		const struct ast_node *probe = prog->kids[i];
 		for (int j = 0; j < probe->nkids; j++)

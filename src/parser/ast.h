@@ -34,6 +34,17 @@ enum ast_kind {
 	AST_EXPR_STMT, /* lhs = expression evaluated for its effect */
 	AST_ASSIGN,    /* lhs = AST_MAP or AST_VAR; rhs = value; op = '=' or compound op */
 	AST_IF,        /* cond, body (then block), els (else block, or AST_IF, or NULL) */
+	AST_WHILE,     /* cond, body; codegen bounds the iterations (AST_LOOP_MAX) */
+	AST_UNROLL,    /* lhs = count (AST_INT or AST_POSPARAM); body; sema sets uval = count */
+	AST_FOR_MAP,   /* `for ($kv : @m) {}`: lhs = AST_VAR, rhs = AST_MAP (no keys), body;
+	                * $kv is a 2-tuple (key, value); with several keys, key is a tuple */
+	AST_FOR_RANGE, /* `for ($i : a..b) {}`: lhs = AST_VAR, kids = {a, b}, body; a <= $i < b */
+	AST_BREAK,     /* inside while/for only (sema checks) */
+	AST_CONTINUE,  /* inside while/for only */
+	AST_RETURN,    /* lhs = value or NULL; ends the probe */
+	AST_LET,       /* `let $x [: type] [= e]`: lhs = AST_VAR, tyn = AST_TYPE or NULL,
+	                * rhs = initialiser or NULL; $x is scoped to the enclosing block */
+	AST_CONFIG,    /* `config = { k = v; ... }`: kids = AST_ASSIGN with lhs AST_IDENT */
 	/* expressions */
 	AST_INT,     /* ival (unsigned bit pattern in uval) */
 	AST_STR,     /* str = decoded bytes (escapes resolved), slen = length */
@@ -46,7 +57,19 @@ enum ast_kind {
 	AST_INCDEC,  /* op = OP_INC or OP_DEC; lhs = map or var; uval = 1 if prefix */
 	AST_TERNARY, /* cond, lhs (true), rhs (false) */
 	AST_IDENT,   /* str = bare identifier ("x" in `$a = x`); sema rejects it for now */
-	AST_TUPLE,   /* kids = elements ("(1, "a")"); sema rejects it for now */
+	AST_TUPLE,   /* kids = elements ("(1, "a")"); type TY_TUPLE */
+	AST_CAST,    /* `(type)e`: tyn = AST_TYPE, lhs = e; type = the target type */
+	AST_FIELD,   /* `e.f` (op '.') or `e->f` (op OP_PTR): lhs = e, str = field name;
+	                * type = the member's; field = the member (sema) */
+	AST_INDEX,   /* `e[i]` on an array or pointer: lhs = e, rhs = i; type = element */
+	AST_TUPLE_INDEX, /* `t.N`: lhs = tuple, uval = N; type = element N */
+	AST_POSPARAM,    /* `$N`: uval = N, str = "$N"; sema types it int64 if the
+	                  * parameter is a number, else string (see sema_params) */
+	AST_PARAMCOUNT,  /* `$#`: number of positional parameters, int64 */
+	AST_SIZEOF,      /* `sizeof(type)` (tyn) or `sizeof(expr)` (lhs); uint64, value in cval */
+	AST_TYPE,        /* a type as written: str = "uint32", "struct x", "string", ...;
+	                  * uval = pointer depth ("struct x **" -> 2), slen = array/string
+	                  * size in brackets or 0; type = resolved by sema */
 };
 
 /*
@@ -64,14 +87,25 @@ enum ast_op {
 	OP_SHR,      /* >> */
 	OP_INC,      /* ++ */
 	OP_DEC,      /* -- */
+	OP_PTR,      /* -> (AST_FIELD) */
 };
+
+/* Most iterations a while loop runs in one probe hit; past it the loop
+ * ends (and the overrun is counted), so a probe can never hang its target. */
+#define AST_LOOP_MAX 1000000
 
 /* Attach point split into its parts: "uprobe:./t:f" -> provider "uprobe",
  * target "./t", func "f".  BEGIN/END have provider "BEGIN"/"END". */
 struct ast_attach {
 	char *provider; /* canonical name: "uprobe", "BEGIN", "END", ... ("u" becomes "uprobe") */
-	char *target;   /* binary path or NULL */
-	char *func;     /* function name or NULL */
+	char *target;   /* binary path or NULL; interval/profile: the unit ("s", "ms", "hz") */
+	char *func;     /* function or usdt probe name or NULL; may hold wildcards (* ? [..]) */
+	char *ns;       /* usdt provider ("spdk" in usdt:/bin/x:spdk:nvmf_poll), or NULL */
+	uint64_t freq;  /* interval/profile/software/hardware: the number after the unit */
+	uint64_t offset;  /* uprobe:bin:func+0x10: 0x10 */
+	uint64_t address; /* uprobe:bin:0x401000 (func is NULL then) */
+	bool wildcard;    /* target, ns or func holds a wildcard: expand when resolving */
+	bool kernel;      /* a provider that needs the kernel (kprobe, tracepoint, ...) */
 };
 
 /* Types assigned by sema (src/parser/sema.c). */
@@ -82,6 +116,22 @@ enum ast_type_kind {
 	TY_COUNT,  /* count() aggregation */
 	TY_SUM,    /* sum() aggregation */
 	TY_VOID,   /* call with no value (printf, exit) */
+	/* aggregations (sema_call.c); per-CPU values in the runtime */
+	TY_AVG,    /* avg() */
+	TY_MIN,    /* min() */
+	TY_MAX,    /* max() */
+	TY_STATS,  /* stats() */
+	TY_HIST,   /* hist() */
+	TY_LHIST,  /* lhist(v, min, max, step) */
+	TY_USYM,   /* a code address of the target, printed as its symbol: usym(), func
+	            * (8 bytes, an integer in code; output/sym.c names it) */
+	TY_USTACK, /* ustack, ustack(mode, n): a stack id (8 bytes, runtime/rt_stack.c);
+	            * count = AST_STACK(mode, n) */
+	/* types of the C preamble, casts and tuples (issue 3) */
+	TY_PTR,    /* pointer: elem = pointee type, size 8 */
+	TY_STRUCT, /* struct or union: rec = its layout, size = rec->size */
+	TY_ARRAY,  /* fixed-size array: elem, count; size = elem->size * count */
+	TY_TUPLE,  /* tuple: tup = element types and offsets; size = packed size */
 };
 
 /* Address space a value's pointer-ish bits refer to; only shown by the
@@ -92,12 +142,97 @@ enum ast_addrspace {
 	AS_USER,   /* "AS(user)": argN in uprobes */
 };
 
+/* TY_USTACK's count: the print mode and the number of frames */
+enum ast_stack_mode {
+	AST_STACK_BPFTRACE, /* "        sym+off" lines */
+	AST_STACK_PERF,     /* "\thexaddr sym+off (path)" lines */
+	AST_STACK_RAW,      /* "        hexaddr" lines */
+};
+#define AST_STACK(mode, n) ((int)(mode) << 16 | (n))
+#define AST_STACK_MODE(t) ((enum ast_stack_mode)((t)->count >> 16))
+#define AST_STACK_FRAMES(t) ((t)->count & 0xffff)
+
+struct ast_record;
+struct ast_tuple;
+
 struct ast_type {
 	enum ast_type_kind kind;
 	int size;       /* bytes */
 	bool is_signed;
 	enum ast_addrspace as; /* added for the dump; ignore for code generation */
+	/* composite types; what these point to lives in the program's type
+	 * arena (struct ast_program) and outlives sema_info */
+	const struct ast_type *elem;   /* TY_PTR: pointee; TY_ARRAY: element */
+	int count;                     /* TY_ARRAY: number of elements */
+	const struct ast_record *rec;  /* TY_STRUCT */
+	const struct ast_tuple *tup;   /* TY_TUPLE */
 };
+
+/* One member of a struct/union from the script's C preamble. */
+struct ast_member {
+	char *name;
+	struct ast_type type;
+	int offset;          /* bytes from the start of the record */
+	int bit_off, bit_width; /* bitfield: bits from offset's byte (LSB first), width; 0 if none */
+};
+
+/* struct NAME { ... } / union NAME { ... } */
+struct ast_record {
+	char *name;          /* "struct task" / "union u" as bpftrace prints it */
+	bool is_union;
+	bool complete;       /* declared with a body (else only named, `struct x *` only) */
+	int size, align;
+	int nmembers;
+	struct ast_member *members;
+};
+
+/* (t0, t1, ...): packed like a C struct with natural alignment, as bpftrace */
+struct ast_tuple {
+	int count;
+	struct ast_type *types;
+	int *offsets;
+};
+
+/* A named constant: `#define N 10`, enum members, or `#define S "text"`. */
+struct ast_const {
+	char *name;
+	int64_t value;
+	char *str;      /* string #define: the bytes, else NULL */
+};
+
+/*
+ * What a program has besides its probes: the C preamble (records,
+ * typedefs, constants), the config block, the positional parameters
+ * (set by the driver before sema_check), and the arena that owns every
+ * composite type the front end creates.  Hangs off AST_PROGRAM (node->prog).
+ */
+struct ast_typedef {
+	char *name;
+	struct ast_type type;
+};
+
+struct ast_program {
+	struct ast_record **records;
+	int nrecords;
+	struct ast_typedef *typedefs;
+	int ntypedefs;
+	struct ast_const *consts;
+	int nconsts;
+	struct ast_node *config; /* AST_CONFIG or NULL */
+	int nparams;             /* positional parameters $1..$N */
+	char **params;
+	void *arena;             /* allocations freed with the program */
+};
+
+/* Arena allocation for types that must live as long as the program. */
+void *ast_arena_alloc(struct ast_program *p, size_t size);
+/* The record named "struct x"/"union x", NULL if unknown; create makes an
+ * incomplete one. */
+struct ast_record *ast_record_find(struct ast_program *p, const char *name, bool create);
+/* Interned pointer-to-t and tuple types. */
+struct ast_type ast_ptr_to(struct ast_program *p, struct ast_type t);
+struct ast_type ast_tuple_of(struct ast_program *p, const struct ast_type *types, int n);
+bool ast_type_eq(const struct ast_type *a, const struct ast_type *b);
 
 struct sema_map;
 struct sema_var;
@@ -113,11 +248,19 @@ struct ast_node {
 	struct ast_node **kids;
 	int nkids;
 	struct ast_attach attach; /* AST_ATTACH only */
+	struct ast_node *tyn;     /* AST_CAST, AST_LET, AST_SIZEOF: the AST_TYPE written */
+	struct ast_program *prog; /* AST_PROGRAM only: preamble, config, params */
 	/* filled by sema */
 	struct ast_type type;
 	struct sema_map *map; /* AST_MAP: the map this names */
 	struct sema_var *var; /* AST_VAR: the variable this names */
 	int builtin_arg;      /* AST_BUILTIN argN: N */
+	const struct ast_member *field; /* AST_FIELD: the member read */
+	/* sema: a value known before code generation -- AST_POSPARAM (numeric),
+	 * AST_PARAMCOUNT, AST_SIZEOF, AST_IDENT naming a constant (cstr set for
+	 * a string #define, else cval) */
+	uint64_t cval;
+	const char *cstr;
 	/* AST_ASSIGN with a compound op (`@x += 2`): type of `lhs op rhs`, which
 	 * bpftrace types and prints as a binop node of its own. */
 	struct ast_type optype;

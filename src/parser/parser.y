@@ -28,7 +28,7 @@
 %define parse.error custom
 %define parse.lac full
 %locations
-%expect 2
+%expect 5
 
 %param {void *scanner}
 %parse-param {struct parse_state *ps}
@@ -44,6 +44,7 @@ int ubt_yylex(UBT_YYSTYPE *yylval, UBT_YYLTYPE *yylloc, void *scanner);
 }
 
 %{
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,15 @@ int ubt_yylex(UBT_YYSTYPE *yylval, UBT_YYLTYPE *yylloc, void *scanner);
 
 static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *ps,
 			const char *msg);
+/* An attach point starts at its first token, not where the empty rule
+ * that begins it sat (after a comment line, say). */
+#define AP_START(cur, text, tok)                \
+	do {                                    \
+		if (!*(text)) {                 \
+			(cur).line = (tok).line; \
+			(cur).col = (tok).col;   \
+		}                               \
+	} while (0)
 static struct ast_node *mk(struct parse_state *ps, enum ast_kind kind, struct src_loc loc);
 static struct ast_node *fin(struct parse_state *ps, struct ast_node *n);
 static struct ast_node *mk_binop(struct parse_state *ps, struct ast_node *l, int op,
@@ -83,6 +93,8 @@ static struct ast_node *grow(struct parse_state *ps, struct ast_node *list, stru
 static struct ast_node *mk_call(struct parse_state *ps, char *name, struct src_loc loc,
 				struct src_loc name_loc);
 static char *cat(char *a, const char *b);
+static struct ast_node *mk_cast(struct parse_state *ps, struct ast_node *t, struct ast_node *e,
+				struct src_loc loc);
 static struct src_loc span(struct src_loc a, struct src_loc b);
 %}
 
@@ -92,6 +104,7 @@ static struct src_loc span(struct src_loc a, struct src_loc b);
 	uint64_t i;
 	struct ast_node *node;
 	int op;
+	struct { char *text; int line, col; } cdef;
 }
 
 %token END 0 "end of file"
@@ -107,6 +120,9 @@ static struct src_loc span(struct src_loc a, struct src_loc b);
 %token BXOR "^" LNOT "!" BNOT "~" DOT "." PTR "->" IF "if" ELSE "else"
 %token UNROLL "unroll" STRUCT "struct" UNION "union" WHILE "while" FOR "for"
 %token RETURN "return" CONTINUE "continue" BREAK "break"
+%token DOTDOT ".." LET "let" SIZEOF "sizeof" CONFIG "config" ENUM "enum"
+%token <s> CPREPROC "preprocessor directive"
+%token <cdef> CDEF "C definition"
 
 %token <s> BUILTIN "builtin" CALL "call" CALL_BUILTIN "call_builtin"
 %token <s> IDENT "identifier" PATH "path" MAP "map" VAR "variable"
@@ -115,17 +131,21 @@ static struct src_loc span(struct src_loc a, struct src_loc b);
 %token <i> INT "integer"
 
 %type <s> attach_point_def ident
-%type <op> unary_op compound_op
+%type <op> unary_op compound_op stars
 %type <node> probes probe attach_points attach_point pred block stmt_list
 %type <node> block_stmt expr_stmt if_stmt block_or_if assign_stmt
 %type <node> primary_expr postfix_expr unary_expr cast_expr expr conditional_expr
 %type <node> logical_or_expr logical_and_expr or_expr xor_expr and_expr
 %type <node> equality_expr relational_expr shift_expr addi_expr muli_expr
 %type <node> int call map var map_or_var vargs
+%type <node> loop_stmt jump_stmt let_stmt cast_type decl_type param config config_list
+%type <node> config_item for_stmt
+%type <s> type_word
 
 %destructor { free($$); } <s>
 %destructor { free($$.p); } <str>
 %destructor { ast_free($$); } <node>
+%destructor { free($$.text); } <cdef>
 
 %start program
 
@@ -136,9 +156,55 @@ static struct src_loc span(struct src_loc a, struct src_loc b);
 
 %%
 
-/* program -> probe+ EOF */
+/* program -> c_definitions [config] probe+ EOF */
 program:
-		probes END { ps->root = $1; }
+		c_definitions config probes END
+		{
+			ps->root = $3;
+			ps->root->prog = ps->prog;
+			ps->prog = NULL;
+			ps->root->prog->config = $2;
+		}
+	;
+
+/* C definitions before the first probe: struct/union/enum/typedef, kept
+ * whole by the scanner and parsed by cdefs.c; #define and #include. */
+c_definitions:
+		c_definitions CDEF
+		{
+			cdefs_parse(ps->prog, $2.text, $2.line, $2.col, ps->diags, ps->filename,
+				    ps->include_depth);
+			free($2.text);
+		}
+	|	c_definitions CPREPROC
+		{
+			cdefs_preproc(ps->prog, $2, @2, ps->diags, ps->filename, ps->include_depth);
+			free($2);
+		}
+	|	%empty { }
+	;
+
+/* config -> 'config' '=' '{' (ident '=' expr ';')* '}' */
+config:
+		CONFIG ASSIGN "{" config_list "}" { $$ = $4; $$->loc = @$; }
+	|	%empty { $$ = NULL; }
+	;
+
+config_list:
+		config_list config_item ";" { $$ = grow(ps, $1, $2); }
+	|	config_list config_item     { $$ = grow(ps, $1, $2); }
+	|	%empty                      { $$ = mk(ps, AST_CONFIG, @$); }
+	;
+
+config_item:
+		IDENT ASSIGN expr
+		{
+			$$ = mk(ps, AST_ASSIGN, @2);
+			$$->op = '=';
+			$$->lhs = mk_named(ps, AST_IDENT, $1, @1);
+			$$->rhs = $3;
+			$$ = fin(ps, $$);
+		}
 	;
 
 probes:
@@ -159,7 +225,8 @@ probe:
 		}
 	|	attach_points END
 		{
-			diag_error(ps->diags, @$, "unexpected end of file, expected {");
+			if (!ps->eof_reported)
+				diag_error(ps->diags, @$, "unexpected end of file, expected {");
 			ast_free($1);
 			$$ = NULL;
 			YYERROR;
@@ -178,16 +245,16 @@ attach_point:
 /* The attach text is glued back together from tokens, as bpftrace does:
  * "uprobe:./t:f" arrives as IDENT PATH PATH, "/bin/a+b" as PATH "+" IDENT. */
 attach_point_def:
-		attach_point_def ident      { $$ = cat($1, $2); free($2); }
-	|	attach_point_def STRING     { $$ = cat(cat(cat($1, "\""), $2.p), "\""); free($2.p); }
-	|	attach_point_def PATH       { $$ = cat($1, $2); free($2); }
-	|	attach_point_def INT        { char b[24]; snprintf(b, sizeof(b), "%llu", (unsigned long long)$2); $$ = cat($1, b); }
-	|	attach_point_def ":"        { $$ = cat($1, ":"); }
-	|	attach_point_def "."        { $$ = cat($1, "."); }
-	|	attach_point_def "+"        { $$ = cat($1, "+"); }
-	|	attach_point_def "*"        { $$ = cat($1, "*"); }
-	|	attach_point_def "["        { $$ = cat($1, "["); }
-	|	attach_point_def "]"        { $$ = cat($1, "]"); }
+		attach_point_def ident      { AP_START(@$, $1, @2); $$ = cat($1, $2); free($2); }
+	|	attach_point_def STRING     { AP_START(@$, $1, @2); $$ = cat(cat(cat($1, "\""), $2.p), "\""); free($2.p); }
+	|	attach_point_def PATH       { AP_START(@$, $1, @2); $$ = cat($1, $2); free($2); }
+	|	attach_point_def INT        { AP_START(@$, $1, @2); char b[24]; snprintf(b, sizeof(b), "%llu", (unsigned long long)$2); $$ = cat($1, b); }
+	|	attach_point_def ":"        { AP_START(@$, $1, @2); $$ = cat($1, ":"); }
+	|	attach_point_def "."        { AP_START(@$, $1, @2); $$ = cat($1, "."); }
+	|	attach_point_def "+"        { AP_START(@$, $1, @2); $$ = cat($1, "+"); }
+	|	attach_point_def "*"        { AP_START(@$, $1, @2); $$ = cat($1, "*"); }
+	|	attach_point_def "["        { AP_START(@$, $1, @2); $$ = cat($1, "["); }
+	|	attach_point_def "]"        { AP_START(@$, $1, @2); $$ = cat($1, "]"); }
 	|	%empty                      { $$ = xstrdup(""); }
 	;
 
@@ -222,12 +289,135 @@ stmt_list:
 	;
 
 block_stmt:
-		if_stmt { $$ = $1; }
+		if_stmt   { $$ = $1; }
+	|	loop_stmt { $$ = $1; }
+	|	for_stmt  { $$ = $1; }
+	|	block     { $$ = $1; }
 	;
 
 expr_stmt:
 		expr        { $$ = mk_unop(ps, AST_EXPR_STMT, 0, $1, @1); }
 	|	assign_stmt { $$ = $1; }
+	|	jump_stmt   { $$ = $1; }
+	|	let_stmt    { $$ = $1; }
+	;
+
+/* jump_stmt -> 'break' | 'continue' | 'return' [expr] */
+jump_stmt:
+		BREAK       { $$ = mk(ps, AST_BREAK, @1); }
+	|	CONTINUE    { $$ = mk(ps, AST_CONTINUE, @1); }
+	|	RETURN      { $$ = mk(ps, AST_RETURN, @1); }
+	|	RETURN expr { $$ = mk(ps, AST_RETURN, @1); $$->lhs = $2; $$ = fin(ps, $$); }
+	;
+
+/* loop_stmt -> 'unroll' '(' (int | param) ')' block | 'while' '(' expr ')' block */
+loop_stmt:
+		UNROLL "(" int ")" block
+		{
+			$$ = mk(ps, AST_UNROLL, span(@1, @4));
+			$$->lhs = $3;
+			$$->body = $5;
+			$$ = fin(ps, $$);
+		}
+	|	UNROLL "(" param ")" block
+		{
+			$$ = mk(ps, AST_UNROLL, span(@1, @4));
+			$$->lhs = $3;
+			$$->body = $5;
+			$$ = fin(ps, $$);
+		}
+	|	WHILE "(" expr ")" block
+		{
+			$$ = mk(ps, AST_WHILE, span(@1, @4));
+			$$->cond = $3;
+			$$->body = $5;
+			$$ = fin(ps, $$);
+		}
+	;
+
+/* for_stmt -> 'for' '(' var ':' map ')' block
+ *           | 'for' '(' var ':' expr '..' expr ')' block */
+for_stmt:
+		FOR "(" var COLON map ")" block
+		{
+			$$ = mk(ps, AST_FOR_MAP, span(@1, @6));
+			$$->lhs = $3;
+			$$->rhs = $5;
+			$$->body = $7;
+			$$ = fin(ps, $$);
+		}
+	|	FOR "(" var COLON shift_expr DOTDOT shift_expr ")" block
+		{
+			$$ = mk(ps, AST_FOR_RANGE, span(@1, @8));
+			$$->lhs = $3;
+			ast_add_kid($$, $5);
+			ast_add_kid($$, $7);
+			$$->body = $9;
+			$$ = fin(ps, $$);
+		}
+	;
+
+/* let_stmt -> 'let' var [':' type] ['=' expr] */
+let_stmt:
+		LET var
+		{
+			$$ = mk(ps, AST_LET, @$);
+			$$->lhs = $2;
+			$$ = fin(ps, $$);
+		}
+	|	LET var COLON decl_type
+		{
+			$$ = mk(ps, AST_LET, @$);
+			$$->lhs = $2;
+			$$->tyn = $4;
+			$$ = fin(ps, $$);
+		}
+	|	LET var ASSIGN expr
+		{
+			$$ = mk(ps, AST_LET, @$);
+			$$->lhs = $2;
+			$$->rhs = $4;
+			$$ = fin(ps, $$);
+		}
+	|	LET var COLON decl_type ASSIGN expr
+		{
+			$$ = mk(ps, AST_LET, @$);
+			$$->lhs = $2;
+			$$->tyn = $4;
+			$$->rhs = $6;
+			$$ = fin(ps, $$);
+		}
+	;
+
+/* A type in a declaration: int8 .. uint64, typedef names, struct/union/enum
+ * x, each with any number of '*'; string[N] and int8[N]. */
+cast_type:
+		IDENT                 { $$ = mk_named(ps, AST_TYPE, $1, @$); }
+	|	IDENT stars           { $$ = mk_named(ps, AST_TYPE, $1, @$); $$->uval = $2; }
+	|	type_word ident       { $$ = mk_named(ps, AST_TYPE, cat(cat($1, " "), $2), @$); free($2); }
+	|	type_word ident stars { $$ = mk_named(ps, AST_TYPE, cat(cat($1, " "), $2), @$); free($2); $$->uval = $3; }
+	;
+
+stars:
+		MUL       { $$ = 1; }
+	|	stars MUL { $$ = $1 + 1; }
+	;
+
+type_word:
+		STRUCT { $$ = xstrdup("struct"); }
+	|	UNION  { $$ = xstrdup("union"); }
+	|	ENUM   { $$ = xstrdup("enum"); }
+	;
+
+/* In a declaration also string[N] and int8[N]. */
+decl_type:
+		cast_type              { $$ = $1; }
+	|	IDENT "[" INT "]"      { $$ = mk_named(ps, AST_TYPE, $1, @$); $$->slen = $3 ? $3 : 1; if ($3 > 1u << 20) $$->slen = 1u << 20; }
+	;
+
+param:
+		PARAM      { $$ = mk_named(ps, AST_POSPARAM, $1, @1); $$->uval = strtoull($1 + 1, NULL, 10); }
+	|	PARAMCOUNT { $$ = mk(ps, AST_PARAMCOUNT, @1); }
 	;
 
 /* if_stmt -> 'if' '(' expr ')' block ['else' (block | if_stmt)] */
@@ -306,11 +496,54 @@ primary_expr:
 			$$ = fin(ps, take_kids($$, $4));
 		}
 	|	map_or_var         { $$ = $1; }
+	|	param              { $$ = $1; }
+	|	STACK_MODE         { $$ = mk_named(ps, AST_IDENT, $1, @1); }
 	;
 
 postfix_expr:
 		primary_expr         { $$ = $1; }
 	|	call                 { $$ = $1; }
+	|	postfix_expr DOT INT
+		{
+			$$ = mk(ps, AST_TUPLE_INDEX, @$);
+			$$->lhs = $1;
+			$$->uval = $3;
+			$$ = fin(ps, $$);
+		}
+	|	postfix_expr DOT ident
+		{
+			$$ = mk_named(ps, AST_FIELD, $3, @$);
+			$$->op = '.';
+			$$->lhs = $1;
+			$$ = fin(ps, $$);
+		}
+	|	postfix_expr PTR ident
+		{
+			$$ = mk_named(ps, AST_FIELD, $3, @$);
+			$$->op = OP_PTR;
+			$$->lhs = $1;
+			$$ = fin(ps, $$);
+		}
+	|	postfix_expr "[" expr "]"
+		{
+			$$ = mk(ps, AST_INDEX, @$);
+			$$->lhs = $1;
+			$$->rhs = $3;
+			$$ = fin(ps, $$);
+		}
+	|	SIZEOF "(" expr ")"
+		{
+			$$ = mk(ps, AST_SIZEOF, @$);
+			$$->lhs = $3;
+			$$ = fin(ps, $$);
+		}
+	|	SIZEOF "(" type_word ident ")"
+		{
+			$$ = mk(ps, AST_SIZEOF, @$);
+			$$->tyn = mk_named(ps, AST_TYPE, cat(cat($3, " "), $4), span(@3, @4));
+			free($4);
+			$$ = fin(ps, $$);
+		}
 	|	map_or_var INCREMENT { $$ = mk_unop(ps, AST_INCDEC, OP_INC, $1, @2); }
 	|	map_or_var DECREMENT { $$ = mk_unop(ps, AST_INCDEC, OP_DEC, $1, @2); }
 	|	INCREMENT ident
@@ -432,8 +665,27 @@ addi_expr:
 	|	addi_expr MINUS muli_expr { $$ = mk_binop(ps, $1, '-', $3, @2); }
 	;
 
+/* cast_expr -> '(' type ')' cast_expr.  `(x)` followed by an operand is
+ * a cast, as in bpftrace (a type name cannot be told from a value here). */
 cast_expr:
 		unary_expr { $$ = $1; }
+	|	"(" IDENT ")" cast_expr
+		{ $$ = mk_cast(ps, mk_named(ps, AST_TYPE, $2, @2), $4, @$); }
+	|	"(" IDENT stars ")" cast_expr
+		{
+			struct ast_node *t = mk_named(ps, AST_TYPE, $2, span(@2, @3));
+			t->uval = $3;
+			$$ = mk_cast(ps, t, $5, @$);
+		}
+	|	"(" type_word ident ")" cast_expr
+		{ $$ = mk_cast(ps, mk_named(ps, AST_TYPE, cat(cat($2, " "), $3), span(@2, @3)), $5, @$); free($3); }
+	|	"(" type_word ident stars ")" cast_expr
+		{
+			struct ast_node *t = mk_named(ps, AST_TYPE, cat(cat($2, " "), $3), span(@2, @4));
+			t->uval = $4;
+			free($3);
+			$$ = mk_cast(ps, t, $6, @$);
+		}
 	;
 
 /* A '-' directly before a literal belongs to the literal: `-1` is int -1. */
@@ -520,7 +772,7 @@ static int height(const struct ast_node *n)
 static struct ast_node *fin(struct parse_state *ps, struct ast_node *n)
 {
 	int h = 0;
-	const struct ast_node *one[] = { n->lhs, n->rhs, n->cond, n->body, n->els, n->pred };
+	const struct ast_node *one[] = { n->lhs, n->rhs, n->cond, n->body, n->els, n->pred, n->tyn };
 	for (size_t i = 0; i < ARRAY_SIZE(one); i++)
 		if (height(one[i]) > h)
 			h = height(one[i]);
@@ -584,6 +836,15 @@ static struct ast_node *mk_call(struct parse_state *ps, char *name, struct src_l
 	struct ast_node *n = mk_named(ps, AST_CALL, name, loc);
 	n->pred_loc = name_loc;
 	return n;
+}
+
+static struct ast_node *mk_cast(struct parse_state *ps, struct ast_node *t, struct ast_node *e,
+				struct src_loc loc)
+{
+	struct ast_node *n = mk(ps, AST_CAST, loc);
+	n->tyn = t;
+	n->lhs = e;
+	return fin(ps, n);
 }
 
 static struct ast_node *take_kids(struct ast_node *dst, struct ast_node *list)
@@ -698,6 +959,8 @@ static void symbol_text(struct buf *b, yysymbol_kind_t sym)
 static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, struct parse_state *ps)
 {
 	(void)scanner;
+	if (ps->eof_reported)
+		return 0;
 	struct buf b = { 0 };
 	buf_printf(&b, "syntax error");
 	yysymbol_kind_t tok = yypcontext_token(ctx);
@@ -718,51 +981,144 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, struct 
 
 /* ---- attach points ------------------------------------------------------ */
 
-/* Probe types of bpftrace, short and long names.  Only those with
- * `supported` set can run now; the others parse and are refused. */
+/* Probe types of bpftrace, short and long names, and how many ':'-separated
+ * parts may follow the provider.  Kernel providers parse, so that a script
+ * written for bpftrace reads correctly; sema refuses them with a message
+ * saying they need the kernel tracer. */
 static const struct {
 	const char *name, *alias;
-	bool supported;
-	int nargs; /* parts after the provider */
+	bool kernel;
+	int min, max; /* parts after the provider */
 } providers[] = {
-	{ "BEGIN", NULL, true, 0 },          { "END", NULL, true, 0 },
-	{ "uprobe", "u", true, 2 },          { "uretprobe", "ur", true, 2 },
-	{ "usdt", "U", true, 2 },             { "kprobe", "k", false, 1 },
-	{ "kretprobe", "kr", false, 1 },     { "tracepoint", "t", false, 2 },
-	{ "rawtracepoint", "rt", false, 1 }, { "profile", "p", false, 2 },
-	{ "interval", "i", false, 2 },       { "software", "s", false, 2 },
-	{ "hardware", "h", false, 2 },       { "watchpoint", "w", false, 2 },
-	{ "asyncwatchpoint", "aw", false, 2 }, { "kfunc", "f", false, 1 },
-	{ "kretfunc", "fr", false, 1 },      { "iter", "it", false, 1 },
+	{ "BEGIN", NULL, false, 0, 0 },          { "END", NULL, false, 0, 0 },
+	{ "uprobe", "u", false, 2, 2 },          { "uretprobe", "ur", false, 2, 2 },
+	{ "usdt", "U", false, 2, 3 },            { "interval", "i", false, 2, 2 },
+	{ "profile", "p", false, 2, 2 },         { "kprobe", "k", true, 1, 1 },
+	{ "kretprobe", "kr", true, 1, 1 },       { "tracepoint", "t", true, 2, 2 },
+	{ "rawtracepoint", "rt", true, 1, 1 },   { "software", "s", true, 1, 2 },
+	{ "hardware", "h", true, 1, 2 },         { "watchpoint", "w", true, 3, 3 },
+	{ "asyncwatchpoint", "aw", true, 3, 3 }, { "kfunc", "f", true, 1, 1 },
+	{ "kretfunc", "fr", true, 1, 1 },        { "iter", "it", true, 1, 1 },
+	{ "fentry", NULL, true, 1, 1 },          { "fexit", NULL, true, 1, 1 },
 };
 
-static bool is_ident(const char *s)
+static bool has_wildcard(const char *s)
 {
-	if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+	return s && strpbrk(s, "*?[") != NULL;
+}
+
+/* "123", "0x1f": a number, else false */
+static bool parse_num(const char *s, uint64_t *v)
+{
+	if (!*s || !(*s >= '0' && *s <= '9'))
 		return false;
-	for (s++; *s; s++)
-		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9')))
-			return false;
-	return true;
+	char *end;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return !*end && !errno;
+}
+
+/* Splits "a:b:"c:d"" at ':' outside double quotes and removes the quotes. */
+static int split_attach(char *text, char **parts, int max)
+{
+	int n = 0;
+	char *w = text, *start = text;
+	bool quoted = false;
+	for (char *p = text;; p++) {
+		if (*p == '"') {
+			quoted = !quoted;
+			continue;
+		}
+		if ((*p == ':' && !quoted) || !*p) {
+			bool end = !*p;
+			*w++ = '\0';
+			if (n < max)
+				parts[n] = start;
+			n++;
+			start = w;
+			if (end)
+				break;
+			continue;
+		}
+		*w++ = *p;
+	}
+	return n;
+}
+
+/* uprobe:target:func[+off] | uprobe:target:0xaddr | uprobe:func |
+ * uprobe:target:lang:func (usdt: usdt:target:[provider:]name) */
+static int parse_user_func(struct ast_node *ap, struct diags *diags, char **parts, int n,
+			   const char *prov, bool usdt)
+{
+	struct ast_attach *a = &ap->attach;
+	const char *func = parts[n];
+	if (n >= 2)
+		a->target = xstrdup(parts[1]);
+	if (n == 3)
+		a->ns = xstrdup(parts[2]);
+	if (n >= 2 && !*parts[1]) {
+		diag_error(diags, ap->loc, "%s should have a target", prov);
+		return -1;
+	}
+	if (!*func) {
+		diag_error(diags, ap->loc, "%s should be attached to a function and/or address", prov);
+		return -1;
+	}
+	uint64_t v;
+	if (!usdt && parse_num(func, &v)) {
+		a->address = v;
+		a->func = xstrdup(func); /* for messages: resolving looks for a name */
+		return 0;
+	}
+	const char *plus = usdt ? NULL : strchr(func, '+');
+	if (plus) {
+		if (!parse_num(plus + 1, &v)) {
+			diag_error(diags, ap->loc, "Invalid offset in %s probe: %s", prov, plus + 1);
+			return -1;
+		}
+		a->offset = v;
+		a->func = xstrndup(func, (size_t)(plus - func));
+	} else {
+		a->func = xstrdup(func);
+	}
+	a->wildcard = has_wildcard(a->target) || has_wildcard(a->ns) || has_wildcard(a->func);
+	return 0;
+}
+
+/* interval:s:1, interval:ms:100, profile:hz:99 */
+static int parse_rate(struct ast_node *ap, struct diags *diags, char **parts, int n,
+		      const char *prov)
+{
+	struct ast_attach *a = &ap->attach;
+	if (n != 2) {
+		diag_error(diags, ap->loc, "%s probe type requires 2 arguments", prov);
+		return -1;
+	}
+	static const char *const units[] = { "s", "ms", "us", "hz" };
+	bool ok = false;
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+		if (!strcmp(parts[1], units[i]))
+			ok = true;
+	if (!ok) {
+		diag_error(diags, ap->loc, "%s is not an accepted unit of time", parts[1]);
+		return -1;
+	}
+	uint64_t v;
+	if (!parse_num(parts[2], &v) || v == 0) {
+		diag_error(diags, ap->loc, "Invalid rate of %s probe: '%s'", prov, parts[2]);
+		return -1;
+	}
+	a->target = xstrdup(parts[1]);
+	a->freq = v;
+	return 0;
 }
 
 /* "uprobe:./t:f" -> provider "uprobe", target "./t", func "f". */
 static int parse_attach(struct ast_node *ap, struct diags *diags)
 {
 	char *parts[8];
-	int n = 0;
-	char *text = xstrdup(ap->str), *p = text;
-	for (;;) {
-		char *c = strchr(p, ':');
-		if (n < (int)ARRAY_SIZE(parts))
-			parts[n] = p;
-		n++;
-		if (!c)
-			break;
-		*c = '\0';
-		p = c + 1;
-	}
+	char *text = xstrdup(ap->str);
+	int n = split_attach(text, parts, (int)ARRAY_SIZE(parts));
 	int ret = -1, which = -1;
 	for (size_t i = 0; i < ARRAY_SIZE(providers); i++)
 		if (!strcmp(parts[0], providers[i].name) ||
@@ -773,49 +1129,38 @@ static int parse_attach(struct ast_node *ap, struct diags *diags)
 		goto out;
 	}
 	const char *prov = providers[which].name;
-	if (!providers[which].supported) {
-		diag_error(diags, ap->loc, "%s probes are not supported yet", prov);
+	int nargs = n - 1;
+	/* uprobe:BIN:cpp:NAME and uprobe:BIN:c:NAME name the function's language */
+	bool lang = (!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe")) && nargs == 3 &&
+		    (!strcmp(parts[2], "cpp") || !strcmp(parts[2], "c"));
+	if ((!lang && (nargs < providers[which].min || nargs > providers[which].max)) ||
+	    n > (int)ARRAY_SIZE(parts)) {
+		if (providers[which].min == providers[which].max)
+			diag_error(diags, ap->loc, "%s probe type requires %d argument%s", prov,
+				   providers[which].min, providers[which].min == 1 ? "" : "s");
+		else
+			diag_error(diags, ap->loc, "%s probe type requires %d or %d arguments", prov,
+				   providers[which].min, providers[which].max);
 		goto out;
 	}
-	/* usdt:BIN:[PROVIDER:]NAME, wildcards anywhere: attach/usdt.c reads ap->str */
-	bool usdt = !strcmp(prov, "usdt");
-	if (usdt && (n == 3 || n == 4) && *parts[1] && *parts[n - 1]) {
-		ap->attach.provider = xstrdup(prov);
-		ap->attach.target = xstrdup(parts[1]);
-		ap->attach.func = xstrdup(parts[n - 1]);
+	struct ast_attach *a = &ap->attach;
+	a->provider = xstrdup(prov);
+	a->kernel = providers[which].kernel;
+	if (a->kernel) {
+		/* kept for the message; the parts are not interpreted */
+		if (nargs >= 2)
+			a->target = xstrdup(parts[1]);
+		a->func = xstrdup(parts[nargs]);
 		ret = 0;
-		goto out;
+	} else if (!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe")) {
+		ret = parse_user_func(ap, diags, parts, nargs, prov, false);
+	} else if (!strcmp(prov, "usdt")) {
+		ret = parse_user_func(ap, diags, parts, nargs, prov, true);
+	} else if (!strcmp(prov, "interval") || !strcmp(prov, "profile")) {
+		ret = parse_rate(ap, diags, parts, nargs, prov);
+	} else {
+		ret = 0; /* BEGIN, END */
 	}
-	if (usdt) {
-		diag_error(diags, ap->loc, "usdt probe type requires 2 or 3 arguments");
-		goto out;
-	}
-	if (n - 1 != providers[which].nargs) {
-		diag_error(diags, ap->loc, "%s probe type requires %d arguments", prov,
-			   providers[which].nargs);
-		goto out;
-	}
-	ap->attach.provider = xstrdup(prov);
-	if (providers[which].nargs == 2) {
-		if (!*parts[1]) {
-			diag_error(diags, ap->loc, "%s should have a target", prov);
-			goto out;
-		}
-		if (!*parts[2]) {
-			diag_error(diags, ap->loc,
-				   "%s should be attached to a function and/or address", prov);
-			goto out;
-		}
-		if (!is_ident(parts[2])) {
-			diag_error(diags, ap->loc,
-				   "%s function '%s' is not supported yet (a plain function name is)",
-				   prov, parts[2]);
-			goto out;
-		}
-		ap->attach.target = xstrdup(parts[1]);
-		ap->attach.func = xstrdup(parts[2]);
-	}
-	ret = 0;
 out:
 	free(text);
 	return ret;
@@ -903,6 +1248,8 @@ int parse_script(const char *src, size_t len, struct diags *diags, struct ast_no
 		return -1;
 
 	struct parse_state ps = { .diags = diags, .step_line = 1, .step_col = 1 };
+	ps.prog = xcalloc(1, sizeof(*ps.prog));
+	ps.filename = diags->filename;
 	yyscan_t scanner;
 	if (ubt_yylex_init_extra(&ps, &scanner)) {
 		diag_error(diags, (struct src_loc){ 0 }, "cannot start the scanner");
@@ -913,6 +1260,14 @@ int parse_script(const char *src, size_t len, struct diags *diags, struct ast_no
 	int rc = ubt_yyparse(scanner, &ps);
 	ubt_yylex_destroy(scanner);
 	buf_free(&ps.sbuf);
+	buf_free(&ps.cdef);
+	if (ps.prog) {
+		/* the grammar did not take it (syntax error): free it through a
+		 * throwaway program node */
+		struct ast_node *tmp = ast_new(AST_PROGRAM, (struct src_loc){ 0 });
+		tmp->prog = ps.prog;
+		ast_free(tmp);
+	}
 
 	if (rc == 0 && ps.root && diags->nerrors == errors_before && !ps.too_deep)
 		rc = parse_attach_points(ps.root, diags);

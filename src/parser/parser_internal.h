@@ -17,7 +17,22 @@ struct parse_state {
 	int tok_line, tok_col;      /* where the current token really starts */
 	struct ast_node *root;      /* AST_PROGRAM once the grammar accepted */
 	bool too_deep;              /* "nested too deeply" already reported */
+	int brace_depth;            /* '{' minus '}' so far: PATH tokens only at 0 */
+	struct buf cdef;            /* C definition being scanned */
+	int cdef_depth;
+	bool cdef_typedef;
+	struct src_loc cdef_loc;
+	struct ast_program *prog;   /* preamble collected while parsing */
+	const char *filename;       /* for #include "x.h" relative to the script */
+	int include_depth;
+	bool eof_reported;          /* the scanner already said why the script ended early */
 };
+
+/* cdefs.c: the C preamble (struct/union/enum/typedef, #define, #include) */
+int cdefs_parse(struct ast_program *p, const char *text, int line, int col,
+		struct diags *diags, const char *filename, int include_depth);
+int cdefs_preproc(struct ast_program *p, const char *text, struct src_loc loc,
+		  struct diags *diags, const char *filename, int include_depth);
 
 /* Attach point text -> provider/target/func, with bpftrace's checks. */
 int parse_attach_points(struct ast_node *prog, struct diags *diags);

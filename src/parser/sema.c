@@ -39,6 +39,42 @@ const char *sema_type_name(const struct ast_type *t, char *buf, size_t len)
 		return "count";
 	case TY_SUM:
 		return "sum";
+	case TY_AVG: return "avg";
+	case TY_MIN: return "min";
+	case TY_MAX: return "max";
+	case TY_STATS: return "stats";
+	case TY_HIST: return "hist";
+	case TY_LHIST: return "lhist";
+	case TY_USYM:
+		return "usym";
+	case TY_USTACK:
+		return "ustack";
+	case TY_PTR: {
+		char inner[256];
+		snprintf(buf, len, "%s *", t->elem->kind == TY_NONE ? "void"
+					   : sema_type_name(t->elem, inner, sizeof(inner)));
+		return buf;
+	}
+	case TY_ARRAY: {
+		char inner[256];
+		snprintf(buf, len, "%s[%d]", sema_type_name(t->elem, inner, sizeof(inner)), t->count);
+		return buf;
+	}
+	case TY_STRUCT:
+		snprintf(buf, len, "%s", t->rec->name);
+		return buf;
+	case TY_TUPLE: {
+		struct buf b = { 0 };
+		char inner[256];
+		buf_printf(&b, "(");
+		for (int i = 0; i < t->tup->count; i++)
+			buf_printf(&b, "%s%s", i ? "," : "",
+				   sema_type_name(&t->tup->types[i], inner, sizeof(inner)));
+		buf_printf(&b, ")");
+		snprintf(buf, len, "%s", b.data);
+		buf_free(&b);
+		return buf;
+	}
 	case TY_NONE:
 	case TY_VOID:
 	default:
@@ -54,6 +90,14 @@ const char *sema_kind_name(const struct ast_type *t)
 	case TY_STR: return "string";
 	case TY_COUNT: return "count";
 	case TY_SUM: return "sum";
+	case TY_AVG: case TY_MIN: case TY_MAX: case TY_STATS: case TY_HIST: case TY_LHIST:
+		return sema_type_name(t, (char[16]){0}, 16);
+	case TY_USYM: return "usym";
+	case TY_USTACK: return "ustack";
+	case TY_PTR: return "pointer";
+	case TY_STRUCT: return "record";
+	case TY_ARRAY: return "array";
+	case TY_TUPLE: return "tuple";
 	default: return "none";
 	}
 }
@@ -95,23 +139,43 @@ static struct map_priv *map_find(struct sema *s, const char *name, bool create)
 	return m;
 }
 
+static bool scope_open(const struct sema *s, const struct ast_node *scope)
+{
+	if (!scope)
+		return true;
+	for (int i = 0; i < s->nscopes; i++)
+		if (s->scopes[i] == scope)
+			return true;
+	return false;
+}
+
+/* The variable `name` visible here: probe-wide, or declared in an open block. */
 static struct sema_var *var_find(struct sema *s, const char *name)
 {
-	for (int i = 0; i < s->info->nvars; i++)
-		if (s->info->vars[i]->probe == s->probe && !strcmp(s->info->vars[i]->name, name))
-			return s->info->vars[i];
+	for (int i = 0; i < s->info->nvars; i++) {
+		struct sema_var *v = s->info->vars[i];
+		if (v->probe == s->probe && !strcmp(v->name, name) && scope_open(s, v->scope))
+			return v;
+	}
 	return NULL;
 }
 
-static struct sema_var *var_add(struct sema *s, const char *name, struct ast_type t)
+static struct sema_var *var_add_scoped(struct sema *s, const char *name, struct ast_type t,
+				       const struct ast_node *scope)
 {
 	struct sema_var *v = xcalloc(1, sizeof(*v));
 	v->name = xstrdup(name);
 	v->type = t;
 	v->probe = s->probe;
+	v->scope = scope;
 	s->info->vars = xrealloc(s->info->vars, (s->info->nvars + 1) * sizeof(*s->info->vars));
 	s->info->vars[s->info->nvars++] = v;
 	return v;
+}
+
+static struct sema_var *var_add(struct sema *s, const char *name, struct ast_type t)
+{
+	return var_add_scoped(s, name, t, NULL);
 }
 
 /* "[unsigned int64, string[2]]" */
@@ -135,15 +199,22 @@ static void check_map(struct sema *s, struct ast_node *n)
 		sema_expr(s, k, USE_KEY, n);
 		if (s->final && k->type.kind == TY_NONE)
 			diag_error(s->diags, k->loc, "Invalid expression for assignment: ");
-		if (k->type.kind == TY_STR && s->pass == 1)
-			diag_error(s->diags, k->loc, "string map keys are not supported yet");
-		if (k->type.kind != TY_INT && k->type.kind != TY_STR)
+		/* cg_map.c stores integer and string keys; drop this check when it
+		 * can store tuples */
+		if (k->type.kind == TY_TUPLE && s->pass == 1)
+			diag_error(s->diags, k->loc, "tuple map keys are not supported yet");
+		if ((k->type.kind == TY_STRUCT || k->type.kind == TY_ARRAY) && s->pass == 1)
+			diag_error(s->diags, k->loc, "%s values cannot be map keys",
+				   sema_kind_name(&k->type));
+		if (k->type.kind != TY_INT && k->type.kind != TY_STR && k->type.kind != TY_TUPLE &&
+		    k->type.kind != TY_PTR && k->type.kind != TY_USYM &&
+		    k->type.kind != TY_USTACK)
 			keys_ok = false;
 		if (i < SEMA_MAX_KEYS) {
 			keys[i] = k->type;
 			keys[i].as = AS_NONE;
 			/* bpftrace compares integer keys without their sign */
-			if (keys[i].kind == TY_INT)
+			if (keys[i].kind == TY_INT || keys[i].kind == TY_PTR)
 				keys[i] = ty_uint64;
 		}
 	}
@@ -166,6 +237,9 @@ static void check_map(struct sema *s, struct ast_node *n)
 				if (a->kind == TY_STR && keys[i].kind == TY_STR) {
 					if (keys[i].size > a->size)
 						a->size = keys[i].size;
+				} else if (a->kind == TY_TUPLE && keys[i].kind == TY_TUPLE) {
+					if (!ast_type_eq(a, &keys[i]))
+						same = false;
 				} else if (a->kind != keys[i].kind || a->size != keys[i].size ||
 					   a->is_signed != keys[i].is_signed) {
 					same = false;
@@ -212,6 +286,10 @@ static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_typ
 				   map->str, sema_tn(&t, a), sema_tn(mt, b));
 		} else if (mt->kind == TY_STR && t.size > mt->size) {
 			mt->size = t.size;
+		} else if (mt->kind == TY_TUPLE && !ast_type_eq(mt, &t)) {
+			diag_error(s->diags, map->loc,
+				   "Type mismatch for %s: trying to assign value of type '%s' when map already contains a value of type '%s",
+				   map->str, sema_tn(&t, a), sema_tn(mt, b));
 		}
 	} else {
 		if (!m)
@@ -220,6 +298,8 @@ static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_typ
 		m->has_value = true;
 		if (t.kind == TY_INT)
 			m->pub.value.size = 8;
+		if (t.kind == TY_PTR)
+			m->pub.value = (struct ast_type){ TY_INT, 8, false, t.as };
 	}
 	map->map = &m->pub;
 	if (m->pub.value.kind != TY_NONE)
@@ -282,6 +362,24 @@ static struct ast_type binop_type(struct sema *s, const struct ast_node *n,
 		t.as = AS_NONE;
 	else
 		t.as = lt->as != AS_NONE ? lt->as : rt->as;
+	/* pointer arithmetic: p + i and p - i are pointers (scaled by the
+	 * pointee's size), p - q and comparisons are integers */
+	bool lp = lt->kind == TY_PTR, rp = rt->kind == TY_PTR;
+	if ((lp || rp) && (lp || lt->kind == TY_INT) && (rp || rt->kind == TY_INT)) {
+		bool cmp = op == OP_EQ || op == OP_NE || op == '<' || op == '>' || op == OP_LE ||
+			   op == OP_GE || op == OP_LAND || op == OP_LOR;
+		if (cmp || (lp && rp && op == '-'))
+			return (struct ast_type){ TY_INT, 8, lp && rp && op == '-', AS_NONE };
+		if ((op == '+' && !(lp && rp)) || (op == '-' && lp))
+			return lp ? *lt : *rt;
+		if (s->final) {
+			char a[64], b[64];
+			diag_error(s->diags, oploc,
+				   "The %s operator can not be used on expressions of types %s, %s",
+				   ast_op_text(op), sema_tn(lt, a), sema_tn(rt, b));
+		}
+		return t;
+	}
 	if (!s->final)
 		return t;
 	char a[64], b[64];
@@ -302,12 +400,15 @@ static struct ast_type binop_type(struct sema *s, const struct ast_node *n,
 /* unary -> ('-' | '!' | '~') expr */
 static void check_unop(struct sema *s, struct ast_node *n)
 {
+	if (n->op == '*') {
+		sema_deref(s, n);
+		return;
+	}
 	sema_expr(s, n->lhs, USE_NONE, NULL);
 	const struct ast_type *t = &n->lhs->type;
 	char a[64];
 	if (n->op == '*') {
-		diag_error(s->diags, n->loc, "pointer dereference is not supported yet");
-		n->type = ty_uint64;
+		/* sema_deref() walks the operand itself */
 		return;
 	}
 	if (s->final && t->kind != TY_INT)
@@ -389,14 +490,32 @@ void sema_expr(struct sema *s, struct ast_node *n, enum call_use use,
 		sema_builtin(s, n);
 		break;
 	case AST_TUPLE:
-		for (int i = 0; i < n->nkids; i++)
-			sema_expr(s, n->kids[i], USE_NONE, NULL);
-		n->type = ty_none;
-		diag_error(s->diags, n->loc, "tuples are not supported yet");
+		sema_tuple(s, n);
 		break;
 	case AST_IDENT:
-		n->type = ty_none;
-		diag_error(s->diags, n->loc, "Unknown identifier: '%s'", n->str);
+		sema_ident(s, n);
+		break;
+	case AST_CAST:
+		sema_cast(s, n);
+		break;
+	case AST_FIELD:
+		sema_field(s, n);
+		break;
+	case AST_INDEX:
+		sema_index(s, n);
+		break;
+	case AST_TUPLE_INDEX:
+		sema_tuple_index(s, n);
+		break;
+	case AST_POSPARAM:
+		sema_posparam(s, n);
+		break;
+	case AST_PARAMCOUNT:
+		n->type = ty_int64;
+		n->cval = (uint64_t)s->prog->nparams;
+		break;
+	case AST_SIZEOF:
+		sema_sizeof(s, n);
 		break;
 	case AST_VAR: {
 		struct sema_var *v = var_find(s, n->str);
@@ -498,6 +617,149 @@ static void check_assign_var(struct sema *s, struct ast_node *n)
 		diag_error(s->diags, n->rhs->loc, "Invalid expression for assignment: none");
 }
 
+/* let_stmt -> 'let' var [':' type] ['=' expr]: a variable of this block */
+static void check_let(struct sema *s, struct ast_node *n)
+{
+	struct ast_node *var = n->lhs;
+	const struct ast_node *scope = s->nscopes ? s->scopes[s->nscopes - 1] : NULL;
+	struct ast_type t = ty_none;
+	char a[64], b[64];
+	bool typed = false;
+	if (n->tyn)
+		typed = sema_resolve_type(s, n->tyn, &t);
+	if (n->rhs)
+		sema_expr(s, n->rhs, USE_VAR, var);
+	struct sema_var *v = var->var;
+	if (!v) {
+		struct sema_var *old = var_find(s, var->str);
+		if (old) {
+			diag_error(s->diags, n->loc, "Variable %s was already declared", var->str);
+			return;
+		}
+		v = var_add_scoped(s, var->str, t, scope);
+		var->var = v;
+	}
+	if (n->rhs) {
+		const struct ast_type *r = &n->rhs->type;
+		if (!typed) {
+			if (v->type.kind == TY_NONE || (r->kind == TY_STR && r->size > v->type.size))
+				v->type = *r;
+			if (v->type.kind == TY_INT)
+				v->type.size = 8;
+		} else if (r->kind != TY_NONE && r->kind != t.kind &&
+			   !(t.kind == TY_PTR && r->kind == TY_INT)) {
+			diag_error(s->diags, n->loc,
+				   "Type mismatch for %s: trying to assign value of type '%s' when variable already has a type '%s'",
+				   var->str, sema_tn(r, a), sema_tn(&t, b));
+		} else if (r->kind == TY_STR && r->size > t.size) {
+			diag_error(s->diags, n->loc,
+				   "Type mismatch for %s: trying to assign value of type '%s' when variable already has a type '%s'",
+				   var->str, sema_tn(r, a), sema_tn(&t, b));
+		}
+		if (s->final && r->kind == TY_NONE)
+			diag_error(s->diags, n->rhs->loc, "Invalid expression for assignment: none");
+	}
+	var->type = v->type;
+}
+
+/* The loop variable of a for loop, visible in its body only. */
+static struct sema_var *loop_var(struct sema *s, struct ast_node *loop, struct ast_type t)
+{
+	struct ast_node *var = loop->lhs;
+	if (!var->var) {
+		struct sema_var *old = var_find(s, var->str);
+		if (old) {
+			diag_error(s->diags, var->loc, "Loop variable %s is already declared", var->str);
+			return NULL;
+		}
+		var->var = var_add_scoped(s, var->str, t, loop->body);
+	}
+	if (var->var->type.kind == TY_NONE)
+		var->var->type = t;
+	var->type = var->var->type;
+	return var->var;
+}
+
+/* for_stmt -> 'for' '(' var ':' map ')' block: $kv = (key, value) */
+static void check_for_map(struct sema *s, struct ast_node *n)
+{
+	struct ast_node *map = n->rhs;
+	struct ast_type t = ty_none;
+	if (map->nkids) {
+		diag_error(s->diags, map->loc, "for loops iterate over a whole map: use %s, not %s[...]",
+			   map->str, map->str);
+	} else {
+		/* not check_map(): a use without keys would fix the map's keys to [] */
+		struct map_priv *mp = map_find(s, map->str, false);
+		const struct sema_map *m = mp ? &mp->pub : NULL;
+		map->map = (struct sema_map *)m;
+		map->type = mp && mp->has_value ? m->value : ty_none;
+		if (!mp && s->final)
+			diag_error(s->diags, map->loc, "Undefined map: %s", map->str);
+		if (m && map->type.kind != TY_NONE) {
+			if (m->nkeys == 0 && s->final) {
+				diag_error(s->diags, map->loc,
+					   "%s has no keys: for loops iterate over maps with keys", map->str);
+			} else if (m->nkeys) {
+				struct ast_type kv[2];
+				kv[0] = m->nkeys == 1 ? m->keys[0]
+						      : ast_tuple_of(s->prog, m->keys, m->nkeys);
+				kv[1] = m->value;
+				if (kv[1].kind == TY_COUNT || kv[1].kind == TY_SUM)
+					kv[1] = (struct ast_type){ TY_INT, 8, kv[1].is_signed, AS_NONE };
+				t = ast_tuple_of(s->prog, kv, 2);
+			}
+		}
+	}
+	loop_var(s, n, t);
+	s->loop_depth++;
+	check_block(s, n->body);
+	s->loop_depth--;
+}
+
+/* for_stmt -> 'for' '(' var ':' expr '..' expr ')' block */
+static void check_for_range(struct sema *s, struct ast_node *n)
+{
+	for (int i = 0; i < 2; i++) {
+		sema_expr(s, n->kids[i], USE_NONE, NULL);
+		const struct ast_type *t = &n->kids[i]->type;
+		if (s->final && t->kind != TY_INT)
+			diag_error(s->diags, n->kids[i]->loc, "Loop range requires an integer, found %s",
+				   sema_kind_name(t));
+	}
+	loop_var(s, n, ty_int64);
+	s->loop_depth++;
+	check_block(s, n->body);
+	s->loop_depth--;
+}
+
+/* unroll -> 'unroll' '(' (int | $N) ')' block, 1 <= N <= 100 */
+static void check_unroll(struct sema *s, struct ast_node *n)
+{
+	sema_expr(s, n->lhs, USE_NONE, NULL);
+	int64_t v = 0;
+	if (n->lhs->kind == AST_INT) {
+		v = (int64_t)n->lhs->uval;
+	} else if (n->lhs->kind == AST_POSPARAM && n->lhs->uval >= 1 &&
+		   n->lhs->uval <= (uint64_t)s->prog->nparams) {
+		v = strtoll(s->prog->params[n->lhs->uval - 1], NULL, 0);
+	}
+	if (v > 100)
+		diag_error(s->diags, n->loc, "unroll maximum value is 100");
+	else if (v < 1)
+		diag_error(s->diags, n->loc, "unroll minimum value is 1");
+	n->uval = (uint64_t)(v < 1 ? 1 : v > 100 ? 100 : v);
+	check_block(s, n->body);
+}
+
+static void check_cond(struct sema *s, struct ast_node *n, const char *what)
+{
+	sema_expr(s, n->cond, USE_NONE, NULL);
+	const struct ast_type *t = &n->cond->type;
+	if (s->final && t->kind != TY_INT && t->kind != TY_PTR)
+		diag_error(s->diags, n->loc, "Invalid condition in %s: %s", what, sema_kind_name(t));
+}
+
 static void check_stmt(struct sema *s, struct ast_node *n)
 {
 	switch (n->kind) {
@@ -511,15 +773,42 @@ static void check_stmt(struct sema *s, struct ast_node *n)
 			check_assign_var(s, n);
 		break;
 	case AST_IF:
-		sema_expr(s, n->cond, USE_NONE, NULL);
-		if (s->final && n->cond->type.kind != TY_INT)
-			diag_error(s->diags, n->loc, "Invalid condition in if(): %s",
-				   sema_kind_name(&n->cond->type));
+		check_cond(s, n, "if()");
 		check_block(s, n->body);
 		if (n->els && n->els->kind == AST_IF)
 			check_stmt(s, n->els);
 		else if (n->els)
 			check_block(s, n->els);
+		break;
+	case AST_WHILE:
+		check_cond(s, n, "while()");
+		s->loop_depth++;
+		check_block(s, n->body);
+		s->loop_depth--;
+		break;
+	case AST_UNROLL:
+		check_unroll(s, n);
+		break;
+	case AST_FOR_MAP:
+		check_for_map(s, n);
+		break;
+	case AST_FOR_RANGE:
+		check_for_range(s, n);
+		break;
+	case AST_BREAK:
+	case AST_CONTINUE:
+		if (!s->loop_depth)
+			diag_error(s->diags, n->loc, "%s used outside of a loop",
+				   n->kind == AST_BREAK ? "break" : "continue");
+		break;
+	case AST_RETURN:
+		if (n->lhs) {
+			sema_expr(s, n->lhs, USE_NONE, NULL);
+			diag_error(s->diags, n->lhs->loc, "return in a probe takes no value");
+		}
+		break;
+	case AST_LET:
+		check_let(s, n);
 		break;
 	case AST_BLOCK:
 		check_block(s, n);
@@ -532,17 +821,47 @@ static void check_stmt(struct sema *s, struct ast_node *n)
 
 static void check_block(struct sema *s, struct ast_node *blk)
 {
+	if (s->nscopes <= AST_MAX_DEPTH)
+		s->scopes[s->nscopes] = blk;
+	s->nscopes++;
 	for (int i = 0; i < blk->nkids; i++)
 		check_stmt(s, blk->kids[i]);
+	s->nscopes--;
+}
+
+/* Providers that need the kernel parse, and stop here. */
+static void check_attach(struct sema *s, struct ast_node *probe)
+{
+	for (int i = 0; i < probe->nkids; i++) {
+		struct ast_node *ap = probe->kids[i];
+		if ((ap->attach.offset || ap->attach.address) && !ap->attach.kernel &&
+		    strcmp(ap->attach.provider, "uprobe")) {
+			/* attach/resolve.c places uprobes at offsets and addresses; a return
+			 * probe belongs to a whole function */
+			diag_error(s->diags, ap->loc, "%s probes at an offset or address are not supported",
+				   ap->attach.provider);
+			continue;
+		}
+		if (!ap->attach.kernel)
+			continue;
+		struct diag *d = diag_error(s->diags, ap->loc,
+					    "%s probes need the kernel tracer: ubt traces user space only",
+					    ap->attach.provider);
+		diag_hint(d, "run this probe with bpftrace; ubt supports uprobe, uretprobe, usdt, BEGIN, END, interval and profile");
+	}
 }
 
 /* probe -> attach_points ['/' pred '/'] block */
 static void check_probe(struct sema *s, struct ast_node *probe)
 {
 	s->probe = probe;
+	s->nscopes = 0;
+	s->loop_depth = 0;
+	if (s->pass == 1)
+		check_attach(s, probe);
 	if (probe->pred) {
 		sema_expr(s, probe->pred, USE_NONE, NULL);
-		if (s->final && probe->pred->type.kind != TY_INT)
+		if (s->final && probe->pred->type.kind != TY_INT && probe->pred->type.kind != TY_PTR)
 			diag_error(s->diags, probe->pred_loc, "Invalid type for predicate: %s",
 				   sema_kind_name(&probe->pred->type));
 	}
@@ -550,11 +869,50 @@ static void check_probe(struct sema *s, struct ast_node *probe)
 		check_block(s, probe->body);
 }
 
+/* config -> 'config' '=' '{' (name '=' value ';')* '}' */
+static void check_config(struct sema *s, struct ast_node *cfg)
+{
+	static const char *const known[] = {
+		"max_map_keys", "max_strlen", "perf_rb_pages", "log_size", "max_probes",
+		"max_bpf_progs", "cpp_demangle", "lazy_symbols", "stack_mode", "max_type_res_iterations",
+		"on_stack_limit", "missing_probes", "print_maps_on_exit", "str_trunc_trailer",
+		"license", "max_cat_bytes", "max_ast_nodes", "symbol_source", "show_debug_info",
+		"use_blazesym", "unstable_map_decl", "unstable_import", "cache_user_symbols",
+	};
+	for (int i = 0; i < cfg->nkids; i++) {
+		struct ast_node *a = cfg->kids[i];
+		bool ok = false;
+		for (size_t k = 0; k < ARRAY_SIZE(known); k++)
+			if (!strcmp(a->lhs->str, known[k]))
+				ok = true;
+		if (!ok) {
+			diag_error(s->diags, a->lhs->loc, "Unrecognized config variable: %s", a->lhs->str);
+			continue;
+		}
+		struct ast_node *v = a->rhs;
+		if (v->kind == AST_INT) {
+			v->type = ty_int64;
+		} else if (v->kind == AST_STR) {
+			v->type = ty_str((int)v->slen + 1);
+		} else if (v->kind == AST_IDENT || v->kind == AST_BUILTIN) {
+			v->type = ty_none; /* stack_mode = perf, missing_probes = warn */
+		} else {
+			diag_error(s->diags, v->loc, "Invalid value for config variable %s: a number, string or name",
+				   a->lhs->str);
+		}
+	}
+}
+
 int sema_check(struct ast_node *prog, struct diags *diags, struct sema_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	struct sema s = { .diags = diags, .info = info };
 	int errors_before = diags->nerrors;
+	if (!prog->prog)
+		prog->prog = xcalloc(1, sizeof(*prog->prog));
+	s.prog = prog->prog;
+	if (s.prog->config)
+		check_config(&s, s.prog->config);
 	for (s.pass = 1; s.pass <= SEMA_PASSES; s.pass++) {
 		s.final = s.pass == SEMA_PASSES;
 		for (int i = 0; i < prog->nkids; i++)

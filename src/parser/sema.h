@@ -21,6 +21,7 @@ struct sema_map {
 	int nkeys;             /* 0 = scalar map */
 	struct ast_type keys[SEMA_MAX_KEYS];
 	struct ast_type value; /* TY_COUNT, TY_SUM, TY_INT, TY_STR, ... */
+	int64_t lhist_min, lhist_max, lhist_step; /* TY_LHIST: the literal arguments */
 };
 
 /* One scratch variable ($x); scoped to its probe. */
@@ -28,6 +29,10 @@ struct sema_var {
 	char *name;
 	struct ast_type type;
 	struct ast_node *probe; /* the AST_PROBE it belongs to */
+	/* the block it is visible in: NULL for variables created by a plain
+	 * assignment (probe-wide, as in bpftrace 0.17); `let` and loop
+	 * variables belong to their block (the loop body) */
+	const struct ast_node *scope;
 };
 
 /* printf formats are checked here and kept for the output stage. */
@@ -46,6 +51,7 @@ struct sema_info {
 	int nvars;
 	struct sema_printf **printfs;
 	int nprintfs;
+	int stack_frames; /* the most frames a ustack asks for; 0: no ustack (issue 7) */
 };
 
 /* Returns 0, or -1 if errors were added to diags. */
@@ -53,5 +59,9 @@ int sema_check(struct ast_node *prog, struct diags *diags, struct sema_info *inf
 void sema_info_free(struct sema_info *info);
 /* "count", "int64", "unsigned int64", "string[4]": bpftrace's type names. */
 const char *sema_type_name(const struct ast_type *t, char *buf, size_t len);
+/* The trampoline kind (runtime enum rt_stack_kind) every attach point of
+ * the probe has: 0 entry, 1 inside a function, 2 return, 3 none (BEGIN);
+ * -1 when they differ (sema_stack.c). */
+int sema_stack_kind(const struct ast_node *probe);
 
 #endif

@@ -50,6 +50,14 @@ static bool sema_usdt_arg(struct sema *s, struct ast_node *n)
 	return true;
 }
 
+/* BPFTRACE_STRLEN: the size of str() results, 64 by default (and at most 200, as bpftrace) */
+int sema_strlen(void)
+{
+	const char *e = getenv("BPFTRACE_STRLEN");
+	int v = e && *e ? atoi(e) : 64;
+	return v < 1 ? 64 : v > 200 ? 200 : v;
+}
+
 /* builtin -> pid | tid | arg0 .. arg5 (others are known but refused) */
 void sema_builtin(struct sema *s, struct ast_node *n)
 {
@@ -57,8 +65,30 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 	n->type = ty_none;
 	if (sema_usdt_arg(s, n))
 		return;
+	if (sema_stack_call(s, n)) /* ustack */
+		return;
 	if (!strcmp(name, "pid") || !strcmp(name, "tid")) {
 		n->type = ty_uint64;
+		return;
+	}
+	/* retval, nsecs, and func in a uretprobe (the callee's address) */
+	if (sema_builtin_ret(s, n))
+		return;
+	static const char *const u64_builtins[] = {
+		"nsecs", "elapsed", "uid", "gid", "cpu", "numaid", "cpid", "rand",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(u64_builtins); i++)
+		if (!strcmp(name, u64_builtins[i])) {
+			n->type = ty_uint64;
+			return;
+		}
+	if (!strcmp(name, "comm")) {
+		n->type = ty_str(16);
+		n->type.as = AS_KERNEL;
+		return;
+	}
+	if (!strcmp(name, "probe") || !strcmp(name, "func")) {
+		n->type = ty_str(sema_strlen());
 		return;
 	}
 	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9' && !name[4]) {
@@ -76,8 +106,6 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 			n->type.as = AS_USER;
 		return;
 	}
-	if (sema_builtin_ret(s, n))
-		return;
 	diag_error(s->diags, n->loc, "the %s builtin is not supported yet", name);
 }
 
@@ -99,10 +127,10 @@ bool sema_builtin_ret(struct sema *s, struct ast_node *n)
 		return true;
 	}
 	if (!strcmp(name, "func")) {
-		/* the callee's address; printed as a symbol once usym() exists */
+		/* the callee's address, printed as its symbol (sema_sym_builtin) */
 		if (!probe_all(s->probe, "uretprobe"))
-			return false;
-		n->type = ty_uint64;
+			return sema_sym_builtin(s, n);
+		n->type = (struct ast_type){ TY_USYM, 8, false, AS_NONE };
 		return true;
 	}
 	return false;
@@ -277,7 +305,7 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 			diag_error(s->diags, n->loc, "printf: %%%.*s is not supported yet", (int)tl, tok);
 			return;
 		}
-		if (at->kind != want) {
+		if (at->kind != want && !((at->kind == TY_USYM || at->kind == TY_USTACK) && want == TY_STR)) {
 			diag_error(s->diags, n->loc,
 				   "printf: %%%.*s specifier expects a value of type %s (%s supplied)",
 				   (int)tl, tok, want == TY_STR ? "string" : "integer", sema_kind_name(at));
@@ -302,15 +330,189 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 	s->info->printfs[s->info->nprintfs++] = pf;
 }
 
+/* Functions whose first argument names a whole map (`print(@m)`): the
+ * map is looked up by name instead of being checked as an expression, so
+ * a keyed map is not an "Argument mismatch" for lacking its keys. */
+static bool takes_whole_map(const char *f)
+{
+	return !strcmp(f, "print") || !strcmp(f, "clear") || !strcmp(f, "zero") ||
+	       !strcmp(f, "len");
+}
+
+static struct sema_map *map_by_name(struct sema *s, const char *name)
+{
+	for (int i = 0; i < s->info->nmaps; i++)
+		if (!strcmp(s->info->maps[i]->name, name))
+			return s->info->maps[i];
+	return NULL;
+}
+
+/* map argument of print/clear/zero/len: a bare @name */
+static void whole_map_arg(struct sema *s, struct ast_node *n)
+{
+	struct ast_node *m = n->kids[0];
+	if (m->kind != AST_MAP) {
+		if (strcmp(n->str, "print"))
+			diag_error(s->diags, n->loc, "%s() expects a map to be provided", n->str);
+		return;
+	}
+	if (m->nkids) {
+		diag_error(s->diags, n->loc, "The map passed to %s() should not be indexed by a key",
+			   n->str);
+		return;
+	}
+	m->map = map_by_name(s, m->str);
+	m->type = m->map ? m->map->value : ty_none;
+	if (s->final && (!m->map || m->map->value.kind == TY_NONE))
+		diag_error(s->diags, m->loc, "Undefined map: %s", m->str);
+}
+
+static bool int_literal(const struct ast_node *n, int64_t *v)
+{
+	if (n->kind == AST_INT) {
+		*v = (int64_t)n->uval;
+		return true;
+	}
+	if (n->kind == AST_UNOP && n->op == '-' && n->lhs->kind == AST_INT) {
+		*v = -(int64_t)n->lhs->uval;
+		return true;
+	}
+	return false;
+}
+
+/* avg(x), min(x), max(x), stats(x), hist(x): one integer argument */
+static void check_agg1(struct sema *s, struct ast_node *n, enum call_use use,
+		       const struct ast_node *user, enum ast_type_kind kind)
+{
+	bool sign = false;
+	check_use(s, n, use, user, true);
+	if (check_nargs(s, n, 1)) {
+		const struct ast_type *at = &n->kids[0]->type;
+		if (s->final && at->kind != TY_INT)
+			diag_error(s->diags, n->loc, "%s() only supports integer arguments (%s provided)",
+				   n->str, sema_kind_name(at));
+		sign = at->is_signed;
+	}
+	n->type = (struct ast_type){ kind, 8, sign, AS_NONE };
+}
+
+/* lhist(value, min, max, step): min, max and step are literals */
+static void check_lhist(struct sema *s, struct ast_node *n, enum call_use use,
+			const struct ast_node *user)
+{
+	check_use(s, n, use, user, true);
+	n->type = (struct ast_type){ TY_LHIST, 8, false, AS_NONE };
+	if (!check_nargs(s, n, 4))
+		return;
+	int64_t mn, mx, st;
+	if (!int_literal(n->kids[1], &mn)) {
+		diag_error(s->diags, n->loc, "lhist: invalid min value (must be non-negative literal)");
+		return;
+	}
+	if (!int_literal(n->kids[2], &mx)) {
+		diag_error(s->diags, n->loc, "lhist: invalid max value (must be non-negative literal)");
+		return;
+	}
+	if (!int_literal(n->kids[3], &st)) {
+		diag_error(s->diags, n->loc, "lhist: invalid step value (must be non-negative literal)");
+		return;
+	}
+	if (mn < 0) {
+		diag_error(s->diags, n->loc, "lhist() min must be non-negative (provided min %lld)",
+			   (long long)mn);
+		return;
+	}
+	if (mn > mx) {
+		diag_error(s->diags, n->loc,
+			   "lhist() min must be less than max (provided min %lld and max %lld)",
+			   (long long)mn, (long long)mx);
+		return;
+	}
+	if (st < 1) {
+		diag_error(s->diags, n->loc, "lhist() step must be >= 1 (%lld provided)", (long long)st);
+		return;
+	}
+	if ((mx - mn) / st > 1000) {
+		diag_error(s->diags, n->loc,
+			   "lhist() too many buckets, must be <= 1000 (would need %lld)",
+			   (long long)((mx - mn) / st));
+		return;
+	}
+	if (use == USE_MAP && user && user->kind == AST_MAP) {
+		struct sema_map *m = map_by_name(s, user->str);
+		if (m) {
+			m->lhist_min = mn;
+			m->lhist_max = mx;
+			m->lhist_step = st;
+		}
+	}
+}
+
+/* print(@m [, top [, div]]) | print(value) */
+static void check_print(struct sema *s, struct ast_node *n, enum call_use use,
+			const struct ast_node *user)
+{
+	check_use(s, n, use, user, false);
+	n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
+	if (n->nkids < 1 || n->nkids > 3) {
+		if (n->nkids > 3)
+			diag_error(s->diags, n->loc, "print() takes up to 3 arguments (%d provided)",
+				   n->nkids);
+		else
+			diag_error(s->diags, n->loc, "print() requires at least one argument (0 provided)");
+		return;
+	}
+	if (n->kids[0]->kind == AST_MAP) {
+		whole_map_arg(s, n);
+		for (int i = 1; i < n->nkids; i++) {
+			int64_t v;
+			if (!int_literal(n->kids[i], &v) || v < 0)
+				diag_error(s->diags, n->loc,
+					   "print() expects a non-negative integer literal (argument %d)",
+					   i + 1);
+		}
+		return;
+	}
+	if (n->nkids > 1) {
+		diag_error(s->diags, n->loc, "Non-map print() only takes 1 argument, %d found",
+			   n->nkids);
+		return;
+	}
+	if (s->final && n->kids[0]->type.kind != TY_INT && n->kids[0]->type.kind != TY_STR)
+		diag_error(s->diags, n->loc, "print() does not support values of type %s",
+			   sema_kind_name(&n->kids[0]->type));
+}
+
+/* delete(@m[k]) | clear(@m) | zero(@m) */
+static void check_map_func(struct sema *s, struct ast_node *n, enum call_use use,
+			   const struct ast_node *user)
+{
+	check_use(s, n, use, user, false);
+	n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
+	if (!check_nargs(s, n, 1))
+		return;
+	if (!strcmp(n->str, "delete")) {
+		if (n->kids[0]->kind != AST_MAP)
+			diag_error(s->diags, n->loc, "delete() expects a map to be provided");
+		return;
+	}
+	whole_map_arg(s, n);
+}
+
 /* call -> name '(' args ')': count(), sum(x), printf(fmt, ...), exit() */
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	       const struct ast_node *user)
 {
 	const char *saved_func = s->func;
 	int saved_arg = s->func_arg;
+	if (sema_stack_call(s, n)) /* ustack(mode, n): literal arguments */
+		return;
 	s->func = n->str;
 	for (int i = 0; i < n->nkids; i++) {
 		s->func_arg = i;
+		if (i == 0 && takes_whole_map(n->str) && n->kids[0]->kind == AST_MAP &&
+		    !n->kids[0]->nkids)
+			continue;
 		sema_expr(s, n->kids[i], USE_NONE, NULL);
 	}
 	s->func = saved_func;
@@ -322,17 +524,35 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 		check_nargs(s, n, 0);
 		n->type = (struct ast_type){ TY_COUNT, 8, true, AS_NONE };
 	} else if (!strcmp(n->str, "sum")) {
-		bool sign = false;
-		check_use(s, n, use, user, true);
-		if (check_nargs(s, n, 1)) {
-			const struct ast_type *at = &n->kids[0]->type;
-			if (s->final && at->kind != TY_INT)
-				diag_error(s->diags, n->loc,
-					   "sum() only supports integer arguments (%s provided)",
-					   sema_kind_name(at));
-			sign = at->is_signed;
-		}
-		n->type = (struct ast_type){ TY_SUM, 8, sign, AS_NONE };
+		check_agg1(s, n, use, user, TY_SUM);
+	} else if (!strcmp(n->str, "avg")) {
+		check_agg1(s, n, use, user, TY_AVG);
+	} else if (!strcmp(n->str, "min")) {
+		check_agg1(s, n, use, user, TY_MIN);
+	} else if (!strcmp(n->str, "max")) {
+		check_agg1(s, n, use, user, TY_MAX);
+	} else if (!strcmp(n->str, "stats")) {
+		check_agg1(s, n, use, user, TY_STATS);
+	} else if (!strcmp(n->str, "hist")) {
+		check_agg1(s, n, use, user, TY_HIST);
+	} else if (!strcmp(n->str, "lhist")) {
+		check_lhist(s, n, use, user);
+	} else if (!strcmp(n->str, "print")) {
+		check_print(s, n, use, user);
+	} else if (!strcmp(n->str, "delete") || !strcmp(n->str, "clear") ||
+		   !strcmp(n->str, "zero")) {
+		check_map_func(s, n, use, user);
+	} else if (!strcmp(n->str, "str")) {
+		n->type = ty_str(sema_strlen());
+		if (n->nkids < 1 || n->nkids > 2)
+			diag_error(s->diags, n->loc, "str() requires between 1 and 2 arguments (%d provided)",
+				   n->nkids);
+		else if (s->final && n->kids[0]->type.kind != TY_INT && n->kids[0]->type.kind != TY_STR &&
+			 n->kids[0]->type.kind != TY_PTR)
+			diag_error(s->diags, n->loc, "str() expects an integer or a pointer type as first argument (%s provided)",
+				   sema_kind_name(&n->kids[0]->type));
+		else if (s->final && n->nkids == 2 && n->kids[1]->type.kind != TY_INT)
+			diag_error(s->diags, n->loc, "str() only accepts an integer as second argument");
 	} else if (!strcmp(n->str, "printf")) {
 		check_use(s, n, use, user, false);
 		n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
@@ -347,6 +567,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 		} else if (s->final) {
 			check_printf_format(s, n);
 		}
+	} else if (sema_sym_call(s, n, use, user)) {
+		/* usym(), ustack(), uaddr(): issue 7, below */
 	} else if (!strcmp(n->str, "exit")) {
 		check_use(s, n, use, user, false);
 		check_nargs(s, n, 0);
@@ -370,3 +592,34 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	}
 }
 
+
+/* ---- symbols (issue 7: usym, func; output/sym.c prints them) ------------ */
+
+/* func in a uprobe: the probed function (the address the probe was called from) */
+bool sema_sym_builtin(struct sema *s, struct ast_node *n)
+{
+	if (strcmp(n->str, "func"))
+		return false;
+	if (!probe_all(s->probe, "uprobe")) {
+		diag_error(s->diags, n->loc, "The func builtin can only be used with uprobe and uretprobe probes");
+		return true;
+	}
+	n->type = (struct ast_type){ TY_USYM, 8, false, AS_NONE };
+	return true;
+}
+
+/* usym(addr) */
+bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
+		   const struct ast_node *user)
+{
+	(void)use;
+	(void)user;
+	if (strcmp(n->str, "usym"))
+		return false;
+	if (check_nargs(s, n, 1) && s->final && n->kids[0]->type.kind != TY_INT &&
+	    n->kids[0]->type.kind != TY_USYM)
+		diag_error(s->diags, n->loc, "usym() expects an integer argument (%s provided)",
+			   sema_kind_name(&n->kids[0]->type));
+	n->type = (struct ast_type){ TY_USYM, 8, false, AS_NONE };
+	return true;
+}

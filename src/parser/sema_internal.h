@@ -19,6 +19,10 @@ struct sema {
 	struct ast_node *probe;   /* probe being checked */
 	const char *func;         /* call whose arguments are being checked */
 	int func_arg;             /* index of that argument */
+	struct ast_program *prog; /* preamble, params, type arena */
+	const struct ast_node *scopes[AST_MAX_DEPTH + 1]; /* open blocks, outermost first */
+	int nscopes;
+	int loop_depth;           /* enclosing while/for loops (break, continue) */
 };
 
 /* What an AST_CALL is the value of: bpftrace's call.map / .var / .key_for_map. */
@@ -48,8 +52,27 @@ const char *sema_kind_name(const struct ast_type *t);
 const char *sema_tn(const struct ast_type *t, char buf[64]);
 
 /* sema_call.c */
+int sema_strlen(void);
 void sema_builtin(struct sema *s, struct ast_node *n);
 bool sema_builtin_ret(struct sema *s, struct ast_node *n); /* retval func nsecs */
+/* sema_call.c, issue 7: usym(), func in uprobes */
+bool sema_sym_builtin(struct sema *s, struct ast_node *n);
+bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
+		   const struct ast_node *user);
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use, const struct ast_node *user);
+/* sema_stack.c, issue 7: ustack, uaddr() */
+bool sema_stack_call(struct sema *s, struct ast_node *n);
+
+/* sema_types.c: casts, fields, indexes, tuples, constants, params, sizeof */
+bool sema_resolve_type(struct sema *s, struct ast_node *tyn, struct ast_type *out);
+void sema_cast(struct sema *s, struct ast_node *n);
+void sema_field(struct sema *s, struct ast_node *n);
+void sema_index(struct sema *s, struct ast_node *n);
+void sema_deref(struct sema *s, struct ast_node *n);
+void sema_tuple(struct sema *s, struct ast_node *n);
+void sema_tuple_index(struct sema *s, struct ast_node *n);
+void sema_posparam(struct sema *s, struct ast_node *n);
+void sema_ident(struct sema *s, struct ast_node *n);
+void sema_sizeof(struct sema *s, struct ast_node *n);
 
 #endif

@@ -65,6 +65,88 @@ struct rt_sigaction_k {
 };
 
 /*
+ * ustack.  Probe code calls rt_stack_id(), which records the frames of the
+ * current call stack in a table in shared memory (struct rt_stack_table,
+ * one entry per distinct stack, found by a 64-bit hash of its frames) and
+ * returns the hash: the stack's id, which is what a map key or a printf
+ * argument holds.  ubt prints an id by finding its entry.
+ *
+ * Frames come from a frame-pointer walk, trusted only through code ubt
+ * marked RT_CODE_FP (an object whose CFI shows frame pointers).  At a
+ * frame in other code the walk stops and the entry also keeps the
+ * registers and a copy of the stack (flag RT_STK_COPY), which ubt unwinds
+ * with the object's CFI (.eh_frame).  A frame in an RT_CODE_END range
+ * (__libc_start_call_main, start_thread) is the last one, as in bpftrace.
+ * Every read stays inside the thread's stack: [sp, tp) for a thread whose
+ * TCB sits above its stack (glibc's pthreads), else the main thread's stack
+ * mapping [main_lo, main_hi); a stack in neither gets no walk.
+ */
+#define RT_STACK_RANGES 48
+#define RT_STACK_MAX 127     /* frames at most: ustack(n) with n <= 127, bpftrace's limit */
+#define RT_STACK_COPY 8192   /* bytes of stack copied for CFI unwinding */
+
+enum rt_code_flags {
+	RT_CODE_FP = 1 << 0,  /* code keeps frame pointers: a walk through it is exact */
+	RT_CODE_END = 1 << 1, /* an outermost function: the walk ends after it */
+};
+
+struct rt_code_range {
+	uint64_t lo, hi; /* [lo, hi) */
+	uint32_t flags;  /* enum rt_code_flags */
+	uint32_t pad;
+};
+
+struct rt_stack_facts {
+	uint64_t table_off;         /* struct rt_stack_table in the data part; 0: none */
+	uint64_t main_lo, main_hi;  /* the main thread's stack mapping */
+	uint64_t code_lo, code_hi;  /* hull of ranges[]: a quick test for "not code" */
+	uint32_t nranges;           /* END ranges first, then code ranges */
+	uint32_t pad;
+	struct rt_code_range ranges[RT_STACK_RANGES];
+};
+
+/*
+ * The stack table: cap entries (a power of two) of entry_size bytes,
+ * open addressing on the id.  An entry is claimed by a CAS of its id from
+ * 0, filled, and published by a release store of `ready`; other threads
+ * with the same id only need to see the id.  Full: the hit gets id 0,
+ * counted in drops.
+ *
+ *   entry: id | ready nframes | flags copy_len | pc sp rbp | frames[max_frames] | copy
+ */
+enum rt_stack_entry_flags {
+	RT_STK_COPY = 1 << 0, /* copy[] holds copy_len bytes of stack from sp: unwind with CFI */
+};
+
+struct rt_stack_entry {
+	volatile uint64_t id; /* 0 = free */
+	volatile uint32_t ready;
+	uint32_t nframes;
+	uint32_t flags;    /* enum rt_stack_entry_flags */
+	uint32_t copy_len;
+	uint64_t pc, sp, rbp; /* registers at the probe, for the CFI unwinder */
+	uint64_t frames[];    /* max_frames, then the stack copy (copy_size bytes) */
+};
+
+struct rt_stack_table {
+	uint32_t size;       /* sizeof(struct rt_stack_table) */
+	uint32_t max_frames; /* frames per entry */
+	uint32_t cap;        /* entries, a power of two */
+	uint32_t copy_size;  /* bytes of stack per entry */
+	uint64_t entry_size;
+	uint64_t entries_off; /* from this struct */
+	volatile uint64_t used;
+	volatile uint64_t drops; /* stacks not recorded: table full */
+};
+
+/* rt_stack_id(regs, site, kind, n): where the probe runs */
+enum rt_stack_kind {
+	RT_STK_ENTRY = 0, /* function entry: struct rt_regs, ret = caller */
+	RT_STK_MID = 1,   /* inside a function: struct rt_regs_mid */
+	RT_STK_RET = 2,   /* return probe: struct rt_regs, ret = where it returns */
+};
+
+/*
  * The header at offset 0 of the data part (it must fit in one page).  Written by ubt before any
  * probe is armed; the fields under "target writes" change while probes run.
  */
@@ -104,6 +186,18 @@ struct rt_shm_header {
 	volatile uint64_t ret_lost;    /* returns whose entry was not found (must stay 0) */
 	/* nsecs = ns_base + ((tsc - tsc_base) * tsc_mult) >> 32 (rt_time.c); ubt measures them */
 	uint64_t tsc_base, ns_base, tsc_mult;
+	/* builtins (ubt writes before arming) */
+	uint64_t start_ns;     /* CLOCK_BOOTTIME when ubt started: `elapsed` */
+	uint32_t cpid;         /* the -c child's pid, else 0: `cpid` */
+	uint32_t pad2;
+	/* fault-tolerant reads (rt_read.c); ubt writes the first three before arming */
+	uint64_t rd_min_addr;           /* vm.mmap_min_addr: nothing below can be mapped */
+	struct rt_sigaction_k old_segv; /* the application's SIGSEGV action, for chaining */
+	struct rt_sigaction_k old_bus;  /* the application's SIGBUS action */
+	volatile uint64_t read_faults;  /* reads of target memory that failed (-k) */
+	volatile uint64_t app_faults;   /* SIGSEGV/SIGBUS that were not ours, passed on */
+	/* ustack (rt_stack.c); ubt writes these before arming (output/stack.c) */
+	struct rt_stack_facts stk;
 };
 
 /*
@@ -121,7 +215,8 @@ struct rt_thread {
 	volatile uint64_t ring_head; /* bytes ever produced */
 	volatile uint64_t lost;      /* events dropped because the ring was full */
 	uint64_t ring_resv;          /* producer's private head: reserved, not yet committed */
-	uint64_t pad0[3];
+	uint64_t rd_state; /* rt_read.c: (rd_gen << 1) | direct reads allowed, as last checked */
+	uint64_t pad0[2];
 	volatile uint64_t ring_tail; /* bytes ever consumed */
 	uint64_t pad1[7];
 };
@@ -146,6 +241,27 @@ enum rt_event_type {
 	RT_EV_PAD = 0,    /* skip to the end of the ring */
 	RT_EV_PRINTF = 1, /* printf(fmt, args...) */
 	RT_EV_EXIT = 2,   /* exit(): payload u64 exit code */
+	RT_EV_MAP = 3,    /* print/clear/zero of a map: struct rt_ev_map */
+	RT_EV_VALUE = 4,  /* print(value): u32 print id, u32 0, the value as for printf */
+};
+
+/*
+ * RT_EV_MAP payload.  print(), clear() and zero() act when ubt reaches the
+ * event, in the order of the thread's other events, as in bpftrace (where
+ * they are asynchronous actions too): `print(@m); clear(@m);` in an
+ * interval probe prints the map before clearing it.
+ */
+enum rt_map_op {
+	RT_MOP_PRINT = 1, /* print(@m, top, div) */
+	RT_MOP_CLEAR = 2, /* clear(@m): delete every key */
+	RT_MOP_ZERO = 3,  /* zero(@m): keep the keys, zero the values */
+};
+
+struct rt_ev_map {
+	uint32_t op;     /* enum rt_map_op */
+	uint32_t map_id; /* sema_map.id */
+	uint64_t top;    /* print: keep the top N entries, 0 = all */
+	uint64_t div;    /* print: divide values by this, 0 = 1 */
 };
 
 struct rt_event_hdr {
@@ -159,7 +275,7 @@ struct rt_event_hdr {
  * is an insert-only open-addressing hash of key -> entry index; values
  * are stored by index, per CPU for aggregations:
  *
- *   struct rt_map | slots[nslots] (u64) | keys[cap][key_size] | values
+ *   struct rt_map | slots[nslots] (u64) | keys[cap][key_size] | live[cap] (u32) | values
  *
  *   slot: 0 = empty, else (hash32 << 32) | (index + 1), published with a
  *   release store after the key is written, so a lock-free reader that
@@ -172,13 +288,31 @@ struct rt_event_hdr {
  *
  * Inserts take `lock` (a try-lock with a bounded spin: an insert that
  * cannot get it is dropped and counted, never waits unboundedly).
+ *
+ * Keys are never removed from the hash: delete() clears the entry's live
+ * flag and a later insert of the same key revives the entry (zeroing its
+ * values first), so a lock-free reader never sees a slot change keys
+ * under it.  See docs/ARCHITECTURE.md, "Deleting keys".
  */
 enum rt_map_kind {
 	RT_MAP_COUNT = 1, /* u64 per CPU, summed */
 	RT_MAP_SUM = 2,   /* i64 per CPU, summed */
 	RT_MAP_INT = 3,   /* i64 shared, last write wins */
 	RT_MAP_STR = 4,   /* string shared, val_size bytes */
+	RT_MAP_AVG = 5,   /* {u64 count, i64 sum} per CPU */
+	RT_MAP_STATS = 6, /* {u64 count, i64 sum} per CPU */
+	RT_MAP_MIN = 7,   /* u64 per CPU: v ^ INT64_MAX, unsigned max; 0 = none */
+	RT_MAP_MAX = 8,   /* u64 per CPU: v ^ INT64_MIN, unsigned max; 0 = none */
+	RT_MAP_HIST = 9,  /* u64 buckets[nbuckets] per CPU (log2, RT_HIST_BUCKETS) */
+	RT_MAP_LHIST = 10, /* u64 buckets[nbuckets] per CPU (linear) */
 };
+
+/*
+ * hist() buckets: 0 = negative, 1 = 0, 2 = 1, k + 2 = [2^k, 2^(k+1)) for
+ * k = 1..62: every 64-bit value has its own bucket (bpftrace 0.17 puts
+ * every value >= 2^32 into [2G, 4G)).
+ */
+#define RT_HIST_BUCKETS 65
 
 struct rt_map {
 	uint32_t size;     /* sizeof(struct rt_map) */
@@ -195,6 +329,9 @@ struct rt_map {
 	uint64_t keys_off;
 	uint64_t vals_off;
 	uint64_t cpu_stride; /* 0 for shared kinds */
+	uint64_t live_off;   /* u32 live[cap]: 1 while the entry's key is in the map */
+	uint32_t nbuckets;   /* hist, lhist: buckets per value */
+	uint32_t pad0;
 };
 
 /*
@@ -208,6 +345,15 @@ struct rt_map {
 struct rt_priv {
 	uint32_t size;             /* sizeof(struct rt_priv) */
 	volatile uint32_t enabled; /* probes run only when non-zero */
+	uint32_t pid;              /* this process (ubt's own for BEGIN/END) */
+	/*
+	 * Fault-tolerant reads (rt_read.c): 0 = the runtime's SIGSEGV/SIGBUS
+	 * handler is not installed in this process, read with process_vm_readv;
+	 * else a generation, raised whenever signal actions or masks may have
+	 * changed (ubt's probes on sigaction/sigprocmask), which makes each
+	 * thread check again before reading directly.
+	 */
+	volatile uint32_t rd_gen;
 };
 
 /*
@@ -219,6 +365,8 @@ struct rt_regs {
 	uint64_t r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi;
 	uint64_t ret;
 };
+/* In a return probe, the probed function (`func`) is the word below the block. */
+#define RT_RET_FUNC_OFF (-8)
 
 /*
  * Registers saved by a trampoline at a site in the middle of a function (a
@@ -261,6 +409,16 @@ struct rt_regs_mid {
  */
 #define RT_RET_DEPTH 60
 #define RT_RET_GRAVE 4
+/*
+ * e.sp while a push is half done (tramp_ret.c): above every stack address,
+ * so a signal handler running in between neither drops nor matches it, and
+ * bit 0 is set, so unwinder hand-back and detach skip it.
+ */
+#define RT_RET_PENDING (~0ull)
+/* slot of thread pointer tp: ((tp * MUL) >> SHIFT) & (nthreads - 1), in
+ * rt_ret.c, the return trampolines (tramp_ret.c) and ret.c alike */
+#define RT_TP_HASH_MUL 0x9e3779b97f4a7c15ull
+#define RT_TP_HASH_SHIFT 40
 
 struct rt_ret_entry {
 	uint64_t sp;   /* address of the return slot; bit 0: restored */

@@ -7,6 +7,11 @@
  * the update and counts it, so a thread preempted while holding the lock
  * can slow other threads down but never hang them.  A full map (cap
  * entries) drops the update and counts it too, like bpftrace.
+ *
+ * delete() never removes a key from the hash (a reader could be comparing
+ * it): it clears the entry's live flag.  Lookups treat a dead entry as
+ * absent; an insert of the same key revives it under the lock after
+ * zeroing its values on every CPU.
  */
 #include "rt.h"
 
@@ -41,6 +46,37 @@ static int rt_map_trylock(struct rt_map *m)
 	return 0;
 }
 
+static inline volatile uint32_t *rt_live(struct rt_map *m, uint32_t idx)
+{
+	return (volatile uint32_t *)((char *)m + m->live_off) + idx;
+}
+
+/* Zeroes entry idx's values (every CPU's copy) and marks it live. */
+static void rt_map_revive(struct rt_map *m, uint32_t idx)
+{
+	char *vals = (char *)m + m->vals_off + (uint64_t)idx * m->val_size;
+	uint32_t copies = m->cpu_stride ? rt_hdr()->ncpu + 1 : 1;
+	for (uint32_t c = 0; c < copies; c++) {
+		volatile uint64_t *v = (volatile uint64_t *)(vals + c * m->cpu_stride);
+		for (uint32_t w = 0; w < m->val_size / 8; w++)
+			v[w] = 0;
+	}
+	__atomic_store_n(rt_live(m, idx), 1, __ATOMIC_RELEASE);
+}
+
+/* A dead entry found by an insert: revive it under the lock. */
+static int64_t rt_map_revive_locked(struct rt_map *m, uint32_t idx)
+{
+	if (!rt_map_trylock(m)) {
+		__atomic_fetch_add(&m->drops, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	if (!*rt_live(m, idx))
+		rt_map_revive(m, idx);
+	__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
+	return idx;
+}
+
 /*
  * Returns the entry index of key, inserting it when insert is set, or -1
  * (absent, or not insertable: the drop is counted).
@@ -63,8 +99,11 @@ int64_t rt_map_lookup(struct rt_map *m, const uint64_t *key, int insert)
 		if ((uint32_t)(s >> 32) == h32) {
 			uint32_t idx = (uint32_t)s - 1;
 			if (rt_key_eq((const uint64_t *)(keys + (uint64_t)idx * m->key_size), key,
-				      words))
-				return idx;
+				      words)) {
+				if (__atomic_load_n(rt_live(m, idx), __ATOMIC_ACQUIRE))
+					return idx;
+				return insert ? rt_map_revive_locked(m, idx) : -1;
+			}
 		}
 	}
 	if (!insert)
@@ -80,6 +119,8 @@ int64_t rt_map_lookup(struct rt_map *m, const uint64_t *key, int insert)
 		uint32_t idx = (uint32_t)s - 1;
 		if ((uint32_t)(s >> 32) == h32 &&
 		    rt_key_eq((const uint64_t *)(keys + (uint64_t)idx * m->key_size), key, words)) {
+			if (!*rt_live(m, idx))
+				rt_map_revive(m, idx);
 			__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
 			return idx;
 		}
@@ -92,6 +133,7 @@ int64_t rt_map_lookup(struct rt_map *m, const uint64_t *key, int insert)
 	uint64_t *dst = (uint64_t *)(keys + (uint64_t)idx * m->key_size);
 	for (uint32_t w = 0; w < words; w++)
 		dst[w] = key[w];
+	*rt_live(m, idx) = 1; /* values of a never-used entry are still zero */
 	__atomic_store_n(&slots[i], ((uint64_t)h32 << 32) | (idx + 1), __ATOMIC_RELEASE);
 	__atomic_store_n(&m->used, idx + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
@@ -99,4 +141,17 @@ int64_t rt_map_lookup(struct rt_map *m, const uint64_t *key, int insert)
 drop:
 	__atomic_fetch_add(&m->drops, 1, __ATOMIC_RELAXED);
 	return -1;
+}
+
+/* delete(@m[key]); delete(@m) of a scalar map forgets its value. */
+void rt_map_delete(struct rt_map *m, const uint64_t *key)
+{
+	if (!m->key_size) {
+		m->written = 0;
+		rt_map_revive(m, 0);
+		return;
+	}
+	int64_t idx = rt_map_lookup(m, key, 0);
+	if (idx >= 0)
+		__atomic_store_n(rt_live(m, (uint32_t)idx), 0, __ATOMIC_RELEASE);
 }

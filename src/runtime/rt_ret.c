@@ -13,9 +13,12 @@
  * docs/ARCHITECTURE.md ("Return probes") has the whole picture; the
  * memory layout is drawn in abi.h.
  *
- * All three run with the thread's slot marked busy, so that a signal
- * handler entering a probed function in between sees a consistent stack
- * (it runs that call without a return probe instead).
+ * The common push and pop are done inline by the trampolines
+ * (tramp_ret.c); rt_ret_enter and rt_ret_leave are their slow paths.
+ * All three functions here run with the thread's slot marked busy, so
+ * that a signal handler entering a probed function in between sees a
+ * consistent stack (it runs that call without a return probe instead;
+ * the inline paths test busy too).
  */
 #include "rt.h"
 
@@ -23,7 +26,7 @@ extern struct rt_priv ubt_priv RT_API;
 
 static inline uint32_t rt_ret_hash(uint64_t tp, uint32_t mask)
 {
-	return (uint32_t)((tp * 0x9e3779b97f4a7c15ull) >> 40) & mask;
+	return (uint32_t)((tp * RT_TP_HASH_MUL) >> RT_TP_HASH_SHIFT) & mask;
 }
 
 static inline long rt_getpid(void)
@@ -88,7 +91,7 @@ static void rt_ret_rehijack(struct rt_ret_stack *s, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		struct rt_ret_entry *e = &s->e[i];
-		if (!(e->sp & 1))
+		if (!(e->sp & 1) || e->sp == RT_RET_PENDING)
 			continue;
 		e->sp &= ~1ull;
 		uint64_t *slot = (uint64_t *)e->sp;

@@ -113,7 +113,7 @@ static void print_one(const struct diags *d, const struct diag *dg, FILE *out)
 			int end = (l->end_line == l->line || l->end_line == 0) ? l->end_col
 									   : (int)len + 1;
 			for (int c = 1; c < l->col; c++)
-				fputc(src[c - 1] == '\t' ? '\t' : ' ', out);
+				fputc((size_t)c <= len && src[c - 1] == '\t' ? '\t' : ' ', out);
 			for (int c = l->col; c < end; c++)
 				fputc('~', out);
 			fputc('\n', out);

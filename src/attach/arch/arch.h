@@ -124,11 +124,13 @@ int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t p
 
 /*
  * Return probes (tramp_ret.c): a call-style trampoline.  The entry
- * handlers run as in arch_emit_trampoline(); then enter(regs, stub) saves
- * the caller's return address (runtime/rt_ret.c) and the relocated body is
- * `call`ed, so it returns into stub, which calls leave(regs) (it puts the
- * caller's address into regs->ret), then each return handler with %r11 in
- * regs = the probed function (plan->site), and returns to the caller.
+ * handlers run as in arch_emit_trampoline(); then the caller's return
+ * address is pushed on the thread's shadow stack (runtime/abi.h, struct
+ * rt_ret_stack: inline in the common case, else enter(regs, stub) in
+ * runtime/rt_ret.c) and the relocated body is `call`ed, so it returns into
+ * stub, which pops it (inline, else leave(regs) puts the caller's address
+ * into regs->ret), runs each return handler with %r11 in regs = the probed
+ * function (plan->site), and returns to the caller.
  */
 struct arch_ret_spec {
 	const uint64_t *handlers;  /* entry handlers */
@@ -136,6 +138,11 @@ struct arch_ret_spec {
 	const uint64_t *rhandlers; /* return handlers */
 	int nrhandlers;
 	uint64_t enter, leave;     /* rt_ret_enter, rt_ret_leave */
+	uint64_t enabled;          /* address of ubt_priv.enabled (u32) */
+	uint64_t stacks;           /* struct rt_ret_stack[nstacks] (header rets_addr) */
+	uint32_t nstacks;          /* a power of two */
+	bool has_tid;              /* the kernel tid is at %fs:tid_off (RT_F_TID) */
+	int32_t tid_off;
 };
 
 size_t arch_ret_trampoline_max(int nhandlers, int nrhandlers);

@@ -83,6 +83,8 @@ static void test_maps(void)
 	uint64_t keys[3][2] = {{1, 7}, {2, 7}, {0, 7}};
 	memcpy(data + l.maps[0].off + h->keys_off, keys, sizeof(keys));
 	h->used = 3;
+	uint32_t *live = (uint32_t *)(data + l.maps[0].off + h->live_off);
+	live[0] = live[1] = live[2] = 1;
 	uint64_t *v = (uint64_t *)(data + l.maps[0].off + h->vals_off);
 	v[0] = 1;
 	v[1] = 1;

@@ -1362,15 +1362,6 @@ static const struct tcase cases[] = {
 		"~~~~~\n",
 	},
 	{
-		.name = "err_unsupported_provider", /* ubt */
-		.src = "kprobe:f { }",
-		.ast = NULL,
-		.typed = NULL,
-		.diag = "stdin:1:1-9: ERROR: kprobe probes are not supported yet\n"
-		"kprobe:f { }\n"
-		"~~~~~~~~\n",
-	},
-	{
 		.name = "syn_extra_brace", /* bt */
 		.src = "BEGIN { @x = 1 } }",
 		.ast = NULL,
@@ -1515,26 +1506,28 @@ static const struct tcase cases[] = {
 		"        ~~~~~\n",
 	},
 	{
-		.name = "ubt_unsupported_builtin", /* ubt */
-		.src = "BEGIN { @x = numaid; @y = comm; }",
+		.name = "nsecs_comm_typed", /* bpftrace 0.17 -d */
+		.src = "BEGIN { @x = nsecs; @y = comm; }",
 		.ast = "Program\n"
 		" BEGIN\n"
 		"  =\n"
 		"   map: @x\n"
-		"   builtin: numaid\n"
+		"   builtin: nsecs\n"
 		"  =\n"
 		"   map: @y\n"
 		"   builtin: comm\n",
-		.typed = NULL,
-		.diag = "stdin:1:14-20: ERROR: the numaid builtin is not supported yet\n"
-		"BEGIN { @x = numaid; @y = comm; }\n"
-		"             ~~~~~~\n"
-		"stdin:1:27-31: ERROR: the comm builtin is not supported yet\n"
-		"BEGIN { @x = numaid; @y = comm; }\n"
-		"                          ~~~~\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @x :: type[unsigned int64, ctx: 0]\n"
+		"   builtin: nsecs :: type[unsigned int64, ctx: 0]\n"
+		"  =\n"
+		"   map: @y :: type[string[16], ctx: 0, AS(kernel)]\n"
+		"   builtin: comm :: type[string[16], ctx: 0, AS(kernel)]\n",
+		.diag = "",
 	},
 	{
-		.name = "ubt_unsupported_function", /* ubt */
+		.name = "hist_typed", /* bpftrace 0.17 -d */
 		.src = "BEGIN { @h = hist(1); }",
 		.ast = "Program\n"
 		" BEGIN\n"
@@ -1542,13 +1535,16 @@ static const struct tcase cases[] = {
 		"   map: @h\n"
 		"   call: hist\n"
 		"    int: 1\n",
-		.typed = NULL,
-		.diag = "stdin:1:14-21: ERROR: hist() is not supported yet\n"
-		"BEGIN { @h = hist(1); }\n"
-		"             ~~~~~~~\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @h :: type[hist, ctx: 0]\n"
+		"   call: hist :: type[hist, ctx: 0]\n"
+		"    int: 1 :: type[int64, ctx: 0]\n",
+		.diag = "",
 	},
 	{
-		.name = "ubt_string_key", /* ubt */
+		.name = "string_key_typed", /* bpftrace 0.17 -d */
 		.src = "BEGIN { @m[\"a\"] = 1; }",
 		.ast = "Program\n"
 		" BEGIN\n"
@@ -1556,25 +1552,13 @@ static const struct tcase cases[] = {
 		"   map: @m\n"
 		"    string: a\n"
 		"   int: 1\n",
-		.typed = NULL,
-		.diag = "stdin:1:9-15: ERROR: string map keys are not supported yet\n"
-		"BEGIN { @m[\"a\"] = 1; }\n"
-		"        ~~~~~~\n",
-	},
-	{
-		.name = "ubt_tuple", /* ubt */
-		.src = "BEGIN { $t = (1, 2); }",
-		.ast = "Program\n"
+		.typed = "Program\n"
 		" BEGIN\n"
 		"  =\n"
-		"   variable: $t\n"
-		"   tuple:\n"
-		"    int: 1\n"
-		"    int: 2\n",
-		.typed = NULL,
-		.diag = "stdin:1:14-20: ERROR: tuples are not supported yet\n"
-		"BEGIN { $t = (1, 2); }\n"
-		"             ~~~~~~\n",
+		"   map: @m :: type[int64, ctx: 0]\n"
+		"    string: a :: type[string[2], ctx: 0, AS(kernel)]\n"
+		"   int: 1 :: type[int64, ctx: 0]\n",
+		.diag = "",
 	},
 	{
 		.name = "ubt_percent", /* ubt */
@@ -1611,5 +1595,940 @@ static const struct tcase cases[] = {
 		.diag = "stdin:3:8-13: ERROR: Undefined or undeclared variable: $nope\n"
 		"  @y = $nope;\n"
 		"       ~~~~~\n",
+	},
+	/* ---- issue 3: the whole language (checked by hand; "bt" where bpftrace 0.17 agrees) ---- */
+	{
+		.name = "ubt_tuple", /* ubt */
+		.src = "BEGIN { $t = (1, 2); }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $t\n"
+		"   tuple:\n"
+		"    int: 1\n"
+		"    int: 2\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $t :: type[(int64,int64), ctx: 0]\n"
+		"   tuple:\n"
+		"    int: 1 :: type[int64, ctx: 0]\n"
+		"    int: 2 :: type[int64, ctx: 0]\n",
+		.diag = "",
+	},
+	{
+		.name = "err_unsupported_provider", /* ubt */
+		.src = "kprobe:f { }",
+		.ast = "Program\n"
+		" kprobe:f\n",
+		.typed = NULL,
+		.diag = "stdin:1:1-9: ERROR: kprobe probes need the kernel tracer: ubt traces user space only\n"
+		"kprobe:f { }\n"
+		"~~~~~~~~\n"
+		"HINT: run this probe with bpftrace; ubt supports uprobe, uretprobe, usdt, BEGIN, END, interval and profile\n",
+	},
+	{
+		.name = "lang_while_break_continue", /* ubt */
+		.src = "BEGIN { $i = 0; while ($i < 5) { $i++; if ($i == 2) { continue; } if ($i == 4) { break; } } }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $i\n"
+		"   int: 0\n"
+		"  while(\n"
+		"   <\n"
+		"    variable: $i\n"
+		"    int: 5\n"
+		"   )\n"
+		"    variable: $i\n"
+		"     ++\n"
+		"    if\n"
+		"     ==\n"
+		"      variable: $i\n"
+		"      int: 2\n"
+		"     then\n"
+		"      continue\n"
+		"    if\n"
+		"     ==\n"
+		"      variable: $i\n"
+		"      int: 4\n"
+		"     then\n"
+		"      break\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $i :: type[int64, ctx: 0]\n"
+		"   int: 0 :: type[int64, ctx: 0]\n"
+		"  while(\n"
+		"   < :: type[int64, ctx: 0]\n"
+		"    variable: $i :: type[int64, ctx: 0]\n"
+		"    int: 5 :: type[int64, ctx: 0]\n"
+		"   )\n"
+		"    variable: $i :: type[int64, ctx: 0]\n"
+		"     ++\n"
+		"    if\n"
+		"     == :: type[int64, ctx: 0]\n"
+		"      variable: $i :: type[int64, ctx: 0]\n"
+		"      int: 2 :: type[int64, ctx: 0]\n"
+		"     then\n"
+		"      continue\n"
+		"    if\n"
+		"     == :: type[int64, ctx: 0]\n"
+		"      variable: $i :: type[int64, ctx: 0]\n"
+		"      int: 4 :: type[int64, ctx: 0]\n"
+		"     then\n"
+		"      break\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_unroll", /* ubt */
+		.src = "BEGIN { unroll(3) { @x++; } }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  unroll\n"
+		"   int: 3\n"
+		"   block\n"
+		"    map: @x\n"
+		"     ++\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  unroll\n"
+		"   int: 3 :: type[int64, ctx: 0]\n"
+		"   block\n"
+		"    map: @x :: type[int64, ctx: 0]\n"
+		"     ++\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_for_range", /* ubt */
+		.src = "BEGIN { for ($i : 1..4) { @s += $i; } }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  for\n"
+		"   decl\n"
+		"    variable: $i\n"
+		"   range\n"
+		"    int: 1\n"
+		"    int: 4\n"
+		"   stmts\n"
+		"    =\n"
+		"     map: @s\n"
+		"     +\n"
+		"      map: @s\n"
+		"      variable: $i\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  for\n"
+		"   decl\n"
+		"    variable: $i :: type[int64, ctx: 0]\n"
+		"   range\n"
+		"    int: 1 :: type[int64, ctx: 0]\n"
+		"    int: 4 :: type[int64, ctx: 0]\n"
+		"   stmts\n"
+		"    =\n"
+		"     map: @s :: type[unsigned int64, ctx: 0]\n"
+		"     + :: type[unsigned int64, ctx: 0]\n"
+		"      map: @s :: type[unsigned int64, ctx: 0]\n"
+		"      variable: $i :: type[int64, ctx: 0]\n",
+		.diag = "stdin:1:30-32: WARNING: arithmetic on integers of different signs: 'unsigned int64' and 'int64' can lead to undefined behavior\n"
+		"BEGIN { for ($i : 1..4) { @s += $i; } }\n"
+		"                             ~~\n",
+	},
+	{
+		.name = "lang_for_map", /* ubt */
+		.src = "BEGIN { @m[1, 2] = 5; for ($kv : @m) { printf(\"%d %d\\n\", $kv.0.1, $kv.1); } }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @m\n"
+		"    int: 1\n"
+		"    int: 2\n"
+		"   int: 5\n"
+		"  for\n"
+		"   decl\n"
+		"    variable: $kv\n"
+		"   expr\n"
+		"    map: @m\n"
+		"   stmts\n"
+		"    call: printf\n"
+		"     string: %d %d\\n\n"
+		"     .\n"
+		"      .\n"
+		"       variable: $kv\n"
+		"       0\n"
+		"      1\n"
+		"     .\n"
+		"      variable: $kv\n"
+		"      1\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @m :: type[int64, ctx: 0]\n"
+		"    int: 1 :: type[int64, ctx: 0]\n"
+		"    int: 2 :: type[int64, ctx: 0]\n"
+		"   int: 5 :: type[int64, ctx: 0]\n"
+		"  for\n"
+		"   decl\n"
+		"    variable: $kv :: type[((unsigned int64,unsigned int64),int64), ctx: 0]\n"
+		"   expr\n"
+		"    map: @m :: type[int64, ctx: 0]\n"
+		"   stmts\n"
+		"    call: printf :: type[none, ctx: 0]\n"
+		"     string: %d %d\\n :: type[string[7], ctx: 0]\n"
+		"     .\n"
+		"      .\n"
+		"       variable: $kv :: type[((unsigned int64,unsigned int64),int64), ctx: 0]\n"
+		"       0\n"
+		"      1\n"
+		"     .\n"
+		"      variable: $kv :: type[((unsigned int64,unsigned int64),int64), ctx: 0]\n"
+		"      1\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_let", /* ubt */
+		.src = "BEGIN { let $a: uint16 = 7; let $b; $b = \"x\"; let $c = (int8)1; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  let\n"
+		"   variable: $a\n"
+		"   type: uint16\n"
+		"   int: 7\n"
+		"  let\n"
+		"   variable: $b\n"
+		"  =\n"
+		"   variable: $b\n"
+		"   string: x\n"
+		"  let\n"
+		"   variable: $c\n"
+		"   (int8)\n"
+		"    int: 1\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  let\n"
+		"   variable: $a :: type[unsigned int16, ctx: 0]\n"
+		"   type: uint16\n"
+		"   int: 7 :: type[int64, ctx: 0]\n"
+		"  let\n"
+		"   variable: $b :: type[string[2], ctx: 0, AS(kernel)]\n"
+		"  =\n"
+		"   variable: $b :: type[string[2], ctx: 0, AS(kernel)]\n"
+		"   string: x :: type[string[2], ctx: 0, AS(kernel)]\n"
+		"  let\n"
+		"   variable: $c :: type[int64, ctx: 0]\n"
+		"   (int8)\n"
+		"    int: 1 :: type[int64, ctx: 0]\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_return", /* ubt */
+		.src = "BEGIN { if (1) { return; } @x = 1; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  if\n"
+		"   int: 1\n"
+		"   then\n"
+		"    return\n"
+		"  =\n"
+		"   map: @x\n"
+		"   int: 1\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  if\n"
+		"   int: 1 :: type[int64, ctx: 0]\n"
+		"   then\n"
+		"    return\n"
+		"  =\n"
+		"   map: @x :: type[int64, ctx: 0]\n"
+		"   int: 1 :: type[int64, ctx: 0]\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_nested_block", /* ubt */
+		.src = "BEGIN { { $x = 1; } }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $x\n"
+		"   int: 1\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $x :: type[int64, ctx: 0]\n"
+		"   int: 1 :: type[int64, ctx: 0]\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_casts", /* ubt */
+		.src = "BEGIN { $a = (uint8)1; $b = (int64 *)0; $c = (uint32 **)$b; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $a\n"
+		"   (uint8)\n"
+		"    int: 1\n"
+		"  =\n"
+		"   variable: $b\n"
+		"   (int64*)\n"
+		"    int: 0\n"
+		"  =\n"
+		"   variable: $c\n"
+		"   (uint32**)\n"
+		"    variable: $b\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $a :: type[unsigned int8, ctx: 0]\n"
+		"   (uint8)\n"
+		"    int: 1 :: type[int64, ctx: 0]\n"
+		"  =\n"
+		"   variable: $b :: type[int64 *, ctx: 0]\n"
+		"   (int64*)\n"
+		"    int: 0 :: type[int64, ctx: 0]\n"
+		"  =\n"
+		"   variable: $c :: type[unsigned int32 * *, ctx: 0]\n"
+		"   (uint32**)\n"
+		"    variable: $b :: type[int64 *, ctx: 0]\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_struct_fields", /* ubt */
+		.src = "struct S { int a; char name[8]; struct S *next; long arr[2]; }; BEGIN { $p = (struct S *)0; @a = $p->a; @n = $p->next->arr[1]; $s = *$p; @b = $s.a; printf(\"%s\\n\", $p->name); }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $p\n"
+		"   (struct S*)\n"
+		"    int: 0\n"
+		"  =\n"
+		"   map: @a\n"
+		"   .\n"
+		"    dereference\n"
+		"     variable: $p\n"
+		"    a\n"
+		"  =\n"
+		"   map: @n\n"
+		"   []\n"
+		"    .\n"
+		"     dereference\n"
+		"      .\n"
+		"       dereference\n"
+		"        variable: $p\n"
+		"       next\n"
+		"     arr\n"
+		"    int: 1\n"
+		"  =\n"
+		"   variable: $s\n"
+		"   dereference\n"
+		"    variable: $p\n"
+		"  =\n"
+		"   map: @b\n"
+		"   .\n"
+		"    variable: $s\n"
+		"    a\n"
+		"  call: printf\n"
+		"   string: %s\\n\n"
+		"   .\n"
+		"    dereference\n"
+		"     variable: $p\n"
+		"    name\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $p :: type[struct S *, ctx: 0]\n"
+		"   (struct S*)\n"
+		"    int: 0 :: type[int64, ctx: 0]\n"
+		"  =\n"
+		"   map: @a :: type[int64, ctx: 0]\n"
+		"   .\n"
+		"    dereference\n"
+		"     variable: $p :: type[struct S *, ctx: 0]\n"
+		"    a\n"
+		"  =\n"
+		"   map: @n :: type[int64, ctx: 0]\n"
+		"   []\n"
+		"    .\n"
+		"     dereference\n"
+		"      .\n"
+		"       dereference\n"
+		"        variable: $p :: type[struct S *, ctx: 0]\n"
+		"       next\n"
+		"     arr\n"
+		"    int: 1 :: type[int64, ctx: 0]\n"
+		"  =\n"
+		"   variable: $s :: type[struct S, ctx: 0]\n"
+		"   dereference\n"
+		"    variable: $p :: type[struct S *, ctx: 0]\n"
+		"  =\n"
+		"   map: @b :: type[int64, ctx: 0]\n"
+		"   .\n"
+		"    variable: $s :: type[struct S, ctx: 0]\n"
+		"    a\n"
+		"  call: printf :: type[none, ctx: 0]\n"
+		"   string: %s\\n :: type[string[4], ctx: 0]\n"
+		"   .\n"
+		"    dereference\n"
+		"     variable: $p :: type[struct S *, ctx: 0]\n"
+		"    name\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_union_bitfield", /* ubt */
+		.src = "union U { int i; struct { unsigned x : 4; unsigned y : 4; } bits; }; BEGIN { $u = (union U *)0; @y = $u->bits.y; @i = $u->i; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $u\n"
+		"   (union U*)\n"
+		"    int: 0\n"
+		"  =\n"
+		"   map: @y\n"
+		"   .\n"
+		"    .\n"
+		"     dereference\n"
+		"      variable: $u\n"
+		"     bits\n"
+		"    y\n"
+		"  =\n"
+		"   map: @i\n"
+		"   .\n"
+		"    dereference\n"
+		"     variable: $u\n"
+		"    i\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $u :: type[union U *, ctx: 0]\n"
+		"   (union U*)\n"
+		"    int: 0 :: type[int64, ctx: 0]\n"
+		"  =\n"
+		"   map: @y :: type[unsigned int64, ctx: 0]\n"
+		"   .\n"
+		"    .\n"
+		"     dereference\n"
+		"      variable: $u :: type[union U *, ctx: 0]\n"
+		"     bits\n"
+		"    y\n"
+		"  =\n"
+		"   map: @i :: type[int64, ctx: 0]\n"
+		"   .\n"
+		"    dereference\n"
+		"     variable: $u :: type[union U *, ctx: 0]\n"
+		"    i\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_enum_define", /* ubt */
+		.src = "#define N 4\n"
+		"enum e { A, B = 10, C }; BEGIN { @x = N + B + C; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @x\n"
+		"   +\n"
+		"    +\n"
+		"     identifier: N\n"
+		"     identifier: B\n"
+		"    identifier: C\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @x :: type[int64, ctx: 0]\n"
+		"   + :: type[int64, ctx: 0]\n"
+		"    + :: type[int64, ctx: 0]\n"
+		"     identifier: N :: type[int64, ctx: 0]\n"
+		"     identifier: B :: type[int64, ctx: 0]\n"
+		"    identifier: C :: type[int64, ctx: 0]\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_params", /* ubt */
+		.src = "BEGIN { @a = $1; @n = $#; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @a\n"
+		"   param: $1\n"
+		"  =\n"
+		"   map: @n\n"
+		"   param: $#\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @a :: type[int64, ctx: 0]\n"
+		"   param: $1 :: type[int64, ctx: 0]\n"
+		"  =\n"
+		"   map: @n :: type[int64, ctx: 0]\n"
+		"   param: $# :: type[int64, ctx: 0]\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_literals", /* ubt */
+		.src = "BEGIN { $a = 0x10 + 010 + 1_000 + 1e3 + 'a' + '\\n'; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $a\n"
+		"   +\n"
+		"    +\n"
+		"     +\n"
+		"      +\n"
+		"       +\n"
+		"        int: 16\n"
+		"        int: 8\n"
+		"       int: 1000\n"
+		"      int: 1000\n"
+		"     int: 97\n"
+		"    int: 10\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $a :: type[int64, ctx: 0]\n"
+		"   + :: type[int64, ctx: 0]\n"
+		"    + :: type[int64, ctx: 0]\n"
+		"     + :: type[int64, ctx: 0]\n"
+		"      + :: type[int64, ctx: 0]\n"
+		"       + :: type[int64, ctx: 0]\n"
+		"        int: 16 :: type[int64, ctx: 0]\n"
+		"        int: 8 :: type[int64, ctx: 0]\n"
+		"       int: 1000 :: type[int64, ctx: 0]\n"
+		"      int: 1000 :: type[int64, ctx: 0]\n"
+		"     int: 97 :: type[int64, ctx: 0]\n"
+		"    int: 10 :: type[int64, ctx: 0]\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_sizeof", /* ubt */
+		.src = "struct P { int a; long b; }; BEGIN { @a = sizeof(struct P); @b = sizeof(uint16); @c = sizeof(@a); }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @a\n"
+		"   call: sizeof\n"
+		"    identifier: struct P\n"
+		"  =\n"
+		"   map: @b\n"
+		"   call: sizeof\n"
+		"    identifier: uint16\n"
+		"  =\n"
+		"   map: @c\n"
+		"   call: sizeof\n"
+		"    map: @a\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @a :: type[unsigned int64, ctx: 0]\n"
+		"   call: sizeof :: type[unsigned int64, ctx: 0]\n"
+		"    identifier: struct P :: type[struct P, ctx: 0]\n"
+		"  =\n"
+		"   map: @b :: type[unsigned int64, ctx: 0]\n"
+		"   call: sizeof :: type[unsigned int64, ctx: 0]\n"
+		"    identifier: uint16 :: type[unsigned int16, ctx: 0]\n"
+		"  =\n"
+		"   map: @c :: type[unsigned int64, ctx: 0]\n"
+		"   call: sizeof :: type[unsigned int64, ctx: 0]\n"
+		"    map: @a :: type[unsigned int64, ctx: 0]\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_config", /* ubt */
+		.src = "config = { max_map_keys = 16; stack_mode = perf; } BEGIN { }",
+		.ast = "Program\n"
+		" config\n"
+		"  =\n"
+		"   identifier: max_map_keys\n"
+		"   int: 16\n"
+		"  =\n"
+		"   identifier: stack_mode\n"
+		"   identifier: perf\n"
+		" BEGIN\n",
+		.typed = "Program\n"
+		" config\n"
+		"  =\n"
+		"   identifier: max_map_keys :: type[none, ctx: 0]\n"
+		"   int: 16 :: type[int64, ctx: 0]\n"
+		"  =\n"
+		"   identifier: stack_mode :: type[none, ctx: 0]\n"
+		"   identifier: perf :: type[none, ctx: 0]\n"
+		" BEGIN\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_ternary_colon_in_block", /* ubt */
+		.src = "BEGIN { $x = 1 ? 2:3; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $x\n"
+		"   ?:\n"
+		"    int: 1\n"
+		"    int: 2\n"
+		"    int: 3\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $x :: type[int64, ctx: 0]\n"
+		"   ?:\n"
+		"    int: 1 :: type[int64, ctx: 0]\n"
+		"    int: 2 :: type[int64, ctx: 0]\n"
+		"    int: 3 :: type[int64, ctx: 0]\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_providers", /* ubt */
+		.src = "usdt:./a:spdk:poll, U:./a:poll, uretprobe:./a:f, interval:ms:100, profile:hz:99 { @n = count(); }",
+		.ast = "Program\n"
+		" usdt:./a:spdk:poll\n"
+		" usdt:./a:poll\n"
+		" uretprobe:./a:f\n"
+		" interval:ms:100\n"
+		" profile:hz:99\n"
+		"  =\n"
+		"   map: @n\n"
+		"   call: count\n",
+		.typed = "Program\n"
+		" usdt:./a:spdk:poll\n"
+		" usdt:./a:poll\n"
+		" uretprobe:./a:f\n"
+		" interval:ms:100\n"
+		" profile:hz:99\n"
+		"  =\n"
+		"   map: @n :: type[count, ctx: 0]\n"
+		"   call: count :: type[count, ctx: 0]\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_wildcards", /* ubt */
+		.src = "uprobe:./a:read*, uprobe:/usr/lib/*/libc.so.6:mall*c { @n = count(); }",
+		.ast = "Program\n"
+		" uprobe:./a:read*\n"
+		" uprobe:/usr/lib/*/libc.so.6:mall*c\n"
+		"  =\n"
+		"   map: @n\n"
+		"   call: count\n",
+		.typed = "Program\n"
+		" uprobe:./a:read*\n"
+		" uprobe:/usr/lib/*/libc.so.6:mall*c\n"
+		"  =\n"
+		"   map: @n :: type[count, ctx: 0]\n"
+		"   call: count :: type[count, ctx: 0]\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_ptr_arith", /* ubt */
+		.src = "BEGIN { $p = (int32 *)8; $q = $p + 1; @d = $q - $p; @e = $q > $p; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $p\n"
+		"   (int32*)\n"
+		"    int: 8\n"
+		"  =\n"
+		"   variable: $q\n"
+		"   +\n"
+		"    variable: $p\n"
+		"    int: 1\n"
+		"  =\n"
+		"   map: @d\n"
+		"   -\n"
+		"    variable: $q\n"
+		"    variable: $p\n"
+		"  =\n"
+		"   map: @e\n"
+		"   >\n"
+		"    variable: $q\n"
+		"    variable: $p\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $p :: type[int32 *, ctx: 0]\n"
+		"   (int32*)\n"
+		"    int: 8 :: type[int64, ctx: 0]\n"
+		"  =\n"
+		"   variable: $q :: type[int32 *, ctx: 0]\n"
+		"   + :: type[int32 *, ctx: 0]\n"
+		"    variable: $p :: type[int32 *, ctx: 0]\n"
+		"    int: 1 :: type[int64, ctx: 0]\n"
+		"  =\n"
+		"   map: @d :: type[int64, ctx: 0]\n"
+		"   - :: type[int64, ctx: 0]\n"
+		"    variable: $q :: type[int32 *, ctx: 0]\n"
+		"    variable: $p :: type[int32 *, ctx: 0]\n"
+		"  =\n"
+		"   map: @e :: type[unsigned int64, ctx: 0]\n"
+		"   > :: type[unsigned int64, ctx: 0]\n"
+		"    variable: $q :: type[int32 *, ctx: 0]\n"
+		"    variable: $p :: type[int32 *, ctx: 0]\n",
+		.diag = "",
+	},
+	{
+		.name = "lang_tuple_value", /* ubt */
+		.src = "BEGIN { @t[1] = (2, \"three\"); $t = (1, (2, \"x\")); @s = $t.1.1; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @t\n"
+		"    int: 1\n"
+		"   tuple:\n"
+		"    int: 2\n"
+		"    string: three\n"
+		"  =\n"
+		"   variable: $t\n"
+		"   tuple:\n"
+		"    int: 1\n"
+		"    tuple:\n"
+		"     int: 2\n"
+		"     string: x\n"
+		"  =\n"
+		"   map: @s\n"
+		"   .\n"
+		"    .\n"
+		"     variable: $t\n"
+		"     1\n"
+		"    1\n",
+		.typed = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @t :: type[(int64,string[6]), ctx: 0]\n"
+		"    int: 1 :: type[int64, ctx: 0]\n"
+		"   tuple:\n"
+		"    int: 2 :: type[int64, ctx: 0]\n"
+		"    string: three :: type[string[6], ctx: 0, AS(kernel)]\n"
+		"  =\n"
+		"   variable: $t :: type[(int64,(int64,string[2])), ctx: 0]\n"
+		"   tuple:\n"
+		"    int: 1 :: type[int64, ctx: 0]\n"
+		"    tuple:\n"
+		"     int: 2 :: type[int64, ctx: 0]\n"
+		"     string: x :: type[string[2], ctx: 0, AS(kernel)]\n"
+		"  =\n"
+		"   map: @s :: type[string[2], ctx: 0]\n"
+		"   .\n"
+		"    .\n"
+		"     variable: $t :: type[(int64,(int64,string[2])), ctx: 0]\n"
+		"     1\n"
+		"    1\n",
+		.diag = "",
+	},
+	{
+		.name = "err_let_shadow", /* ubt */
+		.src = "BEGIN { let $x = 1; { let $x = 2; } }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  let\n"
+		"   variable: $x\n"
+		"   int: 1\n"
+		"  let\n"
+		"   variable: $x\n"
+		"   int: 2\n",
+		.typed = NULL,
+		.diag = "stdin:1:23-33: ERROR: Variable $x was already declared\n"
+		"BEGIN { let $x = 1; { let $x = 2; } }\n"
+		"                      ~~~~~~~~~~\n",
+	},
+	{
+		.name = "err_loop_var_after", /* ubt */
+		.src = "BEGIN { for ($kv : @m) { } @x = $kv; } END { @m[1] = 1; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  for\n"
+		"   decl\n"
+		"    variable: $kv\n"
+		"   expr\n"
+		"    map: @m\n"
+		"   stmts\n"
+		"  =\n"
+		"   map: @x\n"
+		"   variable: $kv\n"
+		" END\n"
+		"  =\n"
+		"   map: @m\n"
+		"    int: 1\n"
+		"   int: 1\n",
+		.typed = NULL,
+		.diag = "stdin:1:33-36: ERROR: Undefined or undeclared variable: $kv\n"
+		"BEGIN { for ($kv : @m) { } @x = $kv; } END { @m[1] = 1; }\n"
+		"                                ~~~\n",
+	},
+	{
+		.name = "err_cast_struct_value", /* ubt */
+		.src = "struct S { int a; }; BEGIN { $x = (struct S)\"a\"; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $x\n"
+		"   (struct S)\n"
+		"    string: a\n",
+		.typed = NULL,
+		.diag = "stdin:1:35-48: ERROR: Casts are not supported for type: \"string[2]\"\n"
+		"struct S { int a; }; BEGIN { $x = (struct S)\"a\"; }\n"
+		"                                  ~~~~~~~~~~~~~\n",
+	},
+	{
+		.name = "err_field_unknown", /* ubt */
+		.src = "struct S { int a; }; BEGIN { $p = (struct S *)0; @x = $p->zz; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $p\n"
+		"   (struct S*)\n"
+		"    int: 0\n"
+		"  =\n"
+		"   map: @x\n"
+		"   .\n"
+		"    dereference\n"
+		"     variable: $p\n"
+		"    zz\n",
+		.typed = NULL,
+		.diag = "stdin:1:55-61: ERROR: Struct/union of type 'struct S' does not contain a field named 'zz'\n"
+		"struct S { int a; }; BEGIN { $p = (struct S *)0; @x = $p->zz; }\n"
+		"                                                      ~~~~~~\n",
+	},
+	{
+		.name = "err_index_void", /* ubt */
+		.src = "BEGIN { $p = (void *)0; @x = $p[1]; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $p\n"
+		"   (void*)\n"
+		"    int: 0\n"
+		"  =\n"
+		"   map: @x\n"
+		"   []\n"
+		"    variable: $p\n"
+		"    int: 1\n",
+		.typed = NULL,
+		.diag = "stdin:1:30-35: ERROR: The array index operator [] can only be used on arrays and pointers, found void pointer.\n"
+		"BEGIN { $p = (void *)0; @x = $p[1]; }\n"
+		"                             ~~~~~\n",
+	},
+	{
+		.name = "err_cdef_redefinition", /* ubt */
+		.src = "struct S { int a; }; struct S { int b; }; BEGIN { }",
+		.ast = NULL,
+		.typed = NULL,
+		.diag = "stdin:1:31-32: ERROR: redefinition of struct S\n"
+		"struct S { int a; }; struct S { int b; }; BEGIN { }\n"
+		"                              ~\n",
+	},
+	{
+		.name = "err_unroll_big", /* ubt */
+		.src = "BEGIN { unroll(1000) { } }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  unroll\n"
+		"   int: 1000\n"
+		"   block\n",
+		.typed = NULL,
+		.diag = "stdin:1:9-21: ERROR: unroll maximum value is 100\n"
+		"BEGIN { unroll(1000) { } }\n"
+		"        ~~~~~~~~~~~~\n",
+	},
+	{
+		.name = "err_for_range_type", /* ubt */
+		.src = "BEGIN { for ($i : \"a\"..3) { } }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  for\n"
+		"   decl\n"
+		"    variable: $i\n"
+		"   range\n"
+		"    string: a\n"
+		"    int: 3\n"
+		"   stmts\n",
+		.typed = NULL,
+		.diag = "stdin:1:19-22: ERROR: Loop range requires an integer, found string\n"
+		"BEGIN { for ($i : \"a\"..3) { } }\n"
+		"                  ~~~\n",
+	},
+	{
+		.name = "err_while_cond_string", /* ubt */
+		.src = "BEGIN { while (\"s\") { } }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  while(\n"
+		"   string: s\n"
+		"   )\n",
+		.typed = NULL,
+		.diag = "stdin:1:9-20: ERROR: Invalid condition in while(): string\n"
+		"BEGIN { while (\"s\") { } }\n"
+		"        ~~~~~~~~~~~\n",
+	},
+	{
+		.name = "err_interval_rate", /* ubt */
+		.src = "interval:s:0 { }",
+		.ast = NULL,
+		.typed = NULL,
+		.diag = "stdin:1:1-13: ERROR: Invalid rate of interval probe: '0'\n"
+		"interval:s:0 { }\n"
+		"~~~~~~~~~~~~\n",
+	},
+	{
+		.name = "uprobe_offset", /* ubt: attach/resolve.c checks the offset */
+		.src = "uprobe:./a:f+0x10 { }",
+		.ast = "Program\n"
+		" uprobe:./a:f+16\n",
+		.typed = "Program\n"
+		" uprobe:./a:f+16\n",
+		.diag = "",
+	},
+	{
+		.name = "err_uretprobe_offset", /* ubt */
+		.src = "uretprobe:./a:f+0x10 { }",
+		.ast = "Program\n"
+		" uretprobe:./a:f+16\n",
+		.typed = NULL,
+		.diag = "stdin:1:1-21: ERROR: uretprobe probes at an offset or address are not supported\n"
+		"uretprobe:./a:f+0x10 { }\n"
+		"~~~~~~~~~~~~~~~~~~~~\n",
+	},
+	{
+		.name = "err_tuple_elem_void", /* ubt */
+		.src = "BEGIN { $t = (1, exit()); }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   variable: $t\n"
+		"   tuple:\n"
+		"    int: 1\n"
+		"    call: exit\n",
+		.typed = NULL,
+		.diag = "stdin:1:18-24: ERROR: Invalid expression in a tuple: no value\n"
+		"BEGIN { $t = (1, exit()); }\n"
+		"                 ~~~~~~\n"
+		"stdin:1:12-13: ERROR: Undefined variable: $t\n"
+		"BEGIN { $t = (1, exit()); }\n"
+		"           ~\n"
+		"stdin:1:14-25: ERROR: Invalid expression for assignment: none\n"
+		"BEGIN { $t = (1, exit()); }\n"
+		"             ~~~~~~~~~~~\n",
+	},
+	{
+		.name = "err_param_zero", /* ubt */
+		.src = "BEGIN { @x = $0; }",
+		.ast = "Program\n"
+		" BEGIN\n"
+		"  =\n"
+		"   map: @x\n"
+		"   param: $0\n",
+		.typed = NULL,
+		.diag = "stdin:1:14-16: ERROR: $0 is not a positional parameter (they start at $1)\n"
+		"BEGIN { @x = $0; }\n"
+		"             ~~\n",
+	},
+	{
+		.name = "err_config_value", /* ubt */
+		.src = "config = { max_map_keys = @x } BEGIN { }",
+		.ast = "Program\n"
+		" config\n"
+		"  =\n"
+		"   identifier: max_map_keys\n"
+		"   map: @x\n"
+		" BEGIN\n",
+		.typed = NULL,
+		.diag = "stdin:1:27-29: ERROR: Invalid value for config variable max_map_keys: a number, string or name\n"
+		"config = { max_map_keys = @x } BEGIN { }\n"
+		"                          ~~\n",
 	},
 };

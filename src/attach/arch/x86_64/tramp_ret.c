@@ -5,53 +5,358 @@
  * arch_emit_trampoline() for a site that has return probes; the site's
  * patch bytes and pc mapping (arch_pc_*_copy, with the copy address
  * returned here) are the same as for entry-only sites.  The runtime half
- * is runtime/rt_ret.c; docs/ARCHITECTURE.md explains the design.
+ * is runtime/rt_ret.c; docs/ARCHITECTURE.md ("Return probes") explains
+ * the design and why the push/pop are inline here.
  *
- * Layout (every piece has a fixed size: calls are always 6 bytes, either
- * `nop; call rel32` or `call *lit(%rip)`):
+ * The common case, a shadow-stack push at entry and a pop at return, is
+ * done by the trampoline itself (a few dozen instructions, no call); the
+ * C functions rt_ret_enter/rt_ret_leave take every other case (first call
+ * of a thread, a new thread on a reused TCB, frames abandoned by longjmp,
+ * slots handed to an unwinder, a full stack, a signal interrupting the C
+ * code).  Layout, with S = this thread's struct rt_ret_stack, found by
+ * hashing the thread pointer exactly as rt_ret.c does (RT_TP_HASH_*):
  *
- *   0     push rdi rsi rdx rcx rax r8 r9 r10 r11    struct rt_regs at %rsp
- *         { mov %rsp,%rdi; call entry_handler_k }   for each entry handler
- *         mov %rsp,%rdi; lea stub(%rip),%rsi; call rt_ret_enter
- *         test %eax,%eax                            (pops keep the flags)
- *         pop r11 r10 r9 r8 rax rcx rdx rsi rdi
- *         jz body                                   not pushed: plain call
- *         lea 8(%rsp),%rsp                          the caller's address is saved
- *         call body                                 pushes stub where it was
- *   stub: lea site(%rip),%r11                       `func` for the handlers
- *         lea -8(%rsp),%rsp                         the old slot becomes regs->ret
- *         push ... (9)
- *         mov %rsp,%rdi; call rt_ret_leave          regs->ret = the caller's address
- *         { mov %rsp,%rdi; call return_handler_k }
- *         pop ... (9)
- *         ret                                       pairs with the caller's call
- *   body: displaced instructions, relocated; jmp site + orig_len
- *   pool: 64-bit call targets for calls out of rel32 reach
+ *   T:      push rdi rsi rdx rcx rax r8 r9 r10 r11   struct rt_regs at %rsp
+ *           { mov %rsp,%rdi; call entry_handler_k }
+ *           movabs &ubt_priv.enabled,%rax; cmpl $0,(%rax); je nopush
+ *           S = table + hash(%fs:0) * sizeof(S)      (rcx = tp, rdx = S)
+ *           S->tp == tp, [S->tid == %fs:tid_off], S->busy == 0,
+ *           S->nrestored == 0, else slow
+ *           eax = S->top; rcx = &regs->ret (the return slot)
+ *           top > 0 && S->e[top-1].sp <= slot: slow  (an abandoned frame)
+ *           top >= RT_RET_DEPTH: slow
+ *           e = &S->e[top]; e->sp = RT_RET_PENDING; S->top = top + 1
+ *           e->ret = regs->ret; e->stub = stub; e->sp = slot
+ *   pushed: pop (9)
+ *           lea 8(%rsp),%rsp; call body          [slot] now holds stub
+ *   stub:   lea -8(%rsp),%rsp                    the old slot becomes regs->ret
+ *           push (9); lea -16(%rsp),%rsp         regs at 16(%rsp), func at 8(%rsp)
+ *           S as above; S->tp == tp, S->busy == 0, else lslow
+ *           top > 0 && S->e[top-1].sp == slot, else lslow
+ *           regs->ret = e->ret; S->top = top - 1 (one store)
+ *   lret:   lea site(%rip),%r11; mov %r11,8(%rsp)   `func`: the word below regs
+ *           { lea 16(%rsp),%rdi; call return_handler_k }
+ *           lea 16(%rsp),%rsp; pop (9)
+ *           ret                                  pairs with the caller's call
+ *   lslow:  lea 16(%rsp),%rdi; call rt_ret_leave; jmp lret
+ *   slow:   mov %rsp,%rdi; lea stub(%rip),%rsi; call rt_ret_enter
+ *           test %eax,%eax; jnz pushed
+ *   nopush: pop (9); jmp body                    the call runs without return probe
+ *   body:   displaced instructions, relocated; jmp site + orig_len
+ *   pool:   64-bit targets of calls out of rel32 reach, relocation literals
+ *
+ * Signals: a handler may run between any two instructions and enter or
+ * leave probed functions itself, on the same shadow stack.  The push
+ * marks its entry RT_RET_PENDING (above every stack address, so nobody
+ * drops it or matches it) before raising top, and publishes the real
+ * slot address last; the pop reads the entry before one `decl`.  Either
+ * way a handler that runs in between pushes and pops above a consistent
+ * top.  The C paths set S->busy, which sends the inline paths to C too.
  *
  * Stack alignment: at entry %rsp % 16 == 8, so after nine pushes it is 0
- * at every call.  At stub %rsp % 16 == 0 (the body returned); lea -8 and
- * nine pushes make it 0 again.  Flags are dead at a function's entry and
- * after its return; %r11 is dead after a return, so stub may set it.
+ * at every call.  At stub %rsp % 16 == 0 (the body returned); lea -8,
+ * nine pushes and lea -16 make it 0 again.  Flags are dead at a
+ * function's entry and after its return.  Every other register is
+ * restored, %r11 included: the ABI makes rcx, rsi, rdi, r8-r11 dead
+ * after a return, but gcc's -fipa-ra lets a caller keep values in the
+ * caller-saved registers its (same-unit) callee is known not to touch.
+ * Handlers are built without SSE/x87, so xmm and st registers survive.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
+#include "runtime/abi.h"
 #include "x86.h"
 
 #define SAVE_LEN 13
 #define RESTORE_LEN 13
-#define CALL6 6
-#define HCALL (3 + CALL6) /* mov %rsp,%rdi + call */
+#define HCALL 11      /* lea 16(%rsp),%rdi (or mov %rsp,%rdi) + 6-byte call */
+#define FIXED_MAX 400 /* every instruction below but the handler calls */
+#define MAX_FIX 24
+#define MAX_LIT 40
 
-/* offsets of the pieces, for n entry and m return handlers */
-#define OFF_ENTER(n) (SAVE_LEN + HCALL * (size_t)(n))
-#define OFF_LEA_STUB(n) (OFF_ENTER(n) + 3)
-#define OFF_CALL_ENTER(n) (OFF_LEA_STUB(n) + 7)
-#define OFF_JZ(n) (OFF_CALL_ENTER(n) + CALL6 + 2 + RESTORE_LEN)
-#define OFF_CALL_BODY(n) (OFF_JZ(n) + 6 + 5)
-#define OFF_STUB(n) (OFF_CALL_BODY(n) + 5)
-#define OFF_LEAVE(n) (OFF_STUB(n) + 7 + 5 + SAVE_LEN)
-#define OFF_BODY(n, m) (OFF_LEAVE(n) + HCALL * (1 + (size_t)(m)) + RESTORE_LEN + 1)
+/* struct rt_regs offsets as used by the stub */
+#define R_RAX offsetof(struct rt_regs, rax)
+#define R_RDX offsetof(struct rt_regs, rdx)
+#define R_RET offsetof(struct rt_regs, ret)
+#define S_TP offsetof(struct rt_ret_stack, tp)
+#define S_TID offsetof(struct rt_ret_stack, tid)
+#define S_TOP offsetof(struct rt_ret_stack, top)
+#define S_BUSY offsetof(struct rt_ret_stack, busy)
+#define S_E offsetof(struct rt_ret_stack, e)
+#define E_SIZE sizeof(struct rt_ret_entry)
+
+_Static_assert(offsetof(struct rt_ret_stack, nrestored) == S_BUSY + 4,
+	       "busy and nrestored are tested with one cmpq");
+_Static_assert(E_SIZE == 32, "entries are indexed with shl $5");
+_Static_assert(R_RET == 72, "nine saved registers below the return slot");
+
+enum label {
+	L_SLOW,   /* entry: rt_ret_enter */
+	L_NOPUSH, /* entry: no return probe for this call */
+	L_PUSHED, /* entry: pushed, call the body */
+	L_NODROP, /* entry: empty stack */
+	L_STUB,   /* the body returns here */
+	L_LSLOW,  /* return: rt_ret_leave */
+	L_LRET,   /* return: handlers */
+	L_BODY,   /* the relocated copy */
+	L_N
+};
+
+struct lit {
+	size_t disp_off, insn_end;
+	uint64_t value;
+};
+
+struct emitter {
+	uint8_t *buf;
+	size_t p, cap;
+	uint64_t at; /* target address of buf[0] */
+	size_t label[L_N];
+	struct {
+		size_t field; /* rel32 field; the instruction ends 4 bytes later */
+		int8_t label;
+		bool rel8;
+	} fix[MAX_FIX];
+	int nfix;
+	struct lit lit[MAX_LIT];
+	int nlit;
+	int err;
+};
+
+/* Past cap, only counts (the dry run in arch_emit_ret_trampoline relies on it). */
+static void put(struct emitter *e, const void *bytes, size_t n)
+{
+	if (e->p + n > e->cap)
+		e->err = -ENOSPC;
+	else
+		memcpy(e->buf + e->p, bytes, n);
+	e->p += n;
+}
+
+#define PUT(e, s) put(e, s, sizeof(s) - 1)
+
+static void put32(struct emitter *e, uint32_t v)
+{
+	put(e, &v, 4); /* x86-64 is little-endian */
+}
+
+static void put64(struct emitter *e, uint64_t v)
+{
+	put(e, &v, 8);
+}
+
+static void here(struct emitter *e, enum label l)
+{
+	e->label[l] = e->p;
+}
+
+/* the rel32 (or rel8) field just emitted refers to label l */
+static void ref(struct emitter *e, enum label l, bool rel8)
+{
+	if (e->nfix == MAX_FIX) {
+		e->err = -ENOSPC;
+		return;
+	}
+	e->fix[e->nfix].field = e->p - (rel8 ? 1 : 4);
+	e->fix[e->nfix].label = (int8_t)l;
+	e->fix[e->nfix].rel8 = rel8;
+	e->nfix++;
+}
+
+/* opcode bytes (jmp e9 / jcc 0f 8x / call e8 / lea ...(%rip)) then rel32 to l */
+static void rel_to(struct emitter *e, const void *op, size_t n, enum label l)
+{
+	put(e, op, n);
+	put32(e, 0);
+	ref(e, l, false);
+}
+
+static void lit_ref(struct emitter *e, size_t disp_off, size_t insn_end, uint64_t value)
+{
+	if (e->nlit == MAX_LIT) {
+		e->err = -ENOSPC;
+		return;
+	}
+	e->lit[e->nlit++] = (struct lit){disp_off, insn_end, value};
+}
+
+/* a 6-byte call: `nop; call rel32` in reach, else `call *lit(%rip)` */
+static void call6(struct emitter *e, uint64_t target)
+{
+	int32_t rel;
+
+	if (x86_rel32(e->at + e->p + 6, target, &rel)) {
+		PUT(e, "\x90\xe8");
+		put32(e, (uint32_t)rel);
+	} else {
+		PUT(e, "\xff\x15");
+		put32(e, 0);
+		lit_ref(e, e->p - 4, e->p, target);
+	}
+}
+
+/* mov %rsp,%rdi; call target */
+static void hcall(struct emitter *e, uint64_t target)
+{
+	PUT(e, "\x48\x89\xe7");
+	call6(e, target);
+}
+
+/* lea 16(%rsp),%rdi; call target: in the stub, regs are 16 bytes up */
+static void rcall(struct emitter *e, uint64_t target)
+{
+	PUT(e, "\x48\x8d\x7c\x24\x10");
+	call6(e, target);
+}
+
+/* lea target(%rip),<reg>: prefix is REX + 8d + modrm */
+static void lea_rip(struct emitter *e, const char *prefix, uint64_t target)
+{
+	int32_t rel = 0;
+
+	put(e, prefix, 3);
+	if (!x86_rel32(e->at + e->p + 4, target, &rel))
+		e->err = -ERANGE;
+	put32(e, (uint32_t)rel);
+}
+
+/*
+ * %rcx = the thread pointer, %rdx = its struct rt_ret_stack (the same
+ * hash as rt_ret.c), %rax clobbered; then `cmp %rcx,tp(%rdx); jne miss`.
+ */
+static void find_stack(struct emitter *e, const struct arch_ret_spec *spec, enum label miss)
+{
+	PUT(e, "\x64\x48\x8b\x0c\x25\x00\x00\x00\x00"); /* mov %fs:0,%rcx */
+	PUT(e, "\x48\xb8");                             /* movabs $RT_TP_HASH_MUL,%rax */
+	put64(e, RT_TP_HASH_MUL);
+	PUT(e, "\x48\x0f\xaf\xc1");                     /* imul %rcx,%rax */
+	PUT(e, "\x48\xc1\xe8");                         /* shr $RT_TP_HASH_SHIFT,%rax */
+	put(e, &(uint8_t){RT_TP_HASH_SHIFT}, 1);
+	PUT(e, "\x25"); /* and $mask,%eax */
+	put32(e, spec->nstacks - 1);
+	PUT(e, "\x69\xc0"); /* imul $size,%eax,%eax */
+	put32(e, (uint32_t)sizeof(struct rt_ret_stack));
+	PUT(e, "\x48\xba"); /* movabs $stacks,%rdx */
+	put64(e, spec->stacks);
+	PUT(e, "\x48\x01\xc2");       /* add %rax,%rdx */
+	PUT(e, "\x48\x3b\x4a");       /* cmp tp(%rdx),%rcx */
+	put(e, &(uint8_t){S_TP}, 1);
+	rel_to(e, "\x0f\x85", 2, miss); /* jne miss */
+}
+
+static void emit_entry(struct emitter *e, const struct arch_ret_spec *spec, uint64_t stub)
+{
+	put(e, x86_save_regs, SAVE_LEN);
+	for (int i = 0; i < spec->nhandlers; i++)
+		hcall(e, spec->handlers[i]);
+	PUT(e, "\x48\xb8"); /* movabs $&ubt_priv.enabled,%rax */
+	put64(e, spec->enabled);
+	PUT(e, "\x83\x38\x00");              /* cmpl $0,(%rax) */
+	rel_to(e, "\x0f\x84", 2, L_NOPUSH);  /* je nopush */
+	find_stack(e, spec, L_SLOW);
+	if (spec->has_tid) {
+		PUT(e, "\x64\x8b\x04\x25"); /* mov %fs:tid_off,%eax */
+		put32(e, (uint32_t)spec->tid_off);
+		PUT(e, "\x3b\x42"); /* cmp tid(%rdx),%eax */
+		put(e, &(uint8_t){S_TID}, 1);
+		rel_to(e, "\x0f\x85", 2, L_SLOW);
+	}
+	PUT(e, "\x48\x83\x7a"); /* cmpq $0,busy(%rdx): busy and nrestored */
+	put(e, (uint8_t[]){S_BUSY, 0}, 2);
+	rel_to(e, "\x0f\x85", 2, L_SLOW);
+	PUT(e, "\x8b\x42"); /* mov top(%rdx),%eax */
+	put(e, &(uint8_t){S_TOP}, 1);
+	PUT(e, "\x48\x8d\x4c\x24"); /* lea ret(%rsp),%rcx: the return slot */
+	put(e, &(uint8_t){R_RET}, 1);
+	PUT(e, "\x49\x89\xc3");     /* mov %rax,%r11 */
+	PUT(e, "\x49\xc1\xe3\x05"); /* shl $5,%r11: top * sizeof(entry) */
+	PUT(e, "\x85\xc0");         /* test %eax,%eax */
+	PUT(e, "\x74\x00");         /* jz nodrop */
+	ref(e, L_NODROP, true);
+	PUT(e, "\x4a\x39\x8c\x1a"); /* cmp %rcx,e[-1].sp(%rdx,%r11) */
+	put32(e, (uint32_t)(S_E - E_SIZE));
+	rel_to(e, "\x0f\x86", 2, L_SLOW); /* jbe slow: that frame was abandoned */
+	here(e, L_NODROP);
+	PUT(e, "\x83\xf8"); /* cmp $RT_RET_DEPTH,%eax */
+	put(e, &(uint8_t){RT_RET_DEPTH}, 1);
+	rel_to(e, "\x0f\x83", 2, L_SLOW); /* jae slow */
+	PUT(e, "\x4e\x8d\x9c\x1a");         /* lea e(%rdx,%r11),%r11 */
+	put32(e, (uint32_t)S_E);
+	PUT(e, "\x49\xc7\x03\xff\xff\xff\xff"); /* movq $RT_RET_PENDING,(%r11) */
+	PUT(e, "\xff\xc0");                     /* inc %eax */
+	PUT(e, "\x89\x42");                     /* mov %eax,top(%rdx) */
+	put(e, &(uint8_t){S_TOP}, 1);
+	PUT(e, "\x48\x8b\x44\x24"); /* mov ret(%rsp),%rax */
+	put(e, &(uint8_t){R_RET}, 1);
+	PUT(e, "\x49\x89\x43\x08"); /* mov %rax,8(%r11): e->ret */
+	lea_rip(e, "\x48\x8d\x05", stub); /* lea stub(%rip),%rax */
+	PUT(e, "\x49\x89\x43\x10");       /* mov %rax,16(%r11): e->stub */
+	PUT(e, "\x49\x89\x0b");           /* mov %rcx,(%r11): e->sp, published */
+	here(e, L_PUSHED);
+	put(e, x86_restore_regs, RESTORE_LEN);
+	PUT(e, "\x48\x8d\x64\x24\x08");   /* lea 8(%rsp),%rsp */
+	rel_to(e, "\xe8", 1, L_BODY);     /* call body */
+}
+
+static void emit_stub(struct emitter *e, const struct arch_ret_spec *spec, uint64_t site)
+{
+	here(e, L_STUB);
+	PUT(e, "\x48\x8d\x64\x24\xf8"); /* lea -8(%rsp),%rsp: the old slot, regs->ret */
+	put(e, x86_save_regs, SAVE_LEN);
+	PUT(e, "\x48\x8d\x64\x24\xf0"); /* lea -16(%rsp),%rsp: func, alignment */
+	find_stack(e, spec, L_LSLOW);
+	PUT(e, "\x83\x7a"); /* cmpl $0,busy(%rdx) */
+	put(e, (uint8_t[]){S_BUSY, 0}, 2);
+	rel_to(e, "\x0f\x85", 2, L_LSLOW);
+	PUT(e, "\x8b\x42"); /* mov top(%rdx),%eax */
+	put(e, &(uint8_t){S_TOP}, 1);
+	PUT(e, "\x85\xc0"); /* test %eax,%eax */
+	rel_to(e, "\x0f\x84", 2, L_LSLOW);
+	PUT(e, "\x44\x8d\x58\xff"); /* lea -1(%rax),%r11d */
+	PUT(e, "\x48\xc1\xe0\x05"); /* shl $5,%rax */
+	PUT(e, "\x48\x8d\x4c\x24"); /* lea 16+ret(%rsp),%rcx */
+	put(e, &(uint8_t){16 + R_RET}, 1);
+	PUT(e, "\x48\x39\x8c\x02"); /* cmp %rcx,e[-1].sp(%rdx,%rax) */
+	put32(e, (uint32_t)(S_E - E_SIZE));
+	rel_to(e, "\x0f\x85", 2, L_LSLOW);
+	PUT(e, "\x48\x8b\x8c\x02"); /* mov e[-1].ret(%rdx,%rax),%rcx */
+	put32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, ret)));
+	PUT(e, "\x48\x89\x4c\x24"); /* mov %rcx,16+ret(%rsp) */
+	put(e, &(uint8_t){16 + R_RET}, 1);
+	PUT(e, "\x44\x89\x5a"); /* mov %r11d,top(%rdx): popped */
+	put(e, &(uint8_t){S_TOP}, 1);
+	here(e, L_LRET);
+	lea_rip(e, "\x4c\x8d\x1d", site); /* lea site(%rip),%r11 */
+	PUT(e, "\x4c\x89\x5c\x24\x08"); /* mov %r11,8(%rsp): func, below regs */
+	for (int i = 0; i < spec->nrhandlers; i++)
+		rcall(e, spec->rhandlers[i]);
+	PUT(e, "\x48\x8d\x64\x24\x10"); /* lea 16(%rsp),%rsp */
+	put(e, x86_restore_regs, RESTORE_LEN);
+	PUT(e, "\xc3"); /* ret */
+}
+
+static void emit_slow(struct emitter *e, const struct arch_ret_spec *spec, uint64_t stub)
+{
+	here(e, L_LSLOW);
+	rcall(e, spec->leave);
+	rel_to(e, "\xe9", 1, L_LRET);
+	here(e, L_SLOW);
+	PUT(e, "\x48\x89\xe7");           /* mov %rsp,%rdi */
+	lea_rip(e, "\x48\x8d\x35", stub); /* lea stub(%rip),%rsi */
+	call6(e, spec->enter);
+	PUT(e, "\x85\xc0");               /* test %eax,%eax */
+	rel_to(e, "\x0f\x85", 2, L_PUSHED);
+	here(e, L_NOPUSH);
+	put(e, x86_restore_regs, RESTORE_LEN);
+	rel_to(e, "\xe9", 1, L_BODY);
+}
+
+static size_t code_max(int nhandlers, int nrhandlers)
+{
+	return FIXED_MAX + HCALL * ((size_t)nhandlers + (size_t)nrhandlers);
+}
 
 size_t arch_ret_trampoline_max(int nhandlers, int nrhandlers)
 {
@@ -59,124 +364,75 @@ size_t arch_ret_trampoline_max(int nhandlers, int nrhandlers)
 		nhandlers = 0;
 	if (nrhandlers < 0)
 		nrhandlers = 0;
-	return OFF_BODY(nhandlers, nrhandlers) + X86_RELOC_CODE_MAX + 7 +
+	return code_max(nhandlers, nrhandlers) + X86_RELOC_CODE_MAX + 7 +
 	       8 * ((size_t)nhandlers + nrhandlers + 2 + X86_RELOC_LIT_MAX);
 }
 
-struct emitter {
-	uint8_t *buf;
-	uint64_t at;   /* target address of buf[0] */
-	size_t pool;   /* next free literal slot (offset) */
-	size_t cap;
-	int err;
-};
-
-static void put_lit(struct emitter *e, size_t disp_off, size_t insn_end, uint64_t value)
+/* Resolves the label references and places the literal pool at e->p (8-aligned). */
+static int finish(struct emitter *e)
 {
-	if (e->pool + 8 > e->cap) {
-		e->err = -ENOSPC;
-		return;
+	for (int i = 0; i < e->nfix; i++) {
+		size_t f = e->fix[i].field;
+		int64_t d = (int64_t)e->label[e->fix[i].label] - (int64_t)(f + (e->fix[i].rel8 ? 1 : 4));
+		if (e->fix[i].rel8) {
+			if (d < -128 || d > 127)
+				return -ERANGE;
+			e->buf[f] = (uint8_t)(int8_t)d;
+		} else {
+			x86_put32(e->buf + f, (int32_t)d);
+		}
 	}
-	memcpy(e->buf + e->pool, &value, 8);
-	x86_put32(e->buf + disp_off, (int32_t)(e->pool - insn_end));
-	e->pool += 8;
-}
-
-/* a 6-byte call at offset p */
-static void call6(struct emitter *e, size_t p, uint64_t target)
-{
-	uint8_t *c = e->buf + p;
-	int32_t rel;
-
-	if (x86_rel32(e->at + p + 6, target, &rel)) {
-		c[0] = 0x90;
-		c[1] = 0xe8;
-		x86_put32(c + 2, rel);
-	} else {
-		c[0] = 0xff, c[1] = 0x15; /* call *lit(%rip) */
-		put_lit(e, p + 2, p + 6, target);
+	e->p = (e->p + 7) & ~(size_t)7;
+	for (int i = 0; i < e->nlit; i++) {
+		if (e->p + 8 > e->cap)
+			return -ENOSPC;
+		memcpy(e->buf + e->p, &e->lit[i].value, 8);
+		x86_put32(e->buf + e->lit[i].disp_off, (int32_t)(e->p - e->lit[i].insn_end));
+		e->p += 8;
 	}
-}
-
-/* mov %rsp,%rdi; call target */
-static void hcall(struct emitter *e, size_t p, uint64_t target)
-{
-	e->buf[p] = 0x48, e->buf[p + 1] = 0x89, e->buf[p + 2] = 0xe7;
-	call6(e, p + 3, target);
-}
-
-/* a rel32 field at p (instruction ending at end) pointing to target */
-static void rel32_at(struct emitter *e, size_t p, size_t end, uint64_t target)
-{
-	int32_t rel;
-
-	if (!x86_rel32(e->at + end, target, &rel))
-		e->err = -ERANGE;
-	else
-		x86_put32(e->buf + p, rel);
+	return 0;
 }
 
 int arch_emit_ret_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 			     const struct arch_ret_spec *spec, uint8_t *buf, size_t cap,
 			     size_t *len, uint64_t *copy_addr)
 {
-	int n = spec->nhandlers, m = spec->nrhandlers, i, rc;
-	size_t p, body = OFF_BODY(n, m);
-	uint64_t stub = tramp_addr + OFF_STUB(n);
+	int n = spec->nhandlers, m = spec->nrhandlers, rc;
+	size_t max = arch_ret_trampoline_max(n, m);
 	struct x86_reloc r;
-	struct emitter e;
+	struct emitter em, *e = &em;
+	uint64_t stub;
 
-	if (n < 0 || m < 0 || (n && !spec->handlers) || (m && !spec->rhandlers))
+	if (n < 0 || m < 0 || (n && !spec->handlers) || (m && !spec->rhandlers) ||
+	    !spec->nstacks || (spec->nstacks & (spec->nstacks - 1)) || !spec->stacks)
 		return -EINVAL;
 	if (plan->kind != ARCH_PATCH_JMP)
 		return -ENOTSUP; /* return probes need the jmp: see session.c */
-	rc = x86_relocate(plan, tramp_addr + body, &r);
+	memset(buf, 0xcc, cap < max ? cap : max);
+	/* The stub's address is needed before it is emitted: one dry run.
+	 * Instruction sizes do not depend on the stub's address. */
+	*e = (struct emitter){.buf = buf, .at = tramp_addr, .cap = 0};
+	emit_entry(e, spec, tramp_addr);
+	stub = tramp_addr + e->p;
+	*e = (struct emitter){.buf = buf, .at = tramp_addr, .cap = cap < max ? cap : max};
+	emit_entry(e, spec, stub);
+	if (tramp_addr + e->p != stub)
+		return -EIO;
+	emit_stub(e, spec, plan->site);
+	emit_slow(e, spec, stub);
+	here(e, L_BODY);
+	if (e->err)
+		return e->err;
+	rc = x86_relocate(plan, tramp_addr + e->p, &r);
 	if (rc < 0)
 		return rc;
-	if (body + r.len > cap)
-		return -ENOSPC;
-	memset(buf, 0xcc, cap < arch_ret_trampoline_max(n, m) ? cap : arch_ret_trampoline_max(n, m));
-	e = (struct emitter){buf, tramp_addr, (body + r.len + 7) & ~(size_t)7, cap, 0};
-
-	memcpy(buf, x86_save_regs, SAVE_LEN);
-	for (i = 0; i < n; i++)
-		hcall(&e, SAVE_LEN + HCALL * i, spec->handlers[i]);
-	p = OFF_ENTER(n);
-	buf[p] = 0x48, buf[p + 1] = 0x89, buf[p + 2] = 0xe7; /* mov %rsp,%rdi */
-	p = OFF_LEA_STUB(n);
-	buf[p] = 0x48, buf[p + 1] = 0x8d, buf[p + 2] = 0x35; /* lea stub(%rip),%rsi */
-	rel32_at(&e, p + 3, p + 7, stub);
-	call6(&e, OFF_CALL_ENTER(n), spec->enter);
-	p = OFF_CALL_ENTER(n) + CALL6;
-	buf[p] = 0x85, buf[p + 1] = 0xc0; /* test %eax,%eax */
-	memcpy(buf + p + 2, x86_restore_regs, RESTORE_LEN);
-	p = OFF_JZ(n);
-	buf[p] = 0x0f, buf[p + 1] = 0x84; /* jz body */
-	rel32_at(&e, p + 2, p + 6, tramp_addr + body);
-	p += 6;
-	memcpy(buf + p, "\x48\x8d\x64\x24\x08", 5); /* lea 8(%rsp),%rsp */
-	p = OFF_CALL_BODY(n);
-	buf[p] = 0xe8; /* call body */
-	rel32_at(&e, p + 1, p + 5, tramp_addr + body);
-
-	p = OFF_STUB(n);
-	buf[p] = 0x4c, buf[p + 1] = 0x8d, buf[p + 2] = 0x1d; /* lea site(%rip),%r11 */
-	rel32_at(&e, p + 3, p + 7, plan->site);
-	memcpy(buf + p + 7, "\x48\x8d\x64\x24\xf8", 5); /* lea -8(%rsp),%rsp */
-	memcpy(buf + p + 12, x86_save_regs, SAVE_LEN);
-	hcall(&e, OFF_LEAVE(n), spec->leave);
-	for (i = 0; i < m; i++)
-		hcall(&e, OFF_LEAVE(n) + HCALL * (1 + i), spec->rhandlers[i]);
-	p = OFF_LEAVE(n) + HCALL * (1 + (size_t)m);
-	memcpy(buf + p, x86_restore_regs, RESTORE_LEN);
-	buf[p + RESTORE_LEN] = 0xc3; /* ret */
-
-	memcpy(buf + body, r.code, r.len);
-	for (i = 0; i < r.nlit; i++)
-		put_lit(&e, body + r.lit[i].disp_off, body + r.lit[i].insn_end, r.lit[i].value);
-	if (e.err)
-		return e.err;
-	*len = e.pool;
-	*copy_addr = tramp_addr + body;
-	return 0;
+	*copy_addr = tramp_addr + e->p;
+	put(e, r.code, (size_t)r.len);
+	for (int i = 0; i < r.nlit && !e->err; i++)
+		lit_ref(e, e->label[L_BODY] + r.lit[i].disp_off, e->label[L_BODY] + r.lit[i].insn_end,
+			r.lit[i].value);
+	rc = e->err ? e->err : finish(e);
+	if (!rc)
+		*len = e->p;
+	return rc;
 }
