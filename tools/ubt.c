@@ -36,7 +36,7 @@ struct options {
 	const char *file;    /* script path */
 	pid_t pid;
 	const char *cmd;
-	bool quiet, dry_run, verbose, list;
+	bool quiet, dry_run, verbose, list, unsafe;
 	const char *dump; /* -d */
 	bool json;            /* -f json */
 	const char *out_file; /* -o */
@@ -78,13 +78,13 @@ static void usage(FILE *f)
 	      "    -B MODE        output buffering mode: none, line, full\n"
 	      "    -d STAGE       dump a stage: ast, types, ir, asm\n"
 	      "    --dry-run      check and compile the script, attach nothing\n"
+	      "    --unsafe       allow unsafe builtin functions (system)\n"
 	      "    --info         print what this machine supports (ptrace, Yama, rseq, LLVM)\n"
 	      "    -h, --help     show this help message\n"
 	      "    -V, --version  ubt version\n"
 	      "\n"
 	      "ACCEPTED FOR BPFTRACE'S CALLERS:\n"
 	      "    -k, -kk        ignored (no kernel helpers)\n"
-	      "    --unsafe       ignored\n"
 	      "    --usdt-file-activation\n"
 	      "                   ignored (semaphores of the traced process are activated)\n"
 	      "    --no-warnings  disable all warning messages\n"
@@ -115,11 +115,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{"dry-run", no_argument, NULL, 1},
+		{"unsafe", no_argument, NULL, 6},
 		/* bpftrace's interface: accepted so that its callers run unchanged */
 		{"info", no_argument, NULL, 2},
 		{"include", required_argument, NULL, 3},
 		{"usdt-file-activation", no_argument, NULL, 4},
-		{"unsafe", no_argument, NULL, 4},
 		{"no-warnings", no_argument, NULL, 5},
 		{NULL, 0, NULL, 0},
 	};
@@ -166,6 +166,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'v': o->verbose = true; break;
 		case 'l': o->list = true; break;
 		case 1: o->dry_run = true; break;
+		case 6: o->unsafe = true; break;
 		case 2: ubt_print_info(stdout); exit(0);
 		case 'I': /* header search path, for #include in scripts */
 		case 3:   /* --include FILE */
@@ -173,7 +174,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 				 "structs in the script", c == 'I' ? "-I" : "--include");
 			return -1;
 		case 'k': /* helper error checks of the kernel: nothing to check */
-		case 4:   /* --usdt-file-activation, --unsafe */
+		case 4:   /* --usdt-file-activation */
 			break;
 		case 5: o->no_warnings = true; break;
 		case 'h': usage(stdout); exit(0);
@@ -223,7 +224,7 @@ static void set_cg_options(struct cg_options *co)
 	co->ring_size = 4096;
 	co->nthreads = 16;
 #else
-	co->ring_size = env_u32("BPFTRACE_PERF_RB_PAGES", 16) * 4096u;
+	co->ring_size = env_u32("BPFTRACE_PERF_RB_PAGES", 64) * 4096u; /* bpftrace's default */
 	co->nthreads = 256;
 #endif
 }
@@ -294,6 +295,7 @@ static void trace_loop(struct att_session *s, struct out *o)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	unsigned checks = 0;
+	int idle_ms = 0;
 	for (;;) {
 		int n = out_drain(o);
 		out_report_lost(o);
@@ -325,8 +327,11 @@ static void trace_loop(struct att_session *s, struct out *o)
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		h->heartbeat = (uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
-		if (!n)
-			sleep_ms(5);
+		/* poll fast while events flow, back off to 8 ms when idle */
+		if (n)
+			idle_ms = 0;
+		else
+			sleep_ms(idle_ms = idle_ms ? (idle_ms < 8 ? idle_ms * 2 : 8) : 1);
 	}
 }
 
@@ -428,6 +433,7 @@ int main(int argc, char **argv)
 		prog->prog->params[i] = xstrdup(o.params[i]);
 	if (o.dump && !strcmp(o.dump, "ast"))
 		ast_dump(prog, false, stdout);
+	sema_unsafe = o.unsafe;
 	if (sema_check(prog, &d, &info)) {
 		diag_print(&d, stderr);
 		goto out;
@@ -503,6 +509,7 @@ int main(int argc, char **argv)
 	set_builtin_facts(s, &o);
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
 	att_run_host(s, &hobj, "BEGIN");
+	out_drain(&out); /* BEGIN's output comes before any probe's */
 	if (att_arm(s))
 		goto out_detach;
 	if (o.verbose && s->has_target) {
@@ -535,7 +542,9 @@ int main(int argc, char **argv)
 	out_print_maps(&out);
 	if (outf != stdout)
 		fclose(outf);
-	ret = 0;
+	/* exit(code) */
+	ret = ((struct rt_shm_header *)att_data(s))->exit_req
+		      ? ((struct rt_shm_header *)att_data(s))->exit_code & 0xff : 0;
 out_detach:
 	if (ret) {
 		att_detach(s);
