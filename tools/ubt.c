@@ -541,6 +541,7 @@ int main(int argc, char **argv)
 	fputs("\n\n", stdout);
 	fflush(stdout);
 	out_print_maps(&out);
+	out_fini(&out);
 	if (outf != stdout)
 		fclose(outf);
 	/* exit(code) */

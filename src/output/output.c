@@ -36,6 +36,12 @@ static void flush_buf(struct out *o)
 	o->ob.len = 0;
 }
 
+void out_fini(struct out *o)
+{
+	flush_buf(o);
+	buf_free(&o->ob);
+}
+
 /* One record; printf text goes to o->ob, map actions flush it first. */
 static void print_event(struct out *o, const uint8_t *rec)
 {

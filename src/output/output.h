@@ -29,6 +29,8 @@ void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct
 	      uint8_t *data);
 /* Prints every complete event in the rings; returns how many. */
 int out_drain(struct out *o);
+/* Writes anything buffered and frees o's memory. */
+void out_fini(struct out *o);
 /* Prints "Lost N events" for drops not reported yet. */
 void out_report_lost(struct out *o);
 /* Warns on stderr about map updates that were dropped (full or busy maps). */
