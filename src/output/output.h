@@ -30,8 +30,12 @@ void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct
 	      uint8_t *data);
 /* Prints every complete event in the rings; returns how many. */
 int out_drain(struct out *o);
+/* Writes anything buffered and frees o's memory. */
+void out_fini(struct out *o);
 /* Prints "Lost N events" for drops not reported yet. */
 void out_report_lost(struct out *o);
+/* Warns on stderr about map updates that were dropped (full or busy maps). */
+void out_report_map_drops(struct out *o);
 /* Prints every map, in name order, as bpftrace does at exit. */
 void out_print_maps(struct out *o);
 /* print(@m, top, div): one map; top 0 = all entries, div 0 = 1. */
@@ -40,7 +44,5 @@ void out_print_map(struct out *o, const struct cg_map_layout *ml, uint64_t top, 
 void out_map_op(struct out *o, const struct cg_map_layout *ml, uint32_t op);
 /* warn.c: a -k/-kk warning record (RT_EV_WARN), as bpftrace prints it. */
 void out_print_warn(struct out *o, const uint8_t *rec);
-/* warn.c: "WARNING: map @m: N updates dropped: ..." for every map that dropped. */
-void out_report_map_drops(const struct out *o, FILE *f);
 
 #endif

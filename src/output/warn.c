@@ -1,10 +1,9 @@
 /*
- * warn.c - what ubt reports about operations that failed inside probes:
- * bpftrace's per-event helper warnings (-k, -kk) and the updates full maps
- * dropped.
+ * warn.c - bpftrace's per-event helper warnings (-k, -kk): reads of target
+ * memory and map updates that failed inside probes.
  *
  * Pipeline position: output, called by out_drain() for RT_EV_WARN records
- * (runtime/rt_warn.c writes them) and by the driver at the end of a trace.
+ * (runtime/rt_warn.c writes them).
  *
  * A warning is printed on the output stream, where bpftrace 0.17 prints it,
  * in the thread's event order, in its format:
@@ -14,9 +13,8 @@
  *                                  ~~~~~~~~~
  *
  * Full maps: bpftrace 0.17 drops the update silently (only -k shows it,
- * per event).  DESIGN.md promises that no drop is silent, so at the end
- * ubt says on stderr how many updates each map dropped; stdout stays
- * bpftrace's.
+ * per event, with RT_WH_MAP_UPDATE here); the count at the end is
+ * out_report_map_drops() (output.c).
  */
 #include "output.h"
 #include "output_internal.h"
@@ -52,29 +50,4 @@ void out_print_warn(struct out *o, const uint8_t *rec)
 	fflush(o->f);
 	diag_print(&one, o->f);
 	diag_free(&one);
-}
-
-/*
- * Once, at the end: "WARNING: map @m: 12 updates dropped: it is full (4
- * keys; BPFTRACE_MAP_KEYS_MAX)".  An insert that found the map's insert
- * lock busy for its whole bounded spin is dropped too (runtime/rt_map.c).
- */
-void out_report_map_drops(const struct out *o, FILE *f)
-{
-	const struct cg_layout *l = o->layout;
-	for (int i = 0; i < l->nmaps; i++) {
-		const struct cg_map_layout *ml = &l->maps[i];
-		if (!ml->map)
-			continue;
-		const struct rt_map *m = (const struct rt_map *)(o->data + ml->off);
-		uint64_t drops = __atomic_load_n(&m->drops, __ATOMIC_RELAXED);
-		if (!drops)
-			continue;
-		fprintf(f, "WARNING: map %s: %llu update%s dropped: ", ml->map->name,
-			(unsigned long long)drops, drops == 1 ? "" : "s");
-		if (m->used >= m->cap)
-			fprintf(f, "it is full (%u keys; BPFTRACE_MAP_KEYS_MAX)\n", m->cap);
-		else
-			fprintf(f, "its insert lock stayed busy\n");
-	}
 }

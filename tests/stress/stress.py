@@ -291,7 +291,7 @@ def full_map(ubt, prog, fails, figures):
     p = subprocess.run([ubt, "-c", "%s flood 100000" % prog, "-e",
                         "uprobe:%s:f { @m[arg0] = count(); }" % prog],
                        capture_output=True, text=True, timeout=120)
-    m = re.search(r"WARNING: map @m: (\d+) updates dropped: it is full \(4096 keys", p.stderr)
+    m = re.search(r"WARNING: (\d+) updates of @m dropped: the map was full \(4096 keys", p.stderr)
     keys = len(re.findall(r"^@m\[\d+\]: 1$", p.stdout, re.M))
     if p.returncode != 0 or not m or int(m.group(1)) != 100000 - 4096 or keys != 4096:
         fails.append("full map: rc %d, %d keys, %s" % (p.returncode, keys, p.stderr[-300:]))
