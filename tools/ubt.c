@@ -1,7 +1,7 @@
 /*
  * ubt.c - the command line: chains the stages and runs the session.
  *
- *   script -> parse_script -> sema_check -> att_resolve -> cg_layout
+ *   script -> parse_script -> att_dwarf_args -> sema_check -> att_resolve -> cg_layout
  *          -> att_open -> cg_compile (target, host) -> att_install
  *          -> BEGIN -> att_arm -> [drain events until stop] -> att_detach
  *          -> END -> print maps
@@ -376,7 +376,8 @@ int main(int argc, char **argv)
 		prog->prog->params[i] = xstrdup(o.params[i]);
 	if (o.dump && !strcmp(o.dump, "ast"))
 		ast_dump(prog, false, stdout);
-	if (sema_check(prog, &d, &info)) {
+	/* a uprobe's `args`: typed from the binary's DWARF before sema */
+	if (att_dwarf_args(prog, o.pid, &d) || sema_check(prog, &d, &info)) {
 		diag_print(&d, stderr);
 		goto out;
 	}

@@ -156,6 +156,27 @@ int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags
 char *att_find_binary(pid_t pid, const char *name);
 /* "libc" matches libc.so.6, "stdc++" libstdc++.so.6 (file name base). */
 bool att_lib_name_matches(const char *base, const char *name);
+/* resolve.c: resolves one uprobe attach point a of probe (index) into s->points. */
+int att_resolve_one(const struct ast_node *probe, int index, const struct ast_node *a,
+		    struct att_session *s, struct diags *diags);
+/* resolve.c: the path to open for a file the -p process names (its /proc/PID/root view). */
+char *att_open_path(pid_t pid, const char *path);
+/*
+ * dwarf.c: for every uprobe probe whose body reads `args`, the record of
+ * its function's parameters (probe->args), from the binary's DWARF; errors
+ * (no debuginfo, functions with different parameters) go to diags.
+ * Runs after parse_script() and before sema_check().
+ */
+int att_dwarf_args(struct ast_node *prog, pid_t pid, struct diags *diags);
+/*
+ * dwarf.c, for `-lv`: bpftrace's parameter lines of the function at vaddr
+ * in an open DWARF handle ("\n    int id\n    const char* name"), "" when
+ * unknown.  malloc'ed.
+ */
+struct att_dwarf;
+struct att_dwarf *att_dwarf_open(const char *path);
+char *att_dwarf_params_text(struct att_dwarf *d, uint64_t vaddr);
+void att_dwarf_close(struct att_dwarf *d);
 /* resolve.c: says that p's library is not loaded in the target (its probe is skipped). */
 void att_resolve_not_loaded(struct att_session *s, const struct att_point *p);
 /* resolve.c: plans the site of a mid-function uprobe (p->mid) at load bias `bias`. */

@@ -175,6 +175,8 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 		LLVMValueRef t = LLVMBuildCall2(c->b, c->ty_gettid, c->fn_gettid, NULL, 0, "");
 		return LLVMBuildZExt(c->b, t, c->i64, "");
 	}
+	if (cg_is_args(n)) /* cg_args.c */
+		return cg_args(c, n);
 	if (!strncmp(n->str, "arg", 3) && c->usdt_spec)
 		return cg_usdt_arg(c, n);
 	if (!strncmp(n->str, "arg", 3) && n->builtin_arg >= 0 && n->builtin_arg < 6 &&

@@ -67,6 +67,8 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 		return;
 	if (sema_stack_call(s, n)) /* ustack */
 		return;
+	if (sema_args_builtin(s, n)) /* args (sema_args.c) */
+		return;
 	if (!strcmp(name, "pid") || !strcmp(name, "tid")) {
 		n->type = ty_uint64;
 		return;
