@@ -412,6 +412,9 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* uaddr("sym"): the global's address in the target, now that it is open */
+	if (att_uaddr_bind(s, prog))
+		goto out_detach;
 	att_facts(s, false, &tfacts);
 	att_facts(s, true, &hfacts);
 	if (cg_compile(prog, &info, &layout, &tfacts, CG_SIDE_TARGET, keep, &tobj, &d) ||

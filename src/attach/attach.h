@@ -169,6 +169,12 @@ char *att_open_path(pid_t pid, const char *path);
  */
 int att_dwarf_args(struct ast_node *prog, pid_t pid, struct diags *diags);
 /*
+ * dwarf.c: uaddr("sym") nodes get the symbol found in the probe's binary
+ * (att_dwarf_args does this too); att_uaddr_bind() then sets each one's
+ * address in the target (cval), or the link-time address without one.
+ */
+int att_uaddr_bind(const struct att_session *s, struct ast_node *prog);
+/*
  * dwarf.c, for `-lv`: bpftrace's parameter lines of the function at vaddr
  * in an open DWARF handle ("\n    int id\n    const char* name"), "" when
  * unknown.  malloc'ed.

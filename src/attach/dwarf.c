@@ -22,6 +22,10 @@
  *   double mixed(double x, int y, float z, long w)
  *     x xmm0 (not readable)    y rdi -> 0        z xmm1     w rsi -> 8
  *
+ * uaddr("sym") is resolved here too (the end of this file): the global's
+ * link-time address and size from the binary's symbol table; the driver
+ * adds the load bias once the process is open (att_uaddr_bind).
+ *
  * Floating-point parameters travel in SSE registers the trampoline does not
  * save: they stay in the record with type TY_NONE, so sema can say why
  * `args.x` cannot be read (bpftrace 0.17 reads the wrong register).
@@ -33,6 +37,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -686,10 +691,12 @@ static int probe_args(struct conv *c, struct ast_node *probe, int index, pid_t p
 	return ret;
 }
 
+static int uaddr_resolve(struct ast_node *prog, pid_t pid, struct diags *diags);
+
 int att_dwarf_args(struct ast_node *prog, pid_t pid, struct diags *diags)
 {
 	struct conv c = {prog->prog, 0};
-	int ret = 0;
+	int ret = uaddr_resolve(prog, pid, diags);
 	for (int i = 0; i < prog->nkids; i++) {
 		struct ast_node *probe = prog->kids[i];
 		bool up = false;
@@ -701,4 +708,149 @@ int att_dwarf_args(struct ast_node *prog, pid_t pid, struct diags *diags)
 			ret = -EINVAL;
 	}
 	return ret;
+}
+
+/* ---- uaddr("sym"): a global of the probed binary ------------------------------ */
+
+/* The binary of the probe's first uprobe/usdt attach point, as ubt opens it. */
+static char *probe_binary(const struct ast_node *probe, pid_t pid, const char **shown)
+{
+	for (int j = 0; j < probe->nkids; j++) {
+		const struct ast_attach *a = &probe->kids[j]->attach;
+		if (!a->provider || !a->target ||
+		    (strcmp(a->provider, "uprobe") && strcmp(a->provider, "uretprobe") &&
+		     strcmp(a->provider, "usdt")))
+			continue;
+		*shown = a->target;
+		char *found = strchr(a->target, '/') ? xstrdup(a->target) : att_find_binary(pid, a->target);
+		if (!found)
+			return NULL;
+		char *open = att_open_path(pid, found);
+		free(found);
+		return open;
+	}
+	return NULL;
+}
+
+/* A defined data symbol (STT_OBJECT, STT_TLS excluded) by name, .symtab then .dynsym. */
+static bool find_object(const char *path, const char *name, uint64_t *vaddr, uint64_t *size)
+{
+	struct elf_file f;
+	bool found = false;
+	if (elf_file_open(&f, path))
+		return false;
+	for (int pass = 0; pass < 2 && !found; pass++) {
+		Elf_Scn *scn = NULL;
+		while (!found && (scn = elf_nextscn(f.elf, scn))) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh) ||
+			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize)
+				continue;
+			Elf_Data *d = elf_getdata(scn, NULL);
+			for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym s;
+				const char *n;
+				if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_OBJECT ||
+				    s.st_shndx == SHN_UNDEF || !(n = elf_strptr(f.elf, sh.sh_link, s.st_name)) ||
+				    strcmp(n, name))
+					continue;
+				*vaddr = s.st_value;
+				*size = s.st_size;
+				found = true;
+				break;
+			}
+		}
+	}
+	elf_file_close(&f);
+	return found;
+}
+
+struct uaddr_walk {
+	struct ast_program *prog;
+	const struct ast_node *probe;
+	pid_t pid;
+	struct diags *diags;
+	int ret;
+};
+
+static void uaddr_find(struct uaddr_walk *w, struct ast_node *n, int depth)
+{
+	if (!n || depth > AST_MAX_DEPTH)
+		return;
+	if (n->kind == AST_CALL && n->str && !strcmp(n->str, "uaddr") && n->nkids == 1 &&
+	    n->kids[0]->kind == AST_STR) {
+		const char *shown = NULL, *name = n->kids[0]->str;
+		char *path = probe_binary(w->probe, w->pid, &shown);
+		uint64_t vaddr, size;
+		if (path && find_object(path, name, &vaddr, &size)) {
+			n->sym_file = arena_str(w->prog, path);
+			n->sym_vaddr = vaddr;
+			n->sym_size = size;
+			n->cval = vaddr;
+		} else if (shown) {
+			/* (no binary: sema says where uaddr cannot be used) */
+			diag_error(w->diags, n->loc, "Could not resolve symbol: %s:%s", shown, name);
+			w->ret = -ENOENT;
+		}
+		free(path);
+	}
+	struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
+	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
+		uaddr_find(w, sub[i], depth + 1);
+	for (int i = 0; i < n->nkids; i++)
+		uaddr_find(w, n->kids[i], depth + 1);
+}
+
+static int uaddr_resolve(struct ast_node *prog, pid_t pid, struct diags *diags)
+{
+	struct uaddr_walk w = {prog->prog, NULL, pid, diags, 0};
+	for (int i = 0; i < prog->nkids; i++) {
+		w.probe = prog->kids[i];
+		uaddr_find(&w, prog->kids[i]->pred, 0);
+		uaddr_find(&w, prog->kids[i]->body, 0);
+	}
+	return w.ret;
+}
+
+struct bind_walk {
+	struct proc_map *maps;
+	int nmaps;
+	pid_t pid;
+	int ret;
+};
+
+static void uaddr_bind(struct bind_walk *w, struct ast_node *n, int depth)
+{
+	if (!n || depth > AST_MAX_DEPTH)
+		return;
+	if (n->kind == AST_CALL && n->sym_file && w->maps) {
+		struct elf_file f;
+		uint64_t bias = 0;
+		if (elf_file_open(&f, n->sym_file) == 0) {
+			if (proc_load_bias(w->maps, w->nmaps, &f, &bias)) {
+				diag_sys(NULL, "uaddr(\"%s\"): %s is not loaded in pid %d", n->kids[0]->str,
+					 n->sym_file, (int)w->pid);
+				w->ret = -ENOENT;
+			}
+			elf_file_close(&f);
+		}
+		n->cval = n->sym_vaddr + bias;
+	}
+	struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
+	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
+		uaddr_bind(w, sub[i], depth + 1);
+	for (int i = 0; i < n->nkids; i++)
+		uaddr_bind(w, n->kids[i], depth + 1);
+}
+
+int att_uaddr_bind(const struct att_session *s, struct ast_node *prog)
+{
+	struct bind_walk w = {NULL, 0, s->has_target ? s->t.pid : 0, 0};
+	if (s->has_target && proc_maps_read(s->t.pid, &w.maps, &w.nmaps))
+		w.maps = NULL;
+	for (int i = 0; i < prog->nkids; i++)
+		uaddr_bind(&w, prog->kids[i], 0);
+	if (w.maps)
+		proc_maps_free(w.maps, w.nmaps);
+	return w.ret;
 }

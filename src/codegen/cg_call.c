@@ -473,6 +473,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		cg_map_delete(c, n->kids[0]);
 	else if (!strcmp(n->str, "usym"))
 		return cg_expr(c, n->kids[0]); /* the address; output/sym.c names it */
+	else if (!strcmp(n->str, "uaddr"))
+		return cg_const(c, n->cval); /* the global's address in the target (attach/dwarf.c) */
 	else
 		cg_fail(c, n, "this function is not supported by the code generator yet");
 	return cg_const(c, 0);

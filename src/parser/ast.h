@@ -272,6 +272,12 @@ struct ast_node {
 	 * before sema (attach/dwarf.c); NULL if the probe does not use `args`.
 	 * Incomplete when they could not be found (the error is reported). */
 	const struct ast_record *args;
+	/* AST_CALL uaddr("sym"): the symbol, found before sema (attach/dwarf.c):
+	 * its file (in the program's arena), link-time address and size;
+	 * sym_file NULL if not found.  Once the process is open the driver
+	 * puts its address in the target into cval (att_uaddr_bind). */
+	const char *sym_file;
+	uint64_t sym_vaddr, sym_size;
 };
 
 /*

@@ -616,6 +616,8 @@ bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
 {
 	(void)use;
 	(void)user;
+	if (sema_uaddr_call(s, n)) /* uaddr("sym"): sema_stack.c */
+		return true;
 	if (strcmp(n->str, "usym"))
 		return false;
 	if (check_nargs(s, n, 1) && s->final && n->kids[0]->type.kind != TY_INT &&

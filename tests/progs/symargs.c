@@ -14,6 +14,7 @@
  *   bypair(i, (struct pair){10, 20}, 30)     a 16-byte struct in two registers
  *   bybig((struct big){i, 2, 3}, 4)          a 24-byte struct on the stack
  *   tdef(&reqs[0], &sum, &reqs[0].in, 1)     typedef'd, void and const pointers
+ * and then g_int += 1.
  * `slow`: sleep 20 ms before each round.  Prints `sum <total>` at the end.
  * The structs are globals so every field is really in memory (gcc -O2
  * drops stores to a local struct whose fields no callee reads).
@@ -47,6 +48,12 @@ struct pair {
 struct big {
 	long a, b, c;
 };
+
+/* globals for uaddr() (tests/e2e/symargs.test) */
+volatile int g_int = 42;
+volatile short g_short = -7;
+volatile long g_long = 1L << 40;
+volatile char g_char = 'x';
 
 struct req reqs[2] = {
 	{1, 10, "first", {3, 4}, &reqs[1], "taga"},
@@ -103,6 +110,7 @@ int main(int argc, char **argv)
 		sum += bypair(i, (struct pair){10, 20}, 30);
 		sum += bybig((struct big){i, 2, 3}, 4);
 		sum += tdef(&reqs[0], &sum, &reqs[0].in, true);
+		g_int += 1;
 	}
 	printf("sum %ld\n", sum);
 	return 0;
