@@ -54,6 +54,8 @@ bool cg_needs_thread(const struct ast_node *n);
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_usdt_arg(struct cg *c, const struct ast_node *n);
+LLVMValueRef cg_thread_enter(struct cg *c); /* the thread slot, or NULL (inline fast path) */
+void cg_thread_exit(struct cg *c);
 
 LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n); /* retval func nsecs */
 

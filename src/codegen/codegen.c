@@ -115,8 +115,7 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 	LLVMPositionBuilderAtEnd(c->b, body);
 	c->thread = NULL;
 	if (cg_needs_thread(probe)) {
-		c->thread = LLVMBuildCall2(c->b, c->ty_thread_enter, c->fn_thread_enter, NULL, 0,
-					   "thread");
+		c->thread = cg_thread_enter(c);
 		LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "go");
 		LLVMBuildCondBr(c->b, LLVMBuildIsNull(c->b, c->thread, ""), ret, go);
 		LLVMPositionBuilderAtEnd(c->b, go);
@@ -133,7 +132,7 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 	LLVMBuildBr(c->b, c->exit_bb);
 	LLVMPositionBuilderAtEnd(c->b, c->exit_bb);
 	if (c->thread)
-		LLVMBuildCall2(c->b, c->ty_thread_exit, c->fn_thread_exit, &c->thread, 1, "");
+		cg_thread_exit(c);
 	LLVMBuildBr(c->b, ret);
 	LLVMPositionBuilderAtEnd(c->b, ret);
 	LLVMBuildRetVoid(c->b);

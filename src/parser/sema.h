@@ -54,6 +54,9 @@ struct sema_info {
 	int stack_frames; /* the most frames a ustack asks for; 0: no ustack (issue 7) */
 };
 
+/* --unsafe: allow system() (set by the driver before sema_check). */
+extern bool sema_unsafe;
+
 /* Returns 0, or -1 if errors were added to diags. */
 int sema_check(struct ast_node *prog, struct diags *diags, struct sema_info *info);
 void sema_info_free(struct sema_info *info);

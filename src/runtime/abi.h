@@ -28,7 +28,7 @@
 
 #include <stdint.h>
 
-#define RT_ABI_VERSION 1
+#define RT_ABI_VERSION 2
 #define RT_SHM_MAGIC 0x7562742d73686d31ull /* "ubt-shm1" */
 
 /* glibc's x86-64 rseq signature; the 4 bytes before every abort handler. */
@@ -205,7 +205,7 @@ struct rt_shm_header {
  * claimed by the first probe hit in a thread that needs per-thread state
  * (printf, re-entrancy guard) and found again by its thread pointer.
  *
- *   line 0 (the owning thread writes):  tp tid busy ring_head lost ring_resv
+ *   line 0 (the owning thread writes):  tp tid busy ring_head lost ring_resv tail_seen
  *   line 1 (ubt writes):                ring_tail
  */
 struct rt_thread {
@@ -215,8 +215,11 @@ struct rt_thread {
 	volatile uint64_t ring_head; /* bytes ever produced */
 	volatile uint64_t lost;      /* events dropped because the ring was full */
 	uint64_t ring_resv;          /* producer's private head: reserved, not yet committed */
+	uint64_t tail_seen;          /* producer's last read of ring_tail: room is checked
+				      * against it, so the hot path does not load the line ubt
+				      * writes (rt_ring_reserve reloads it when short) */
 	uint64_t rd_state; /* rt_read.c: (rd_gen << 1) | direct reads allowed, as last checked */
-	uint64_t pad0[2];
+	uint64_t pad0[1];
 	volatile uint64_t ring_tail; /* bytes ever consumed */
 	uint64_t pad1[7];
 };
@@ -227,22 +230,28 @@ struct rt_thread {
  * 8-byte aligned and never wrap: when a record does not fit before the
  * end, an RT_EV_PAD record fills the rest and the record starts at 0.
  *
- *   0        4        8                16
- *   +--------+--------+----------------+-------------------------+
- *   | len    | type   | tsc            | payload (len - 16 bytes) |
- *   +--------+--------+----------------+-------------------------+
- *   len: whole record in bytes, a multiple of 8 (a PAD may be 8 long and
- *   then has no tsc).
+ *   0        4        6        8
+ *   +--------+--------+--------+-------------------------+
+ *   | len    | type   | id     | payload (len - 8 bytes) |
+ *   +--------+--------+--------+-------------------------+
+ *   len: whole record in bytes, a multiple of 8.  The header is one
+ *   64-bit constant for a given printf, stored with one instruction.
  *
- * RT_EV_PRINTF payload: u32 printf id, u32 0, then the arguments in order,
- * each 8 bytes (integers) or its string size rounded up to 8 (strings).
+ * Records carry no timestamp: reading the TSC costs ~14 ns on a VM, most of
+ * a printf's budget.  Each thread's ring keeps that thread's order; ubt
+ * prints rings one after the other on each drain, so events of different
+ * threads follow drain order, as bpftrace's per-CPU perf buffers do.
+ *
+ * RT_EV_PRINTF: id = printf id (sema_printf.id); payload: the arguments in
+ * order, each 8 bytes (integers) or its string size rounded up to 8.
  */
 enum rt_event_type {
 	RT_EV_PAD = 0,    /* skip to the end of the ring */
 	RT_EV_PRINTF = 1, /* printf(fmt, args...) */
 	RT_EV_EXIT = 2,   /* exit(): payload u64 exit code */
 	RT_EV_MAP = 3,    /* print/clear/zero of a map: struct rt_ev_map */
-	RT_EV_VALUE = 4,  /* print(value): u32 print id, u32 0, the value as for printf */
+	RT_EV_VALUE = 4,  /* print(value): id = print id, the value as for printf */
+	RT_EV_CALL = 5,   /* system/cat/time/strftime/...: id = call id, arguments as printf */
 };
 
 /*
@@ -266,8 +275,8 @@ struct rt_ev_map {
 
 struct rt_event_hdr {
 	uint32_t len;
-	uint32_t type;
-	uint64_t tsc;
+	uint16_t type; /* enum rt_event_type */
+	uint16_t id;
 };
 
 /*
