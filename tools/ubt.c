@@ -251,6 +251,15 @@ static void end_child(struct att_session *s)
 	}
 }
 
+static void sym_alias_sites(const struct att_session *s, int first);
+
+/* Sites armed in a library loaded after attach: its symbols, its trampolines. */
+static void sym_late_sites(const struct att_session *s, int first)
+{
+	out_sym_init(s->t.pid);
+	sym_alias_sites(s, first);
+}
+
 /* Drains events until exit(), a signal, or the target's exit. */
 static void trace_loop(struct att_session *s, struct out *o)
 {
@@ -273,6 +282,9 @@ static void trace_loop(struct att_session *s, struct out *o)
 			if (tracee_wait_exit(&s->t, 0, &status) == 1)
 				break;
 		}
+		/* a probed library loaded after attach (attach/dlopen.c) */
+		if (s->has_target)
+			att_dl_poll(s, sym_late_sites);
 		if (s->has_target && ++checks % 20 == 0) {
 			int st = att_check_target(s);
 			if (st == ATT_EXECED) {
@@ -333,7 +345,13 @@ static void sym_setup(const struct att_session *s)
 		return;
 	out_sym_init(s->t.pid);
 	out_stack_prepare(att_data(s)); /* ustack: before arming */
-	for (int i = 0; i < s->nsites; i++) {
+	sym_alias_sites(s, 0);
+}
+
+/* Each trampoline from sites[first] on is an alias of its site (func). */
+static void sym_alias_sites(const struct att_session *s, int first)
+{
+	for (int i = first; i < s->nsites; i++) {
 		uint64_t lo = s->sites[i].tramp, hi = lo + 4096;
 		for (int j = 0; j < s->nsites; j++)
 			if (s->sites[j].tramp > lo && s->sites[j].tramp < hi)

@@ -944,12 +944,19 @@ int att_resolve_plan_mid(struct att_session *s, const struct att_point *p, uint6
 	return 0;
 }
 
-void att_resolve_not_loaded(struct att_session *s, const struct att_point *p)
+void att_resolve_not_loaded(struct att_session *s, struct att_point *p)
 {
+	/* function-entry uprobes are armed when the library is loaded (dlopen.c) */
+	bool later = !p->mid && !strcmp(p->attach->attach.provider, "uprobe");
+	p->pending = later;
 	/* once per file */
 	for (const struct att_point *q = s->points; q < p; q++)
 		if (q->dev == p->dev && q->ino == p->ino)
 			return;
-	fprintf(stderr, "WARNING: %s is not loaded in pid %d: its probes are not attached\n",
-		p->path, (int)s->t.pid);
+	if (later)
+		fprintf(stderr, "WARNING: %s is not loaded in pid %d: its probes will be attached "
+				"when it is\n", p->path, (int)s->t.pid);
+	else
+		fprintf(stderr, "WARNING: %s is not loaded in pid %d: its probes are not attached\n",
+			p->path, (int)s->t.pid);
 }
