@@ -31,6 +31,8 @@ void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct
 int out_drain(struct out *o);
 /* Prints "Lost N events" for drops not reported yet. */
 void out_report_lost(struct out *o);
+/* Warns on stderr about map updates that were dropped (full or busy maps). */
+void out_report_map_drops(struct out *o);
 /* Prints every map, in name order, as bpftrace does at exit. */
 void out_print_maps(struct out *o);
 /* print(@m, top, div): one map; top 0 = all entries, div 0 = 1. */
