@@ -84,4 +84,8 @@ LLVMValueRef cg_sym_func(struct cg *c);
 bool cg_is_stack(const struct ast_node *n);
 LLVMValueRef cg_stack(struct cg *c, const struct ast_node *n);
 
+/* cg_args.c, issue 7: a uprobe's `args` record */
+bool cg_is_args(const struct ast_node *n);
+LLVMValueRef cg_args(struct cg *c, const struct ast_node *n);
+
 #endif
