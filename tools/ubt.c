@@ -1,7 +1,7 @@
 /*
  * ubt.c - the command line: chains the stages and runs the session.
  *
- *   script -> parse_script -> sema_check -> att_resolve -> cg_layout
+ *   script -> parse_script -> att_dwarf_args -> sema_check -> att_resolve -> cg_layout
  *          -> att_open -> cg_compile (target, host) -> att_install
  *          -> BEGIN -> att_arm -> [drain events until stop] -> att_detach
  *          -> END -> print maps
@@ -320,6 +320,15 @@ static void end_child(struct att_session *s)
 	}
 }
 
+static void sym_alias_sites(const struct att_session *s, int first);
+
+/* Sites armed in a library loaded after attach: its symbols, its trampolines. */
+static void sym_late_sites(const struct att_session *s, int first)
+{
+	out_sym_init(s->t.pid);
+	sym_alias_sites(s, first);
+}
+
 /* Drains events until exit(), a signal, or the target's exit. */
 static void trace_loop(struct att_session *s, struct out *o)
 {
@@ -342,6 +351,9 @@ static void trace_loop(struct att_session *s, struct out *o)
 			if (tracee_wait_exit(&s->t, 0, &status) == 1)
 				break;
 		}
+		/* a probed library loaded after attach (attach/dlopen.c) */
+		if (s->has_target)
+			att_dl_poll(s, sym_late_sites);
 		if (s->has_target && ++checks % 20 == 0) {
 			int st = att_check_target(s);
 			if (st == ATT_EXECED) {
@@ -402,7 +414,13 @@ static void sym_setup(const struct att_session *s)
 		return;
 	out_sym_init(s->t.pid);
 	out_stack_prepare(att_data(s)); /* ustack: before arming */
-	for (int i = 0; i < s->nsites; i++) {
+	sym_alias_sites(s, 0);
+}
+
+/* Each trampoline from sites[first] on is an alias of its site (func). */
+static void sym_alias_sites(const struct att_session *s, int first)
+{
+	for (int i = first; i < s->nsites; i++) {
 		uint64_t lo = s->sites[i].tramp, hi = lo + 4096;
 		for (int j = 0; j < s->nsites; j++)
 			if (s->sites[j].tramp > lo && s->sites[j].tramp < hi)
@@ -464,7 +482,8 @@ int main(int argc, char **argv)
 	if (o.dump && !strcmp(o.dump, "ast"))
 		ast_dump(prog, false, stdout);
 	sema_unsafe = o.unsafe;
-	if (sema_check(prog, &d, &info)) {
+	/* a uprobe's `args`: typed from the binary's DWARF before sema */
+	if (att_dwarf_args(prog, o.pid, &d) || sema_check(prog, &d, &info)) {
 		diag_print(&d, stderr);
 		goto out;
 	}
@@ -501,6 +520,9 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* uaddr("sym"): the global's address in the target, now that it is open */
+	if (att_uaddr_bind(s, prog))
+		goto out_detach;
 	att_facts(s, false, &tfacts);
 	att_facts(s, true, &hfacts);
 	if (cg_compile(prog, &info, &layout, &tfacts, CG_SIDE_TARGET, keep, &tobj, &d) ||

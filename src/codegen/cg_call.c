@@ -176,6 +176,8 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 		LLVMValueRef t = LLVMBuildCall2(c->b, c->ty_gettid, c->fn_gettid, NULL, 0, "");
 		return LLVMBuildZExt(c->b, t, c->i64, "");
 	}
+	if (cg_is_args(n)) /* cg_args.c */
+		return cg_args(c, n);
 	if (!strncmp(n->str, "arg", 3) && c->usdt_spec)
 		return cg_usdt_arg(c, n);
 	if (!strncmp(n->str, "arg", 3) && n->builtin_arg >= 0 && n->builtin_arg < 6 &&
@@ -720,6 +722,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		cg_map_delete(c, n->kids[0]);
 	else if (!strcmp(n->str, "usym"))
 		return cg_expr(c, n->kids[0]); /* the address; output/sym.c names it */
+	else if (!strcmp(n->str, "uaddr"))
+		return cg_const(c, n->cval); /* the global's address in the target (attach/dwarf.c) */
 	else
 		cg_fail(c, n, "this function is not supported by the code generator yet");
 	return cg_const(c, 0);

@@ -296,7 +296,7 @@ static bool place_of(struct cg *c, const struct ast_node *n, struct place *pl)
 			return false;
 		}
 		LLVMValueRef off = cg_const(c, (uint64_t)n->field->offset);
-		if (n->op == OP_PTR)
+		if (n->op == OP_PTR && !cg_is_args(n->lhs)) /* args->f is args.f */
 			*pl = (struct place){true, LLVMBuildAdd(c->b, cg_expr(c, n->lhs), off, "")};
 		else {
 			struct place b = base_place(c, n->lhs);

@@ -90,4 +90,8 @@ void cg_check_read(struct cg *c, const struct ast_node *n, LLVMValueRef ret,
 /* cg_check.c: -k warning in a map update's miss block (a full map dropped it) */
 void cg_check_map_update(struct cg *c, LLVMBasicBlockRef miss, const struct ast_node *site);
 
+/* cg_args.c, issue 7: a uprobe's `args` record */
+bool cg_is_args(const struct ast_node *n);
+LLVMValueRef cg_args(struct cg *c, const struct ast_node *n);
+
 #endif

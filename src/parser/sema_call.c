@@ -67,6 +67,8 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 		return;
 	if (sema_stack_call(s, n)) /* ustack */
 		return;
+	if (sema_args_builtin(s, n)) /* args (sema_args.c) */
+		return;
 	if (!strcmp(name, "pid") || !strcmp(name, "tid")) {
 		n->type = ty_uint64;
 		return;
@@ -646,6 +648,8 @@ bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
 {
 	(void)use;
 	(void)user;
+	if (sema_uaddr_call(s, n)) /* uaddr("sym"): sema_stack.c */
+		return true;
 	if (strcmp(n->str, "usym"))
 		return false;
 	if (check_nargs(s, n, 1) && s->final && n->kids[0]->type.kind != TY_INT &&

@@ -207,6 +207,8 @@ static const struct ast_record *field_record(struct sema *s, struct ast_node *n)
 /* field -> expr '.' name | expr '->' name */
 void sema_field(struct sema *s, struct ast_node *n)
 {
+	if (sema_args_field(s, n)) /* args.name (sema_args.c) */
+		return;
 	sema_expr(s, n->lhs, USE_NONE, NULL);
 	n->type = ty_none;
 	n->field = NULL;

@@ -198,6 +198,12 @@ struct rt_shm_header {
 	volatile uint64_t app_faults;   /* SIGSEGV/SIGBUS that were not ours, passed on */
 	/* ustack (rt_stack.c); ubt writes these before arming (output/stack.c) */
 	struct rt_stack_facts stk;
+	/* libraries loaded after attach (rt_dl.c): the loader's _dl_debug_state
+	 * calls, counted by ubt's probe on it; ubt's trace loop watches it */
+	volatile uint64_t dl_events;
+	uint64_t dl_rstate;         /* ubt writes: &_r_debug.r_state, 0: no waiting */
+	volatile uint32_t dl_ack;   /* ubt writes: low 32 bits of dl_events it handled */
+	uint32_t pad3;
 };
 
 /*
