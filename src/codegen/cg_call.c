@@ -286,10 +286,10 @@ static const struct sema_printf *find_printf(struct cg *c, const struct ast_node
 	return NULL;
 }
 
-/* Byte-array values (buf, strings) travel by their size; everything else as 8 bytes. */
+/* Byte-array values (strings, buf, tuples) travel by their size; everything else as 8 bytes. */
 static bool cg_is_bytes(const struct ast_type *t)
 {
-	return t->kind == TY_STR;
+	return cg_is_buffer(t);
 }
 
 static uint32_t arg_bytes(const struct ast_node *a)

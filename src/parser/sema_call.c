@@ -318,7 +318,9 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 			p += l - 1;
 			continue;
 		}
-		if (at->kind != want && !((at->kind == TY_USYM || at->kind == TY_USTACK) && want == TY_STR)) {
+		/* %s of a tuple prints it as print() does (newer bpftrace; 0.17 refuses) */
+		if (at->kind != want && !((at->kind == TY_USYM || at->kind == TY_USTACK ||
+					   at->kind == TY_TUPLE) && want == TY_STR)) {
 			diag_error(s->diags, n->loc,
 				   "%s: %%%.*s specifier expects a value of type %s (%s supplied)",
 				   what, (int)tl, tok, want == TY_STR ? "string" : "integer",
