@@ -578,6 +578,7 @@ int main(int argc, char **argv)
 	fputs("\n\n", stdout);
 	fflush(stdout);
 	out_print_maps(&out);
+	out_report_drops(&out, stderr);
 	if (outf != stdout)
 		fclose(outf);
 	/* exit(code) */

@@ -31,6 +31,8 @@ void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct
 int out_drain(struct out *o);
 /* Prints "Lost N events" for drops not reported yet. */
 void out_report_lost(struct out *o);
+/* Warns on err about map updates dropped because a map was full. */
+void out_report_drops(struct out *o, FILE *err);
 /* Prints every map, in name order, as bpftrace does at exit. */
 void out_print_maps(struct out *o);
 /* print(@m, top, div): one map; top 0 = all entries, div 0 = 1. */

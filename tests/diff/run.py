@@ -17,6 +17,7 @@ Lines starting with `#` outside a script are comments.
     % sub REGEX REPL      re.sub on both outputs (times, random values)
     % stderr              compare stderr too (bpftrace's RLIMIT line removed)
     % nocmd               run without -c (BEGIN/END-only scripts)
+    % env NAME=VALUE      set an environment variable for both tracers
     % compat WHY          a deliberate difference (docs/compat.md): ubt's
                           output must differ from bpftrace's and match the
                           `% want` lines, in order, as regular expressions
@@ -48,6 +49,7 @@ class Case:
         self.opts, self.subs, self.script = "", [], []
         self.stderr = self.nocmd = False
         self.compat, self.want = None, []
+        self.env = {}
 
 
 def parse(path):
@@ -70,6 +72,9 @@ def parse(path):
                 cur.subs.append((pat, repl))
             elif kw == "stderr":
                 cur.stderr = True
+            elif kw == "env":
+                k, _, v = rest.partition("=")
+                cur.env[k] = v
             elif kw == "nocmd":
                 cur.nocmd = True
             elif kw == "compat":
@@ -91,7 +96,8 @@ def run(tracer, case, progdir, timeout):
         cmd += ["-c", "%s %s" % (prog, case.args)]
     cmd += ["-e", script]
     try:
-        p = subprocess.run(cmd, cwd=progdir, stdin=subprocess.DEVNULL, capture_output=True,
+        env = dict(os.environ, **case.env)
+        p = subprocess.run(cmd, cwd=progdir, stdin=subprocess.DEVNULL, capture_output=True, env=env,
                            timeout=timeout, text=True, errors="replace",
                            start_new_session=True)
         return p.stdout, p.stderr, p.returncode
