@@ -11,6 +11,7 @@
  * errors and "No probes to attach", 255 when attaching fails.
  */
 #include "ubt_config.h"
+#include "ubt_compat.h"
 #include "attach/attach.h"
 #include "codegen/codegen.h"
 #include "output/output.h"
@@ -42,6 +43,7 @@ struct options {
 	int buffering;        /* -B: _IONBF, _IOLBF, _IOFBF; -1 = default */
 	char **params;    /* words after the script: positional parameters $1.. */
 	int nparams;
+	bool no_warnings; /* --no-warnings */
 };
 
 static volatile sig_atomic_t stop_requested, print_requested;
@@ -54,34 +56,56 @@ static void on_signal(int sig)
 		stop_requested = 1;
 }
 
+/* Keep in step with man/ubt.8 (tests/e2e/spdk_docs.test compares the options). */
 static void usage(FILE *f)
 {
 	fputs("USAGE:\n"
-	      "    ubt [options] filename\n"
+	      "    ubt [options] filename [ARG ...]\n"
 	      "    ubt [options] - <stdin input>\n"
 	      "    ubt [options] -e 'program' [ARG ...]   (ARGs are $1, $2, ...; $# counts them)\n"
+	      "    ubt -l [-v] [-p PID] [search]\n"
 	      "\n"
 	      "OPTIONS:\n"
 	      "    -e 'program'   execute this program\n"
-	      "    -p PID         trace the process PID (it keeps running afterwards)\n"
+	      "    -p PID         trace the process PID (it keeps running afterwards);\n"
+	      "                   __EXE__ and __PID__ in the script name its executable and PID\n"
 	      "    -c 'CMD'       run CMD with probes live before its main() and trace it\n"
-	      "    -q             keep messages quiet\n"
-	      "    -d STAGE       dump a stage: ast, types, ir, asm\n"
-	      "    -f FORMAT      output format: text, json\n"
-	      "    -o file        redirect the program's output to file\n"
-	      "    -B MODE        output buffering mode: none, line, full\n"
 	      "    -l [search]    list probes (uprobe, usdt; with -p those of the process)\n"
+	      "    -v             verbose messages (with -l: arguments of functions)\n"
+	      "    -q             keep messages quiet\n"
+	      "    -o file        redirect the program's output to file\n"
+	      "    -f FORMAT      output format: text, json\n"
+	      "    -B MODE        output buffering mode: none, line, full\n"
+	      "    -d STAGE       dump a stage: ast, types, ir, asm\n"
 	      "    --dry-run      check and compile the script, attach nothing\n"
 	      "    --unsafe       allow unsafe builtin functions (system)\n"
-	      "    -v             verbose messages\n"
+	      "    --info         print what this machine supports (ptrace, Yama, rseq, LLVM)\n"
 	      "    -h, --help     show this help message\n"
 	      "    -V, --version  ubt version\n"
+	      "\n"
+	      "ACCEPTED FOR BPFTRACE'S CALLERS:\n"
+	      "    -k, -kk        ignored (no kernel helpers)\n"
+	      "    --usdt-file-activation\n"
+	      "                   ignored (semaphores of the traced process are activated)\n"
+	      "    --no-warnings  disable all warning messages\n"
+	      "    -I DIR, --include FILE\n"
+	      "                   refused: declare structs in the script\n"
+	      "\n"
+	      "ENVIRONMENT:\n"
+	      "    BPFTRACE_MAP_KEYS_MAX    [default: 4096] max keys in a map\n"
+	      "    BPFTRACE_PERF_RB_PAGES   [default: 16] pages of the event ring\n"
+	      "    BPFTRACE_STRLEN          [default: 64] bytes read by str()\n"
+	      "    BPFTRACE_NO_CPP_DEMANGLE [default: 0] disable C++ symbol demangling\n"
 	      "\n"
 	      "EXAMPLES:\n"
 	      "ubt -p 1234 -e 'uprobe:/usr/bin/prog:handle { @calls = count(); }'\n"
 	      "    count calls of handle() in process 1234 until Ctrl-C\n"
 	      "ubt -c './prog 10' -e 'uprobe:./prog:f { @[arg0] = count(); }'\n"
-	      "    run ./prog and count calls of f() by first argument\n",
+	      "    run ./prog and count calls of f() by first argument\n"
+	      "ubt -p $(pidof nvmf_tgt) scripts/bpf/send_msg.bt\n"
+	      "    run an SPDK script as it is\n"
+	      "\n"
+	      "See man ubt.\n",
 	      f);
 }
 
@@ -91,12 +115,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{"dry-run", no_argument, NULL, 1},
-		{"unsafe", no_argument, NULL, 2},
+		{"unsafe", no_argument, NULL, 6},
+		/* bpftrace's interface: accepted so that its callers run unchanged */
+		{"info", no_argument, NULL, 2},
+		{"include", required_argument, NULL, 3},
+		{"usdt-file-activation", no_argument, NULL, 4},
+		{"no-warnings", no_argument, NULL, 5},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
 	o->buffering = -1;
-	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVlf:o:B:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVlf:o:B:I:k", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e': o->program = optarg; break;
 		case 'p': {
@@ -137,7 +166,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'v': o->verbose = true; break;
 		case 'l': o->list = true; break;
 		case 1: o->dry_run = true; break;
-		case 2: o->unsafe = true; break;
+		case 6: o->unsafe = true; break;
+		case 2: ubt_print_info(stdout); exit(0);
+		case 'I': /* header search path, for #include in scripts */
+		case 3:   /* --include FILE */
+			diag_sys(NULL, "%s: #include of C headers is not supported; declare the "
+				 "structs in the script", c == 'I' ? "-I" : "--include");
+			return -1;
+		case 'k': /* helper error checks of the kernel: nothing to check */
+		case 4:   /* --usdt-file-activation */
+			break;
+		case 5: o->no_warnings = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("ubt v%s\n", UBT_VERSION); exit(0);
 		default: usage(stderr); return -1;
@@ -449,6 +488,17 @@ int main(int argc, char **argv)
 		diag_sys(NULL, "failed to open file '%s': %s", o.file, strerror(errno));
 		return 1;
 	}
+	/* SPDK's scripts name the target __EXE__ and __PID__ (scripts/bpftrace.sh) */
+	int serr = o.pid ? ubt_subst_placeholders(&src, &len, o.pid) : 0;
+	if (serr) {
+		if (kill(o.pid, 0) && errno == ESRCH)
+			diag_sys(NULL, "pid %d: no such process", o.pid);
+		else
+			diag_sys(NULL, "pid %d: cannot read /proc/%d/exe for __EXE__: %s", o.pid,
+				 o.pid, strerror(-serr));
+		free(src);
+		return 1;
+	}
 	diag_init(&d, o.program ? "stdin" : o.file, src, len);
 	if (!(s = att_session_new()))
 		goto out;
@@ -467,7 +517,8 @@ int main(int argc, char **argv)
 		diag_print(&d, stderr);
 		goto out;
 	}
-	diag_print(&d, stderr); /* warnings */
+	if (!o.no_warnings)
+		diag_print(&d, stderr); /* warnings */
 	if (o.dump && !strcmp(o.dump, "types"))
 		ast_dump(prog, true, stdout);
 	s->pid_hint = o.pid;
@@ -573,12 +624,13 @@ int main(int argc, char **argv)
 	att_run_host(s, &hobj, "END");
 	out_drain(&out);
 	out_report_lost(&out);
+	out_report_map_drops(&out);
 	att_ret_report(s, o.verbose);
 	/* bpftrace prints these two lines on stdout even with -o */
 	fputs("\n\n", stdout);
 	fflush(stdout);
 	out_print_maps(&out);
-	out_report_drops(&out, stderr);
+	out_fini(&out);
 	if (outf != stdout)
 		fclose(outf);
 	/* exit(code) */

@@ -662,23 +662,3 @@ void out_map_op(struct out *o, const struct cg_map_layout *ml, uint32_t op)
 	if (op == RT_MOP_CLEAR && !h->key_size)
 		h->written = 0;
 }
-
-/*
- * Updates a full map dropped (or an insert that could not get the map's
- * lock in a bounded spin).  bpftrace 0.17 drops them silently; ubt says
- * so on stderr once at exit, so stdout stays bpftrace's:
- *
- *   WARNING: @m: 5 updates dropped: the map is full (BPFTRACE_MAP_KEYS_MAX=3)
- */
-void out_report_drops(struct out *o, FILE *err)
-{
-	for (int i = 0; i < o->layout->nmaps; i++) {
-		const struct cg_map_layout *ml = &o->layout->maps[i];
-		const struct rt_map *h = map_hdr(o, ml);
-		uint64_t d = __atomic_load_n(&h->drops, __ATOMIC_RELAXED);
-		if (!d)
-			continue;
-		fprintf(err, "WARNING: %s: %" PRIu64 " update%s dropped: the map is full "
-			"(BPFTRACE_MAP_KEYS_MAX=%u)\n", ml->map->name, d, d == 1 ? "" : "s", h->cap);
-	}
-}

@@ -29,10 +29,12 @@ void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct
 	      uint8_t *data);
 /* Prints every complete event in the rings; returns how many. */
 int out_drain(struct out *o);
+/* Writes anything buffered and frees o's memory. */
+void out_fini(struct out *o);
 /* Prints "Lost N events" for drops not reported yet. */
 void out_report_lost(struct out *o);
-/* Warns on err about map updates dropped because a map was full. */
-void out_report_drops(struct out *o, FILE *err);
+/* Warns on stderr about map updates that were dropped (full or busy maps). */
+void out_report_map_drops(struct out *o);
 /* Prints every map, in name order, as bpftrace does at exit. */
 void out_print_maps(struct out *o);
 /* print(@m, top, div): one map; top 0 = all entries, div 0 = 1. */
