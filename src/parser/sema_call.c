@@ -115,8 +115,9 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 			diag_error(s->diags, n->loc,
 				   "The %s builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes",
 				   name);
-		/* past arg5, a uprobe at a function entry reads the stack (cg_call.c) */
-		else if (num > 5 && !sema_stack_args(s->probe))
+		/* past arg5, a uprobe at a function entry reads the stack (cg_call.c);
+		 * elsewhere bpftrace's second error follows its first */
+		if (num > 5 && !sema_stack_args(s->probe))
 			diag_error(s->diags, n->loc, "x86_64 doesn't support %s", name);
 		n->type = ty_uint64;
 		const char *first = s->probe->nkids ? s->probe->kids[0]->attach.provider : NULL;

@@ -1257,7 +1257,7 @@ static const struct tcase cases[] = {
 	{
 		/* arg6 is read from the stack at a function entry (docs/compat.md);
 		 * a return probe has no arguments there */
-		.name = "err_arg6",
+		.name = "err_arg6", /* bt */
 		.src = "uretprobe:./a:f { $x = arg6; }",
 		.ast = "Program\n"
 		" uretprobe:./a:f\n"
@@ -1266,6 +1266,9 @@ static const struct tcase cases[] = {
 		"   builtin: arg6\n",
 		.typed = NULL,
 		.diag = "stdin:1:24-28: ERROR: The arg6 builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes\n"
+		"uretprobe:./a:f { $x = arg6; }\n"
+		"                       ~~~~\n"
+		"stdin:1:24-28: ERROR: x86_64 doesn't support arg6\n"
 		"uretprobe:./a:f { $x = arg6; }\n"
 		"                       ~~~~\n",
 	},
