@@ -265,7 +265,7 @@ static int count_probes(const struct ast_node *prog, const struct att_session *s
 	for (int i = 0; i < prog->nkids; i++)
 		for (int j = 0; j < prog->kids[i]->nkids; j++) {
 			const char *p = prog->kids[i]->kids[j]->attach.provider;
-			if (!strcmp(p, "BEGIN") || !strcmp(p, "END"))
+			if (!strcmp(p, "BEGIN") || !strcmp(p, "END") || !strcmp(p, "interval"))
 				n++;
 		}
 	return n;
@@ -283,12 +283,6 @@ static char **split_cmd(const char *cmd)
 		argv[i] = xstrdup(we.we_wordv[i]);
 	wordfree(&we);
 	return argv;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
 }
 
 static void install_signals(void)
@@ -329,13 +323,91 @@ static void sym_late_sites(const struct att_session *s, int first)
 	sym_alias_sites(s, first);
 }
 
+/*
+ * interval:s|ms|us|hz:N probes run in ubt, like BEGIN and END, from the
+ * trace loop when their time comes (bpftrace runs them on one CPU, in no
+ * process in particular).  The first run is one period after the start.
+ */
+#define MAX_TIMERS 64
+
+struct timer {
+	att_host_fn fn;
+	uint64_t period, next; /* ns, CLOCK_MONOTONIC */
+};
+
+struct timers {
+	int n;
+	struct timer t[MAX_TIMERS];
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t interval_period(const struct ast_attach *a)
+{
+	uint64_t f = a->freq ? a->freq : 1;
+	if (!strcmp(a->target, "s"))
+		return f * 1000000000ull;
+	if (!strcmp(a->target, "ms"))
+		return f * 1000000ull;
+	if (!strcmp(a->target, "us"))
+		return f * 1000ull;
+	return 1000000000ull / f; /* hz */
+}
+
+static void timers_setup(struct timers *tm, struct att_session *s, const struct cg_object *hobj)
+{
+	uint64_t now = mono_ns();
+	tm->n = 0;
+	for (int i = 0; hobj && i < hobj->nprobes; i++) {
+		const struct ast_node *probe = hobj->probes[i].probe;
+		att_host_fn fn = att_host_probe(s, hobj, i);
+		for (int j = 0; fn && j < probe->nkids && tm->n < MAX_TIMERS; j++) {
+			const struct ast_attach *a = &probe->kids[j]->attach;
+			if (strcmp(a->provider, "interval"))
+				continue;
+			struct timer *t = &tm->t[tm->n++];
+			t->fn = fn;
+			t->period = interval_period(a);
+			if (t->period == 0)
+				t->period = 1;
+			t->next = now + t->period;
+		}
+	}
+}
+
+/* Runs the timers that are due; returns ns until the next one (or max). */
+static uint64_t timers_run(struct timers *tm, uint64_t max)
+{
+	uint64_t now = mono_ns(), wait = max;
+	for (int i = 0; i < tm->n; i++) {
+		struct timer *t = &tm->t[i];
+		if (now >= t->next) {
+			struct rt_regs regs = {0};
+			t->fn(&regs);
+			t->next += t->period;
+			if (t->next <= now) /* fell behind (ubt was stopped): skip, as a timer would */
+				t->next = now + t->period;
+		}
+		if (t->next - now < wait)
+			wait = t->next > now ? t->next - now : 0;
+	}
+	return wait;
+}
+
 /* Drains events until exit(), a signal, or the target's exit. */
-static void trace_loop(struct att_session *s, struct out *o)
+static void trace_loop(struct att_session *s, struct out *o, struct timers *tm)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	unsigned checks = 0;
 	int idle_ms = 0;
 	for (;;) {
+		if (tm->n && !h->exit_req)
+			timers_run(tm, 0);
 		int n = out_drain(o);
 		out_report_lost(o);
 		if (print_requested) {
@@ -370,10 +442,17 @@ static void trace_loop(struct att_session *s, struct out *o)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		h->heartbeat = (uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
 		/* poll fast while events flow, back off to 8 ms when idle */
-		if (n)
+		if (n) {
 			idle_ms = 0;
-		else
-			sleep_ms(idle_ms = idle_ms ? (idle_ms < 8 ? idle_ms * 2 : 8) : 1);
+			continue;
+		}
+		idle_ms = idle_ms ? (idle_ms < 8 ? idle_ms * 2 : 8) : 1;
+		uint64_t wait = (uint64_t)idle_ms * 1000000ull;
+		if (tm->n)
+			wait = timers_run(tm, wait);
+		struct timespec ts = {(time_t)(wait / 1000000000ull), (long)(wait % 1000000000ull)};
+		if (wait)
+			nanosleep(&ts, NULL);
 	}
 }
 
@@ -496,6 +575,14 @@ int main(int argc, char **argv)
 		diag_print(&d, stderr);
 		goto out;
 	}
+	for (int i = 0; i < prog->nkids; i++)
+		for (int j = 0; j < prog->kids[i]->nkids; j++)
+			if (!strcmp(prog->kids[i]->kids[j]->attach.provider, "profile")) {
+				diag_sys("interval probes run in ubt; profile would sample the target's threads",
+					 "%s: profile probes are not supported yet",
+					 prog->kids[i]->kids[j]->str);
+				goto out;
+			}
 	int nprobes = count_probes(prog, s);
 	if (nprobes == 0) {
 		printf("No probes to attach\n");
@@ -575,7 +662,9 @@ int main(int argc, char **argv)
 			s->nsites, s->nsites == 1 ? "" : "s", ntraps, s->attach_stop_ns / 1e6,
 			s->attach_nthreads);
 	}
-	trace_loop(s, &out);
+	struct timers timers;
+	timers_setup(&timers, s, &hobj);
+	trace_loop(s, &out, &timers);
 	out_drain(&out);
 	att_detach(s);
 	att_watchdog_stop(s);

@@ -241,6 +241,10 @@ void att_watchdog_stop(struct att_session *s);
 
 /* Runs the BEGIN (or END) probes of host_obj in ubt. */
 void att_run_host(struct att_session *s, const struct cg_object *host_obj, const char *provider);
+/* The host function of host_obj's probe i (BEGIN, END, interval), or NULL;
+ * call it with a zeroed struct rt_regs. */
+typedef void (*att_host_fn)(struct rt_regs *regs);
+att_host_fn att_host_probe(struct att_session *s, const struct cg_object *host_obj, int i);
 
 /* ret.c: return probes */
 bool att_ret_wanted(const struct att_session *s);

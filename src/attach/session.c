@@ -841,6 +841,14 @@ void att_run_host(struct att_session *s, const struct cg_object *host_obj, const
 	}
 }
 
+/* The host function of host_obj's probe i (BEGIN, END, interval), or NULL. */
+att_host_fn att_host_probe(struct att_session *s, const struct cg_object *host_obj, int i)
+{
+	if (!host_obj || !s->host_code || i < 0 || i >= host_obj->nprobes)
+		return NULL;
+	return (att_host_fn)link_lookup(&s->host_image, host_obj->probes[i].sym);
+}
+
 /*
  * Probe code leaves the thread's rseq_cs pointing at its descriptor (the
  * kernel clears it lazily).  Before that code is unmapped, clear it: the

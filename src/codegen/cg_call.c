@@ -160,6 +160,8 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 		LLVMBuildCall2(c->b, fty, f, &buf, 1, "");
 		return buf;
 	}
+	if (!strcmp(n->str, "kstack"))
+		return const_str(c, "", 1);
 	if (!strcmp(n->str, "probe"))
 		return builtin_probe(c, n, false);
 	if (!strcmp(n->str, "func") && n->type.kind == TY_STR)
@@ -183,6 +185,20 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 	if (!strncmp(n->str, "arg", 3) && n->builtin_arg >= 0 && n->builtin_arg < 6 &&
 	    c->side == CG_SIDE_TARGET) {
 		LLVMValueRef off = cg_const(c, arg_reg_off[n->builtin_arg]);
+		LLVMValueRef p = LLVMBuildGEP2(c->b, c->i8, c->regs, &off, 1, "");
+		return LLVMBuildLoad2(c->b, c->i64, p, n->str);
+	}
+	if (!strncmp(n->str, "arg", 3) && n->builtin_arg >= 6 && c->side == CG_SIDE_TARGET) {
+		/* at a function entry the probed function's sp is &regs->ret (the
+		 * return address); argument N > 5 is the word at sp + 8 * (N - 5),
+		 * in the caller's frame, so the load cannot fault (sema allows it
+		 * only at entries, cg_sym_is_entry) */
+		if (!cg_sym_is_entry(c)) {
+			cg_fail(c, n, "arguments past arg5 are read only at a function's entry");
+			return cg_const(c, 0);
+		}
+		LLVMValueRef off = cg_const(c, offsetof(struct rt_regs, ret) +
+						   8 * (uint64_t)(n->builtin_arg - 5));
 		LLVMValueRef p = LLVMBuildGEP2(c->b, c->i8, c->regs, &off, 1, "");
 		return LLVMBuildLoad2(c->b, c->i64, p, n->str);
 	}
@@ -288,10 +304,10 @@ static const struct sema_printf *find_printf(struct cg *c, const struct ast_node
 	return NULL;
 }
 
-/* Byte-array values (buf, strings) travel by their size; everything else as 8 bytes. */
+/* Byte-array values (strings, buf, tuples) travel by their size; everything else as 8 bytes. */
 static bool cg_is_bytes(const struct ast_type *t)
 {
-	return t->kind == TY_STR;
+	return cg_is_buffer(t);
 }
 
 static uint32_t arg_bytes(const struct ast_node *a)
@@ -695,6 +711,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 {
 	if (!strcmp(n->str, "str"))
 		return call_str(c, n);
+	if (!strcmp(n->str, "kstack"))
+		return const_str(c, "", 1);
 	if (cg_is_stack(n))
 		return cg_stack(c, n);
 	if (!strcmp(n->str, "printf"))

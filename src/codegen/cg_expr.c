@@ -719,9 +719,14 @@ void cg_stmt(struct cg *c, const struct ast_node *n)
 	case AST_FOR_RANGE:
 		for_range(c, n);
 		break;
-	case AST_FOR_MAP:
-		cg_fail(c, n, "for loops over maps are not supported by the code generator yet");
+	case AST_FOR_MAP: {
+		LLVMValueRef kv = cg_var_ptr(c, n->lhs);
+		if (!kv)
+			cg_fail(c, n, "internal: unknown loop variable");
+		else
+			cg_map_for(c, n, kv, loop_body); /* cg_map.c */
 		break;
+	}
 	case AST_BREAK:
 	case AST_CONTINUE:
 		if (!c->loop_break) {

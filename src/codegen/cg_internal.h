@@ -61,6 +61,7 @@ LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n); /* retval f
 
 /* cg_map.c: maps */
 const struct cg_map_layout *cg_map_of(struct cg *c, const struct ast_node *n);
+bool cg_map_flat_tuple(const struct ast_node *n);
 LLVMValueRef cg_map_index(struct cg *c, const struct ast_node *n, bool insert,
 			  LLVMBasicBlockRef *miss);
 LLVMValueRef cg_map_value_ptr(struct cg *c, const struct ast_node *n, LLVMValueRef idx);
@@ -72,6 +73,10 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
 LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n);
 void cg_map_delete(struct cg *c, const struct ast_node *map);
+/* for ($kv : @m): body(c, stmt, break_bb, continue_bb) emits the loop body */
+void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv,
+		void (*body)(struct cg *, const struct ast_node *, LLVMBasicBlockRef,
+			     LLVMBasicBlockRef));
 
 /* codegen.c */
 LLVMValueRef cg_shm_ptr(struct cg *c, uint64_t off);
