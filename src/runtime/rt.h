@@ -33,6 +33,25 @@ static inline uint64_t rt_thread_pointer(void)
 	return tp;
 }
 
+/* System calls without libc (only on slow paths: never on a probe's common path). */
+static inline long rt_syscall6(long nr, long a, long b, long c, long d, long e, long f)
+{
+	long ret;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+static inline long rt_syscall4(long nr, long a, long b, long c, long d)
+{
+	return rt_syscall6(nr, a, b, c, d, 0, 0);
+}
+
 static inline long rt_syscall0(long nr)
 {
 	long ret;

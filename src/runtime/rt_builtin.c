@@ -9,19 +9,6 @@
  */
 #include "rt.h"
 
-static inline long rt_syscall6(long nr, long a, long b, long c, long d, long e, long f)
-{
-	long ret;
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
 /* rand: a 32-bit value from the TSC through splitmix64 (bpftrace's is
  * bpf_get_prandom_u32: not cryptographic either). */
 uint32_t rt_rand(void)

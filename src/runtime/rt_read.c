@@ -54,30 +54,6 @@ static inline struct rt_priv *rt_priv(void)
 	return (struct rt_priv *)ubt_priv;
 }
 
-static inline long rt_sys4(long nr, long a, long b, long c, long d)
-{
-	long ret;
-	register long r10 __asm__("r10") = d;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
-static inline long rt_sys6(long nr, long a, long b, long c, long d, long e, long f)
-{
-	long ret;
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
 /*
  * The routines that may fault.  Leaf functions that push nothing, so a
  * fixup only sets the return value and returns.
@@ -246,21 +222,21 @@ static void rt_pass_on(int sig, void *info, void *ucv)
 	if (old->handler > 1) {
 		uint64_t mask = old->mask, saved;
 		rt_read_bump();
-		rt_sys4(14 /* rt_sigprocmask */, 0 /* SIG_BLOCK */, (long)&mask, (long)&saved, 8);
+		rt_syscall4(14 /* rt_sigprocmask */, 0 /* SIG_BLOCK */, (long)&mask, (long)&saved, 8);
 		if (old->flags & RT_SA_SIGINFO)
 			((void (*)(int, void *, void *))old->handler)(sig, info, ucv);
 		else
 			((void (*)(int))old->handler)(sig);
-		rt_sys4(14 /* rt_sigprocmask */, 2 /* SIG_SETMASK */, (long)&saved, 0, 8);
+		rt_syscall4(14 /* rt_sigprocmask */, 2 /* SIG_SETMASK */, (long)&saved, 0, 8);
 		rt_read_bump();
 		return;
 	}
 	/* default (or ignored, which the kernel overrides for a fault): put it
 	 * back; a real fault happens again on return, a sent signal is re-sent */
-	rt_sys4(13 /* rt_sigaction */, sig, (long)old, 0, 8);
+	rt_syscall4(13 /* rt_sigaction */, sig, (long)old, 0, 8);
 	int code = *(int *)((char *)info + 8); /* si_code */
 	if (code <= 0)
-		rt_sys4(234 /* tgkill */, rt_priv()->pid, rt_gettid(), sig, 0);
+		rt_syscall4(234 /* tgkill */, rt_priv()->pid, rt_gettid(), sig, 0);
 }
 
 void rt_sigsegv(int sig, void *info, void *ucv)
@@ -278,12 +254,12 @@ static int rt_direct_ok(void)
 {
 	struct rt_sigaction_k cur;
 	uint64_t mask = 0;
-	if (rt_sys4(14 /* rt_sigprocmask */, 0, 0, (long)&mask, 8) ||
+	if (rt_syscall4(14 /* rt_sigprocmask */, 0, 0, (long)&mask, 8) ||
 	    (mask & (1ull << (RT_SIGSEGV - 1) | 1ull << (RT_SIGBUS - 1))))
 		return 0;
 	static const int sigs[] = {RT_SIGSEGV, RT_SIGBUS};
 	for (int i = 0; i < 2; i++)
-		if (rt_sys4(13 /* rt_sigaction */, sigs[i], 0, (long)&cur, 8) ||
+		if (rt_syscall4(13 /* rt_sigaction */, sigs[i], 0, (long)&cur, 8) ||
 		    cur.handler != (uint64_t)rt_sigsegv)
 			return 0;
 	return 1;
@@ -312,7 +288,7 @@ struct rt_iovec {
 static int64_t rt_vm_read(void *dst, uint64_t src, uint64_t n)
 {
 	struct rt_iovec l = {dst, n}, r = {(void *)src, n};
-	long got = rt_sys6(310 /* process_vm_readv */, rt_priv()->pid, (long)&l, 1, (long)&r, 1, 0);
+	long got = rt_syscall6(310 /* process_vm_readv */, rt_priv()->pid, (long)&l, 1, (long)&r, 1, 0);
 	return got == (long)n ? 0 : -RT_EFAULT;
 }
 

@@ -16,17 +16,6 @@
 #define RT_SA_SIGINFO 4
 #define RT_UC_RIP 168 /* offsetof(ucontext_t, uc_mcontext.gregs[REG_RIP]) */
 
-static inline long rt_syscall4(long nr, long a, long b, long c, long d)
-{
-	long ret;
-	register long r10 __asm__("r10") = d;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
 /* sigreturn trampoline for SA_RESTORER, as libc provides its own */
 __asm__(".text\n"
 	".globl rt_sigreturn\n"
