@@ -269,12 +269,48 @@ struct rt_regs {
 #define RT_RET_FUNC_OFF (-8)
 
 /*
+ * How trampolines call the probe code codegen emits for the target
+ * (handlers).  A handler uses LLVM's preserve_most convention: it keeps
+ * every general-purpose register but %r11 (and the flags), so a
+ * trampoline saves only %r11 and the registers its own code uses, and
+ * the handler saves just the registers it touches (all of them only when
+ * it calls a runtime function).  Its parameters are the six argument
+ * registers as the probed code left them (rdi rsi rdx rcx r8 r9: arg0 is
+ * the first parameter); everything else is in its caller's frame F, the
+ * words from the trampoline's %rsp at the `call` upward (just above the
+ * handler's own return address):
+ *
+ *   entry trampoline (tramp.c, tramp_ret.c)  F: r11 ret        struct rt_entry_frame
+ *   return stub (tramp_ret.c)                F: func rdx rcx rax r11 ret
+ *                                                              struct rt_ret_frame
+ *   mid-function site (mid.c)                F: &regs          struct rt_regs_mid *, of
+ *      which only rax, r11, flags and the slots in arch_site_plan.mid_read are saved
+ *
+ * Codegen (codegen.c) rebuilds a struct rt_regs from these, so builtins
+ * keep reading registers at their rt_regs offsets.  The runtime's own
+ * handlers (rt_ret_unwind) are gcc-built C: their sites use the older
+ * trampoline that saves all nine caller-saved registers as struct rt_regs
+ * and passes its address (arch_site_plan.c_abi).
+ */
+struct rt_entry_frame {
+	uint64_t r11;
+	uint64_t ret; /* the return address; the probed function's %rsp was &ret */
+};
+
+struct rt_ret_frame {
+	uint64_t func; /* the probed function */
+	uint64_t rdx, rcx, rax, r11;
+	uint64_t ret; /* the caller's return address, put back by the stub */
+};
+
+/*
  * Registers saved by a trampoline at a site in the middle of a function (a
  * USDT location, arch_plan_mid_site()).  The first nine words are laid out
- * as in struct rt_regs, so code that reads argument registers works on
- * either; every other general-purpose register follows, because a USDT
- * argument may live in any of them, and the stack pointer is the
- * interrupted code's own (the trampoline stepped over its red zone).
+ * as in struct rt_regs; every other general-purpose register follows,
+ * because a USDT argument may live in any of them, and the stack pointer is
+ * the interrupted code's own (the trampoline stepped over its red zone).
+ * Only rax, r11, flags and the slots the site's handlers read
+ * (arch_site_plan.mid_read) are written.
  *
  *   0    r11 r10 r9 r8 rax rcx rdx rsi rdi        as struct rt_regs
  *   72   pc                                        the site (rt_regs.ret's slot)

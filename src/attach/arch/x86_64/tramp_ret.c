@@ -16,34 +16,40 @@
  * code).  Layout, with S = this thread's struct rt_ret_stack, found by
  * hashing the thread pointer exactly as rt_ret.c does (RT_TP_HASH_*):
  *
- *   T:      push rdi rsi rdx rcx rax r8 r9 r10 r11   struct rt_regs at %rsp
- *           { mov %rsp,%rdi; call entry_handler_k }
+ *   T:      push %r11                          struct rt_entry_frame (abi.h)
+ *           { call entry_handler_k }           preserve_most probe code
+ *           push rax rcx rdx                   the return slot is at 32(%rsp)
  *           movabs &ubt_priv.enabled,%rax; cmpl $0,(%rax); je nopush
  *           S = table + hash(%fs:0) * sizeof(S)      (rcx = tp, rdx = S)
  *           S->tp == tp, [S->tid == %fs:tid_off], S->busy == 0,
  *           S->nrestored == 0, else slow
- *           eax = S->top; rcx = &regs->ret (the return slot)
+ *           eax = S->top; rcx = the return slot
  *           top > 0 && S->e[top-1].sp <= slot: slow  (an abandoned frame)
  *           top >= RT_RET_DEPTH: slow
  *           e = &S->e[top]; e->sp = RT_RET_PENDING; S->top = top + 1
- *           e->ret = regs->ret; e->stub = stub; e->sp = slot
- *   pushed: pop (9)
+ *           e->ret = *slot; e->stub = stub; e->sp = slot
+ *   pushed: pop rdx rcx rax r11
  *           lea 8(%rsp),%rsp; call body          [slot] now holds stub
- *   stub:   lea -8(%rsp),%rsp                    the old slot becomes regs->ret
- *           push (9); lea -16(%rsp),%rsp         regs at 16(%rsp), func at 8(%rsp)
+ *   stub:   lea -8(%rsp),%rsp                    the old slot becomes frame.ret
+ *           push r11 rax rcx rdx                 the slot is at 32(%rsp)
  *           S as above; S->tp == tp, S->busy == 0, else lslow
  *           top > 0 && S->e[top-1].sp == slot, else lslow
- *           regs->ret = e->ret; S->top = top - 1 (one store)
- *   lret:   lea site(%rip),%r11; mov %r11,8(%rsp)   `func`: the word below regs
- *           { lea 16(%rsp),%rdi; call return_handler_k }
- *           lea 16(%rsp),%rsp; pop (9)
+ *           *slot = e->ret; S->top = top - 1 (one store)
+ *   lret:   lea site(%rip),%rcx; push %rcx        func: struct rt_ret_frame
+ *           { call return_handler_k }
+ *           lea 8(%rsp),%rsp; pop rdx rcx rax r11
  *           ret                                  pairs with the caller's call
- *   lslow:  lea 16(%rsp),%rdi; call rt_ret_leave; jmp lret
- *   slow:   mov %rsp,%rdi; lea stub(%rip),%rsi; call rt_ret_enter
+ *   lslow:  push rsi rdi r8 r9 r10; rt_ret_leave(slot); pop them; jmp lret
+ *   slow:   push rsi rdi r8 r9 r10; rt_ret_enter(slot, stub); pop them
  *           test %eax,%eax; jnz pushed
- *   nopush: pop (9); jmp body                    the call runs without return probe
+ *   nopush: pop rdx rcx rax r11; jmp body        the call runs without return probe
  *   body:   displaced instructions, relocated; jmp site + orig_len
  *   pool:   64-bit targets of calls out of rel32 reach, relocation literals
+ *
+ * Registers: the handlers are probe code in abi.h's handler convention
+ * (preserve_most: they keep everything but %r11), so the trampoline saves
+ * only %r11 and the three registers its inline code uses; the C slow paths
+ * save the other caller-saved ones around their call.
  *
  * Signals: a handler may run between any two instructions and enter or
  * leave probed functions itself, on the same shadow stack.  The push
@@ -53,10 +59,12 @@
  * way a handler that runs in between pushes and pops above a consistent
  * top.  The C paths set S->busy, which sends the inline paths to C too.
  *
- * Stack alignment: at entry %rsp % 16 == 8, so after nine pushes it is 0
- * at every call.  At stub %rsp % 16 == 0 (the body returned); lea -8,
- * nine pushes and lea -16 make it 0 again.  Flags are dead at a
- * function's entry and after its return.  Every other register is
+ * Stack alignment: at entry %rsp % 16 == 8, so after push %r11 it is 0
+ * at the handler calls; push3 makes it 8, and the slow path's five
+ * pushes 0 again.  At stub %rsp % 16 == 0 (the body returned); lea -8,
+ * four pushes and the push of func make it 0 at the handler calls (and
+ * lea -8, four pushes and five more at the slow path's).  Flags are dead
+ * at a function's entry and after its return.  Every other register is
  * restored, %r11 included: the ABI makes rcx, rsi, rdi, r8-r11 dead
  * after a return, but gcc's -fipa-ra lets a caller keep values in the
  * caller-saved registers its (same-unit) callee is known not to touch.
@@ -69,17 +77,13 @@
 #include "runtime/abi.h"
 #include "x86.h"
 
-#define SAVE_LEN 13
-#define RESTORE_LEN 13
-#define HCALL 11      /* lea 16(%rsp),%rdi (or mov %rsp,%rdi) + 6-byte call */
+#define HCALL 6       /* nop; call rel32, or call *lit(%rip) */
 #define FIXED_MAX 400 /* every instruction below but the handler calls */
 #define MAX_FIX 24
 #define MAX_LIT 40
 
-/* struct rt_regs offsets as used by the stub */
-#define R_RAX offsetof(struct rt_regs, rax)
-#define R_RDX offsetof(struct rt_regs, rdx)
-#define R_RET offsetof(struct rt_regs, ret)
+/* the return slot, above rdx rcx rax r11 (struct rt_ret_frame without func) */
+#define SLOT 32
 #define S_TP offsetof(struct rt_ret_stack, tp)
 #define S_TID offsetof(struct rt_ret_stack, tid)
 #define S_TOP offsetof(struct rt_ret_stack, top)
@@ -90,7 +94,9 @@
 _Static_assert(offsetof(struct rt_ret_stack, nrestored) == S_BUSY + 4,
 	       "busy and nrestored are tested with one cmpq");
 _Static_assert(E_SIZE == 32, "entries are indexed with shl $5");
-_Static_assert(R_RET == 72, "nine saved registers below the return slot");
+_Static_assert(offsetof(struct rt_ret_frame, ret) == 8 + SLOT &&
+		       offsetof(struct rt_ret_frame, rax) == 24,
+	       "the stub's pushes make struct rt_ret_frame");
 
 enum label {
 	L_SLOW,   /* entry: rt_ret_enter */
@@ -197,20 +203,6 @@ static void call6(struct emitter *e, uint64_t target)
 	}
 }
 
-/* mov %rsp,%rdi; call target */
-static void hcall(struct emitter *e, uint64_t target)
-{
-	PUT(e, "\x48\x89\xe7");
-	call6(e, target);
-}
-
-/* lea 16(%rsp),%rdi; call target: in the stub, regs are 16 bytes up */
-static void rcall(struct emitter *e, uint64_t target)
-{
-	PUT(e, "\x48\x8d\x7c\x24\x10");
-	call6(e, target);
-}
-
 /* lea target(%rip),<reg>: prefix is REX + 8d + modrm */
 static void lea_rip(struct emitter *e, const char *prefix, uint64_t target)
 {
@@ -246,11 +238,34 @@ static void find_stack(struct emitter *e, const struct arch_ret_spec *spec, enum
 	rel_to(e, "\x0f\x85", 2, miss); /* jne miss */
 }
 
+/* push/pop of what the inline push and pop use besides %r11: rax rcx rdx */
+static void push3(struct emitter *e)
+{
+	PUT(e, "\x50\x51\x52"); /* push %rax; push %rcx; push %rdx */
+}
+
+static void pop3(struct emitter *e)
+{
+	PUT(e, "\x5a\x59\x58"); /* pop %rdx; pop %rcx; pop %rax */
+}
+
+/* the registers a C call clobbers that push3 and %r11 do not cover */
+static void push_c(struct emitter *e)
+{
+	PUT(e, "\x56\x57\x41\x50\x41\x51\x41\x52"); /* push rsi rdi r8 r9 r10 */
+}
+
+static void pop_c(struct emitter *e)
+{
+	PUT(e, "\x41\x5a\x41\x59\x41\x58\x5f\x5e"); /* pop r10 r9 r8 rdi rsi */
+}
+
 static void emit_entry(struct emitter *e, const struct arch_ret_spec *spec, uint64_t stub)
 {
-	put(e, x86_save_regs, SAVE_LEN);
+	PUT(e, "\x41\x53"); /* push %r11: struct rt_entry_frame for the handlers */
 	for (int i = 0; i < spec->nhandlers; i++)
-		hcall(e, spec->handlers[i]);
+		call6(e, spec->handlers[i]);
+	push3(e); /* the return slot is now at SLOT(%rsp) */
 	PUT(e, "\x48\xb8"); /* movabs $&ubt_priv.enabled,%rax */
 	put64(e, spec->enabled);
 	PUT(e, "\x83\x38\x00");              /* cmpl $0,(%rax) */
@@ -268,8 +283,8 @@ static void emit_entry(struct emitter *e, const struct arch_ret_spec *spec, uint
 	rel_to(e, "\x0f\x85", 2, L_SLOW);
 	PUT(e, "\x8b\x42"); /* mov top(%rdx),%eax */
 	put(e, &(uint8_t){S_TOP}, 1);
-	PUT(e, "\x48\x8d\x4c\x24"); /* lea ret(%rsp),%rcx: the return slot */
-	put(e, &(uint8_t){R_RET}, 1);
+	PUT(e, "\x48\x8d\x4c\x24"); /* lea SLOT(%rsp),%rcx: the return slot */
+	put(e, &(uint8_t){SLOT}, 1);
 	PUT(e, "\x49\x89\xc3");     /* mov %rax,%r11 */
 	PUT(e, "\x49\xc1\xe3\x05"); /* shl $5,%r11: top * sizeof(entry) */
 	PUT(e, "\x85\xc0");         /* test %eax,%eax */
@@ -288,14 +303,15 @@ static void emit_entry(struct emitter *e, const struct arch_ret_spec *spec, uint
 	PUT(e, "\xff\xc0");                     /* inc %eax */
 	PUT(e, "\x89\x42");                     /* mov %eax,top(%rdx) */
 	put(e, &(uint8_t){S_TOP}, 1);
-	PUT(e, "\x48\x8b\x44\x24"); /* mov ret(%rsp),%rax */
-	put(e, &(uint8_t){R_RET}, 1);
+	PUT(e, "\x48\x8b\x44\x24"); /* mov SLOT(%rsp),%rax */
+	put(e, &(uint8_t){SLOT}, 1);
 	PUT(e, "\x49\x89\x43\x08"); /* mov %rax,8(%r11): e->ret */
 	lea_rip(e, "\x48\x8d\x05", stub); /* lea stub(%rip),%rax */
 	PUT(e, "\x49\x89\x43\x10");       /* mov %rax,16(%r11): e->stub */
 	PUT(e, "\x49\x89\x0b");           /* mov %rcx,(%r11): e->sp, published */
 	here(e, L_PUSHED);
-	put(e, x86_restore_regs, RESTORE_LEN);
+	pop3(e);
+	PUT(e, "\x41\x5b");               /* pop %r11 */
 	PUT(e, "\x48\x8d\x64\x24\x08");   /* lea 8(%rsp),%rsp */
 	rel_to(e, "\xe8", 1, L_BODY);     /* call body */
 }
@@ -303,9 +319,9 @@ static void emit_entry(struct emitter *e, const struct arch_ret_spec *spec, uint
 static void emit_stub(struct emitter *e, const struct arch_ret_spec *spec, uint64_t site)
 {
 	here(e, L_STUB);
-	PUT(e, "\x48\x8d\x64\x24\xf8"); /* lea -8(%rsp),%rsp: the old slot, regs->ret */
-	put(e, x86_save_regs, SAVE_LEN);
-	PUT(e, "\x48\x8d\x64\x24\xf0"); /* lea -16(%rsp),%rsp: func, alignment */
+	PUT(e, "\x48\x8d\x64\x24\xf8"); /* lea -8(%rsp),%rsp: the old slot, frame.ret */
+	PUT(e, "\x41\x53");             /* push %r11 */
+	push3(e);                       /* the slot is at SLOT(%rsp) */
 	find_stack(e, spec, L_LSLOW);
 	PUT(e, "\x83\x7a"); /* cmpl $0,busy(%rdx) */
 	put(e, (uint8_t[]){S_BUSY, 0}, 2);
@@ -316,40 +332,52 @@ static void emit_stub(struct emitter *e, const struct arch_ret_spec *spec, uint6
 	rel_to(e, "\x0f\x84", 2, L_LSLOW);
 	PUT(e, "\x44\x8d\x58\xff"); /* lea -1(%rax),%r11d */
 	PUT(e, "\x48\xc1\xe0\x05"); /* shl $5,%rax */
-	PUT(e, "\x48\x8d\x4c\x24"); /* lea 16+ret(%rsp),%rcx */
-	put(e, &(uint8_t){16 + R_RET}, 1);
+	PUT(e, "\x48\x8d\x4c\x24"); /* lea SLOT(%rsp),%rcx */
+	put(e, &(uint8_t){SLOT}, 1);
 	PUT(e, "\x48\x39\x8c\x02"); /* cmp %rcx,e[-1].sp(%rdx,%rax) */
 	put32(e, (uint32_t)(S_E - E_SIZE));
 	rel_to(e, "\x0f\x85", 2, L_LSLOW);
 	PUT(e, "\x48\x8b\x8c\x02"); /* mov e[-1].ret(%rdx,%rax),%rcx */
 	put32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, ret)));
-	PUT(e, "\x48\x89\x4c\x24"); /* mov %rcx,16+ret(%rsp) */
-	put(e, &(uint8_t){16 + R_RET}, 1);
+	PUT(e, "\x48\x89\x4c\x24"); /* mov %rcx,SLOT(%rsp) */
+	put(e, &(uint8_t){SLOT}, 1);
 	PUT(e, "\x44\x89\x5a"); /* mov %r11d,top(%rdx): popped */
 	put(e, &(uint8_t){S_TOP}, 1);
 	here(e, L_LRET);
-	lea_rip(e, "\x4c\x8d\x1d", site); /* lea site(%rip),%r11 */
-	PUT(e, "\x4c\x89\x5c\x24\x08"); /* mov %r11,8(%rsp): func, below regs */
-	for (int i = 0; i < spec->nrhandlers; i++)
-		rcall(e, spec->rhandlers[i]);
-	PUT(e, "\x48\x8d\x64\x24\x10"); /* lea 16(%rsp),%rsp */
-	put(e, x86_restore_regs, RESTORE_LEN);
-	PUT(e, "\xc3"); /* ret */
+	if (spec->nrhandlers) {
+		lea_rip(e, "\x48\x8d\x0d", site); /* lea site(%rip),%rcx */
+		PUT(e, "\x51");                   /* push %rcx: func; struct rt_ret_frame */
+		for (int i = 0; i < spec->nrhandlers; i++)
+			call6(e, spec->rhandlers[i]);
+		PUT(e, "\x48\x8d\x64\x24\x08"); /* lea 8(%rsp),%rsp */
+	}
+	pop3(e);
+	PUT(e, "\x41\x5b"); /* pop %r11 */
+	PUT(e, "\xc3");     /* ret: pairs with the caller's call */
 }
 
 static void emit_slow(struct emitter *e, const struct arch_ret_spec *spec, uint64_t stub)
 {
+	/* both: %rsp % 16 == 8 after push %r11 and push3; push_c makes it 0 */
 	here(e, L_LSLOW);
-	rcall(e, spec->leave);
+	push_c(e);
+	PUT(e, "\x48\x8d\x7c\x24"); /* lea SLOT+40(%rsp),%rdi */
+	put(e, &(uint8_t){SLOT + 40}, 1);
+	call6(e, spec->leave);
+	pop_c(e);
 	rel_to(e, "\xe9", 1, L_LRET);
 	here(e, L_SLOW);
-	PUT(e, "\x48\x89\xe7");           /* mov %rsp,%rdi */
+	push_c(e);
+	PUT(e, "\x48\x8d\x7c\x24"); /* lea SLOT+40(%rsp),%rdi */
+	put(e, &(uint8_t){SLOT + 40}, 1);
 	lea_rip(e, "\x48\x8d\x35", stub); /* lea stub(%rip),%rsi */
 	call6(e, spec->enter);
+	pop_c(e);
 	PUT(e, "\x85\xc0");               /* test %eax,%eax */
 	rel_to(e, "\x0f\x85", 2, L_PUSHED);
 	here(e, L_NOPUSH);
-	put(e, x86_restore_regs, RESTORE_LEN);
+	pop3(e);
+	PUT(e, "\x41\x5b"); /* pop %r11 */
 	rel_to(e, "\xe9", 1, L_BODY);
 }
 
