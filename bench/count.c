@@ -1,7 +1,7 @@
 /*
  * count.c - benchmark target: the cost of a probe on a hot function.
  *
- *   count THREADS CALLS_PER_ROUND [ROUNDS]
+ *   count THREADS CALLS_PER_ROUND [ROUNDS [PAUSE_MS]]
  *
  * Each of THREADS threads loops in rounds (forever when ROUNDS is 0 or
  * absent): it calls f CALLS_PER_ROUND times, then its twin g as many times
@@ -14,7 +14,10 @@
  * <start> and <end> are CLOCK_MONOTONIC ns, so a driver (bench/run.py)
  * knows whether a tracer was attached during the whole round.  With a
  * probe on f only, f - g in the same round is the probe's cost per hit.
- * At start it prints `ready <pid>`; SIGTERM or SIGINT end it.
+ * At start it prints `ready <pid>`; SIGTERM or SIGINT end it.  PAUSE_MS
+ * makes each thread sleep that long between rounds, so a tracer that
+ * streams events (printf) can drain its rings and the round measures what
+ * recording an event costs rather than what dropping one costs.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -27,6 +30,7 @@ int g(int x);
 
 static long calls;
 static long rounds;
+static long pause_ms;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile unsigned long sink;
 
@@ -71,6 +75,10 @@ static void *worker(void *arg)
 		printf("round %d %lld %lld %.3f %.3f\n", id, start, end, tf, tg);
 		fflush(stdout);
 		pthread_mutex_unlock(&out_lock);
+		if (pause_ms) {
+			struct timespec ts = {pause_ms / 1000, (pause_ms % 1000) * 1000000L};
+			nanosleep(&ts, NULL);
+		}
 	}
 	return NULL;
 }
@@ -78,12 +86,13 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: count THREADS CALLS_PER_ROUND [ROUNDS]\n");
+		fprintf(stderr, "usage: count THREADS CALLS_PER_ROUND [ROUNDS [PAUSE_MS]]\n");
 		return 1;
 	}
 	int nthreads = atoi(argv[1]);
 	calls = atol(argv[2]);
 	rounds = argc > 3 ? atol(argv[3]) : 0;
+	pause_ms = argc > 4 ? atol(argv[4]) : 0;
 	if (nthreads < 1 || nthreads > 64 || calls < 1) {
 		fprintf(stderr, "count: bad arguments\n");
 		return 1;

@@ -10,7 +10,8 @@
 # 2. configures and builds ubt with meson + ninja in build/;
 # 3. runs the unit tests (`meson test`), then again in build-san/ under
 #    AddressSanitizer + UndefinedBehaviorSanitizer (UBT_SANITIZE=0 skips it);
-# 4. runs the end-to-end tests (tests/e2e/run.py) and the stress tests
+# 4. runs the end-to-end tests (tests/e2e/run.py; again with the sanitized
+#    ubt), the differential tests (tests/diff) and the stress tests
 #    (tests/stress/stress.py, fewer rounds than its defaults);
 # 5. ends with one line `N passed, N failed` (`, N skipped`) summing all of
 #    them, and exits non-zero if anything failed.
@@ -125,38 +126,37 @@ else
 	fail_step "build ($BUILDDIR): see the errors above"
 fi
 
-log "e2e tests"
-summary=$(mktemp)
+# suite LABEL TIMEOUT COMMAND...: runs a runner that writes `passed failed
+# skipped` to the file given by --summary, and adds them to the totals.
+suite() {
+	local label=$1 limit=$2 summary
+	shift 2
+	log "$label"
+	summary=$(mktemp)
+	timeout "$limit" "$@" --summary "$summary"
+	if read -r p f s <"$summary" 2>/dev/null && [ -n "$p" ]; then
+		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	else
+		fail_step "$label: the runner did not finish"
+	fi
+	rm -f "$summary"
+}
+
 # shellcheck disable=SC2086
-timeout 1200 python3 tests/e2e/run.py --builddir "$BUILDDIR" --summary "$summary" ${E2E_ARGS:-}
-if read -r p f s <"$summary" 2>/dev/null && [ -n "$p" ]; then
-	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-else
-	fail_step "e2e runner did not finish"
+suite "e2e tests" 1200 python3 tests/e2e/run.py --builddir "$BUILDDIR" ${E2E_ARGS:-}
+if [ "$UBT_SANITIZE" = 1 ] && [ -x "$SANDIR/tools/ubt" ]; then
+	# the same tests with ubt itself built with ASan+UBSan (the runtime
+	# injected into targets is never instrumented)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		suite "e2e tests, ubt under ASan+UBSan" 1200 python3 tests/e2e/run.py \
+		--builddir "$BUILDDIR" --tracer "$PWD/$SANDIR/tools/ubt"
 fi
-rm -f "$summary"
-
-log "differential tests against bpftrace (tests/diff)"
-summary=$(mktemp)
-timeout 1800 python3 tests/diff/run.py --builddir "$BUILDDIR" --summary "$summary"
-if read -r p f s <"$summary" 2>/dev/null && [ -n "$p" ]; then
-	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-else
-	fail_step "differential runner did not finish"
-fi
-rm -f "$summary"
-
+suite "differential tests against bpftrace (tests/diff)" 1800 \
+	python3 tests/diff/run.py --builddir "$BUILDDIR"
 # Fewer rounds than the full run (python3 tests/stress/stress.py: 200 cycles, 50 kills).
-log "stress tests: attach/detach cycles and SIGKILLed ubt under load"
-summary=$(mktemp)
-timeout 900 python3 tests/stress/stress.py --builddir "$BUILDDIR" --cycles ${STRESS_CYCLES:-40} \
-	--kills ${STRESS_KILLS:-10} --summary "$summary"
-if read -r p f s <"$summary" 2>/dev/null && [ -n "$p" ]; then
-	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-else
-	fail_step "stress tests did not finish"
-fi
-rm -f "$summary"
+suite "stress tests: attach/detach cycles and SIGKILLed ubt under load" 900 \
+	python3 tests/stress/stress.py --builddir "$BUILDDIR" --cycles "${STRESS_CYCLES:-40}" \
+	--kills "${STRESS_KILLS:-10}"
 
 log "total (unit + e2e + diff + stress)"
 line="$passed passed, $failed failed"

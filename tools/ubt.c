@@ -14,6 +14,7 @@
 #include "attach/attach.h"
 #include "codegen/codegen.h"
 #include "output/output.h"
+#include "output/stack.h"
 #include "output/sym.h"
 #include "parser/ast.h"
 #include "parser/sema.h"
@@ -34,7 +35,7 @@ struct options {
 	const char *file;    /* script path */
 	pid_t pid;
 	const char *cmd;
-	bool quiet, dry_run, verbose, list;
+	bool quiet, dry_run, verbose, list, unsafe;
 	const char *dump; /* -d */
 	bool json;            /* -f json */
 	const char *out_file; /* -o */
@@ -71,6 +72,7 @@ static void usage(FILE *f)
 	      "    -B MODE        output buffering mode: none, line, full\n"
 	      "    -l [search]    list probes (uprobe, usdt; with -p those of the process)\n"
 	      "    --dry-run      check and compile the script, attach nothing\n"
+	      "    --unsafe       allow unsafe builtin functions (system)\n"
 	      "    -v             verbose messages\n"
 	      "    -h, --help     show this help message\n"
 	      "    -V, --version  ubt version\n"
@@ -89,6 +91,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{"dry-run", no_argument, NULL, 1},
+		{"unsafe", no_argument, NULL, 2},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -134,6 +137,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'v': o->verbose = true; break;
 		case 'l': o->list = true; break;
 		case 1: o->dry_run = true; break;
+		case 2: o->unsafe = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("ubt v%s\n", UBT_VERSION); exit(0);
 		default: usage(stderr); return -1;
@@ -181,7 +185,7 @@ static void set_cg_options(struct cg_options *co)
 	co->ring_size = 4096;
 	co->nthreads = 16;
 #else
-	co->ring_size = env_u32("BPFTRACE_PERF_RB_PAGES", 16) * 4096u;
+	co->ring_size = env_u32("BPFTRACE_PERF_RB_PAGES", 64) * 4096u; /* bpftrace's default */
 	co->nthreads = 256;
 #endif
 }
@@ -252,6 +256,7 @@ static void trace_loop(struct att_session *s, struct out *o)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	unsigned checks = 0;
+	int idle_ms = 0;
 	for (;;) {
 		int n = out_drain(o);
 		out_report_lost(o);
@@ -283,8 +288,11 @@ static void trace_loop(struct att_session *s, struct out *o)
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		h->heartbeat = (uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
-		if (!n)
-			sleep_ms(5);
+		/* poll fast while events flow, back off to 8 ms when idle */
+		if (n)
+			idle_ms = 0;
+		else
+			sleep_ms(idle_ms = idle_ms ? (idle_ms < 8 ? idle_ms * 2 : 8) : 1);
 	}
 }
 
@@ -324,6 +332,7 @@ static void sym_setup(const struct att_session *s)
 	if (!s->has_target)
 		return;
 	out_sym_init(s->t.pid);
+	out_stack_prepare(att_data(s)); /* ustack: before arming */
 	for (int i = 0; i < s->nsites; i++) {
 		uint64_t lo = s->sites[i].tramp, hi = lo + 4096;
 		for (int j = 0; j < s->nsites; j++)
@@ -343,6 +352,7 @@ int main(int argc, char **argv)
 	struct ast_node *prog = NULL;
 	struct sema_info info = {0};
 	struct att_session *s = NULL;
+	char **cargv = NULL; /* -c CMD split into words */
 	struct cg_layout layout = {0};
 	struct cg_object tobj = {0}, hobj = {0};
 	int ret = 1;
@@ -373,6 +383,7 @@ int main(int argc, char **argv)
 		prog->prog->params[i] = xstrdup(o.params[i]);
 	if (o.dump && !strcmp(o.dump, "ast"))
 		ast_dump(prog, false, stdout);
+	sema_unsafe = o.unsafe;
 	if (sema_check(prog, &d, &info)) {
 		diag_print(&d, stderr);
 		goto out;
@@ -400,7 +411,6 @@ int main(int argc, char **argv)
 	cg_layout(&info, &co, &layout);
 	bool keep = o.dump && (!strcmp(o.dump, "ir") || !strcmp(o.dump, "asm"));
 	struct cg_facts tfacts, hfacts;
-	char **cargv = NULL;
 	if (!o.dry_run && (o.pid || o.cmd)) {
 		if (o.cmd && !(cargv = split_cmd(o.cmd)))
 			goto out;
@@ -448,6 +458,7 @@ int main(int argc, char **argv)
 	set_builtin_facts(s, &o);
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
 	att_run_host(s, &hobj, "BEGIN");
+	out_drain(&out); /* BEGIN's output comes before any probe's */
 	if (att_arm(s))
 		goto out_detach;
 	if (o.verbose && s->has_target) {
@@ -480,7 +491,9 @@ int main(int argc, char **argv)
 	out_print_maps(&out);
 	if (outf != stdout)
 		fclose(outf);
-	ret = 0;
+	/* exit(code) */
+	ret = ((struct rt_shm_header *)att_data(s))->exit_req
+		      ? ((struct rt_shm_header *)att_data(s))->exit_code & 0xff : 0;
 out_detach:
 	if (ret) {
 		att_detach(s);
@@ -497,5 +510,8 @@ out:
 		ast_free(prog);
 	diag_free(&d);
 	free(src);
+	for (char **a = cargv; a && *a; a++)
+		free(*a);
+	free(cargv);
 	return ret;
 }

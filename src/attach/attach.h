@@ -109,6 +109,11 @@ struct att_session {
 	bool trap_installed; /* our SIGTRAP handler is the target's action */
 	struct rt_sigaction_k old_trap; /* the application's SIGTRAP action */
 	uint64_t rt_sigtrap;            /* our handler's address in the target */
+	/* fault-tolerant reads (readsafe.c) */
+	bool read_watched;              /* libc's sigaction/sigmask functions are probed */
+	bool segv_installed, bus_installed; /* rt_sigsegv is the target's action */
+	struct rt_sigaction_k old_segv, old_bus; /* the application's actions */
+	uint64_t rt_sigsegv;            /* our handler's address in the target */
 	struct link_image image;
 	struct att_site *sites; /* ATT_MAX_SITES, in the session's shared memory */
 	int nsites;
@@ -210,6 +215,11 @@ void att_run_host(struct att_session *s, const struct cg_object *host_obj, const
 bool att_ret_wanted(const struct att_session *s);
 int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps);
 int att_ret_install(struct att_session *s, struct rt_shm_header *h);
+/* readsafe.c: the SIGSEGV/SIGBUS handler behind fault-tolerant reads */
+int att_read_plan(struct att_session *s, const struct cg_object *obj, struct proc_map *maps,
+		  int nmaps);
+int att_read_install(struct att_session *s, struct rt_shm_header *h);
+void att_read_remove(struct att_session *s);
 void att_ret_detach(struct att_session *s);
 void att_ret_unmap(struct att_session *s);
 /* Says on stderr how many calls ran without their return probe. */

@@ -296,7 +296,8 @@ int link_objects(const struct link_input *in, int nin, uint64_t base,
 	for (i = 0; i < nin; i++)
 		if ((ret = relocate(&objs[i], &in[i], out, ext, next, &got, err, errlen)))
 			goto out;
-	memcpy(out->bytes + off, got.vals, got.n * 8);
+	if (got.n)
+		memcpy(out->bytes + off, got.vals, got.n * 8);
 	out->size = off + got.n * 8;
 out:
 	for (i = 0; i < nin; i++) {

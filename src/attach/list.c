@@ -45,7 +45,8 @@ static int cmp(const void *a, const void *b)
 
 static void flush(struct lines *l, FILE *out)
 {
-	qsort(l->v, l->n, sizeof(*l->v), cmp);
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), cmp);
 	for (int i = 0; i < l->n; i++)
 		if (!i || strcmp(l->v[i], l->v[i - 1]))
 			fprintf(out, "%s\n", l->v[i]);

@@ -279,7 +279,7 @@ static int map_remote_priv(struct att_session *s, uint64_t at)
 	if (!ret)
 		ret = rsys(s, SYS_madvise, at, PAGE, MADV_WIPEONFORK, 0, 0, 0, &r);
 	if (!ret) {
-		struct rt_priv p = {.size = sizeof(p), .enabled = 0};
+		struct rt_priv p = {.size = sizeof(p), .enabled = 0, .pid = (uint32_t)s->t.pid};
 		s->remote_priv = at;
 		ret = tracee_write(&s->t, at, &p, sizeof(p));
 	}
@@ -372,6 +372,7 @@ static int map_host_code(struct att_session *s, size_t size)
 			s->host_priv = (struct rt_priv *)((uint8_t *)p + s->host_code_size - PAGE);
 			s->host_priv->size = sizeof(struct rt_priv);
 			s->host_priv->enabled = 1;
+			s->host_priv->pid = (uint32_t)getpid();
 			return 0;
 		}
 	}
@@ -399,6 +400,10 @@ static void write_headers(struct att_session *s, const struct cg_layout *l,
 	att_clock_calibrate(h);
 	for (int i = 0; i < l->nmaps; i++)
 		memcpy(att_data(s) + l->maps[i].off, &l->maps[i].hdr, sizeof(struct rt_map));
+	if (l->stacks_off) { /* ustack's table; output/stack.c fills the rest of h->stk */
+		memcpy(att_data(s) + l->stacks_off, &l->stacks, sizeof(l->stacks));
+		h->stk.table_off = l->stacks_off;
+	}
 }
 
 /* ---- linking ---------------------------------------------------------- */
@@ -664,7 +669,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			sys_error(s, ret, "reading /proc/PID/maps");
 			return ret;
 		}
-		if ((ret = plan_sites(s, maps, nmaps)) || (ret = att_ret_plan(s, maps, nmaps)))
+		if ((ret = plan_sites(s, maps, nmaps)) || (ret = att_ret_plan(s, maps, nmaps)) ||
+		    (ret = att_read_plan(s, target_obj, maps, nmaps)))
 			goto out;
 		uint64_t lo, hi, ref;
 		group_sites(s, 0, &lo, &hi, &ref);
@@ -707,6 +713,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		if ((ret = att_ret_install(s, (struct rt_shm_header *)att_data(s))))
 			goto out;
 		if ((ret = place_trampolines(s, target_obj)))
+			goto out;
+		if ((ret = att_read_install(s, (struct rt_shm_header *)att_data(s))))
 			goto out;
 	} else {
 		s->code_size = 0;
@@ -856,6 +864,8 @@ static bool unmap_if_idle(struct att_session *s)
 	if (busy)
 		return false;
 	int64_t r;
+	/* no thread can be inside a read routine now: the handler can go */
+	att_read_remove(s);
 	rsys(s, SYS_munmap, s->remote_code, s->code_size + s->data_size + PAGE, 0, 0, 0, 0, &r);
 	s->remote_mapped = false;
 	for (int i = 0; i < s->nislands; i++)

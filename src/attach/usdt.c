@@ -377,72 +377,23 @@ static bool has_wild(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
-/* "libpython3.11.so.1.0" for "python3.11", "libc" or "c"? bpftrace's rule: the
- * basename equals the name, or starts with name + ".so", or lib + name + ".so". */
-static bool lib_name_matches(const char *base, const char *name)
-{
-	size_t n = strlen(name);
-	if (!strcmp(base, name))
-		return true;
-	if (!strncmp(base, name, n) && !strncmp(base + n, ".so", 3))
-		return true;
-	return !strncmp(base, "lib", 3) && !strncmp(base + 3, name, n) &&
-	       !strncmp(base + 3 + n, ".so", 3);
-}
-
-/* A library or program named without a path: in the process, else PATH and lib dirs. */
+/*
+ * A library or program named without a path: resolve.c's search (the
+ * process's mappings, PATH, ld.so.cache, the library directories), seen
+ * through /proc/PID/root with -p so a container's files are the ones read.
+ */
 static char *find_by_name(pid_t pid, const char *name)
 {
-	if (pid > 0) {
-		struct proc_map *maps;
-		int n;
-		char *found = NULL;
-		if (!proc_maps_read(pid, &maps, &n)) {
-			for (int i = 0; i < n && !found; i++) {
-				const char *sl = strrchr(maps[i].path, '/');
-				if (maps[i].path[0] == '/' && lib_name_matches(sl + 1, name))
-					found = xasprintf("/proc/%d/root%s", pid, maps[i].path);
-			}
-			proc_maps_free(maps, n);
+	char *found = att_find_binary(pid, name);
+	if (found && pid > 0) {
+		char *in_root = xasprintf("/proc/%d/root%s", pid, found);
+		if (!access(in_root, F_OK)) {
+			free(found);
+			return in_root;
 		}
-		if (found)
-			return found;
+		free(in_root);
 	}
-	const char *path = getenv("PATH");
-	char *copy = xstrdup(path ? path : "/usr/bin:/bin"), *save = NULL;
-	for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		char *p = xasprintf("%s/%s", dir, name);
-		if (!access(p, X_OK)) {
-			free(copy);
-			return p;
-		}
-		free(p);
-	}
-	free(copy);
-	static const char *const libdirs[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-					      "/lib64", "/usr/lib64", "/lib", "/usr/lib",
-					      "/usr/local/lib"};
-	for (size_t i = 0; i < ARRAY_SIZE(libdirs); i++) {
-		DIR *d = opendir(libdirs[i]);
-		struct dirent *de;
-		char *best = NULL;
-		while (d && (de = readdir(d))) {
-			/* the shortest match: libc.so.6 rather than libc.so.6.debug */
-			if (lib_name_matches(de->d_name, name) &&
-			    (!best || strlen(de->d_name) < strlen(best))) {
-				free(best);
-				best = xstrdup(de->d_name);
-			}
-		}
-		if (d)
-			closedir(d);
-		if (best) {
-			char *p = xasprintf("%s/%s", libdirs[i], best);
-			free(best);
-			return p;
-		}
-	}
-	return NULL;
+	return found;
 }
 
 /* The highest argN a probe's code reads, or -1. */

@@ -23,7 +23,10 @@ bool cg_needs_thread(const struct ast_node *n)
 	if (!n)
 		return false;
 	if (cg_is_call(n, "printf") || cg_is_call(n, "print") || cg_is_call(n, "clear") ||
-	    cg_is_call(n, "zero"))
+	    cg_is_call(n, "zero") || cg_is_call(n, "time") || cg_is_call(n, "system") ||
+	    cg_is_call(n, "cat"))
+		return true;
+	if (cg_reads_target(n)) /* rt_read's per-thread state (cg_expr.c) */
 		return true;
 	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
 	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
@@ -116,6 +119,8 @@ static LLVMValueRef builtin_call(struct cg *c, const char *name, LLVMTypeRef ret
 
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 {
+	if (cg_is_stack(n))
+		return cg_stack(c, n);
 	if (!strcmp(n->str, "nsecs"))
 		return builtin_nsecs(c);
 	if (!strcmp(n->str, "elapsed"))
@@ -281,13 +286,201 @@ static const struct sema_printf *find_printf(struct cg *c, const struct ast_node
 	return NULL;
 }
 
+/* Byte-array values (buf, strings) travel by their size; everything else as 8 bytes. */
+static bool cg_is_bytes(const struct ast_type *t)
+{
+	return t->kind == TY_STR;
+}
+
 static uint32_t arg_bytes(const struct ast_node *a)
 {
-	return a->type.kind == TY_STR ? ALIGN_UP((uint32_t)a->type.size, 8u) : 8;
+	return cg_is_bytes(&a->type) ? ALIGN_UP((uint32_t)a->type.size, 8u) : 8;
+}
+
+static void emit_args_event(struct cg *c, uint32_t type, uint32_t id, const struct ast_node **args,
+			    int nargs);
+
+/* ---- the thread slot and its ring, inline ------------------------------ */
+
+static LLVMValueRef gep_const(struct cg *c, LLVMValueRef p, uint64_t off)
+{
+	LLVMValueRef o = cg_const(c, off);
+	return LLVMBuildGEP2(c->b, c->i8, p, &o, 1, "");
+}
+
+static void signal_fence(struct cg *c)
+{
+	LLVMBuildFence(c->b, LLVMAtomicOrderingSequentiallyConsistent, 1, "");
 }
 
 /*
- * printf: a record [rt_event_hdr][u32 id, u32 0][args...] in the thread's
+ * The thread's slot, as rt_thread_enter() finds it (rt_thread.c), or NULL.
+ * The common case is inline: the slot the thread pointer hashes to holds
+ * this thread (tp, and tid where its place in the TCB is known) and is not
+ * busy; then busy is set and the slot returned.  Anything else (first hit,
+ * a collision, re-entry, a reused TCB) calls rt_thread_enter().
+ */
+LLVMValueRef cg_thread_enter(struct cg *c)
+{
+	const struct cg_layout *l = c->layout;
+	LLVMValueRef tpp = LLVMConstNull(c->ptr_fs);
+	LLVMValueRef tp = LLVMBuildLoad2(c->b, c->i64, tpp, "tp");
+	LLVMValueRef h = LLVMBuildMul(c->b, tp, cg_const(c, RT_TP_HASH_MUL), "");
+	h = LLVMBuildAnd(c->b, LLVMBuildLShr(c->b, h, cg_const(c, RT_TP_HASH_SHIFT), ""),
+			 cg_const(c, l->nthreads - 1), "");
+	LLVMValueRef off = LLVMBuildAdd(c->b, LLVMBuildShl(c->b, h, cg_const(c, 7), ""),
+					cg_const(c, l->threads_off), "");
+	LLVMValueRef t = LLVMBuildGEP2(c->b, c->i8, c->shm, &off, 1, "slot");
+	LLVMValueRef ok = LLVMBuildICmp(c->b, LLVMIntEQ, LLVMBuildLoad2(c->b, c->i64, t, ""), tp, "");
+	if (c->facts && c->facts->has_tid) {
+		LLVMValueRef tid = LLVMBuildLoad2(
+			c->b, c->i32,
+			LLVMBuildIntToPtr(c->b, cg_const(c, (uint64_t)(int64_t)c->facts->tid_off),
+					  c->ptr_fs, ""), "");
+		LLVMValueRef st = LLVMBuildLoad2(
+			c->b, c->i32, gep_const(c, t, offsetof(struct rt_thread, tid)), "");
+		ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntEQ, tid, st, ""), "");
+	}
+	LLVMValueRef busyp = gep_const(c, t, offsetof(struct rt_thread, busy));
+	LLVMValueRef busy = LLVMBuildLoad2(c->b, c->i32, busyp, "");
+	LLVMSetVolatile(busy, 1);
+	ok = LLVMBuildAnd(c->b, ok,
+			  LLVMBuildICmp(c->b, LLVMIntEQ, busy, LLVMConstInt(c->i32, 0, 0), ""), "");
+	LLVMBasicBlockRef fast = cg_new_bb(c, "th_fast"), slow = cg_new_bb(c, "th_slow"),
+			  done = cg_new_bb(c, "th_done");
+	LLVMBuildCondBr(c->b, ok, fast, slow);
+	LLVMPositionBuilderAtEnd(c->b, fast);
+	LLVMValueRef st = LLVMBuildStore(c->b, LLVMConstInt(c->i32, 1, 0), busyp);
+	LLVMSetVolatile(st, 1);
+	signal_fence(c);
+	LLVMBuildBr(c->b, done);
+	LLVMPositionBuilderAtEnd(c->b, slow);
+	LLVMValueRef st2 = LLVMBuildCall2(c->b, c->ty_thread_enter, c->fn_thread_enter, NULL, 0, "");
+	LLVMBuildBr(c->b, done);
+	LLVMPositionBuilderAtEnd(c->b, done);
+	LLVMValueRef phi = LLVMBuildPhi(c->b, c->ptr, "thread");
+	LLVMValueRef vals[] = {t, st2};
+	LLVMBasicBlockRef bbs[] = {fast, slow};
+	LLVMAddIncoming(phi, vals, bbs, 2);
+	return phi;
+}
+
+/* rt_thread_exit(), inline: the guard is released after everything else. */
+void cg_thread_exit(struct cg *c)
+{
+	signal_fence(c);
+	LLVMValueRef st = LLVMBuildStore(c->b, LLVMConstInt(c->i32, 0, 0),
+					 gep_const(c, c->thread, offsetof(struct rt_thread, busy)));
+	LLVMSetVolatile(st, 1);
+}
+
+/*
+ * Reserves len bytes (a multiple of 8) in the thread's ring and writes the
+ * record header; returns the record, with the builder in a block that runs
+ * only when the reservation succeeded (a full ring goes to *skip, where
+ * the slow path counted the loss).  The common case is inline: the record
+ * fits before the ring's end and the ring has room.  Otherwise
+ * rt_ring_reserve() pads, or counts the loss.  *newhead is what
+ * ring_commit() publishes.
+ */
+static LLVMValueRef ring_reserve(struct cg *c, uint32_t len, uint32_t type, uint32_t id,
+				 LLVMValueRef *newhead, LLVMBasicBlockRef *skip)
+{
+	const struct cg_layout *l = c->layout;
+	uint64_t size = l->ring_size;
+	len = ALIGN_UP(len, 8u);
+	LLVMValueRef t = c->thread;
+	LLVMValueRef head = LLVMBuildLoad2(c->b, c->i64,
+					   gep_const(c, t, offsetof(struct rt_thread, ring_head)), "");
+	/* the tail this thread last saw: ubt only ever moves the real one
+	 * forward, so room counted from it is there; short of room, the slow
+	 * path reads the real tail */
+	LLVMValueRef tail = LLVMBuildLoad2(c->b, c->i64,
+					   gep_const(c, t, offsetof(struct rt_thread, tail_seen)), "");
+	LLVMValueRef pos = LLVMBuildAnd(c->b, head, cg_const(c, size - 1), "");
+	LLVMValueRef nh = LLVMBuildAdd(c->b, head, cg_const(c, len), "");
+	LLVMValueRef fits = LLVMBuildICmp(c->b, LLVMIntULE, pos, cg_const(c, size - len), "");
+	LLVMValueRef room = LLVMBuildICmp(c->b, LLVMIntULE, LLVMBuildSub(c->b, nh, tail, ""),
+					  cg_const(c, size), "");
+	LLVMBasicBlockRef fast = cg_new_bb(c, "ring_fast"), slow = cg_new_bb(c, "ring_slow"),
+			  fill = cg_new_bb(c, "ring_fill");
+	*skip = cg_new_bb(c, "ring_done");
+	if (len > size / 2) {
+		LLVMBuildBr(c->b, slow);
+	} else {
+		LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, fits, room, ""), fast, slow);
+	}
+	/* ring i is at rings_off + i * size, where i = (t - threads) / 128 */
+	LLVMPositionBuilderAtEnd(c->b, fast);
+	_Static_assert(sizeof(struct rt_thread) == 128, "rt_thread is 128 bytes");
+	LLVMValueRef ti = LLVMBuildSub(c->b, LLVMBuildPtrToInt(c->b, t, c->i64, ""),
+				       LLVMBuildPtrToInt(c->b, cg_shm_ptr(c, l->threads_off), c->i64,
+							 ""), "");
+	LLVMValueRef roff = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, ti, cg_const(c, size / 128), ""),
+					 cg_const(c, l->rings_off), "");
+	roff = LLVMBuildAdd(c->b, roff, pos, "");
+	LLVMValueRef rec_fast = LLVMBuildGEP2(c->b, c->i8, c->shm, &roff, 1, "");
+	LLVMBuildBr(c->b, fill);
+
+	LLVMPositionBuilderAtEnd(c->b, slow);
+	LLVMValueRef args[] = {t, LLVMConstInt(c->i32, len, 0)};
+	LLVMValueRef rec_slow = LLVMBuildCall2(c->b, c->ty_ring_reserve, c->fn_ring_reserve, args, 2,
+					       "");
+	LLVMBasicBlockRef slow_ok = cg_new_bb(c, "ring_slow_ok");
+	LLVMBuildCondBr(c->b, LLVMBuildIsNull(c->b, rec_slow, ""), *skip, slow_ok);
+	LLVMPositionBuilderAtEnd(c->b, slow_ok);
+	LLVMValueRef nh_slow = LLVMBuildLoad2(
+		c->b, c->i64, gep_const(c, t, offsetof(struct rt_thread, ring_resv)), "");
+	LLVMBuildBr(c->b, fill);
+
+	LLVMPositionBuilderAtEnd(c->b, fill);
+	LLVMValueRef rec = LLVMBuildPhi(c->b, c->ptr, "rec");
+	LLVMValueRef rv[] = {rec_fast, rec_slow};
+	LLVMBasicBlockRef rb[] = {fast, slow_ok};
+	LLVMAddIncoming(rec, rv, rb, 2);
+	*newhead = LLVMBuildPhi(c->b, c->i64, "newhead");
+	LLVMValueRef hv[] = {nh, nh_slow};
+	LLVMAddIncoming(*newhead, hv, rb, 2);
+	uint64_t hdr = (uint64_t)len | ((uint64_t)type << 32) | ((uint64_t)id << 48);
+	LLVMBuildStore(c->b, cg_const(c, hdr), rec);
+	return rec;
+}
+
+/* Publishes the record: a release store of ring_head (rt_ring_commit). */
+static void ring_commit(struct cg *c, LLVMValueRef newhead, LLVMBasicBlockRef skip)
+{
+	LLVMValueRef st = LLVMBuildStore(c->b, newhead,
+					 gep_const(c, c->thread, offsetof(struct rt_thread, ring_head)));
+	LLVMSetOrdering(st, LLVMAtomicOrderingRelease);
+	LLVMSetAlignment(st, 8);
+	LLVMBuildBr(c->b, skip);
+	LLVMPositionBuilderAtEnd(c->b, skip);
+}
+
+/*
+ * Stores the values of args (AST nodes) at rec + off in printf's argument
+ * layout: integers as 8 bytes, strings zero-padded to their size rounded
+ * up to 8.
+ */
+static void store_args(struct cg *c, LLVMValueRef rec, uint64_t off, const struct ast_node **args,
+		       LLVMValueRef *vals, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const struct ast_node *a = args[i];
+		LLVMValueRef dst = gep_const(c, rec, off);
+		if (a->type.kind == TY_STR || cg_is_bytes(&a->type)) {
+			LLVMBuildMemSet(c->b, dst, LLVMConstInt(c->i8, 0, 0), cg_const(c, arg_bytes(a)),
+					1);
+			cg_copy_str(c, dst, vals[i], a->type.size);
+		} else {
+			LLVMBuildStore(c->b, vals[i], dst);
+		}
+		off += arg_bytes(a);
+	}
+}
+
+/*
+ * printf: a record [rt_event_hdr id=printf id][args...] in the thread's
  * ring; ubt formats it.  Arguments are evaluated before reserving, so a
  * map lookup inside an argument never runs with a record half-written.
  */
@@ -298,73 +491,35 @@ static void call_printf(struct cg *c, const struct ast_node *n)
 		cg_fail(c, n, "internal: printf without format information");
 		return;
 	}
-	int nargs = n->nkids - 1;
+	emit_args_event(c, RT_EV_PRINTF, (uint32_t)pf->id, (const struct ast_node **)n->kids + 1,
+			n->nkids - 1);
+}
+
+/* An event whose payload is the values of args, as for printf. */
+static void emit_args_event(struct cg *c, uint32_t type, uint32_t id, const struct ast_node **args,
+			    int nargs)
+{
 	LLVMValueRef vals[64];
-	uint32_t len = sizeof(struct rt_event_hdr) + 8;
-	for (int i = 0; i < nargs && i < 64; i++) {
-		vals[i] = cg_expr(c, n->kids[i + 1]);
-		len += arg_bytes(n->kids[i + 1]);
+	uint32_t len = sizeof(struct rt_event_hdr);
+	if (nargs > 64)
+		nargs = 64;
+	for (int i = 0; i < nargs; i++) {
+		vals[i] = cg_expr(c, args[i]);
+		len += arg_bytes(args[i]);
 	}
-	LLVMValueRef args[] = {c->thread, LLVMConstInt(c->i32, len, 0)};
-	LLVMValueRef rec = LLVMBuildCall2(c->b, c->ty_ring_reserve, c->fn_ring_reserve, args, 2,
-					  "rec");
-	LLVMBasicBlockRef fill = cg_new_bb(c, "printf_fill"), done = cg_new_bb(c, "printf_done");
-	LLVMBuildCondBr(c->b, LLVMBuildIsNull(c->b, rec, ""), done, fill);
-	LLVMPositionBuilderAtEnd(c->b, fill);
-	uint64_t hdr_len_type = (uint64_t)ALIGN_UP(len, 8u) | ((uint64_t)RT_EV_PRINTF << 32);
-	LLVMBuildStore(c->b, cg_const(c, hdr_len_type), rec);
-	LLVMTypeRef cty = LLVMFunctionType(c->i64, NULL, 0, 0);
-	LLVMValueRef rdtsc = LLVMGetNamedFunction(c->mod, "llvm.readcyclecounter");
-	if (!rdtsc)
-		rdtsc = LLVMAddFunction(c->mod, "llvm.readcyclecounter", cty);
-	LLVMValueRef tsc = LLVMBuildCall2(c->b, cty, rdtsc, NULL, 0, "tsc");
-	uint64_t off = 8;
-	LLVMValueRef o = cg_const(c, off);
-	LLVMBuildStore(c->b, tsc, LLVMBuildGEP2(c->b, c->i8, rec, &o, 1, ""));
-	off = sizeof(struct rt_event_hdr);
-	o = cg_const(c, off);
-	LLVMBuildStore(c->b, cg_const(c, (uint64_t)pf->id), LLVMBuildGEP2(c->b, c->i8, rec, &o, 1, ""));
-	off += 8;
-	for (int i = 0; i < nargs && i < 64; i++) {
-		const struct ast_node *a = n->kids[i + 1];
-		o = cg_const(c, off);
-		LLVMValueRef dst = LLVMBuildGEP2(c->b, c->i8, rec, &o, 1, "");
-		if (a->type.kind == TY_STR) {
-			LLVMBuildMemSet(c->b, dst, LLVMConstInt(c->i8, 0, 0), cg_const(c, arg_bytes(a)),
-					1);
-			cg_copy_str(c, dst, vals[i], a->type.size);
-		} else {
-			LLVMBuildStore(c->b, vals[i], dst);
-		}
-		off += arg_bytes(a);
-	}
-	LLVMBuildCall2(c->b, c->ty_ring_commit, c->fn_ring_commit, &c->thread, 1, "");
-	LLVMBuildBr(c->b, done);
-	LLVMPositionBuilderAtEnd(c->b, done);
+	LLVMValueRef nh;
+	LLVMBasicBlockRef skip;
+	LLVMValueRef rec = ring_reserve(c, len, type, id, &nh, &skip);
+	store_args(c, rec, sizeof(struct rt_event_hdr), args, vals, nargs);
+	ring_commit(c, nh, skip);
 }
 
 /* Reserves a ring record of len bytes with its header written; returns the
- * record (NULL when the ring is full: the caller skips to `*skip`). */
+ * record (the caller ends with event_end). */
 static LLVMValueRef event_begin(struct cg *c, uint32_t len, uint32_t type,
-				LLVMBasicBlockRef *skip)
+				LLVMBasicBlockRef *skip, LLVMValueRef *nh)
 {
-	len = ALIGN_UP(len, 8u);
-	LLVMValueRef args[] = {c->thread, LLVMConstInt(c->i32, len, 0)};
-	LLVMValueRef rec = LLVMBuildCall2(c->b, c->ty_ring_reserve, c->fn_ring_reserve, args, 2,
-					  "rec");
-	LLVMBasicBlockRef fill = cg_new_bb(c, "ev_fill");
-	*skip = cg_new_bb(c, "ev_done");
-	LLVMBuildCondBr(c->b, LLVMBuildIsNull(c->b, rec, ""), *skip, fill);
-	LLVMPositionBuilderAtEnd(c->b, fill);
-	LLVMBuildStore(c->b, cg_const(c, (uint64_t)len | ((uint64_t)type << 32)), rec);
-	LLVMTypeRef cty = LLVMFunctionType(c->i64, NULL, 0, 0);
-	LLVMValueRef rdtsc = LLVMGetNamedFunction(c->mod, "llvm.readcyclecounter");
-	if (!rdtsc)
-		rdtsc = LLVMAddFunction(c->mod, "llvm.readcyclecounter", cty);
-	LLVMValueRef tsc = LLVMBuildCall2(c->b, cty, rdtsc, NULL, 0, "tsc");
-	LLVMValueRef o = cg_const(c, 8);
-	LLVMBuildStore(c->b, tsc, LLVMBuildGEP2(c->b, c->i8, rec, &o, 1, ""));
-	return rec;
+	return ring_reserve(c, len, type, 0, nh, skip);
 }
 
 static void event_store(struct cg *c, LLVMValueRef rec, uint64_t off, LLVMValueRef v)
@@ -373,11 +528,9 @@ static void event_store(struct cg *c, LLVMValueRef rec, uint64_t off, LLVMValueR
 	LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->i8, rec, &o, 1, ""));
 }
 
-static void event_end(struct cg *c, LLVMBasicBlockRef skip)
+static void event_end(struct cg *c, LLVMBasicBlockRef skip, LLVMValueRef nh)
 {
-	LLVMBuildCall2(c->b, c->ty_ring_commit, c->fn_ring_commit, &c->thread, 1, "");
-	LLVMBuildBr(c->b, skip);
-	LLVMPositionBuilderAtEnd(c->b, skip);
+	ring_commit(c, nh, skip);
 }
 
 static uint64_t literal_arg(const struct ast_node *n, int i)
@@ -398,17 +551,22 @@ static void call_map_op(struct cg *c, const struct ast_node *n, uint32_t op)
 		return;
 	}
 	LLVMBasicBlockRef skip;
+	LLVMValueRef nh;
 	uint32_t len = sizeof(struct rt_event_hdr) + sizeof(struct rt_ev_map);
-	LLVMValueRef rec = event_begin(c, len, RT_EV_MAP, &skip);
+	LLVMValueRef rec = event_begin(c, len, RT_EV_MAP, &skip, &nh);
 	uint64_t h = sizeof(struct rt_event_hdr);
 	event_store(c, rec, h, cg_const(c, op | ((uint64_t)n->kids[0]->map->id << 32)));
 	event_store(c, rec, h + offsetof(struct rt_ev_map, top), cg_const(c, literal_arg(n, 1)));
 	event_store(c, rec, h + offsetof(struct rt_ev_map, div), cg_const(c, literal_arg(n, 2)));
-	event_end(c, skip);
+	event_end(c, skip, nh);
 }
 
-static void call_exit(struct cg *c)
+static void call_exit(struct cg *c, const struct ast_node *n)
 {
+	if (n->nkids == 1) {
+		LLVMValueRef code = LLVMBuildTrunc(c->b, cg_expr(c, n->kids[0]), c->i32, "");
+		LLVMBuildStore(c->b, code, cg_shm_ptr(c, offsetof(struct rt_shm_header, exit_code)));
+	}
 	LLVMValueRef p = cg_shm_ptr(c, offsetof(struct rt_shm_header, exit_req));
 	LLVMValueRef st = LLVMBuildStore(c->b, LLVMConstInt(c->i32, 1, 0), p);
 	LLVMSetVolatile(st, 1);
@@ -437,28 +595,120 @@ static LLVMValueRef call_str(struct cg *c, const struct ast_node *n)
 		LLVMValueRef lt = LLVMBuildICmp(c->b, LLVMIntULT, want, len, "");
 		len = LLVMBuildSelect(c->b, lt, want, len, "");
 	}
-	LLVMValueRef pid = c->side == CG_SIDE_HOST
-				   ? LLVMConstInt(c->i32, (uint64_t)getpid(), 0)
-				   : LLVMBuildLoad2(c->b, c->i32,
-						    cg_shm_ptr(c, offsetof(struct rt_shm_header, pid)), "");
-	LLVMTypeRef fty, p[] = {c->ptr, c->i64, c->i32, c->i32};
-	LLVMValueRef f = rt_fn(c, "rt_read_str", c->void_t, p, 4, &fty);
+	/* fault-tolerant (runtime/rt_read.c); the thread slot says how to read */
+	LLVMValueRef th = c->thread ? c->thread : LLVMConstNull(c->ptr);
+	LLVMTypeRef fty, p[] = {c->ptr, c->ptr, c->i64, c->i64};
+	LLVMValueRef f = rt_fn(c, "rt_read_str", c->i64, p, 4, &fty);
 	LLVMBuildMemSet(c->b, buf, LLVMConstInt(c->i8, 0, 0), cg_const(c, size), 1);
-	LLVMValueRef args[] = {buf, src, LLVMBuildTrunc(c->b, len, c->i32, ""), pid};
+	LLVMValueRef args[] = {th, buf, src, len};
 	LLVMBuildCall2(c->b, fty, f, args, 4, "");
 	return buf;
+}
+
+/*
+ * print(value), time(fmt), system(fmt, ...), cat(fmt, ...): carried out by
+ * ubt (output/calls.c) when it reaches the event, in the thread's event
+ * order: an RT_EV_VALUE / RT_EV_CALL record with the call's id and its
+ * argument values, as printf's.
+ */
+static void call_deferred(struct cg *c, const struct ast_node *n)
+{
+	const struct sema_printf *pf = find_printf(c, n);
+	if (!pf || !c->thread) {
+		cg_fail(c, n, "internal: call without format information");
+		return;
+	}
+	bool value = !strcmp(n->str, "print");
+	int first = value ? 0 : (n->nkids && n->kids[0]->kind == AST_STR ? 1 : 0);
+	emit_args_event(c, value ? RT_EV_VALUE : RT_EV_CALL, (uint32_t)pf->id,
+			(const struct ast_node **)n->kids + first, pf->nargs);
+}
+
+/* bswap(x): the bytes of x's type reversed */
+static LLVMValueRef call_bswap(struct cg *c, const struct ast_node *n)
+{
+	int bits = n->type.size * 8;
+	LLVMValueRef v = cg_expr(c, n->kids[0]);
+	if (bits == 8)
+		return LLVMBuildAnd(c->b, v, cg_const(c, 0xff), "");
+	LLVMTypeRef ity = LLVMIntTypeInContext(c->ctx, bits);
+	unsigned id = LLVMLookupIntrinsicID("llvm.bswap", 10);
+	LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->mod, id, &ity, 1);
+	LLVMTypeRef fty = LLVMIntrinsicGetType(c->ctx, id, &ity, 1);
+	LLVMValueRef x = bits == 64 ? v : LLVMBuildTrunc(c->b, v, ity, "");
+	LLVMValueRef r = LLVMBuildCall2(c->b, fty, f, &x, 1, "bswap");
+	return bits == 64 ? r : LLVMBuildZExt(c->b, r, c->i64, "");
+}
+
+/*
+ * strncmp(a, b, n): 0 when the first n characters are equal (as bpftrace:
+ * 0 or 1); strcontains(hay, needle): 1 when needle occurs in hay.  Both in
+ * the runtime (rt_str.c), on the probe's own buffers.
+ */
+static LLVMValueRef call_strfn(struct cg *c, const struct ast_node *n)
+{
+	LLVMValueRef a = cg_expr(c, n->kids[0]), b = cg_expr(c, n->kids[1]);
+	LLVMTypeRef fty, p[] = {c->ptr, c->i64, c->ptr, c->i64};
+	LLVMValueRef args[] = {a, cg_const(c, (uint64_t)n->kids[0]->type.size), b,
+			       cg_const(c, (uint64_t)n->kids[1]->type.size)};
+	if (!strcmp(n->str, "strncmp")) {
+		uint64_t lim = literal_arg(n, 2);
+		LLVMTypeRef p5[] = {c->ptr, c->i64, c->ptr, c->i64, c->i64};
+		LLVMValueRef f = rt_fn(c, "rt_strncmp", c->i64, p5, 5, &fty);
+		LLVMValueRef a5[] = {args[0], args[1], args[2], args[3], cg_const(c, lim)};
+		return LLVMBuildCall2(c->b, fty, f, a5, 5, "strncmp");
+	}
+	LLVMValueRef f = rt_fn(c, "rt_strcontains", c->i64, p, 4, &fty);
+	return LLVMBuildCall2(c->b, fty, f, args, 4, "strcontains");
+}
+
+/* has_key(@m[k]): the key's entry exists (no insert) */
+static LLVMValueRef call_has_key(struct cg *c, const struct ast_node *n)
+{
+	LLVMValueRef res = cg_alloca(c, c->i64, "has_key");
+	LLVMBuildStore(c->b, cg_const(c, 0), res);
+	LLVMBasicBlockRef miss;
+	cg_map_index(c, n->kids[0], false, &miss);
+	LLVMBuildStore(c->b, cg_const(c, 1), res);
+	cg_map_done(c, miss);
+	return LLVMBuildLoad2(c->b, c->i64, res, "");
+}
+
+/* len(@m): live entries (rt_map.c counts them; a scalar map has one) */
+static LLVMValueRef call_len(struct cg *c, const struct ast_node *n)
+{
+	const struct cg_map_layout *ml = cg_map_of(c, n->kids[0]);
+	if (!ml->hdr.key_size)
+		return cg_const(c, 1);
+	LLVMTypeRef fty, p[] = {c->ptr};
+	LLVMValueRef f = rt_fn(c, "rt_map_len", c->i64, p, 1, &fty);
+	LLVMValueRef m = cg_shm_ptr(c, ml->off);
+	return LLVMBuildCall2(c->b, fty, f, &m, 1, "len");
 }
 
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 {
 	if (!strcmp(n->str, "str"))
 		return call_str(c, n);
+	if (cg_is_stack(n))
+		return cg_stack(c, n);
 	if (!strcmp(n->str, "printf"))
 		call_printf(c, n);
 	else if (!strcmp(n->str, "exit"))
-		call_exit(c);
+		call_exit(c, n);
 	else if (!strcmp(n->str, "print") && n->kids[0]->kind == AST_MAP)
 		call_map_op(c, n, RT_MOP_PRINT);
+	else if (!strcmp(n->str, "print") || !strcmp(n->str, "time") ||
+		 !strcmp(n->str, "system") || !strcmp(n->str, "cat"))
+		call_deferred(c, n);
+	else if (!strcmp(n->str, "bswap"))
+		return call_bswap(c, n);
+	else if (!strcmp(n->str, "strncmp") || !strcmp(n->str, "strcontains"))
+		return call_strfn(c, n);
+	else if (!strcmp(n->str, "has_key"))
+		return call_has_key(c, n);
+	else if (!strcmp(n->str, "len"))
+		return call_len(c, n);
 	else if (!strcmp(n->str, "clear"))
 		call_map_op(c, n, RT_MOP_CLEAR);
 	else if (!strcmp(n->str, "zero"))

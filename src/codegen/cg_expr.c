@@ -11,9 +11,17 @@
  *
  * Loops: `while` runs at most AST_LOOP_MAX iterations per probe hit and a
  * range loop at most as many, so probe code can never hang its target;
- * `unroll(N)` emits its body N times.  Reads of target memory (`*p`,
- * `p->f`, `a[i]`) and tuple values are refused here for now with a clear
- * message: they need the fault-tolerant read of DESIGN.md decision 7.
+ * `unroll(N)` emits its body N times.
+ *
+ * Reads of target memory (`*p`, `p->f`, `s.f` of a record in the target,
+ * `a[i]`, `(struct x)e`) go through the runtime's fault-tolerant
+ * rt_read() (runtime/rt_read.c, DESIGN.md decision 7): a bad address
+ * yields zero, never a fault.  An expression that names memory has a
+ * place (struct place): an address in the target, or a pointer to a
+ * buffer of the probe's own (a record or tuple value held in a variable).
+ * `p->a->b` reads only the pointer `a` and then the member `b`, never the
+ * whole record; through a NULL `p` both reads fail and yield 0.  Records,
+ * tuples and arrays as values are buffers of their size, like strings.
  */
 #include "cg_internal.h"
 #include "util/util.h"
@@ -201,17 +209,243 @@ static LLVMValueRef incdec(struct cg *c, const struct ast_node *n)
 	return LLVMBuildLoad2(c->b, c->i64, res, "");
 }
 
+/* ---- reading target memory ------------------------------------------- */
+
+/* Where an expression's bytes are. */
+struct place {
+	bool target;       /* addr is an i64 address in the target, else a local ptr */
+	LLVMValueRef addr;
+};
+
+/* A value kept in a buffer of its type's size (strings, records, tuples, arrays). */
+bool cg_is_buffer(const struct ast_type *t)
+{
+	return t->kind == TY_STR || t->kind == TY_STRUCT || t->kind == TY_TUPLE ||
+	       t->kind == TY_ARRAY;
+}
+
+/* Does evaluating n itself (not its operands) read target memory? */
+bool cg_reads_target(const struct ast_node *n)
+{
+	switch (n->kind) {
+	case AST_UNOP:
+		return n->op == '*';
+	case AST_FIELD:
+	case AST_INDEX:
+		return true;
+	case AST_CAST:
+		return n->type.kind == TY_STRUCT;
+	case AST_CALL:
+		return !strcmp(n->str, "str") || !strcmp(n->str, "buf");
+	default:
+		return false;
+	}
+}
+
+/* rt_read(thread, dst, src, n): 0, or -EFAULT with dst zeroed. */
+LLVMValueRef cg_read_target(struct cg *c, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef n)
+{
+	LLVMTypeRef params[] = {c->ptr, c->ptr, c->i64, c->i64};
+	LLVMTypeRef fty = LLVMFunctionType(c->i64, params, 4, 0);
+	LLVMValueRef f = LLVMGetNamedFunction(c->mod, "rt_read");
+	if (!f) {
+		f = LLVMAddFunction(c->mod, "rt_read", fty);
+		LLVMSetVisibility(f, LLVMHiddenVisibility);
+	}
+	LLVMValueRef t = c->thread ? c->thread : LLVMConstNull(c->ptr);
+	LLVMValueRef args[] = {t, dst, src, n};
+	return LLVMBuildCall2(c->b, fty, f, args, 4, "");
+}
+
+static LLVMValueRef place_offset(struct cg *c, struct place pl, LLVMValueRef off)
+{
+	if (pl.target)
+		return LLVMBuildAdd(c->b, pl.addr, off, "");
+	return LLVMBuildGEP2(c->b, c->i8, pl.addr, &off, 1, "");
+}
+
+static bool place_of(struct cg *c, const struct ast_node *n, struct place *pl);
+
+/* The place of a record or array value: in the target if the expression
+ * designates target memory, else the buffer cg_expr() makes of it. */
+static struct place base_place(struct cg *c, const struct ast_node *n)
+{
+	struct place pl;
+	if (!place_of(c, n, &pl))
+		pl = (struct place){false, cg_expr(c, n)};
+	return pl;
+}
+
+/* Expressions that designate memory (lvalues, in C's terms). */
+static bool place_of(struct cg *c, const struct ast_node *n, struct place *pl)
+{
+	switch (n->kind) {
+	case AST_UNOP:
+		if (n->op != '*')
+			return false;
+		*pl = (struct place){true, cg_expr(c, n->lhs)};
+		return true;
+	case AST_CAST:
+		if (n->type.kind != TY_STRUCT)
+			return false;
+		*pl = (struct place){true, cg_expr(c, n->lhs)};
+		return true;
+	case AST_FIELD: {
+		if (!n->field) {
+			cg_fail(c, n, "internal: unresolved field");
+			return false;
+		}
+		LLVMValueRef off = cg_const(c, (uint64_t)n->field->offset);
+		if (n->op == OP_PTR)
+			*pl = (struct place){true, LLVMBuildAdd(c->b, cg_expr(c, n->lhs), off, "")};
+		else {
+			struct place b = base_place(c, n->lhs);
+			*pl = (struct place){b.target, place_offset(c, b, off)};
+		}
+		return true;
+	}
+	case AST_INDEX: {
+		const struct ast_type *lt = &n->lhs->type;
+		uint64_t esz = lt->elem ? (uint64_t)lt->elem->size : 1;
+		LLVMValueRef off = LLVMBuildMul(c->b, cg_expr(c, n->rhs), cg_const(c, esz), "");
+		if (lt->kind == TY_PTR) {
+			*pl = (struct place){true, LLVMBuildAdd(c->b, cg_expr(c, n->lhs), off, "")};
+			return true;
+		}
+		struct place b = base_place(c, n->lhs);
+		*pl = (struct place){b.target, place_offset(c, b, off)};
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+/* Sign- or zero-extends the low `bits` bits of v (i64). */
+static LLVMValueRef extend(struct cg *c, LLVMValueRef v, int bits, bool sgn)
+{
+	if (bits >= 64)
+		return v;
+	LLVMTypeRef nt = LLVMIntTypeInContext(c->ctx, (unsigned)bits);
+	LLVMValueRef tr = LLVMBuildTrunc(c->b, v, nt, "");
+	return sgn ? LLVMBuildSExt(c->b, tr, c->i64, "") : LLVMBuildZExt(c->b, tr, c->i64, "");
+}
+
+/*
+ * The value of type t at pl: an i64 for integers and pointers (a bitfield
+ * when field says so), a buffer pointer for the other kinds.  Target
+ * memory is copied with rt_read(); a failed read yields zeros.
+ */
+static LLVMValueRef load_place(struct cg *c, struct place pl, const struct ast_type *t,
+			       const struct ast_member *field)
+{
+	if (cg_is_buffer(t)) {
+		if (!pl.target)
+			return pl.addr;
+		LLVMValueRef buf = cg_alloca(c, LLVMArrayType(c->i8, t->size > 0 ? t->size : 1), "rd");
+		cg_read_target(c, buf, pl.addr, cg_const(c, (uint64_t)t->size));
+		return buf;
+	}
+	int bytes = t->size > 0 && t->size <= 8 ? t->size : 8;
+	int bit_off = 0, width = bytes * 8;
+	if (field && field->bit_width) {
+		bit_off = field->bit_off;
+		width = field->bit_width;
+		bytes = (bit_off + width + 7) / 8;
+	}
+	LLVMValueRef v;
+	if (pl.target) {
+		LLVMValueRef tmp = cg_alloca(c, c->i64, "rd");
+		LLVMBuildStore(c->b, cg_const(c, 0), tmp);
+		cg_read_target(c, tmp, pl.addr, cg_const(c, (uint64_t)bytes));
+		v = LLVMBuildLoad2(c->b, c->i64, tmp, "");
+	} else {
+		LLVMTypeRef nt = LLVMIntTypeInContext(c->ctx, (unsigned)bytes * 8);
+		LLVMValueRef l = LLVMBuildLoad2(c->b, nt, pl.addr, "");
+		LLVMSetAlignment(l, 1);
+		v = LLVMBuildZExt(c->b, l, c->i64, "");
+	}
+	if (bit_off)
+		v = LLVMBuildLShr(c->b, v, cg_const(c, (uint64_t)bit_off), "");
+	return extend(c, v, width, t->is_signed && t->kind == TY_INT);
+}
+
+/* `*p`, `p->f`, `s.f`, `a[i]`, `(struct x)e` */
+static LLVMValueRef read_expr(struct cg *c, const struct ast_node *n)
+{
+	struct place pl;
+	if (!place_of(c, n, &pl))
+		return cg_const(c, 0);
+	return load_place(c, pl, &n->type, n->kind == AST_FIELD ? n->field : NULL);
+}
+
+/* ---- tuples ----------------------------------------------------------- */
+
+/* Stores value v of type t into the buffer at dst (t->size bytes). */
+static void store_value(struct cg *c, LLVMValueRef dst, const struct ast_type *t, LLVMValueRef v)
+{
+	if (cg_is_buffer(t)) {
+		LLVMBuildMemCpy(c->b, dst, 1, v, 1, cg_const(c, (uint64_t)t->size));
+		return;
+	}
+	int bytes = t->size > 0 && t->size <= 8 ? t->size : 8;
+	LLVMValueRef tr = LLVMBuildTrunc(c->b, v, LLVMIntTypeInContext(c->ctx, (unsigned)bytes * 8), "");
+	LLVMValueRef st = LLVMBuildStore(c->b, tr, dst);
+	LLVMSetAlignment(st, 1);
+}
+
+/* (a, b, ...): a buffer laid out as the tuple type says (ast_tuple_of) */
+static LLVMValueRef tuple_value(struct cg *c, const struct ast_node *n)
+{
+	const struct ast_tuple *tu = n->type.tup;
+	LLVMValueRef buf = cg_alloca(c, LLVMArrayType(c->i8, n->type.size > 0 ? n->type.size : 1),
+				     "tuple");
+	LLVMBuildMemSet(c->b, buf, LLVMConstInt(c->i8, 0, 0), cg_const(c, (uint64_t)n->type.size), 1);
+	for (int i = 0; i < n->nkids && i < tu->count; i++) {
+		const struct ast_type *et = &tu->types[i];
+		LLVMValueRef v = cg_expr(c, n->kids[i]);
+		LLVMValueRef off = cg_const(c, (uint64_t)tu->offsets[i]);
+		LLVMValueRef dst = LLVMBuildGEP2(c->b, c->i8, buf, &off, 1, "");
+		if (et->kind == TY_STR && n->kids[i]->type.size < et->size)
+			LLVMBuildMemCpy(c->b, dst, 1, v, 1, cg_const(c, (uint64_t)n->kids[i]->type.size));
+		else
+			store_value(c, dst, et, v);
+	}
+	return buf;
+}
+
+/* t.N */
+static LLVMValueRef tuple_index(struct cg *c, const struct ast_node *n)
+{
+	const struct ast_tuple *tu = n->lhs->type.tup;
+	if (!tu || n->uval >= (uint64_t)tu->count) {
+		cg_fail(c, n, "internal: tuple index");
+		return cg_const(c, 0);
+	}
+	LLVMValueRef base = cg_expr(c, n->lhs);
+	LLVMValueRef off = cg_const(c, (uint64_t)tu->offsets[n->uval]);
+	struct place pl = {false, LLVMBuildGEP2(c->b, c->i8, base, &off, 1, "")};
+	return load_place(c, pl, &tu->types[n->uval], NULL);
+}
+
 /* (type)e for integers and pointers: truncate to the target's size, then
- * extend back to 64 bits by the target's sign. */
+ * extend back to 64 bits by the target's sign.  A record cast reads the
+ * record at address e; an array member cast to a pointer is its address. */
 static LLVMValueRef cast(struct cg *c, const struct ast_node *n)
 {
-	LLVMValueRef v = cg_expr(c, n->lhs);
 	const struct ast_type *t = &n->type;
-	if (t->kind != TY_INT) {
-		if (t->kind != TY_PTR)
-			cg_fail(c, n, "casts to records are not supported by the code generator yet");
-		return v;
+	if (t->kind == TY_STRUCT)
+		return read_expr(c, n);
+	if (t->kind == TY_PTR && cg_is_buffer(&n->lhs->type)) {
+		struct place pl;
+		if (place_of(c, n->lhs, &pl) && pl.target)
+			return pl.addr;
+		cg_fail(c, n, "only members of records in the target decay to pointers");
+		return cg_const(c, 0);
 	}
+	LLVMValueRef v = cg_expr(c, n->lhs);
+	if (t->kind != TY_INT)
+		return v;
 	if (t->size >= 8)
 		return v;
 	LLVMTypeRef nt = LLVMIntTypeInContext(c->ctx, (unsigned)t->size * 8);
@@ -246,10 +480,11 @@ LLVMValueRef cg_expr(struct cg *c, const struct ast_node *n)
 		return cast(c, n);
 	case AST_FIELD:
 	case AST_INDEX:
+		return read_expr(c, n);
 	case AST_TUPLE:
+		return tuple_value(c, n);
 	case AST_TUPLE_INDEX:
-		cg_fail(c, n, "reading target memory and tuple values are not supported by the code generator yet");
-		return cg_const(c, 0);
+		return tuple_index(c, n);
 	case AST_STR:
 		return str_literal(c, n);
 	case AST_BUILTIN:
@@ -260,7 +495,7 @@ LLVMValueRef cg_expr(struct cg *c, const struct ast_node *n)
 			cg_fail(c, n, "internal: unknown variable");
 			return cg_const(c, 0);
 		}
-		return n->type.kind == TY_STR ? p : LLVMBuildLoad2(c->b, c->i64, p, "");
+		return cg_is_buffer(&n->type) ? p : LLVMBuildLoad2(c->b, c->i64, p, "");
 	}
 	case AST_MAP:
 		return cg_map_read(c, n);
@@ -269,10 +504,8 @@ LLVMValueRef cg_expr(struct cg *c, const struct ast_node *n)
 	case AST_BINOP:
 		return binop(c, n);
 	case AST_UNOP: {
-		if (n->op == '*') {
-			cg_fail(c, n, "reading target memory is not supported by the code generator yet");
-			return cg_const(c, 0);
-		}
+		if (n->op == '*')
+			return read_expr(c, n);
 		LLVMValueRef v = cg_expr(c, n->lhs);
 		if (n->op == '-')
 			return LLVMBuildNeg(c->b, v, "");
@@ -324,6 +557,10 @@ static void assign(struct cg *c, const struct ast_node *n)
 		return;
 	}
 	LLVMValueRef v = cg_expr(c, n->rhs);
+	if (t->type.kind != TY_STR && cg_is_buffer(&t->type)) {
+		LLVMBuildMemCpy(c->b, p, 1, v, 1, cg_const(c, (uint64_t)t->type.size));
+		return;
+	}
 	if (t->type.kind == TY_STR) {
 		LLVMBuildMemSet(c->b, p, LLVMConstInt(c->i8, 0, 0), cg_const(c, t->type.size), 1);
 		uint64_t len = n->rhs->type.size < t->type.size ? n->rhs->type.size : t->type.size;

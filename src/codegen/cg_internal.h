@@ -44,6 +44,9 @@ LLVMValueRef cg_alloca(struct cg *c, LLVMTypeRef t, const char *name);
 LLVMBasicBlockRef cg_new_bb(struct cg *c, const char *name);
 LLVMValueRef cg_bool64(struct cg *c, LLVMValueRef i1);
 LLVMValueRef cg_var_ptr(struct cg *c, const struct ast_node *n);
+bool cg_is_buffer(const struct ast_type *t);
+bool cg_reads_target(const struct ast_node *n);
+LLVMValueRef cg_read_target(struct cg *c, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef n);
 
 /* cg_call.c: builtins and calls */
 bool cg_is_call(const struct ast_node *n, const char *name);
@@ -51,6 +54,8 @@ bool cg_needs_thread(const struct ast_node *n);
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_usdt_arg(struct cg *c, const struct ast_node *n);
+LLVMValueRef cg_thread_enter(struct cg *c); /* the thread slot, or NULL (inline fast path) */
+void cg_thread_exit(struct cg *c);
 
 LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n); /* retval func nsecs */
 
@@ -75,5 +80,8 @@ void cg_fail(struct cg *c, const struct ast_node *n, const char *what);
 /* cg_call.c, issue 7: func in a uprobe */
 bool cg_sym_is_entry(const struct cg *c);
 LLVMValueRef cg_sym_func(struct cg *c);
+/* cg_stack.c, issue 7: ustack */
+bool cg_is_stack(const struct ast_node *n);
+LLVMValueRef cg_stack(struct cg *c, const struct ast_node *n);
 
 #endif

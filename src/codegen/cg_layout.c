@@ -130,6 +130,20 @@ void cg_layout(const struct sema_info *info, const struct cg_options *opt, struc
 		out->maps[i].off = off;
 		off += layout_map(info->maps[i], opt, &out->maps[i]);
 	}
+	if (info->stack_frames) {
+		/* ustack: the stack table (runtime/rt_stack.c), one entry per distinct stack */
+		struct rt_stack_table *t = &out->stacks;
+		t->size = sizeof(*t);
+		t->max_frames = (uint32_t)info->stack_frames;
+		t->cap = pow2_at_least(opt->map_keys_max < 1024 ? opt->map_keys_max : 1024);
+		t->copy_size = RT_STACK_COPY;
+		t->entry_size = ALIGN_UP(sizeof(struct rt_stack_entry) + 8ull * t->max_frames +
+						 t->copy_size, 64);
+		t->entries_off = 64;
+		off = ALIGN_UP(off, (uint64_t)CG_PAGE);
+		out->stacks_off = off;
+		off += t->entries_off + (uint64_t)t->cap * t->entry_size;
+	}
 	out->data_size = ALIGN_UP(off, (uint64_t)CG_PAGE);
 }
 

@@ -192,7 +192,7 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 		c->vars[i] = NULL;
 		if (v->probe != probe)
 			continue;
-		LLVMTypeRef t = v->type.kind == TY_STR ? LLVMArrayType(c->i8, v->type.size) : c->i64;
+		LLVMTypeRef t = cg_is_buffer(&v->type) ? LLVMArrayType(c->i8, v->type.size) : c->i64;
 		c->vars[i] = LLVMBuildAlloca(c->b, t, v->name);
 		LLVMBuildStore(c->b, LLVMConstNull(t), c->vars[i]);
 	}
@@ -206,8 +206,7 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 	LLVMPositionBuilderAtEnd(c->b, body);
 	c->thread = NULL;
 	if (cg_needs_thread(probe)) {
-		c->thread = LLVMBuildCall2(c->b, c->ty_thread_enter, c->fn_thread_enter, NULL, 0,
-					   "thread");
+		c->thread = cg_thread_enter(c);
 		LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "go");
 		LLVMBuildCondBr(c->b, LLVMBuildIsNull(c->b, c->thread, ""), ret, go);
 		LLVMPositionBuilderAtEnd(c->b, go);
@@ -224,7 +223,7 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 	LLVMBuildBr(c->b, c->exit_bb);
 	LLVMPositionBuilderAtEnd(c->b, c->exit_bb);
 	if (c->thread)
-		LLVMBuildCall2(c->b, c->ty_thread_exit, c->fn_thread_exit, &c->thread, 1, "");
+		cg_thread_exit(c);
 	LLVMBuildBr(c->b, ret);
 	LLVMPositionBuilderAtEnd(c->b, ret);
 	LLVMBuildRetVoid(c->b);
@@ -325,6 +324,8 @@ static int emit(struct cg *c, LLVMTargetMachineRef tm, bool keep_text, struct cg
 		LLVMDisposeMessage(err);
 		return -1;
 	}
+	obj->reads_target = LLVMGetNamedFunction(c->mod, "rt_read") ||
+			    LLVMGetNamedFunction(c->mod, "rt_read_str");
 	obj->elf_size = LLVMGetBufferSize(mb);
 	obj->elf = xmalloc(obj->elf_size);
 	memcpy(obj->elf, LLVMGetBufferStart(mb), obj->elf_size);

@@ -99,6 +99,8 @@ struct cg_layout {
 	uint64_t threads_off, rings_off;
 	struct cg_map_layout *maps; /* indexed by sema_map.id */
 	int nmaps;
+	uint64_t stacks_off;           /* ustack: struct rt_stack_table, 0 if none */
+	struct rt_stack_table stacks;  /* its header, written by attach */
 };
 
 struct cg_options {
@@ -126,6 +128,7 @@ struct cg_object {
 	int nprobes;
 	char *ir; /* textual IR, kept when asked for (-d ir) */
 	char *asm_text; /* assembly, kept when asked for (-d asm) */
+	bool reads_target; /* calls rt_read/rt_read_str: attach installs the fault handler */
 };
 
 void cg_layout(const struct sema_info *info, const struct cg_options *opt, struct cg_layout *out);

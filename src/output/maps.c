@@ -15,6 +15,7 @@
  *                          [4, 8)    2 |@@@@@...|
  */
 #include "output.h"
+#include "stack.h"
 #include "sym.h"
 #include "output_internal.h"
 
@@ -29,6 +30,7 @@ struct entry {
 	int64_t total;    /* avg, stats */
 	uint64_t *bkt;    /* hist, lhist: summed buckets (malloc'ed) */
 	const char *s;    /* string value */
+	uint8_t *own_key; /* ustack keys: a copy with canonical ids (merge_stacks) */
 };
 
 static const struct rt_map *map_hdr(const struct out *o, const struct cg_map_layout *ml)
@@ -157,6 +159,75 @@ static int entry_cmp_key(const void *pa, const void *pb)
 	return key_cmp(pa, pb);
 }
 
+/*
+ * ustack keys (issue 7): a stack recorded through code without frame
+ * pointers can have several ids that unwind to the same frames
+ * (output/stack.c); such entries become one, their values combined.
+ */
+static void merge_stacks(const struct cg_map_layout *ml, const struct rt_map *h,
+			 struct entry *es, uint32_t *n)
+{
+	const struct sema_map *m = ml->map;
+	bool any = false;
+	for (int k = 0; k < m->nkeys; k++)
+		any |= m->keys[k].kind == TY_USTACK;
+	if (!any)
+		return;
+	for (uint32_t i = 0; i < *n; i++) {
+		es[i].own_key = xmalloc(h->key_size);
+		memcpy(es[i].own_key, es[i].key, h->key_size);
+		uint8_t *key = es[i].own_key;
+		for (int k = 0; k < m->nkeys; k++) {
+			if (m->keys[k].kind == TY_USTACK) {
+				uint64_t id;
+				memcpy(&id, key, 8);
+				id = out_stack_canon(id, &m->keys[k]);
+				memcpy(key, &id, 8);
+			}
+			key += cg_key_bytes(&m->keys[k]);
+		}
+		es[i].key = es[i].own_key;
+	}
+	uint32_t out = 0;
+	for (uint32_t i = 0; i < *n; i++) {
+		uint32_t j = 0;
+		while (j < out && memcmp(es[j].key, es[i].key, h->key_size))
+			j++;
+		if (j == out) {
+			es[out++] = es[i];
+			continue;
+		}
+		struct entry *d = &es[j], *s = &es[i];
+		switch (h->kind) {
+		case RT_MAP_MIN:
+			d->v = s->v < d->v ? s->v : d->v;
+			break;
+		case RT_MAP_MAX:
+		case RT_MAP_INT:
+		case RT_MAP_STR:
+			d->v = s->v > d->v ? s->v : d->v;
+			break;
+		case RT_MAP_AVG:
+		case RT_MAP_STATS:
+			d->count += s->count;
+			d->total += s->total;
+			d->v = d->count ? d->total / d->count : 0;
+			break;
+		case RT_MAP_HIST:
+		case RT_MAP_LHIST:
+			for (uint32_t b = 0; b < h->nbuckets; b++)
+				d->bkt[b] += s->bkt[b];
+			d->v += s->v;
+			break;
+		default:
+			d->v += s->v;
+			break;
+		}
+		free(s->bkt), free(s->own_key);
+	}
+	*n = out;
+}
+
 /* Live entries of a keyed map, in bpftrace's order. */
 static struct entry *collect(const struct out *o, const struct cg_map_layout *ml, uint32_t *n)
 {
@@ -175,6 +246,7 @@ static struct entry *collect(const struct out *o, const struct cg_map_layout *ml
 		k++;
 	}
 	cmp_map = ml->map;
+	merge_stacks(ml, h, es, &k);
 	qsort(es, k, sizeof(*es), h->kind == RT_MAP_STR ? entry_cmp_key : entry_cmp_val);
 	*n = k;
 	return es;
@@ -183,7 +255,7 @@ static struct entry *collect(const struct out *o, const struct cg_map_layout *ml
 static void free_entries(struct entry *es, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		free(es[i].bkt);
+		free(es[i].bkt), free(es[i].own_key);
 	free(es);
 }
 
@@ -197,6 +269,12 @@ static void key_text(struct buf *b, const struct sema_map *m, const uint8_t *key
 			buf_append(b, json ? "," : ", ", json ? 1 : 2);
 		if (t->kind == TY_STR) {
 			buf_printf(b, "%.*s", (int)cg_key_bytes(t), (const char *)key);
+		} else if (t->kind == TY_USTACK) { /* ustack: frames by stack.c */
+			uint64_t id;
+			memcpy(&id, key, 8);
+			char *s = out_stack_text(id, t, 4);
+			buf_printf(b, "%s", s);
+			free(s);
 		} else if (t->kind == TY_USYM) { /* usym(), func: named by sym.c */
 			uint64_t addr;
 			memcpy(&addr, key, 8);

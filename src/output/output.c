@@ -2,9 +2,9 @@
  * output.c - draining the event rings and printing maps (see output.h).
  *
  * Events: every thread has its own ring, so a thread's events are in order;
- * one drain collects what every ring holds, sorts it by timestamp (stable,
- * so equal stamps keep ring order) and prints it, which interleaves threads
- * the way they happened.
+ * a drain prints one ring after the other.  Records carry no timestamp
+ * (runtime/abi.h says why), so events of different threads follow drain
+ * order, as with bpftrace's per-CPU perf buffers.
  *
  * Maps are printed by maps.c.  Events that act on maps (print, clear,
  * zero) are carried out here, in event order.
@@ -28,21 +28,15 @@ void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct
 
 /* ---- events ----------------------------------------------------------- */
 
-struct event {
-	uint64_t tsc;
-	uint32_t seq;
-	uint32_t len;
-	uint8_t *rec;
-};
-
-static int event_cmp(const void *a, const void *b)
+/* Writes what o->ob holds. */
+static void flush_buf(struct out *o)
 {
-	const struct event *x = a, *y = b;
-	if (x->tsc != y->tsc)
-		return x->tsc < y->tsc ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	if (o->ob.len)
+		fwrite(o->ob.data, 1, o->ob.len, o->f);
+	o->ob.len = 0;
 }
 
+/* One record; printf text goes to o->ob, map actions flush it first. */
 static void print_event(struct out *o, const uint8_t *rec)
 {
 	const struct rt_event_hdr *h = (const struct rt_event_hdr *)rec;
@@ -51,40 +45,44 @@ static void print_event(struct out *o, const uint8_t *rec)
 		memcpy(&mo, rec + sizeof(*h), sizeof(mo));
 		if (mo.map_id >= (uint32_t)o->layout->nmaps)
 			return;
+		flush_buf(o);
 		if (mo.op == RT_MOP_PRINT)
 			out_print_map(o, &o->layout->maps[mo.map_id], mo.top, mo.div);
 		else
 			out_map_op(o, &o->layout->maps[mo.map_id], mo.op);
 		return;
 	}
-	if (h->type != RT_EV_PRINTF)
+	if (h->type == RT_EV_VALUE || h->type == RT_EV_CALL) {
+		flush_buf(o);
+		out_event_call(o, h->type, h->id, rec + sizeof(*h), h->len - sizeof(*h));
 		return;
-	uint32_t id;
-	memcpy(&id, rec + sizeof(*h), 4);
-	if (id >= (uint32_t)o->info->nprintfs)
-		return;
-	struct buf b = {0};
-	out_format(&b, o->info->printfs[id], rec + sizeof(*h) + 8);
-	if (o->json) {
-		struct buf j = {0};
-		buf_printf(&j, "{\"type\": \"printf\", \"data\": ");
-		out_json_str(&j, b.data ? b.data : "", b.len);
-		buf_printf(&j, "}\n");
-		buf_free(&b);
-		b = j;
 	}
-	if (b.len)
-		fwrite(b.data, 1, b.len, o->f);
-	buf_free(&b);
+	if (h->type != RT_EV_PRINTF || h->id >= (uint32_t)o->info->nprintfs)
+		return;
+	if (o->json) {
+		struct buf b = {0};
+		out_format(&b, o->info->printfs[h->id], rec + sizeof(*h));
+		buf_printf(&o->ob, "{\"type\": \"printf\", \"data\": ");
+		out_json_str(&o->ob, b.data ? b.data : "", b.len);
+		buf_append(&o->ob, "}\n", 2);
+		buf_free(&b);
+	} else {
+		out_format(&o->ob, o->info->printfs[h->id], rec + sizeof(*h));
+	}
+	if (o->ob.len >= 65536)
+		flush_buf(o);
 }
 
+/*
+ * Every ring in turn, each from its tail to its head as read at the start
+ * (records are formatted straight from the ring, then the space is handed
+ * back).  A thread's events stay in order; threads follow one another.
+ */
 int out_drain(struct out *o)
 {
 	const struct cg_layout *l = o->layout;
 	struct rt_thread *tab = (struct rt_thread *)(o->data + l->threads_off);
-	struct event *ev = NULL;
-	size_t nev = 0, cap = 0;
-	uint64_t *new_tail = xcalloc(l->nthreads, sizeof(uint64_t));
+	int nev = 0;
 
 	for (uint32_t i = 0; i < l->nthreads; i++) {
 		struct rt_thread *t = &tab[i];
@@ -96,38 +94,22 @@ int out_drain(struct out *o)
 		while (tail < head) {
 			uint8_t *rec = ring + (tail & (l->ring_size - 1));
 			struct rt_event_hdr *h = (struct rt_event_hdr *)rec;
-			if (h->len < 8 || h->len > l->ring_size)
+			if (h->len < 8 || h->len > l->ring_size || (h->len & 7))
 				break; /* corrupt: stop reading this ring */
 			if (h->type != RT_EV_PAD) {
-				if (nev == cap) {
-					cap = cap ? cap * 2 : 256;
-					ev = xrealloc(ev, cap * sizeof(*ev));
-				}
-				ev[nev].tsc = h->tsc;
-				ev[nev].seq = (uint32_t)nev;
-				ev[nev].len = h->len;
-				ev[nev].rec = xmalloc(h->len);
-				memcpy(ev[nev].rec, rec, h->len);
+				print_event(o, rec);
 				nev++;
 			}
 			tail += h->len;
 		}
-		new_tail[i] = tail;
+		/* hand the space back only after formatting */
+		if (tail > t->ring_tail)
+			__atomic_store_n(&t->ring_tail, tail, __ATOMIC_RELEASE);
 	}
-	/* hand the space back only after copying */
-	for (uint32_t i = 0; i < l->nthreads; i++)
-		if (tab[i].tp && new_tail[i] > tab[i].ring_tail)
-			__atomic_store_n(&tab[i].ring_tail, new_tail[i], __ATOMIC_RELEASE);
-	qsort(ev, nev, sizeof(*ev), event_cmp);
-	for (size_t i = 0; i < nev; i++) {
-		print_event(o, ev[i].rec);
-		free(ev[i].rec);
-	}
-	free(ev);
-	free(new_tail);
+	flush_buf(o);
 	if (nev)
 		fflush(o->f);
-	return (int)nev;
+	return nev;
 }
 
 void out_report_lost(struct out *o)

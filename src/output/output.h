@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "codegen/codegen.h"
+#include "util/util.h"
 
 struct out {
 	FILE *f;
@@ -21,6 +22,7 @@ struct out {
 	uint8_t *data; /* the data part */
 	uint64_t lost_reported;
 	bool json; /* -f json: one JSON object per line */
+	struct buf ob; /* formatted events not written yet */
 };
 
 void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct cg_layout *layout,

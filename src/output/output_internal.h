@@ -10,4 +10,15 @@ void out_format(struct buf *b, const struct sema_printf *pf, const uint8_t *args
 /* maps.c: s (at most max bytes, up to a NUL) as a JSON string. */
 void out_json_str(struct buf *b, const char *s, size_t max);
 
+/* calls.c: an RT_EV_VALUE or RT_EV_CALL record's action (print(v), system, ...). */
+void out_event_call(struct out *o, uint32_t type, uint32_t id, const uint8_t *payload,
+		    uint32_t len);
+
+/* values.c: one value as bpftrace prints it (json: as a JSON value). */
+void out_value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, bool json);
+/* values.c: buf() bytes for %r (kind 's'), %rx ('x'), %rh ('h'). */
+void out_buf_text(struct buf *b, char kind, const uint8_t *v, size_t len);
+/* values.c: an integer of type t stored at p, sign-extended when signed. */
+int64_t out_int_at(const struct ast_type *t, const uint8_t *p);
+
 #endif

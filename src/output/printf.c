@@ -6,6 +6,11 @@
  * no modifier, l, ll, j, z and t take the full 64-bit value (bpftrace 0.17
  * truncates %d to 32 bits; see docs/compat.md), h and hh narrow to 16 and
  * 8 bits as C does.  `%%` prints one `%`.
+ *
+ * Speed matters here: ubt must format at least 3 M events/s (DESIGN.md).
+ * A format is therefore split once into pieces (literal text, then one
+ * conversion) and cached; plain %d %u %x %X and %s without flags, width or
+ * precision are formatted by hand, everything else by one snprintf.
  */
 #include "output.h"
 #include "output_internal.h"
@@ -14,111 +19,268 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "stack.h"
 #include "sym.h"
 
-/* Consumes one conversion at *pp (just after '%'); writes it to b. */
-static void one_spec(struct buf *b, const char **pp, const uint8_t **args,
-		     const struct ast_type *type)
+struct piece {
+	const char *lit; /* literal text before the conversion (into the format) */
+	size_t litlen;
+	char spec[48];   /* "%-5ll" + conv: the conversion for snprintf */
+	char conv;       /* d u x X o c s p, or 0: no conversion (trailing text) */
+	int bits;        /* 64, or 16 / 8 for h / hh */
+	bool simple;     /* no flags, width or precision */
+	bool r;          /* %r %rx %rh (buf): conv is 's', 'x' or 'h' */
+};
+
+struct fmt {
+	const struct sema_printf *pf;
+	char *text;  /* copy of pf->fmt, to detect a reused pf */
+	int npieces;
+	struct piece *pieces;
+};
+
+/* Splits a format into pieces; the last piece may be text only. */
+static struct fmt *compile(const struct sema_printf *pf)
 {
-	const char *p = *pp;
-	char spec[64];
-	size_t n = 0;
-	spec[n++] = '%';
-	while (*p && strchr("-+ #0", *p) && n < 20)
-		spec[n++] = *p++;
-	while (*p >= '0' && *p <= '9' && n < 30)
-		spec[n++] = *p++;
-	if (*p == '.') {
-		spec[n++] = *p++;
-		while (*p >= '0' && *p <= '9' && n < 40)
-			spec[n++] = *p++;
-	}
-	int bits = 64;
-	if (p[0] == 'h' && p[1] == 'h') {
-		bits = 8;
-		p += 2;
-	} else if (p[0] == 'h') {
-		bits = 16;
-		p++;
-	} else {
-		while (*p && strchr("lljzt", *p))
+	struct fmt *f = xcalloc(1, sizeof(*f));
+	f->pf = pf;
+	f->text = xstrdup(pf->fmt);
+	size_t cap = 4;
+	f->pieces = xcalloc(cap, sizeof(*f->pieces));
+	const char *p = f->text;
+	int argi = 0;
+	struct buf lit = {0};
+	for (;;) {
+		struct piece *pc;
+		if ((size_t)f->npieces == cap) {
+			cap *= 2;
+			f->pieces = xrealloc(f->pieces, cap * sizeof(*f->pieces));
+		}
+		pc = &f->pieces[f->npieces];
+		memset(pc, 0, sizeof(*pc));
+		lit.len = 0;
+		/* literal text up to a conversion; %% becomes % */
+		while (*p) {
+			if (p[0] == '%' && p[1] == '%') {
+				buf_append(&lit, "%", 1);
+				p += 2;
+			} else if (p[0] == '%' && argi < pf->nargs) {
+				break;
+			} else {
+				buf_append(&lit, p, 1);
+				p++;
+			}
+		}
+		pc->litlen = lit.len;
+		pc->lit = lit.len ? xstrndup(lit.data, lit.len) : "";
+		f->npieces++;
+		if (!*p)
+			break;
+		/* a conversion */
+		size_t n = 0;
+		pc->spec[n++] = *p++;
+		pc->simple = true;
+		while (*p && strchr("-+ #0", *p) && n < 20) {
+			pc->spec[n++] = *p++;
+			pc->simple = false;
+		}
+		while (*p >= '0' && *p <= '9' && n < 30) {
+			pc->spec[n++] = *p++;
+			pc->simple = false;
+		}
+		if (*p == '.') {
+			pc->simple = false;
+			pc->spec[n++] = *p++;
+			while (*p >= '0' && *p <= '9' && n < 40)
+				pc->spec[n++] = *p++;
+		}
+		pc->bits = 64;
+		if (p[0] == 'h' && p[1] == 'h') {
+			pc->bits = 8;
+			p += 2;
+		} else if (p[0] == 'h') {
+			pc->bits = 16;
 			p++;
+		} else {
+			while (*p && strchr("lljzt", *p))
+				p++;
+		}
+		pc->conv = *p ? *p++ : 'd';
+		if (pc->conv == 'i')
+			pc->conv = 'd';
+		if (pc->conv == 'r') {
+			pc->r = true;
+			pc->conv = (*p == 'x' || *p == 'h') ? *p++ : 's';
+		}
+		pc->spec[n] = 0;
+		argi++;
 	}
-	char conv = *p ? *p++ : 'd';
-	*pp = p;
-	if (conv == 's' && type->kind == TY_USYM) { /* usym(), func: issue 7 */
-		spec[n++] = 's';
-		spec[n] = 0;
-		uint64_t addr;
-		memcpy(&addr, *args, 8);
-		*args += 8;
-		char *s = out_sym_text(addr, false);
-		buf_printf(b, spec, s);
-		free(s);
+	buf_free(&lit);
+	return f;
+}
+
+static void fmt_free(struct fmt *f)
+{
+	for (int i = 0; i < f->npieces; i++)
+		if (f->pieces[i].litlen)
+			free((char *)f->pieces[i].lit);
+	free(f->pieces);
+	free(f->text);
+	free(f);
+}
+
+/* Compiled formats by sema_printf address; a reused address with another text recompiles. */
+#define CACHE_SIZE 256
+static struct fmt *cache[CACHE_SIZE];
+
+static struct fmt *lookup(const struct sema_printf *pf)
+{
+	size_t h = ((uintptr_t)pf >> 4) % CACHE_SIZE;
+	for (size_t n = 0; n < CACHE_SIZE; n++, h = (h + 1) % CACHE_SIZE) {
+		struct fmt *f = cache[h];
+		if (!f) {
+			return cache[h] = compile(pf);
+		}
+		if (f->pf == pf) {
+			if (!strcmp(f->text, pf->fmt))
+				return f;
+			fmt_free(f);
+			return cache[h] = compile(pf);
+		}
+	}
+	return NULL; /* full: the caller compiles and frees */
+}
+
+static void put_u64(struct buf *b, uint64_t v, unsigned base, bool upper)
+{
+	char tmp[24];
+	const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+	int n = sizeof(tmp);
+	do {
+		tmp[--n] = digits[v % base];
+		v /= base;
+	} while (v);
+	buf_append(b, tmp + n, sizeof(tmp) - n);
+}
+
+/* A conversion through snprintf (flags, width, precision, %c, %p, %o). */
+static void put_spec(struct buf *b, const char *spec, char conv, uint64_t v, bool sgn)
+{
+	char full[56], tmp[128];
+	int n;
+	if (conv == 'c' || conv == 'p') {
+		snprintf(full, sizeof(full), "%s%c", spec, conv);
+		if (conv == 'c')
+			n = snprintf(tmp, sizeof(tmp), full, (int)(unsigned char)v);
+		else
+			n = snprintf(tmp, sizeof(tmp), full, (void *)(uintptr_t)v);
+	} else {
+		snprintf(full, sizeof(full), "%sll%c", spec, conv);
+		n = sgn ? snprintf(tmp, sizeof(tmp), full, (long long)v)
+			: snprintf(tmp, sizeof(tmp), full, (unsigned long long)v);
+	}
+	if (n < (int)sizeof(tmp)) {
+		buf_append(b, tmp, n > 0 ? (size_t)n : 0);
+	} else {
+		char *big = xmalloc((size_t)n + 1);
+		snprintf(big, (size_t)n + 1, full, v);
+		buf_append(b, big, (size_t)n);
+		free(big);
+	}
+}
+
+/* %s of a string argument of size bytes (at most, up to its NUL) */
+static void put_str(struct buf *b, const struct piece *pc, const char *s, size_t size)
+{
+	size_t len = strnlen(s, size);
+	if (pc->simple) {
+		buf_append(b, s, len);
 		return;
 	}
-	if (conv == 's') {
-		spec[n++] = 's';
-		spec[n] = 0;
+	char *z = xstrndup(s, len), full[56];
+	snprintf(full, sizeof(full), "%ss", pc->spec);
+	buf_printf(b, full, z);
+	free(z);
+}
+
+/* %r %rx %rh: bytes of a buf() value (u8 length, then the bytes) as bpftrace prints them */
+static void put_buf(struct buf *b, char kind, const uint8_t *v, size_t size)
+{
+	size_t len = size ? v[0] : 0;
+	if (len > size - 1)
+		len = size - 1;
+	out_buf_text(b, kind, v + 1, len);
+}
+
+static void one(struct buf *b, const struct piece *pc, const uint8_t **args,
+		const struct ast_type *type)
+{
+	if (pc->r) {
+		size_t size = (size_t)(type->size > 0 ? type->size : 1);
+		put_buf(b, pc->conv, *args, size);
+		*args += ALIGN_UP((uint32_t)size, 8u);
+		return;
+	}
+	if (pc->conv == 's' && type->kind != TY_USYM && type->kind != TY_INT &&
+	    type->kind != TY_PTR && type->kind != TY_USTACK) {
 		int size = type->size > 0 ? type->size : 1;
-		char *s = xstrndup((const char *)*args, size);
-		buf_printf(b, spec, s);
-		free(s);
+		if (type->kind == TY_STR) {
+			put_str(b, pc, (const char *)*args, (size_t)size);
+		} else {
+			struct buf v = {0};
+			out_value_text(&v, type, *args, false);
+			put_str(b, pc, v.data ? v.data : "", v.len);
+			buf_free(&v);
+		}
 		*args += ALIGN_UP((uint32_t)size, 8u);
 		return;
 	}
 	uint64_t v;
 	memcpy(&v, *args, 8);
 	*args += 8;
-	if (conv == 'p') {
-		spec[n++] = 'p';
-		spec[n] = 0;
-		buf_printf(b, spec, (void *)(uintptr_t)v);
+	if (pc->conv == 's' && type->kind == TY_USTACK) { /* ustack: issue 7, stack.c */
+		char *s = out_stack_text(v, type, 8);
+		put_str(b, pc, s, strlen(s));
+		free(s);
 		return;
 	}
-	if (conv == 'c') {
-		spec[n++] = 'c';
-		spec[n] = 0;
-		buf_printf(b, spec, (int)(unsigned char)v);
+	if (pc->conv == 's') {
+		/* usym(), func; an integer as %s prints its value */
+		char *s = type->kind == TY_USYM ? out_sym_text(v, false)
+						: xasprintf("%lld", (long long)v);
+		put_str(b, pc, s, strlen(s));
+		free(s);
 		return;
 	}
-	bool sgn = conv == 'd' || conv == 'i';
-	if (bits == 8)
+	bool sgn = pc->conv == 'd';
+	if (pc->bits == 8)
 		v = sgn ? (uint64_t)(int64_t)(int8_t)v : (uint8_t)v;
-	else if (bits == 16)
+	else if (pc->bits == 16)
 		v = sgn ? (uint64_t)(int64_t)(int16_t)v : (uint16_t)v;
-	spec[n++] = 'l';
-	spec[n++] = 'l';
-	spec[n++] = conv;
-	spec[n] = 0;
-	if (sgn)
-		buf_printf(b, spec, (long long)v);
-	else
-		buf_printf(b, spec, (unsigned long long)v);
+	if (pc->simple && (pc->conv == 'd' || pc->conv == 'u' || pc->conv == 'x' ||
+			   pc->conv == 'X')) {
+		if (sgn && (int64_t)v < 0) {
+			buf_append(b, "-", 1);
+			v = -v;
+		}
+		put_u64(b, v, pc->conv == 'd' || pc->conv == 'u' ? 10 : 16, pc->conv == 'X');
+		return;
+	}
+	put_spec(b, pc->spec, pc->conv, v, sgn);
 }
 
 void out_format(struct buf *b, const struct sema_printf *pf, const uint8_t *args)
 {
-	const char *p = pf->fmt;
-	int argi = 0;
-	while (*p) {
-		const char *pct = strchr(p, '%');
-		if (!pct) {
-			buf_append(b, p, strlen(p));
-			break;
-		}
-		buf_append(b, p, pct - p);
-		p = pct + 1;
-		if (*p == '%') {
-			buf_append(b, "%", 1);
-			p++;
-			continue;
-		}
-		if (argi >= pf->nargs) {
-			buf_append(b, "%", 1);
-			continue;
-		}
-		one_spec(b, &p, &args, &pf->args[argi]);
-		argi++;
+	struct fmt *f = lookup(pf), *own = NULL;
+	if (!f)
+		f = own = compile(pf);
+	for (int i = 0, argi = 0; i < f->npieces; i++) {
+		const struct piece *pc = &f->pieces[i];
+		if (pc->litlen)
+			buf_append(b, pc->lit, pc->litlen);
+		if (pc->conv && argi < pf->nargs)
+			one(b, pc, &args, &pf->args[argi++]);
 	}
+	if (own)
+		fmt_free(own);
 }

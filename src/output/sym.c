@@ -27,6 +27,7 @@
 #include "util/demangle.h"
 #include "util/util.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -316,4 +317,35 @@ const char *out_sym_path(uint64_t addr)
 {
 	const struct proc_map *m = map_of(out_sym_unalias(addr));
 	return m && m->path[0] ? m->path : "unknown";
+}
+
+/* ---- for ustack (stack.c) ------------------------------------------------ */
+
+const struct proc_map *out_sym_maps(int *n)
+{
+	*n = S.nmaps;
+	return S.maps;
+}
+
+/*
+ * The function symbols of the object mapped at addr (sorted by value,
+ * link-time addresses), its load bias and ELF handle.  -ENOENT when
+ * addr is in no file or the file has no symbols.
+ */
+int out_sym_funcs(uint64_t addr, const struct out_sym_func **funcs, int *n, uint64_t *bias,
+		  void **elf)
+{
+	const struct proc_map *m = map_of(addr);
+	if (!m || m->path[0] != '/' || !m->ino)
+		return -ENOENT;
+	struct symfile *sf = file_of(m);
+	if (!sf->loaded)
+		load_file(sf);
+	if (!sf->open || proc_load_bias(S.maps, S.nmaps, &sf->ef, bias))
+		return -ENOENT;
+	_Static_assert(sizeof(struct sym) == sizeof(struct out_sym_func), "same layout");
+	*funcs = (const struct out_sym_func *)sf->syms;
+	*n = sf->nsyms;
+	*elf = sf->ef.elf;
+	return 0;
 }

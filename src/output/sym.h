@@ -20,4 +20,14 @@ char *out_sym_text(uint64_t addr, bool with_off);
 /* The file mapped at addr, "unknown" if none (ustack(perf)). */
 const char *out_sym_path(uint64_t addr);
 
+/* For ustack (stack.c): the snapshot, and an object's function symbols. */
+struct proc_map;
+struct out_sym_func {
+	uint64_t value, size; /* link-time */
+	char *name;
+};
+const struct proc_map *out_sym_maps(int *n);
+int out_sym_funcs(uint64_t addr, const struct out_sym_func **funcs, int *n, uint64_t *bias,
+		  void **elf);
+
 #endif

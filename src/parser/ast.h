@@ -125,6 +125,8 @@ enum ast_type_kind {
 	TY_LHIST,  /* lhist(v, min, max, step) */
 	TY_USYM,   /* a code address of the target, printed as its symbol: usym(), func
 	            * (8 bytes, an integer in code; output/sym.c names it) */
+	TY_USTACK, /* ustack, ustack(mode, n): a stack id (8 bytes, runtime/rt_stack.c);
+	            * count = AST_STACK(mode, n) */
 	/* types of the C preamble, casts and tuples (issue 3) */
 	TY_PTR,    /* pointer: elem = pointee type, size 8 */
 	TY_STRUCT, /* struct or union: rec = its layout, size = rec->size */
@@ -139,6 +141,16 @@ enum ast_addrspace {
 	AS_KERNEL, /* "AS(kernel)": string literals, comm */
 	AS_USER,   /* "AS(user)": argN in uprobes */
 };
+
+/* TY_USTACK's count: the print mode and the number of frames */
+enum ast_stack_mode {
+	AST_STACK_BPFTRACE, /* "        sym+off" lines */
+	AST_STACK_PERF,     /* "\thexaddr sym+off (path)" lines */
+	AST_STACK_RAW,      /* "        hexaddr" lines */
+};
+#define AST_STACK(mode, n) ((int)(mode) << 16 | (n))
+#define AST_STACK_MODE(t) ((enum ast_stack_mode)((t)->count >> 16))
+#define AST_STACK_FRAMES(t) ((t)->count & 0xffff)
 
 struct ast_record;
 struct ast_tuple;

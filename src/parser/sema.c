@@ -47,6 +47,8 @@ const char *sema_type_name(const struct ast_type *t, char *buf, size_t len)
 	case TY_LHIST: return "lhist";
 	case TY_USYM:
 		return "usym";
+	case TY_USTACK:
+		return "ustack";
 	case TY_PTR: {
 		char inner[256];
 		snprintf(buf, len, "%s *", t->elem->kind == TY_NONE ? "void"
@@ -91,6 +93,7 @@ const char *sema_kind_name(const struct ast_type *t)
 	case TY_AVG: case TY_MIN: case TY_MAX: case TY_STATS: case TY_HIST: case TY_LHIST:
 		return sema_type_name(t, (char[16]){0}, 16);
 	case TY_USYM: return "usym";
+	case TY_USTACK: return "ustack";
 	case TY_PTR: return "pointer";
 	case TY_STRUCT: return "record";
 	case TY_ARRAY: return "array";
@@ -204,7 +207,8 @@ static void check_map(struct sema *s, struct ast_node *n)
 			diag_error(s->diags, k->loc, "%s values cannot be map keys",
 				   sema_kind_name(&k->type));
 		if (k->type.kind != TY_INT && k->type.kind != TY_STR && k->type.kind != TY_TUPLE &&
-		    k->type.kind != TY_PTR && k->type.kind != TY_USYM)
+		    k->type.kind != TY_PTR && k->type.kind != TY_USYM &&
+		    k->type.kind != TY_USTACK)
 			keys_ok = false;
 		if (i < SEMA_MAX_KEYS) {
 			keys[i] = k->type;

@@ -51,12 +51,20 @@ struct sema_info {
 	int nvars;
 	struct sema_printf **printfs;
 	int nprintfs;
+	int stack_frames; /* the most frames a ustack asks for; 0: no ustack (issue 7) */
 };
+
+/* --unsafe: allow system() (set by the driver before sema_check). */
+extern bool sema_unsafe;
 
 /* Returns 0, or -1 if errors were added to diags. */
 int sema_check(struct ast_node *prog, struct diags *diags, struct sema_info *info);
 void sema_info_free(struct sema_info *info);
 /* "count", "int64", "unsigned int64", "string[4]": bpftrace's type names. */
 const char *sema_type_name(const struct ast_type *t, char *buf, size_t len);
+/* The trampoline kind (runtime enum rt_stack_kind) every attach point of
+ * the probe has: 0 entry, 1 inside a function, 2 return, 3 none (BEGIN);
+ * -1 when they differ (sema_stack.c). */
+int sema_stack_kind(const struct ast_node *probe);
 
 #endif

@@ -65,6 +65,8 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 	n->type = ty_none;
 	if (sema_usdt_arg(s, n))
 		return;
+	if (sema_stack_call(s, n)) /* ustack */
+		return;
 	if (!strcmp(name, "pid") || !strcmp(name, "tid")) {
 		n->type = ty_uint64;
 		return;
@@ -135,6 +137,9 @@ bool sema_builtin_ret(struct sema *s, struct ast_node *n)
 }
 
 /* ---- calls -------------------------------------------------------------- */
+
+static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use,
+			   const struct ast_node *user);
 
 /* bpftrace's function names; only some are implemented in ubt so far. */
 static const char *const known_funcs[] = {
@@ -248,9 +253,13 @@ static size_t fmt_spec(const char *p, const char **token, size_t *token_len, enu
 	return 0;
 }
 
+static void register_fmt(struct sema *s, struct ast_node *n, const char *fmt, size_t len,
+			 int first);
+
 static void check_printf_format(struct sema *s, struct ast_node *n)
 {
 	const struct ast_node *fmt = n->kids[0];
+	const char *what = n->str; /* printf, system, cat: bpftrace names the function */
 	int nargs = n->nkids - 1, nspec = 0;
 	const char *f = fmt->str, *end = fmt->str + fmt->slen;
 	/* count first: bpftrace reports the count before any type */
@@ -273,14 +282,14 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 	}
 	if (nargs < nspec) {
 		diag_error(s->diags, n->loc,
-			   "printf: Not enough arguments for format string (%d supplied, %d expected)",
-			   nargs, nspec);
+			   "%s: Not enough arguments for format string (%d supplied, %d expected)",
+			   what, nargs, nspec);
 		return;
 	}
 	if (nargs > nspec) {
 		diag_error(s->diags, n->loc,
-			   "printf: Too many arguments for format string (%d supplied, %d expected)",
-			   nargs, nspec);
+			   "%s: Too many arguments for format string (%d supplied, %d expected)",
+			   what, nargs, nspec);
 		return;
 	}
 	int i = 1;
@@ -299,14 +308,21 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 		if (!l)
 			continue;
 		const struct ast_type *at = &n->kids[i++]->type;
-		if (isbuf) {
-			diag_error(s->diags, n->loc, "printf: %%%.*s is not supported yet", (int)tl, tok);
+		if (isbuf && at->kind != TY_STR) {
+			diag_error(s->diags, n->loc,
+				   "%s: %%%.*s specifier expects a value of type buffer (%s supplied)",
+				   what, (int)tl, tok, sema_kind_name(at));
 			return;
 		}
-		if (at->kind != want && !(at->kind == TY_USYM && want == TY_STR)) {
+		if (isbuf) {
+			p += l - 1;
+			continue;
+		}
+		if (at->kind != want && !((at->kind == TY_USYM || at->kind == TY_USTACK) && want == TY_STR)) {
 			diag_error(s->diags, n->loc,
-				   "printf: %%%.*s specifier expects a value of type %s (%s supplied)",
-				   (int)tl, tok, want == TY_STR ? "string" : "integer", sema_kind_name(at));
+				   "%s: %%%.*s specifier expects a value of type %s (%s supplied)",
+				   what, (int)tl, tok, want == TY_STR ? "string" : "integer",
+				   sema_kind_name(at));
 			return;
 		}
 		p += l - 1;
@@ -316,12 +332,24 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 			   ARRAY_SIZE(((struct sema_printf *)0)->args));
 		return;
 	}
+	register_fmt(s, n, fmt->str, fmt->slen, 1);
+}
+
+/*
+ * Records call n for the output stage: its format (printf, system, cat,
+ * time) and the types of its arguments kids[first..].  Probe code sends
+ * the id with the values (runtime/abi.h).
+ */
+static void register_fmt(struct sema *s, struct ast_node *n, const char *fmt, size_t len,
+			 int first)
+{
+	int nargs = n->nkids - first;
 	struct sema_printf *pf = xcalloc(1, sizeof(*pf));
 	pf->id = s->info->nprintfs;
-	pf->fmt = xstrndup(fmt->str, fmt->slen);
-	pf->nargs = nargs;
-	for (int k = 0; k < nargs; k++)
-		pf->args[k] = n->kids[k + 1]->type;
+	pf->fmt = xstrndup(fmt, len);
+	pf->nargs = nargs < 0 ? 0 : nargs;
+	for (int k = 0; k < pf->nargs && k < (int)ARRAY_SIZE(pf->args); k++)
+		pf->args[k] = n->kids[k + first]->type;
 	pf->call = n;
 	s->info->printfs = xrealloc(s->info->printfs,
 				    (s->info->nprintfs + 1) * sizeof(*s->info->printfs));
@@ -476,9 +504,13 @@ static void check_print(struct sema *s, struct ast_node *n, enum call_use use,
 			   n->nkids);
 		return;
 	}
-	if (s->final && n->kids[0]->type.kind != TY_INT && n->kids[0]->type.kind != TY_STR)
+	const struct ast_type *t = &n->kids[0]->type;
+	if (s->final && t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_TUPLE &&
+	    t->kind != TY_USYM)
 		diag_error(s->diags, n->loc, "print() does not support values of type %s",
-			   sema_kind_name(&n->kids[0]->type));
+			   sema_kind_name(t));
+	else if (s->final)
+		register_fmt(s, n, "", 0, 0);
 }
 
 /* delete(@m[k]) | clear(@m) | zero(@m) */
@@ -503,6 +535,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 {
 	const char *saved_func = s->func;
 	int saved_arg = s->func_arg;
+	if (sema_stack_call(s, n)) /* ustack(mode, n): literal arguments */
+		return;
 	s->func = n->str;
 	for (int i = 0; i < n->nkids; i++) {
 		s->func_arg = i;
@@ -543,12 +577,17 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 		if (n->nkids < 1 || n->nkids > 2)
 			diag_error(s->diags, n->loc, "str() requires between 1 and 2 arguments (%d provided)",
 				   n->nkids);
-		else if (s->final && n->kids[0]->type.kind != TY_INT && n->kids[0]->type.kind != TY_STR)
+		else if (s->final && n->kids[0]->type.kind != TY_INT && n->kids[0]->type.kind != TY_STR &&
+			 n->kids[0]->type.kind != TY_PTR)
 			diag_error(s->diags, n->loc, "str() expects an integer or a pointer type as first argument (%s provided)",
 				   sema_kind_name(&n->kids[0]->type));
 		else if (s->final && n->nkids == 2 && n->kids[1]->type.kind != TY_INT)
 			diag_error(s->diags, n->loc, "str() only accepts an integer as second argument");
-	} else if (!strcmp(n->str, "printf")) {
+	} else if (!strcmp(n->str, "printf") || !strcmp(n->str, "system") ||
+		   !strcmp(n->str, "cat")) {
+		if (!strcmp(n->str, "system") && !sema_unsafe)
+			diag_error(s->diags, n->loc,
+				   "system() is an unsafe function being used in safe mode");
 		check_use(s, n, use, user, false);
 		n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
 		if (n->nkids < 1) {
@@ -564,10 +603,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 		}
 	} else if (sema_sym_call(s, n, use, user)) {
 		/* usym(), ustack(), uaddr(): issue 7, below */
-	} else if (!strcmp(n->str, "exit")) {
-		check_use(s, n, use, user, false);
-		check_nargs(s, n, 0);
-		n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
+	} else if (sema_call_more(s, n, use, user)) {
+		/* exit, bswap, strncmp, strcontains, has_key, len, time, system, cat: below */
 	} else {
 		bool known = false;
 		const char *close = NULL;
@@ -617,4 +654,91 @@ bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
 			   sema_kind_name(&n->kids[0]->type));
 	n->type = (struct ast_type){ TY_USYM, 8, false, AS_NONE };
 	return true;
+}
+
+
+/* ---- more functions (issue 4) ------------------------------------------- */
+
+bool sema_unsafe; /* --unsafe: system() allowed */
+
+static bool is_str(const struct ast_node *n)
+{
+	return n->type.kind == TY_STR;
+}
+
+/*
+ * exit([code]) | bswap(int) | strncmp(str, str, n) | strcontains(str, str)
+ * | has_key(@m[k]) | len(@m) | time([fmt]).  Returns false for other names.
+ */
+static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use,
+			   const struct ast_node *user)
+{
+	const char *f = n->str;
+	if (!strcmp(f, "exit")) {
+		check_use(s, n, use, user, false);
+		if (n->nkids > 1)
+			diag_error(s->diags, n->loc, "exit() takes up to one argument (%d provided)",
+				   n->nkids);
+		else if (n->nkids == 1 && s->final && n->kids[0]->type.kind != TY_INT)
+			diag_error(s->diags, n->loc, "exit() only supports an integer exit code (%s provided)",
+				   sema_kind_name(&n->kids[0]->type));
+		n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
+		return true;
+	}
+	if (!strcmp(f, "bswap")) {
+		n->type = ty_uint64;
+		if (check_nargs(s, n, 1)) {
+			const struct ast_type *t = &n->kids[0]->type;
+			if (s->final && t->kind != TY_INT)
+				diag_error(s->diags, n->loc, "bswap() only supports integer arguments (%s provided)",
+					   sema_kind_name(t));
+			else if (t->kind == TY_INT)
+				n->type = (struct ast_type){ TY_INT, t->size, false, AS_NONE };
+		}
+		return true;
+	}
+	if (!strcmp(f, "strncmp")) {
+		n->type = ty_uint64;
+		int64_t v;
+		if (!check_nargs(s, n, 3))
+			return true;
+		if (s->final && (!is_str(n->kids[0]) || !is_str(n->kids[1])))
+			diag_error(s->diags, n->loc, "strncmp() expects a string for its first two arguments");
+		else if (!int_literal(n->kids[2], &v) || v < 0)
+			diag_error(s->diags, n->loc, "Builtin strncmp requires a non-negative integer literal as its third argument");
+		return true;
+	}
+	if (!strcmp(f, "strcontains")) {
+		n->type = ty_uint64;
+		if (check_nargs(s, n, 2) && s->final && (!is_str(n->kids[0]) || !is_str(n->kids[1])))
+			diag_error(s->diags, n->loc, "strcontains() expects string arguments");
+		return true;
+	}
+	if (!strcmp(f, "has_key")) {
+		n->type = ty_uint64;
+		if (check_nargs(s, n, 1) && (n->kids[0]->kind != AST_MAP || !n->kids[0]->nkids))
+			diag_error(s->diags, n->loc, "has_key() expects a map with a key: has_key(@m[k])");
+		return true;
+	}
+	if (!strcmp(f, "len")) {
+		n->type = ty_uint64;
+		if (check_nargs(s, n, 1))
+			whole_map_arg(s, n);
+		return true;
+	}
+	if (!strcmp(f, "time")) {
+		check_use(s, n, use, user, false);
+		n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
+		if (n->nkids > 1)
+			diag_error(s->diags, n->loc, "time() takes up to one argument (%d provided)",
+				   n->nkids);
+		else if (n->nkids == 1 && n->kids[0]->kind != AST_STR)
+			diag_error(s->diags, n->loc, "time() expects a string literal");
+		else if (s->final && n->nkids == 1)
+			register_fmt(s, n, n->kids[0]->str, n->kids[0]->slen, 1);
+		else if (s->final)
+			register_fmt(s, n, "%H:%M:%S\n", 9, 0);
+		return true;
+	}
+	return false;
 }

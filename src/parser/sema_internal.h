@@ -60,6 +60,8 @@ bool sema_sym_builtin(struct sema *s, struct ast_node *n);
 bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
 		   const struct ast_node *user);
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use, const struct ast_node *user);
+/* sema_stack.c, issue 7: ustack, uaddr() */
+bool sema_stack_call(struct sema *s, struct ast_node *n);
 
 /* sema_types.c: casts, fields, indexes, tuples, constants, params, sizeof */
 bool sema_resolve_type(struct sema *s, struct ast_node *tyn, struct ast_type *out);

@@ -28,7 +28,7 @@
 
 #include <stdint.h>
 
-#define RT_ABI_VERSION 1
+#define RT_ABI_VERSION 2
 #define RT_SHM_MAGIC 0x7562742d73686d31ull /* "ubt-shm1" */
 
 /* glibc's x86-64 rseq signature; the 4 bytes before every abort handler. */
@@ -62,6 +62,88 @@ struct rt_sigaction_k {
 	uint64_t flags;
 	uint64_t restorer;
 	uint64_t mask;
+};
+
+/*
+ * ustack.  Probe code calls rt_stack_id(), which records the frames of the
+ * current call stack in a table in shared memory (struct rt_stack_table,
+ * one entry per distinct stack, found by a 64-bit hash of its frames) and
+ * returns the hash: the stack's id, which is what a map key or a printf
+ * argument holds.  ubt prints an id by finding its entry.
+ *
+ * Frames come from a frame-pointer walk, trusted only through code ubt
+ * marked RT_CODE_FP (an object whose CFI shows frame pointers).  At a
+ * frame in other code the walk stops and the entry also keeps the
+ * registers and a copy of the stack (flag RT_STK_COPY), which ubt unwinds
+ * with the object's CFI (.eh_frame).  A frame in an RT_CODE_END range
+ * (__libc_start_call_main, start_thread) is the last one, as in bpftrace.
+ * Every read stays inside the thread's stack: [sp, tp) for a thread whose
+ * TCB sits above its stack (glibc's pthreads), else the main thread's stack
+ * mapping [main_lo, main_hi); a stack in neither gets no walk.
+ */
+#define RT_STACK_RANGES 48
+#define RT_STACK_MAX 127     /* frames at most: ustack(n) with n <= 127, bpftrace's limit */
+#define RT_STACK_COPY 8192   /* bytes of stack copied for CFI unwinding */
+
+enum rt_code_flags {
+	RT_CODE_FP = 1 << 0,  /* code keeps frame pointers: a walk through it is exact */
+	RT_CODE_END = 1 << 1, /* an outermost function: the walk ends after it */
+};
+
+struct rt_code_range {
+	uint64_t lo, hi; /* [lo, hi) */
+	uint32_t flags;  /* enum rt_code_flags */
+	uint32_t pad;
+};
+
+struct rt_stack_facts {
+	uint64_t table_off;         /* struct rt_stack_table in the data part; 0: none */
+	uint64_t main_lo, main_hi;  /* the main thread's stack mapping */
+	uint64_t code_lo, code_hi;  /* hull of ranges[]: a quick test for "not code" */
+	uint32_t nranges;           /* END ranges first, then code ranges */
+	uint32_t pad;
+	struct rt_code_range ranges[RT_STACK_RANGES];
+};
+
+/*
+ * The stack table: cap entries (a power of two) of entry_size bytes,
+ * open addressing on the id.  An entry is claimed by a CAS of its id from
+ * 0, filled, and published by a release store of `ready`; other threads
+ * with the same id only need to see the id.  Full: the hit gets id 0,
+ * counted in drops.
+ *
+ *   entry: id | ready nframes | flags copy_len | pc sp rbp | frames[max_frames] | copy
+ */
+enum rt_stack_entry_flags {
+	RT_STK_COPY = 1 << 0, /* copy[] holds copy_len bytes of stack from sp: unwind with CFI */
+};
+
+struct rt_stack_entry {
+	volatile uint64_t id; /* 0 = free */
+	volatile uint32_t ready;
+	uint32_t nframes;
+	uint32_t flags;    /* enum rt_stack_entry_flags */
+	uint32_t copy_len;
+	uint64_t pc, sp, rbp; /* registers at the probe, for the CFI unwinder */
+	uint64_t frames[];    /* max_frames, then the stack copy (copy_size bytes) */
+};
+
+struct rt_stack_table {
+	uint32_t size;       /* sizeof(struct rt_stack_table) */
+	uint32_t max_frames; /* frames per entry */
+	uint32_t cap;        /* entries, a power of two */
+	uint32_t copy_size;  /* bytes of stack per entry */
+	uint64_t entry_size;
+	uint64_t entries_off; /* from this struct */
+	volatile uint64_t used;
+	volatile uint64_t drops; /* stacks not recorded: table full */
+};
+
+/* rt_stack_id(regs, site, kind, n): where the probe runs */
+enum rt_stack_kind {
+	RT_STK_ENTRY = 0, /* function entry: struct rt_regs, ret = caller */
+	RT_STK_MID = 1,   /* inside a function: struct rt_regs_mid */
+	RT_STK_RET = 2,   /* return probe: struct rt_regs, ret = where it returns */
 };
 
 /*
@@ -108,6 +190,14 @@ struct rt_shm_header {
 	uint64_t start_ns;     /* CLOCK_BOOTTIME when ubt started: `elapsed` */
 	uint32_t cpid;         /* the -c child's pid, else 0: `cpid` */
 	uint32_t pad2;
+	/* fault-tolerant reads (rt_read.c); ubt writes the first three before arming */
+	uint64_t rd_min_addr;           /* vm.mmap_min_addr: nothing below can be mapped */
+	struct rt_sigaction_k old_segv; /* the application's SIGSEGV action, for chaining */
+	struct rt_sigaction_k old_bus;  /* the application's SIGBUS action */
+	volatile uint64_t read_faults;  /* reads of target memory that failed (-k) */
+	volatile uint64_t app_faults;   /* SIGSEGV/SIGBUS that were not ours, passed on */
+	/* ustack (rt_stack.c); ubt writes these before arming (output/stack.c) */
+	struct rt_stack_facts stk;
 };
 
 /*
@@ -115,7 +205,7 @@ struct rt_shm_header {
  * claimed by the first probe hit in a thread that needs per-thread state
  * (printf, re-entrancy guard) and found again by its thread pointer.
  *
- *   line 0 (the owning thread writes):  tp tid busy ring_head lost ring_resv
+ *   line 0 (the owning thread writes):  tp tid busy ring_head lost ring_resv tail_seen
  *   line 1 (ubt writes):                ring_tail
  */
 struct rt_thread {
@@ -125,7 +215,11 @@ struct rt_thread {
 	volatile uint64_t ring_head; /* bytes ever produced */
 	volatile uint64_t lost;      /* events dropped because the ring was full */
 	uint64_t ring_resv;          /* producer's private head: reserved, not yet committed */
-	uint64_t pad0[3];
+	uint64_t tail_seen;          /* producer's last read of ring_tail: room is checked
+				      * against it, so the hot path does not load the line ubt
+				      * writes (rt_ring_reserve reloads it when short) */
+	uint64_t rd_state; /* rt_read.c: (rd_gen << 1) | direct reads allowed, as last checked */
+	uint64_t pad0[1];
 	volatile uint64_t ring_tail; /* bytes ever consumed */
 	uint64_t pad1[7];
 };
@@ -136,22 +230,28 @@ struct rt_thread {
  * 8-byte aligned and never wrap: when a record does not fit before the
  * end, an RT_EV_PAD record fills the rest and the record starts at 0.
  *
- *   0        4        8                16
- *   +--------+--------+----------------+-------------------------+
- *   | len    | type   | tsc            | payload (len - 16 bytes) |
- *   +--------+--------+----------------+-------------------------+
- *   len: whole record in bytes, a multiple of 8 (a PAD may be 8 long and
- *   then has no tsc).
+ *   0        4        6        8
+ *   +--------+--------+--------+-------------------------+
+ *   | len    | type   | id     | payload (len - 8 bytes) |
+ *   +--------+--------+--------+-------------------------+
+ *   len: whole record in bytes, a multiple of 8.  The header is one
+ *   64-bit constant for a given printf, stored with one instruction.
  *
- * RT_EV_PRINTF payload: u32 printf id, u32 0, then the arguments in order,
- * each 8 bytes (integers) or its string size rounded up to 8 (strings).
+ * Records carry no timestamp: reading the TSC costs ~14 ns on a VM, most of
+ * a printf's budget.  Each thread's ring keeps that thread's order; ubt
+ * prints rings one after the other on each drain, so events of different
+ * threads follow drain order, as bpftrace's per-CPU perf buffers do.
+ *
+ * RT_EV_PRINTF: id = printf id (sema_printf.id); payload: the arguments in
+ * order, each 8 bytes (integers) or its string size rounded up to 8.
  */
 enum rt_event_type {
 	RT_EV_PAD = 0,    /* skip to the end of the ring */
 	RT_EV_PRINTF = 1, /* printf(fmt, args...) */
 	RT_EV_EXIT = 2,   /* exit(): payload u64 exit code */
 	RT_EV_MAP = 3,    /* print/clear/zero of a map: struct rt_ev_map */
-	RT_EV_VALUE = 4,  /* print(value): u32 print id, u32 0, the value as for printf */
+	RT_EV_VALUE = 4,  /* print(value): id = print id, the value as for printf */
+	RT_EV_CALL = 5,   /* system/cat/time/strftime/...: id = call id, arguments as printf */
 };
 
 /*
@@ -175,8 +275,8 @@ struct rt_ev_map {
 
 struct rt_event_hdr {
 	uint32_t len;
-	uint32_t type;
-	uint64_t tsc;
+	uint16_t type; /* enum rt_event_type */
+	uint16_t id;
 };
 
 /*
@@ -254,6 +354,15 @@ struct rt_map {
 struct rt_priv {
 	uint32_t size;             /* sizeof(struct rt_priv) */
 	volatile uint32_t enabled; /* probes run only when non-zero */
+	uint32_t pid;              /* this process (ubt's own for BEGIN/END) */
+	/*
+	 * Fault-tolerant reads (rt_read.c): 0 = the runtime's SIGSEGV/SIGBUS
+	 * handler is not installed in this process, read with process_vm_readv;
+	 * else a generation, raised whenever signal actions or masks may have
+	 * changed (ubt's probes on sigaction/sigprocmask), which makes each
+	 * thread check again before reading directly.
+	 */
+	volatile uint32_t rd_gen;
 };
 
 /*

@@ -51,7 +51,13 @@ void rt_map_delete(struct rt_map *m, const uint64_t *key) RT_API;
 uint32_t rt_rand(void) RT_API;
 void rt_comm(char *dst) RT_API;
 uint64_t rt_ids(uint32_t what) RT_API;
-void rt_read_str(char *dst, uint64_t src, uint32_t n, uint32_t pid) RT_API;
+int64_t rt_read(struct rt_thread *t, void *dst, uint64_t src, uint64_t n) RT_API;
+int64_t rt_read_str(struct rt_thread *t, char *dst, uint64_t src, uint64_t n) RT_API;
+void rt_sigsegv(int sig, void *info, void *ucv) RT_API;
+uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n) RT_API;
+int64_t rt_strncmp(const char *a, uint64_t asize, const char *b, uint64_t bsize, uint64_t n) RT_API;
+int64_t rt_strcontains(const char *h, uint64_t hsize, const char *nd, uint64_t nsize) RT_API;
+int64_t rt_map_len(struct rt_map *m) RT_API;
 
 /* Compilers may emit calls to these for block copies. */
 void *memcpy(void *dst, const void *src, size_t n) RT_API;

@@ -1,19 +1,13 @@
 /*
  * rt_builtin.c - runtime helpers behind builtins and string functions that
  * probe code calls (nsecs is in rt_time.c): rand, comm, uid/gid/numaid (system calls:
- * rare in scripts, documented in docs/compat.md), and str(), which reads
- * target memory with process_vm_readv so that a bad pointer yields ""
- * instead of a crash.
+ * rare in scripts, documented in docs/compat.md).  Reads of target memory,
+ * str() included, are in rt_read.c.
  *
  * Pipeline position: linked with the probe code and injected into the
  * target (see rt.h); the same object serves BEGIN/END inside ubt.
  */
 #include "rt.h"
-
-struct rt_iovec {
-	void *base;
-	uint64_t len;
-};
 
 static inline long rt_syscall6(long nr, long a, long b, long c, long d, long e, long f)
 {
@@ -58,37 +52,4 @@ uint64_t rt_ids(uint32_t what)
 	uint32_t cpu = 0, node = 0;
 	rt_syscall6(309 /* getcpu */, (long)&cpu, (long)&node, 0, 0, 0, 0);
 	return what == 2 ? node : cpu;
-}
-
-/*
- * str(p, n): copies the NUL-terminated string at p (in process pid, the
- * process running this code) into dst[0..n-1], always NUL-terminated;
- * "" when p cannot be read.  process_vm_readv reports a bad address as an
- * error instead of faulting; a read that crosses into an unmapped page is
- * retried up to the page end.
- */
-void rt_read_str(char *dst, uint64_t src, uint32_t n, uint32_t pid)
-{
-	if (!n)
-		return;
-	for (uint32_t i = 0; i < n; i++)
-		dst[i] = 0;
-	uint64_t want = n - 1;
-	while (want) {
-		struct rt_iovec l = {dst, want}, r = {(void *)src, want};
-		long got = rt_syscall6(310 /* process_vm_readv */, pid, (long)&l, 1, (long)&r, 1, 0);
-		if (got > 0)
-			break;
-		uint64_t to_page = 4096 - (src & 4095);
-		if (to_page >= want)
-			return;
-		want = to_page;
-	}
-	for (uint32_t i = 0; i + 1 < n; i++)
-		if (!dst[i]) {
-			for (; i < n; i++)
-				dst[i] = 0;
-			break;
-		}
-	dst[n - 1] = 0;
 }

@@ -18,6 +18,7 @@ void *rt_ring_reserve(struct rt_thread *t, uint32_t len)
 	char *ring = ubt_shm + h->rings_off + (uint64_t)(t - tab) * size;
 	uint64_t head = t->ring_head;
 	uint64_t tail = __atomic_load_n(&t->ring_tail, __ATOMIC_ACQUIRE);
+	t->tail_seen = tail;
 	uint64_t pos = head & (size - 1);
 	uint64_t to_end = size - pos;
 

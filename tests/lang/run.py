@@ -3,11 +3,12 @@
 
 good/*.bt  scripts written for this project covering every construct; each
            must be accepted by ubt's front end (parse + type check).
-pending/   scripts of good/'s kind that need a builtin or function not yet
-           merged from the engineer who owns them (sema_call.c: str, hist,
-           nsecs, comm, elapsed, usym, probe, delete, clear) or an attach
-           feature (uprobe offsets); they are run and listed, not counted,
-           and reported when they become accepted (then move them to good/).
+pending/   (optional, empty now) scripts of good/'s kind waiting on a
+           builtin or attach feature not yet merged; they are run and
+           listed, not counted, and reported when they become accepted
+           (then move them to good/).  The ten that waited for str, hist,
+           elapsed, comm, usym, probe, delete, clear and uprobe offsets are
+           in good/ and run end to end in tests/e2e/statements.test.
 bad/*.bt   broken scripts; each must give exactly the diagnostics in the
            .err file next to it (one precise error each), compared verbatim.
 

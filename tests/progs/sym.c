@@ -12,6 +12,9 @@
  * sym_dl_func(7) N times (probes armed when the library loads).
  * `apply`: then call sym_apply(fn, i) N times with fn alternating between
  * sym_lib_leaf and sym_inner (a function pointer argument, for usym()).
+ * `slow`: sleep 20 ms before each call of sym_outer (a probe that calls
+ * exit() at its first hit sees no second one, so a differential test
+ * prints while the target lives).
  * Prints `sum <total>` at the end.
  */
 #include <dlfcn.h>
@@ -59,11 +62,12 @@ __attribute__((noinline)) int sym_apply(int (*fn)(int), int x)
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? strtol(argv[1], NULL, 0) : 1;
-	bool wait = false, dl = false, apply = false;
+	bool wait = false, dl = false, apply = false, slow = false;
 	for (int i = 2; i < argc; i++) {
 		wait |= !strcmp(argv[i], "wait");
 		dl |= !strcmp(argv[i], "dlopen");
 		apply |= !strcmp(argv[i], "apply");
+		slow |= !strcmp(argv[i], "slow");
 	}
 	if (wait) {
 		signal(SIGUSR1, on_usr1);
@@ -73,8 +77,11 @@ int main(int argc, char **argv)
 			pause();
 	}
 	long sum = 0;
-	for (long i = 0; i < n; i++)
+	for (long i = 0; i < n; i++) {
+		if (slow)
+			usleep(20000);
 		sum += sym_outer((int)i);
+	}
 	for (long i = 0; apply && i < n; i++)
 		sum += sym_apply(i % 2 ? sym_inner : sym_lib_leaf, (int)i);
 #ifndef SYM_STATIC

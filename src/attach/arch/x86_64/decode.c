@@ -150,16 +150,12 @@ int x86_insn_decode(const uint8_t *p, size_t avail, uint64_t addr, struct x86_in
 	return 0;
 }
 
-static void plan_int3(struct arch_site_plan *plan, const struct x86_insn *first, const char *fmt,
-		      ...) __attribute__((format(printf, 3, 4)));
-
 /*
  * Falls back to int3: only the first instruction is displaced (the int3
  * replaces its first byte, and the runtime runs a relocated copy of it
  * out of line, which arch_emit_trampoline() also builds for such a plan).
  */
-static void plan_int3(struct arch_site_plan *plan, const struct x86_insn *first, const char *fmt,
-		      ...)
+void x86_plan_int3(struct arch_site_plan *plan, const struct x86_insn *first, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -185,7 +181,7 @@ static bool lands_inside(struct arch_site_plan *plan, const struct x86_insn *ins
 
 	if (!insn->is_branch || insn->target <= s || insn->target >= s + plan->orig_len)
 		return false;
-	plan_int3(plan, first,
+	x86_plan_int3(plan, first,
 		  "branch at func+0x%llx targets func+0x%llx, inside the %d patched bytes",
 		  (unsigned long long)(insn->addr - func_addr),
 		  (unsigned long long)(insn->target - func_addr), plan->orig_len);
@@ -213,7 +209,7 @@ static void check_branches(const uint8_t *code, size_t func_len, uint64_t func_a
 		if (rc == -ENODATA)
 			return; /* a truncated tail (symbol size ends in padding): never runs */
 		if (rc < 0) {
-			plan_int3(plan, first,
+			x86_plan_int3(plan, first,
 				  "cannot decode func+0x%zx, so a branch into the %d patched bytes "
 				  "cannot be ruled out",
 				  off, plan->orig_len);
@@ -297,14 +293,14 @@ int arch_plan_site_padded(const uint8_t *code, size_t func_len, size_t pad_len,
 		if (n > 0) {
 			rc = x86_insn_decode(code + off, avail - off, site + off, &insn[n]);
 			if (rc == -ENODATA && func_len) {
-				plan_int3(
+				x86_plan_int3(
 				    plan, &insn[0],
 				    "the function is %zu bytes long, too short for the %d-byte jmp",
 				    func_len, JMP_LEN);
 				return 0;
 			}
 			if (rc < 0) {
-				plan_int3(plan, &insn[0], "cannot decode func+0x%zx", off);
+				x86_plan_int3(plan, &insn[0], "cannot decode func+0x%zx", off);
 				return 0;
 			}
 		}
@@ -317,7 +313,7 @@ int arch_plan_site_padded(const uint8_t *code, size_t func_len, size_t pad_len,
 			goto check;
 		}
 		if (off < JMP_LEN && off >= avail) {
-			plan_int3(plan, &insn[0],
+			x86_plan_int3(plan, &insn[0],
 				  "the function is %zu bytes long, too short for the %d-byte jmp",
 				  func_len, JMP_LEN);
 			return 0;
@@ -331,7 +327,7 @@ check:
 	for (i = 0; i < n; i++) {
 		if (insn[i].kind != X86_BAD)
 			continue;
-		plan_int3(plan, &insn[0], "%s at func+0x%x cannot be relocated: %s",
+		x86_plan_int3(plan, &insn[0], "%s at func+0x%x cannot be relocated: %s",
 			  insn[i].mnemonic, plan->insn_off[i], insn[i].bad);
 		return 0;
 	}

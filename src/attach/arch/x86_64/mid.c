@@ -241,24 +241,6 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
 
 /* ---- planning --------------------------------------------------------- */
 
-static void mid_int3(struct arch_site_plan *plan, const struct x86_insn *first, const char *fmt,
-		     ...) __attribute__((format(printf, 3, 4)));
-
-static void mid_int3(struct arch_site_plan *plan, const struct x86_insn *first, const char *fmt,
-		     ...)
-{
-	va_list ap;
-
-	plan->kind = ARCH_PATCH_INT3;
-	plan->orig_len = first->len;
-	plan->ninsns = 1;
-	plan->insn_off[0] = 0;
-	memset(plan->orig + first->len, 0, sizeof(plan->orig) - first->len);
-	va_start(ap, fmt);
-	vsnprintf(plan->why, sizeof(plan->why), fmt, ap);
-	va_end(ap);
-}
-
 /*
  * The function is swept linearly from its start, which both proves the
  * site is an instruction boundary and finds every direct branch.  The
@@ -293,7 +275,7 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr,
 		return -EINVAL;
 	memcpy(plan->orig, code + soff, first.len);
 	if (!func_len) {
-		mid_int3(plan, &first, "the size of the function around it is unknown");
+		x86_plan_int3(plan, &first, "the size of the function around it is unknown");
 		return 0;
 	}
 	/* displaced instructions */
@@ -301,36 +283,36 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr,
 	plan->ninsns = 0;
 	while (off - soff < JMP_LEN) {
 		if (off >= func_len || plan->ninsns == ARCH_MAX_INSNS) {
-			mid_int3(plan, &first, "too close to the end of the function for a jmp");
+			x86_plan_int3(plan, &first, "too close to the end of the function for a jmp");
 			return 0;
 		}
 		rc = x86_insn_decode(code + off, func_len - off, func_addr + off, &insn);
 		if (rc < 0) {
-			mid_int3(plan, &first, "cannot decode func+0x%zx", off);
+			x86_plan_int3(plan, &first, "cannot decode func+0x%zx", off);
 			return 0;
 		}
 		if (insn.kind == X86_BAD) {
-			mid_int3(plan, &first, "%s at func+0x%zx cannot be relocated: %s",
+			x86_plan_int3(plan, &first, "%s at func+0x%zx cannot be relocated: %s",
 				 insn.mnemonic, off, insn.bad);
 			return 0;
 		}
 		if (plan->ninsns && insn.addr > site) {
 			for (int i = 0; i < navoid; i++)
 				if (avoid[i] == insn.addr) {
-					mid_int3(plan, &first,
+					x86_plan_int3(plan, &first,
 						 "another probed site at func+0x%zx follows closely",
 						 off);
 					return 0;
 				}
 		}
 		if (off + insn.len > func_len) {
-			mid_int3(plan, &first, "too close to the end of the function for a jmp");
+			x86_plan_int3(plan, &first, "too close to the end of the function for a jmp");
 			return 0;
 		}
 		plan->insn_off[plan->ninsns++] = (uint8_t)(off - soff);
 		off += insn.len;
 		if (off - soff < JMP_LEN && insn.ends_flow) {
-			mid_int3(plan, &first,
+			x86_plan_int3(plan, &first,
 				 "func+0x%zx after it is reached only by a jump", off);
 			return 0;
 		}
@@ -343,7 +325,7 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr,
 		if (rc == -ENODATA)
 			break;
 		if (rc < 0) {
-			mid_int3(plan, &first,
+			x86_plan_int3(plan, &first,
 				 "cannot decode func+0x%zx, so a branch into the patched bytes "
 				 "cannot be ruled out", off);
 			return 0;
@@ -351,7 +333,7 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr,
 		if (off == soff)
 			boundary = true;
 		if (insn.is_branch && insn.target > site && insn.target < site + plan->orig_len) {
-			mid_int3(plan, &first, "branch at func+0x%zx targets func+0x%llx, inside the "
+			x86_plan_int3(plan, &first, "branch at func+0x%zx targets func+0x%llx, inside the "
 				 "%d patched bytes", off,
 				 (unsigned long long)(insn.target - func_addr), plan->orig_len);
 			return 0;
@@ -363,7 +345,7 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr,
 	if (!boundary)
 		return -EINVAL; /* the note does not point at an instruction */
 	if (indirect) {
-		mid_int3(plan, &first, "the function has an indirect jump (a jump table may "
+		x86_plan_int3(plan, &first, "the function has an indirect jump (a jump table may "
 			 "target the patched bytes)");
 		return 0;
 	}

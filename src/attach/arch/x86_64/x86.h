@@ -47,6 +47,13 @@ struct x86_insn {
 int x86_insn_decode(const uint8_t *p, size_t avail, uint64_t addr, struct x86_insn *out);
 
 /*
+ * Makes plan an int3 plan (decode.c): only the first instruction is
+ * displaced; why is formatted from fmt.
+ */
+void x86_plan_int3(struct arch_site_plan *plan, const struct x86_insn *first, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
  * A relocated copy of a plan's displaced instructions followed by the jmp
  * back to site + orig_len, as it will run at address `at`.
  *

@@ -1,0 +1,215 @@
+/*
+ * readsafe.c - the attach side of fault-tolerant reads (runtime/rt_read.c);
+ * session.c calls these when the probe code reads target memory.
+ *
+ * att_read_plan() adds ubt's own entry probes on libc's __libc_sigaction
+ * (which sigaction, signal and bsd_signal all end in), sigprocmask and
+ * pthread_sigmask: their handlers raise ubt_priv.rd_gen so that every
+ * thread checks again, before its next direct read, that the runtime's
+ * SIGSEGV/SIGBUS handler is still installed and the signals unblocked.
+ * att_read_install() installs rt_sigsegv for SIGSEGV and SIGBUS with a
+ * remote rt_sigaction, keeping the application's actions for chaining, and
+ * turns direct reads on.  att_read_remove() puts the application's actions
+ * back (if ours are still there) once no thread can be inside our code.
+ *
+ * Without those probes (a libc without the symbols, a function that cannot
+ * take a jump) direct reads stay off and every read takes the
+ * process_vm_readv path: slower, never unsafe.
+ */
+#include "attach.h"
+#include "attach/elfsym.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+/* a remote system call: 0, or -errno from ptrace or from the call itself */
+static int rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+		int64_t *out)
+{
+	int ret = tracee_syscall(&s->t, nr, a1, a2, a3, a4, 0, 0, out);
+	if (ret)
+		return ret;
+	return *out < 0 && *out > -4096 ? (int)*out : 0;
+}
+
+static const struct {
+	const char *sym, *handler;
+} watched[] = {
+	{"__libc_sigaction", "rt_read_on_sigaction"},
+	{"sigprocmask", "rt_read_on_sigmask"},
+	{"pthread_sigmask", "rt_read_on_sigmask"},
+};
+
+static const struct proc_map *find_libc(const struct proc_map *maps, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const char *b = strrchr(maps[i].path, '/');
+		if (b && !strncmp(b + 1, "libc.so.", 8))
+			return &maps[i];
+	}
+	return NULL;
+}
+
+/* One internal entry probe on sym in libc; 0 or -errno (nothing added). */
+static int add_watch(struct att_session *s, struct elf_file *f, uint64_t bias, const char *sym,
+		     const char *handler)
+{
+	struct elf_symbol es = {0};
+	int ret = elf_find_func(f, sym, &es);
+	if (ret)
+		return ret;
+	uint64_t addr = bias + es.value;
+	size_t len = es.size ? es.size : ARCH_MAX_DISPLACED;
+	for (int i = 0; i < s->nsites; i++)
+		if (s->sites[i].func_addr == addr) {
+			free(es.name);
+			return -EEXIST; /* the script probes it too */
+		}
+	if (s->nsites == ATT_MAX_SITES) {
+		free(es.name);
+		return -E2BIG;
+	}
+	uint8_t *code = xmalloc(len);
+	struct att_site *site = &s->sites[s->nsites];
+	memset(site, 0, sizeof(*site));
+	site->func_addr = addr;
+	site->func_len = es.size;
+	site->internal = handler;
+	site->island = -1;
+	ret = tracee_read(&s->t, addr, code, len);
+	if (!ret)
+		ret = arch_plan_site(code, es.size, addr, addr, &site->plan);
+	free(code);
+	free(es.name);
+	if (!ret && site->plan.kind != ARCH_PATCH_JMP)
+		ret = -ENOTSUP;
+	if (ret)
+		return ret;
+	site->nhandlers = 1;
+	s->nsites++;
+	return 0;
+}
+
+int att_read_plan(struct att_session *s, const struct cg_object *obj, struct proc_map *maps,
+		  int nmaps)
+{
+	s->read_watched = false;
+	if (!obj || !obj->reads_target)
+		return 0;
+	const struct proc_map *libc = find_libc(maps, nmaps);
+	struct elf_file f;
+	uint64_t bias;
+	int ret = -ENOENT, added = 0;
+	if (libc) {
+		char *path = xasprintf("/proc/%d/root%s", s->t.pid, libc->path);
+		ret = elf_file_open(&f, path);
+		free(path);
+		if (!ret) {
+			ret = proc_load_bias(maps, nmaps, &f, &bias);
+			for (size_t i = 0; !ret && i < ARRAY_SIZE(watched); i++) {
+				int r = add_watch(s, &f, bias, watched[i].sym, watched[i].handler);
+				if (!r)
+					added++;
+				else if (r != -EEXIST)
+					ret = r;
+			}
+			elf_file_close(&f);
+		}
+	}
+	if (ret) {
+		/* take back what was added: reads then always use the system call */
+		s->nsites -= added;
+		fprintf(stderr, "WARNING: cannot watch the target's signal actions (%s): reads of "
+				"its memory use process_vm_readv (about 1 us each)\n",
+			strerror(-ret));
+		return 0;
+	}
+	s->read_watched = true;
+	return 0;
+}
+
+/* Installs rt_sigsegv for sig; *old receives the application's action. */
+static int install_one(struct att_session *s, int sig, struct rt_sigaction_k *old)
+{
+	struct rt_sigaction_k both[2] = {{
+		.handler = s->rt_sigsegv,
+		.flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | 0x04000000 /* SA_RESTORER */,
+		.restorer = link_lookup(&s->image, "rt_sigreturn"),
+		.mask = 0,
+	}};
+	uint64_t at;
+	int64_t r;
+	int ret = tracee_scratch(&s->t, both, sizeof(both), &at);
+	if (!ret)
+		ret = rsys(s, SYS_rt_sigaction, sig, at, at + sizeof(both[0]), 8, &r);
+	if (!ret)
+		ret = tracee_read(&s->t, at + sizeof(both[0]), old, sizeof(*old));
+	return ret;
+}
+
+static uint64_t mmap_min_addr(void)
+{
+	FILE *f = fopen("/proc/sys/vm/mmap_min_addr", "r");
+	unsigned long long v = 0;
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+int att_read_install(struct att_session *s, struct rt_shm_header *h)
+{
+	h->rd_min_addr = mmap_min_addr();
+	if (!s->read_watched)
+		return 0;
+	s->rt_sigsegv = link_lookup(&s->image, "rt_sigsegv");
+	int ret = install_one(s, SIGSEGV, &h->old_segv);
+	if (!ret) {
+		s->old_segv = h->old_segv;
+		s->segv_installed = true;
+		ret = install_one(s, SIGBUS, &h->old_bus);
+	}
+	if (!ret) {
+		s->old_bus = h->old_bus;
+		s->bus_installed = true;
+		uint32_t gen = 1;
+		ret = tracee_write(&s->t, s->remote_priv + offsetof(struct rt_priv, rd_gen), &gen,
+				   sizeof(gen));
+	}
+	if (ret) {
+		diag_sys(NULL, "pid %d: rt_sigaction(SIGSEGV/SIGBUS) in the target: %s", s->t.pid,
+			 strerror(-ret));
+		att_read_remove(s);
+	}
+	return ret;
+}
+
+static void remove_one(struct att_session *s, int sig, const struct rt_sigaction_k *old)
+{
+	struct rt_sigaction_k cur;
+	uint64_t at;
+	int64_t r;
+	if (tracee_scratch(&s->t, old, sizeof(*old), &at))
+		return;
+	if (rsys(s, SYS_rt_sigaction, sig, 0, at + 64, 8, &r) ||
+	    tracee_read(&s->t, at + 64, &cur, sizeof(cur)))
+		return;
+	if (cur.handler == s->rt_sigsegv)
+		rsys(s, SYS_rt_sigaction, sig, at, 0, 8, &r);
+}
+
+void att_read_remove(struct att_session *s)
+{
+	if (s->segv_installed)
+		remove_one(s, SIGSEGV, &s->old_segv);
+	if (s->bus_installed)
+		remove_one(s, SIGBUS, &s->old_bus);
+	s->segv_installed = s->bus_installed = false;
+}

@@ -1,0 +1,235 @@
+/*
+ * rt_stack.c - ustack: the frames of the current call stack, recorded in
+ * the shared stack table (layout in abi.h), named by a 64-bit id.
+ *
+ * Pipeline position: runtime, called from probe code (codegen emits
+ * `rt_stack_id(regs, site, kind, n)` for each ustack expression).  ubt
+ * prints an id by finding its entry (output/stack.c), unwinding the stack
+ * copy with the target's CFI first when the entry has one.
+ *
+ * At a function entry the frame pointer still belongs to the caller, so a
+ * plain frame-pointer walk skips the caller (the kernel only adds it when
+ * the function starts with `push %rbp`).  Here frame 0 is the site,
+ * frame 1 the return address the trampoline saved (regs->ret: exact), and
+ * the walk starts from the caller's %rbp:
+ *
+ *   sym_inner+0        site
+ *   sym_middle+18      regs->ret
+ *   sym_outer+23       [rbp + 8]    rbp = sym_middle's frame
+ *   main+57            [[rbp] + 8]  ...
+ *
+ * Each step is taken only out of code ubt marked as keeping frame pointers
+ * (RT_CODE_FP); in other code (-O2 without -fno-omit-frame-pointer, most
+ * of libc) %rbp is an ordinary register, so the walk stops there, and the
+ * entry keeps the registers and a copy of the stack for ubt's CFI
+ * unwinder.  Two different call paths through such code can have the same
+ * frames so far, so their id also hashes every word of the copied stack
+ * that points into code (return addresses among them); stale words make
+ * some equal stacks get different ids, which ubt merges when it prints.
+ *
+ * Every read stays between the probe's stack pointer and the top of the
+ * thread's stack (stack_top()), memory the thread itself is using, so no
+ * read can fault.
+ */
+#include "rt.h"
+
+#define RT_STACK_PROBES 64 /* table slots tried before a stack is dropped */
+#define RT_MIB (1ull << 20)
+
+static inline struct rt_stack_table *rt_stack_table(void)
+{
+	uint64_t off = rt_hdr()->stk.table_off;
+	return off ? (struct rt_stack_table *)(ubt_shm + off) : 0;
+}
+
+/* The top of the stack sp is on, or 0 when it is not a stack ubt knows. */
+static uint64_t stack_top(uint64_t sp)
+{
+	const struct rt_stack_facts *f = &rt_hdr()->stk;
+	/* glibc puts a thread's TCB (the thread pointer) right above its stack */
+	uint64_t tp = rt_thread_pointer();
+	if (tp > sp && tp - sp < 64 * RT_MIB)
+		return tp;
+	if (sp >= f->main_lo && sp < f->main_hi)
+		return f->main_hi;
+	return 0;
+}
+
+/* The code range holding addr (END ranges come first), or 0. */
+static const struct rt_code_range *code_of(const struct rt_stack_facts *f, uint64_t addr)
+{
+	if (addr < f->code_lo || addr >= f->code_hi)
+		return 0;
+	for (uint32_t i = 0; i < f->nranges && i < RT_STACK_RANGES; i++)
+		if (addr - f->ranges[i].lo < f->ranges[i].hi - f->ranges[i].lo)
+			return &f->ranges[i];
+	return 0;
+}
+
+static inline uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v;
+	h *= 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/*
+ * The caller's %rbp at a trampoline: probe code and this function keep
+ * frame pointers and nothing between the probed code and here changes
+ * %rbp otherwise, so following saved %rbp values up from this frame, the
+ * first one that is not one of our own frames (below the register block)
+ * is the probed code's.
+ */
+static __attribute__((noinline)) uint64_t caller_rbp(uint64_t regs)
+{
+	uint64_t fp = (uint64_t)__builtin_frame_address(0);
+	for (int i = 0; i < 4 && fp > (uint64_t)&fp && fp < regs; i++)
+		fp = *(const uint64_t *)fp;
+	return fp;
+}
+
+struct walk {
+	uint64_t frames[RT_STACK_MAX];
+	uint32_t n;
+	int cfi; /* stopped in code without frame pointers: unwind a copy */
+};
+
+static void fp_walk(struct walk *w, uint64_t ra, uint64_t fp, uint64_t lo, uint64_t hi,
+		    uint32_t max)
+{
+	const struct rt_stack_facts *f = &rt_hdr()->stk;
+	while (w->n < max) {
+		const struct rt_code_range *r = code_of(f, ra);
+		if (!r || (r->flags & RT_CODE_END))
+			return; /* not code (the end of a chain), or the outermost frame */
+		if (!(r->flags & RT_CODE_FP)) {
+			w->cfi = 1;
+			return;
+		}
+		if (fp < lo || fp & 7 || hi < 16 || fp > hi - 16)
+			return;
+		const uint64_t *fr = (const uint64_t *)fp;
+		ra = fr[1];
+		if (!ra)
+			return;
+		w->frames[w->n++] = ra;
+		lo = fp + 16;
+		fp = fr[0];
+	}
+}
+
+static struct rt_stack_entry *entry_at(struct rt_stack_table *t, uint64_t i)
+{
+	return (struct rt_stack_entry *)((char *)t + t->entries_off + i * t->entry_size);
+}
+
+/* Finds or claims the entry of id; NULL when it exists or cannot be stored. */
+static struct rt_stack_entry *claim(struct rt_stack_table *t, uint64_t id)
+{
+	uint64_t mask = t->cap - 1;
+	for (uint64_t k = 0; k < RT_STACK_PROBES && k <= mask; k++) {
+		struct rt_stack_entry *e = entry_at(t, (id + k) & mask);
+		uint64_t cur = e->id;
+		if (cur == id)
+			return 0;
+		if (cur)
+			continue;
+		if (__atomic_compare_exchange_n(&e->id, &cur, id, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			__atomic_fetch_add(&t->used, 1, __ATOMIC_RELAXED);
+			return e;
+		}
+		if (cur == id)
+			return 0;
+	}
+	__atomic_fetch_add(&t->drops, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
+ * The id of the current stack, at most n frames (1..RT_STACK_MAX).
+ * regs: the trampoline's register block; site: the probe's own return
+ * address (inside the site's trampoline; ubt maps it back) for entry
+ * probes.
+ */
+RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n)
+{
+	struct rt_stack_table *t = rt_stack_table();
+	if (!t || !n)
+		return 0;
+	if (n > t->max_frames)
+		n = t->max_frames;
+	struct walk w;
+	w.n = 0;
+	w.cfi = 0;
+	uint64_t pc, sp, rbp;
+	if (kind == RT_STK_MID) {
+		const struct rt_regs_mid *m = regs;
+		pc = m->pc;
+		sp = m->rsp;
+		rbp = m->rbp;
+		w.frames[w.n++] = pc;
+	} else {
+		const struct rt_regs *r = regs;
+		rbp = caller_rbp((uint64_t)regs);
+		if (kind == RT_STK_ENTRY) {
+			pc = site;
+			sp = (uint64_t)&r->ret;
+			w.frames[w.n++] = site;
+		} else {
+			pc = r->ret;
+			sp = (uint64_t)&r->ret + 8;
+		}
+	}
+	uint64_t hi = stack_top(sp);
+	if (kind == RT_STK_ENTRY) {
+		/* the caller, then the walk from the caller's frame */
+		if (w.n < n)
+			w.frames[w.n++] = ((const struct rt_regs *)regs)->ret;
+		if (hi && w.n < n)
+			fp_walk(&w, w.frames[w.n - 1], rbp, sp + 8, hi, n);
+	} else if (kind == RT_STK_RET) {
+		w.frames[w.n++] = pc;
+		if (hi && w.n < n)
+			fp_walk(&w, pc, rbp, sp, hi, n);
+	} else if (hi && w.n < n) {
+		fp_walk(&w, pc, rbp, sp, hi, n);
+	}
+	uint64_t id = mix(0x6a09e667f3bcc908ull, n);
+	for (uint32_t i = 0; i < w.n; i++)
+		id = mix(id, w.frames[i]);
+	uint64_t copy = 0;
+	if (w.cfi && hi > sp) {
+		const struct rt_stack_facts *f = &rt_hdr()->stk;
+		copy = hi - sp < t->copy_size ? hi - sp : t->copy_size;
+		copy &= ~7ull;
+		const uint64_t *s = (const uint64_t *)sp;
+		for (uint64_t i = 0; i < copy / 8; i++)
+			if (s[i] >= f->code_lo && s[i] < f->code_hi && code_of(f, s[i]))
+				id = mix(id, s[i] ^ (i << 48));
+		id = mix(id, 1);
+	}
+	if (!id)
+		id = 1;
+	struct rt_stack_entry *e = claim(t, id);
+	if (!e)
+		return id;
+	e->nframes = w.n;
+	for (uint32_t i = 0; i < w.n; i++)
+		e->frames[i] = w.frames[i];
+	e->pc = pc;
+	e->sp = sp;
+	e->rbp = rbp;
+	e->flags = 0;
+	e->copy_len = 0;
+	if (copy) {
+		char *dst = (char *)&e->frames[t->max_frames];
+		const char *src = (const char *)sp;
+		for (uint64_t i = 0; i < copy; i++)
+			dst[i] = src[i];
+		e->copy_len = (uint32_t)copy;
+		e->flags = RT_STK_COPY;
+	}
+	__atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
+	return id;
+}

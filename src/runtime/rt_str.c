@@ -1,0 +1,49 @@
+/*
+ * rt_str.c - string functions of scripts that run in probe context:
+ * strncmp() and strcontains(), on the probe's own buffers (a string value
+ * is a NUL-padded buffer of known size, so every read is bounded by it).
+ * Map sizes: len(@m).
+ */
+#include "rt.h"
+
+/* strncmp(a, b, n): 0 when the first n characters (up to a NUL) are equal, else 1 */
+int64_t rt_strncmp(const char *a, uint64_t asize, const char *b, uint64_t bsize, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		char x = i < asize ? a[i] : 0, y = i < bsize ? b[i] : 0;
+		if (x != y)
+			return 1;
+		if (!x)
+			return 0;
+	}
+	return 0;
+}
+
+/* strcontains(hay, needle): 1 when needle occurs in hay (an empty needle always does) */
+int64_t rt_strcontains(const char *h, uint64_t hsize, const char *nd, uint64_t nsize)
+{
+	uint64_t hl = 0, nl = 0;
+	while (hl < hsize && h[hl])
+		hl++;
+	while (nl < nsize && nd[nl])
+		nl++;
+	for (uint64_t i = 0; i + nl <= hl; i++) {
+		uint64_t k = 0;
+		while (k < nl && h[i + k] == nd[k])
+			k++;
+		if (k == nl)
+			return 1;
+	}
+	return 0;
+}
+
+/* len(@m): entries whose key is in the map now */
+int64_t rt_map_len(struct rt_map *m)
+{
+	uint32_t used = __atomic_load_n(&m->used, __ATOMIC_ACQUIRE);
+	const volatile uint32_t *live = (const volatile uint32_t *)((char *)m + m->live_off);
+	int64_t n = 0;
+	for (uint32_t i = 0; i < used && i < m->cap; i++)
+		n += live[i] != 0;
+	return n;
+}
