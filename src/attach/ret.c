@@ -93,7 +93,6 @@ int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps)
 			strerror(-ret));
 		return 0;
 	}
-	site->plan.c_abi = true; /* rt_ret_unwind is C, not probe code (abi.h) */
 	site->nhandlers = 1;
 	s->nsites++;
 	return 0;

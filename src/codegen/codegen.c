@@ -119,12 +119,20 @@ static void handler_regs(struct cg *c, const struct ast_node *probe)
 	if (!f)
 		f = LLVMAddFunction(c->mod, "llvm.addressofreturnaddress.p0", fty);
 	LLVMValueRef ra = LLVMBuildCall2(c->b, fty, f, NULL, 0, "ra_slot");
+	LLVMValueRef idx = cg_const(c, 8);
+	LLVMValueRef mid = LLVMBuildLoad2(c->b, c->ptr, LLVMBuildGEP2(c->b, c->i8, ra, &idx, 1, ""),
+					  "mid_regs");
 	if (c->usdt_spec) {
-		LLVMValueRef idx = cg_const(c, 8);
-		c->regs = LLVMBuildLoad2(c->b, c->ptr, LLVMBuildGEP2(c->b, c->i8, ra, &idx, 1, ""),
-					 "regs");
+		c->regs = c->frame_regs = mid;
 		return;
 	}
+	/* ustack wants `ret` at the real return slot: a struct rt_regs placed
+	 * so (sema_stack_kind: 0 entry, 1 mid-function, 2 return) */
+	int kind = sema_stack_kind(probe);
+	int64_t ret_at = kind == 2 ? 8 + (int64_t)offsetof(struct rt_ret_frame, ret)
+				   : 8 + (int64_t)offsetof(struct rt_entry_frame, ret);
+	idx = LLVMConstInt(c->i64, (uint64_t)(ret_at - (int64_t)offsetof(struct rt_regs, ret)), 1);
+	c->frame_regs = kind == 1 ? mid : LLVMBuildGEP2(c->b, c->i8, ra, &idx, 1, "frame_regs");
 	LLVMValueRef blk = LLVMBuildAlloca(c->b, LLVMArrayType(c->i64, 1 + sizeof(struct rt_regs) / 8),
 					   "regs_blk");
 	LLVMValueRef one = cg_const(c, 8);
@@ -177,6 +185,7 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 	 * a split fetch block is measurable */
 	LLVMSetAlignment(c->fn, 64);
 	c->regs = handler ? NULL : LLVMGetParam(c->fn, 0);
+	c->frame_regs = c->regs;
 	c->probe = probe;
 	LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "entry");
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "body");
@@ -326,6 +335,7 @@ static int emit(struct cg *c, LLVMTargetMachineRef tm, bool keep_text, struct cg
 	}
 	obj->reads_target = LLVMGetNamedFunction(c->mod, "rt_read") ||
 			    LLVMGetNamedFunction(c->mod, "rt_read_str");
+	obj->uses_stack = LLVMGetNamedFunction(c->mod, "rt_stack_id") != NULL;
 	obj->elf_size = LLVMGetBufferSize(mb);
 	obj->elf = xmalloc(obj->elf_size);
 	memcpy(obj->elf, LLVMGetBufferStart(mb), obj->elf_size);

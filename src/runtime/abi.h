@@ -444,7 +444,7 @@ struct rt_regs_mid {
  * rt_ret_stack per thread slot (same hash of the thread pointer as the
  * thread table, but a table of its own: it is per process).
  *
- *   0       8       16      24      32           160
+ *   0       8       16      24      32           160                   2048
  *   +-------+-------+-------+-------+----- ... --+---------------------+
  *   | tp    |tid|top|busy|nr|next|  | grave[4]   | e[0] ... e[DEPTH-1] |
  *   +-------+-------+-------+-------+----- ... --+---------------------+
@@ -452,7 +452,7 @@ struct rt_regs_mid {
  *
  * e.sp bit 0 set: "restored", the slot holds ret again for an unwinder.
  */
-#define RT_RET_DEPTH 60
+#define RT_RET_DEPTH 59 /* sizeof(struct rt_ret_stack) is then 2048: found with a shift */
 #define RT_RET_GRAVE 4
 /*
  * e.sp while a push is half done (tramp_ret.c): above every stack address,
@@ -483,5 +483,8 @@ struct rt_ret_stack {
 	struct rt_ret_entry grave[RT_RET_GRAVE]; /* recently dropped entries */
 	struct rt_ret_entry e[RT_RET_DEPTH];
 };
+#define RT_RET_STACK_SHIFT 11
+_Static_assert(sizeof(struct rt_ret_stack) == 1u << RT_RET_STACK_SHIFT,
+	       "the return trampolines index shadow stacks with a shift");
 
 #endif
