@@ -297,8 +297,39 @@ static LLVMTargetMachineRef make_tm(void)
 				       LLVMRelocPIC, LLVMCodeModelSmall);
 }
 
+/*
+ * Calls of the runtime functions that keep every register (abi.h,
+ * RT_PRESERVING_FUNCS) use preserve_most, on the declaration and on every
+ * call site (a call whose convention differs from its callee's is undefined
+ * in LLVM IR), wherever in codegen the call was built.
+ */
+static void preserving_calls(struct cg *c)
+{
+	static const char *const names[] = {RT_PRESERVING_FUNCS};
+	LLVMValueRef fns[sizeof(names) / sizeof(names[0])];
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		fns[i] = LLVMGetNamedFunction(c->mod, names[i]);
+		if (fns[i])
+			LLVMSetFunctionCallConv(fns[i], LLVMPreserveMostCallConv);
+	}
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))
+		for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb;
+		     bb = LLVMGetNextBasicBlock(bb))
+			for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in;
+			     in = LLVMGetNextInstruction(in)) {
+				if (!LLVMIsACallInst(in))
+					continue;
+				LLVMValueRef callee = LLVMGetCalledValue(in);
+				for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+					if (fns[i] && callee == fns[i])
+						LLVMSetInstructionCallConv(
+							in, LLVMPreserveMostCallConv);
+			}
+}
+
 static int emit(struct cg *c, LLVMTargetMachineRef tm, bool keep_text, struct cg_object *obj)
 {
+	preserving_calls(c);
 	char *err = NULL;
 	LLVMMemoryBufferRef mb;
 	if (LLVMVerifyModule(c->mod, LLVMReturnStatusAction, &err)) {

@@ -401,6 +401,18 @@ struct rt_regs {
  * trampoline that saves all nine caller-saved registers as struct rt_regs
  * and passes its address (arch_site_plan.c_abi).
  */
+/*
+ * Runtime functions that keep every register but their result (gcc's
+ * no_caller_saved_registers, RT_PRESERVING in rt.h).  Probe code calls them
+ * in LLVM's preserve_most convention (codegen.c), so a call on a probe's hot
+ * path (nsecs, a map insert) does not make the probe save all nine
+ * caller-saved registers; the callee saves the few it uses.  Every name
+ * here must carry RT_PRESERVING in the runtime.
+ */
+#define RT_PRESERVING_FUNCS "rt_nsecs"
+/* (Not rt_map_lookup/delete: as no_caller_saved_registers functions they
+ * save fifteen registers themselves, which measured slower.) */
+
 struct rt_entry_frame {
 	uint64_t r11;
 	uint64_t ret; /* the return address; the probed function's %rsp was &ret */
