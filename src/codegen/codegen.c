@@ -148,8 +148,6 @@ static void handler_regs(struct cg *c, const struct ast_node *probe)
 	if (has_ret_point(probe)) {
 #define RF(field) ((int)(offsetof(struct rt_ret_frame, field) / 8))
 		regs_put(c, c->regs, RT_RET_FUNC_OFF, frame_word(c, ra, RF(func)));
-		regs_put(c, c->regs, offsetof(struct rt_regs, rdx), frame_word(c, ra, RF(rdx)));
-		regs_put(c, c->regs, offsetof(struct rt_regs, rcx), frame_word(c, ra, RF(rcx)));
 		regs_put(c, c->regs, offsetof(struct rt_regs, rax), frame_word(c, ra, RF(rax)));
 		regs_put(c, c->regs, offsetof(struct rt_regs, r11), frame_word(c, ra, RF(r11)));
 		regs_put(c, c->regs, offsetof(struct rt_regs, ret), frame_word(c, ra, RF(ret)));

@@ -390,7 +390,7 @@ struct rt_regs {
  * handler's own return address):
  *
  *   entry trampoline (tramp.c, tramp_ret.c)  F: r11 ret        struct rt_entry_frame
- *   return stub (tramp_ret.c)                F: func rdx rcx rax r11 ret
+ *   return stub (tramp_ret.c)                F: func rax r11 ret
  *                                                              struct rt_ret_frame
  *   mid-function site (mid.c)                F: &regs          struct rt_regs_mid *, of
  *      which only rax, r11, flags and the slots in arch_site_plan.mid_read are saved
@@ -420,7 +420,7 @@ struct rt_entry_frame {
 
 struct rt_ret_frame {
 	uint64_t func; /* the probed function */
-	uint64_t rdx, rcx, rax, r11;
+	uint64_t rax, r11;
 	uint64_t ret; /* the caller's return address, put back by the stub */
 };
 
