@@ -1,7 +1,7 @@
 /*
  * ubt.c - the command line: chains the stages and runs the session.
  *
- *   script -> parse_script -> sema_check -> att_resolve -> cg_layout
+ *   script -> parse_script -> att_dwarf_args -> sema_check -> att_resolve -> cg_layout
  *          -> att_open -> cg_compile (target, host) -> att_install
  *          -> BEGIN -> att_arm -> [drain events until stop] -> att_detach
  *          -> END -> print maps
@@ -11,6 +11,7 @@
  * errors and "No probes to attach", 255 when attaching fails.
  */
 #include "ubt_config.h"
+#include "ubt_compat.h"
 #include "attach/attach.h"
 #include "codegen/codegen.h"
 #include "output/output.h"
@@ -41,7 +42,9 @@ struct options {
 	const char *out_file; /* -o */
 	int buffering;        /* -B: _IONBF, _IOLBF, _IOFBF; -1 = default */
 	char **params;    /* words after the script: positional parameters $1.. */
+	int helper_checks; /* -k: 1, -kk: 2 (bpftrace's helper error warnings) */
 	int nparams;
+	bool no_warnings; /* --no-warnings */
 };
 
 static volatile sig_atomic_t stop_requested, print_requested;
@@ -54,34 +57,57 @@ static void on_signal(int sig)
 		stop_requested = 1;
 }
 
+/* Keep in step with man/ubt.8 (tests/e2e/spdk_docs.test compares the options). */
 static void usage(FILE *f)
 {
 	fputs("USAGE:\n"
-	      "    ubt [options] filename\n"
+	      "    ubt [options] filename [ARG ...]\n"
 	      "    ubt [options] - <stdin input>\n"
 	      "    ubt [options] -e 'program' [ARG ...]   (ARGs are $1, $2, ...; $# counts them)\n"
+	      "    ubt -l [-v] [-p PID] [search]\n"
 	      "\n"
 	      "OPTIONS:\n"
 	      "    -e 'program'   execute this program\n"
-	      "    -p PID         trace the process PID (it keeps running afterwards)\n"
+	      "    -p PID         trace the process PID (it keeps running afterwards);\n"
+	      "                   __EXE__ and __PID__ in the script name its executable and PID\n"
 	      "    -c 'CMD'       run CMD with probes live before its main() and trace it\n"
-	      "    -q             keep messages quiet\n"
-	      "    -d STAGE       dump a stage: ast, types, ir, asm\n"
-	      "    -f FORMAT      output format: text, json\n"
-	      "    -o file        redirect the program's output to file\n"
-	      "    -B MODE        output buffering mode: none, line, full\n"
 	      "    -l [search]    list probes (uprobe, usdt; with -p those of the process)\n"
+	      "    -v             verbose messages (with -l: arguments of functions)\n"
+	      "    -q             keep messages quiet\n"
+	      "    -o file        redirect the program's output to file\n"
+	      "    -f FORMAT      output format: text, json\n"
+	      "    -B MODE        output buffering mode: none, line, full\n"
+	      "    -d STAGE       dump a stage: ast, types, ir, asm\n"
 	      "    --dry-run      check and compile the script, attach nothing\n"
 	      "    --unsafe       allow unsafe builtin functions (system)\n"
-	      "    -v             verbose messages\n"
+	      "    -k             warn per event when a map update fails (a full map)\n"
+	      "    -kk            also warn per event when a read of the target's memory fails\n"
+	      "    --info         print what this machine supports (ptrace, Yama, rseq, LLVM)\n"
 	      "    -h, --help     show this help message\n"
 	      "    -V, --version  ubt version\n"
+	      "\n"
+	      "ACCEPTED FOR BPFTRACE'S CALLERS:\n"
+	      "    --usdt-file-activation\n"
+	      "                   ignored (semaphores of the traced process are activated)\n"
+	      "    --no-warnings  disable all warning messages\n"
+	      "    -I DIR, --include FILE\n"
+	      "                   refused: declare structs in the script\n"
+	      "\n"
+	      "ENVIRONMENT:\n"
+	      "    BPFTRACE_MAP_KEYS_MAX    [default: 4096] max keys in a map\n"
+	      "    BPFTRACE_PERF_RB_PAGES   [default: 16] pages of the event ring\n"
+	      "    BPFTRACE_STRLEN          [default: 64] bytes read by str()\n"
+	      "    BPFTRACE_NO_CPP_DEMANGLE [default: 0] disable C++ symbol demangling\n"
 	      "\n"
 	      "EXAMPLES:\n"
 	      "ubt -p 1234 -e 'uprobe:/usr/bin/prog:handle { @calls = count(); }'\n"
 	      "    count calls of handle() in process 1234 until Ctrl-C\n"
 	      "ubt -c './prog 10' -e 'uprobe:./prog:f { @[arg0] = count(); }'\n"
-	      "    run ./prog and count calls of f() by first argument\n",
+	      "    run ./prog and count calls of f() by first argument\n"
+	      "ubt -p $(pidof nvmf_tgt) scripts/bpf/send_msg.bt\n"
+	      "    run an SPDK script as it is\n"
+	      "\n"
+	      "See man ubt.\n",
 	      f);
 }
 
@@ -91,12 +117,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{"dry-run", no_argument, NULL, 1},
-		{"unsafe", no_argument, NULL, 2},
+		{"unsafe", no_argument, NULL, 6},
+		/* bpftrace's interface: accepted so that its callers run unchanged */
+		{"info", no_argument, NULL, 2},
+		{"include", required_argument, NULL, 3},
+		{"usdt-file-activation", no_argument, NULL, 4},
+		{"no-warnings", no_argument, NULL, 5},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
 	o->buffering = -1;
-	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVlf:o:B:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVlf:o:B:I:k", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e': o->program = optarg; break;
 		case 'p': {
@@ -135,9 +166,19 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'd': o->dump = optarg; break;
 		case 'v': o->verbose = true; break;
+		case 'k': o->helper_checks++; break; /* -k, -kk */
 		case 'l': o->list = true; break;
 		case 1: o->dry_run = true; break;
-		case 2: o->unsafe = true; break;
+		case 6: o->unsafe = true; break;
+		case 2: ubt_print_info(stdout); exit(0);
+		case 'I': /* header search path, for #include in scripts */
+		case 3:   /* --include FILE */
+			diag_sys(NULL, "%s: #include of C headers is not supported; declare the "
+				 "structs in the script", c == 'I' ? "-I" : "--include");
+			return -1;
+		case 4:   /* --usdt-file-activation */
+			break;
+		case 5: o->no_warnings = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("ubt v%s\n", UBT_VERSION); exit(0);
 		default: usage(stderr); return -1;
@@ -176,6 +217,34 @@ static uint32_t env_u32(const char *name, uint32_t def)
 	return (uint32_t)n;
 }
 
+/*
+ * BPFTRACE_STRLEN: bpftrace 0.17 refuses more than 200 bytes (its strings
+ * live on the 512-byte BPF stack).  ubt keeps the limit for another reason:
+ * a probe's strings live on the stack of the target's thread it runs in,
+ * which may be small (a sigaltstack, a coroutine).  Same error and exit
+ * code as bpftrace.
+ */
+static int check_strlen_env(void)
+{
+	const char *v = getenv("BPFTRACE_STRLEN");
+	char *end;
+	if (!v)
+		return 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (!*v || *end) { /* bpftrace 0.17 accepts 0 (and then uses 64) */
+		diag_sys(NULL, "Env var 'BPFTRACE_STRLEN' did not contain a valid uint64_t, or was "
+			       "zero-valued.");
+		return -1;
+	}
+	if (n > 200) {
+		diag_sys("strings live on the stack of the traced thread, which ubt must not "
+			 "overflow", "'BPFTRACE_STRLEN' %llu exceeds the current maximum of 200 bytes.",
+			 n);
+		return -1;
+	}
+	return 0;
+}
+
 static void set_cg_options(struct cg_options *co)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
@@ -196,7 +265,7 @@ static int count_probes(const struct ast_node *prog, const struct att_session *s
 	for (int i = 0; i < prog->nkids; i++)
 		for (int j = 0; j < prog->kids[i]->nkids; j++) {
 			const char *p = prog->kids[i]->kids[j]->attach.provider;
-			if (!strcmp(p, "BEGIN") || !strcmp(p, "END"))
+			if (!strcmp(p, "BEGIN") || !strcmp(p, "END") || !strcmp(p, "interval"))
 				n++;
 		}
 	return n;
@@ -214,12 +283,6 @@ static char **split_cmd(const char *cmd)
 		argv[i] = xstrdup(we.we_wordv[i]);
 	wordfree(&we);
 	return argv;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
 }
 
 static void install_signals(void)
@@ -251,13 +314,100 @@ static void end_child(struct att_session *s)
 	}
 }
 
+static void sym_alias_sites(const struct att_session *s, int first);
+
+/* Sites armed in a library loaded after attach: its symbols, its trampolines. */
+static void sym_late_sites(const struct att_session *s, int first)
+{
+	out_sym_init(s->t.pid);
+	sym_alias_sites(s, first);
+}
+
+/*
+ * interval:s|ms|us|hz:N probes run in ubt, like BEGIN and END, from the
+ * trace loop when their time comes (bpftrace runs them on one CPU, in no
+ * process in particular).  The first run is one period after the start.
+ */
+#define MAX_TIMERS 64
+
+struct timer {
+	att_host_fn fn;
+	uint64_t period, next; /* ns, CLOCK_MONOTONIC */
+};
+
+struct timers {
+	int n;
+	struct timer t[MAX_TIMERS];
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t interval_period(const struct ast_attach *a)
+{
+	uint64_t f = a->freq ? a->freq : 1;
+	if (!strcmp(a->target, "s"))
+		return f * 1000000000ull;
+	if (!strcmp(a->target, "ms"))
+		return f * 1000000ull;
+	if (!strcmp(a->target, "us"))
+		return f * 1000ull;
+	return 1000000000ull / f; /* hz */
+}
+
+static void timers_setup(struct timers *tm, struct att_session *s, const struct cg_object *hobj)
+{
+	uint64_t now = mono_ns();
+	tm->n = 0;
+	for (int i = 0; hobj && i < hobj->nprobes; i++) {
+		const struct ast_node *probe = hobj->probes[i].probe;
+		att_host_fn fn = att_host_probe(s, hobj, i);
+		for (int j = 0; fn && j < probe->nkids && tm->n < MAX_TIMERS; j++) {
+			const struct ast_attach *a = &probe->kids[j]->attach;
+			if (strcmp(a->provider, "interval"))
+				continue;
+			struct timer *t = &tm->t[tm->n++];
+			t->fn = fn;
+			t->period = interval_period(a);
+			if (t->period == 0)
+				t->period = 1;
+			t->next = now + t->period;
+		}
+	}
+}
+
+/* Runs the timers that are due; returns ns until the next one (or max). */
+static uint64_t timers_run(struct timers *tm, uint64_t max)
+{
+	uint64_t now = mono_ns(), wait = max;
+	for (int i = 0; i < tm->n; i++) {
+		struct timer *t = &tm->t[i];
+		if (now >= t->next) {
+			struct rt_regs regs = {0};
+			t->fn(&regs);
+			t->next += t->period;
+			if (t->next <= now) /* fell behind (ubt was stopped): skip, as a timer would */
+				t->next = now + t->period;
+		}
+		if (t->next - now < wait)
+			wait = t->next > now ? t->next - now : 0;
+	}
+	return wait;
+}
+
 /* Drains events until exit(), a signal, or the target's exit. */
-static void trace_loop(struct att_session *s, struct out *o)
+static void trace_loop(struct att_session *s, struct out *o, struct timers *tm)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	unsigned checks = 0;
 	int idle_ms = 0;
 	for (;;) {
+		if (tm->n && !h->exit_req)
+			timers_run(tm, 0);
 		int n = out_drain(o);
 		out_report_lost(o);
 		if (print_requested) {
@@ -273,6 +423,9 @@ static void trace_loop(struct att_session *s, struct out *o)
 			if (tracee_wait_exit(&s->t, 0, &status) == 1)
 				break;
 		}
+		/* a probed library loaded after attach (attach/dlopen.c) */
+		if (s->has_target)
+			att_dl_poll(s, sym_late_sites);
 		if (s->has_target && ++checks % 20 == 0) {
 			int st = att_check_target(s);
 			if (st == ATT_EXECED) {
@@ -289,10 +442,17 @@ static void trace_loop(struct att_session *s, struct out *o)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		h->heartbeat = (uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
 		/* poll fast while events flow, back off to 8 ms when idle */
-		if (n)
+		if (n) {
 			idle_ms = 0;
-		else
-			sleep_ms(idle_ms = idle_ms ? (idle_ms < 8 ? idle_ms * 2 : 8) : 1);
+			continue;
+		}
+		idle_ms = idle_ms ? (idle_ms < 8 ? idle_ms * 2 : 8) : 1;
+		uint64_t wait = (uint64_t)idle_ms * 1000000ull;
+		if (tm->n)
+			wait = timers_run(tm, wait);
+		struct timespec ts = {(time_t)(wait / 1000000000ull), (long)(wait % 1000000000ull)};
+		if (wait)
+			nanosleep(&ts, NULL);
 	}
 }
 
@@ -333,7 +493,13 @@ static void sym_setup(const struct att_session *s)
 		return;
 	out_sym_init(s->t.pid);
 	out_stack_prepare(att_data(s)); /* ustack: before arming */
-	for (int i = 0; i < s->nsites; i++) {
+	sym_alias_sites(s, 0);
+}
+
+/* Each trampoline from sites[first] on is an alias of its site (func). */
+static void sym_alias_sites(const struct att_session *s, int first)
+{
+	for (int i = first; i < s->nsites; i++) {
 		uint64_t lo = s->sites[i].tramp, hi = lo + 4096;
 		for (int j = 0; j < s->nsites; j++)
 			if (s->sites[j].tramp > lo && s->sites[j].tramp < hi)
@@ -359,7 +525,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	start_ns = boottime_ns();
-	if (parse_args(argc, argv, &o))
+	if (parse_args(argc, argv, &o) || check_strlen_env())
 		return 1;
 	if (o.list)
 		return att_list(o.program ? o.program : o.file, o.pid, o.verbose, stdout) ? 1 : 0;
@@ -368,6 +534,17 @@ int main(int argc, char **argv)
 		len = strlen(src);
 	} else if (read_file(strcmp(o.file, "-") ? o.file : "/dev/stdin", &src, &len)) {
 		diag_sys(NULL, "failed to open file '%s': %s", o.file, strerror(errno));
+		return 1;
+	}
+	/* SPDK's scripts name the target __EXE__ and __PID__ (scripts/bpftrace.sh) */
+	int serr = o.pid ? ubt_subst_placeholders(&src, &len, o.pid) : 0;
+	if (serr) {
+		if (kill(o.pid, 0) && errno == ESRCH)
+			diag_sys(NULL, "pid %d: no such process", o.pid);
+		else
+			diag_sys(NULL, "pid %d: cannot read /proc/%d/exe for __EXE__: %s", o.pid,
+				 o.pid, strerror(-serr));
+		free(src);
 		return 1;
 	}
 	diag_init(&d, o.program ? "stdin" : o.file, src, len);
@@ -384,11 +561,13 @@ int main(int argc, char **argv)
 	if (o.dump && !strcmp(o.dump, "ast"))
 		ast_dump(prog, false, stdout);
 	sema_unsafe = o.unsafe;
-	if (sema_check(prog, &d, &info)) {
+	/* a uprobe's `args`: typed from the binary's DWARF before sema */
+	if (att_dwarf_args(prog, o.pid, &d) || sema_check(prog, &d, &info)) {
 		diag_print(&d, stderr);
 		goto out;
 	}
-	diag_print(&d, stderr); /* warnings */
+	if (!o.no_warnings)
+		diag_print(&d, stderr); /* warnings */
 	if (o.dump && !strcmp(o.dump, "types"))
 		ast_dump(prog, true, stdout);
 	s->pid_hint = o.pid;
@@ -396,6 +575,14 @@ int main(int argc, char **argv)
 		diag_print(&d, stderr);
 		goto out;
 	}
+	for (int i = 0; i < prog->nkids; i++)
+		for (int j = 0; j < prog->kids[i]->nkids; j++)
+			if (!strcmp(prog->kids[i]->kids[j]->attach.provider, "profile")) {
+				diag_sys("interval probes run in ubt; profile would sample the target's threads",
+					 "%s: profile probes are not supported yet",
+					 prog->kids[i]->kids[j]->str);
+				goto out;
+			}
 	int nprobes = count_probes(prog, s);
 	if (nprobes == 0) {
 		printf("No probes to attach\n");
@@ -408,6 +595,7 @@ int main(int argc, char **argv)
 	}
 	struct cg_options co;
 	set_cg_options(&co);
+	co.helper_checks = o.no_warnings ? 0 : o.helper_checks; /* -k, -kk */
 	cg_layout(&info, &co, &layout);
 	bool keep = o.dump && (!strcmp(o.dump, "ir") || !strcmp(o.dump, "asm"));
 	struct cg_facts tfacts, hfacts;
@@ -419,6 +607,9 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* uaddr("sym"): the global's address in the target, now that it is open */
+	if (att_uaddr_bind(s, prog))
+		goto out_detach;
 	att_facts(s, false, &tfacts);
 	att_facts(s, true, &hfacts);
 	if (cg_compile(prog, &info, &layout, &tfacts, CG_SIDE_TARGET, keep, &tobj, &d) ||
@@ -455,6 +646,7 @@ int main(int argc, char **argv)
 	struct out out;
 	out_init(&out, outf, &info, &layout, att_data(s));
 	out.json = o.json;
+	out.diags = &d; /* -k warnings quote the script */
 	set_builtin_facts(s, &o);
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
 	att_run_host(s, &hobj, "BEGIN");
@@ -470,7 +662,9 @@ int main(int argc, char **argv)
 			s->nsites, s->nsites == 1 ? "" : "s", ntraps, s->attach_stop_ns / 1e6,
 			s->attach_nthreads);
 	}
-	trace_loop(s, &out);
+	struct timers timers;
+	timers_setup(&timers, s, &hobj);
+	trace_loop(s, &out, &timers);
 	out_drain(&out);
 	att_detach(s);
 	att_watchdog_stop(s);
@@ -484,11 +678,13 @@ int main(int argc, char **argv)
 	att_run_host(s, &hobj, "END");
 	out_drain(&out);
 	out_report_lost(&out);
+	out_report_map_drops(&out);
 	att_ret_report(s, o.verbose);
 	/* bpftrace prints these two lines on stdout even with -o */
 	fputs("\n\n", stdout);
 	fflush(stdout);
 	out_print_maps(&out);
+	out_fini(&out);
 	if (outf != stdout)
 		fclose(outf);
 	/* exit(code) */

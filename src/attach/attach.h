@@ -58,6 +58,7 @@ struct att_point {
 	uint64_t bias; /* mid: the load bias found while planning */
 	bool loaded;   /* mid: bias is set */
 	bool main_exe; /* an executable (not a library): it must be loaded at attach */
+	bool pending;  /* its library was not loaded at attach: armed when it is (dlopen.c) */
 };
 
 /* A USDT semaphore this session incremented in the target. */
@@ -133,6 +134,9 @@ struct att_session {
 	/* how long the target's threads were stopped, for -v */
 	uint64_t stop_start_ns, attach_stop_ns, detach_stop_ns;
 	int attach_nthreads;
+	/* dlopen.c: libraries loaded after attach */
+	uint64_t dl_state;  /* &_r_debug.r_state in the target, 0: not watching */
+	uint64_t dl_seen;   /* rt_shm_header.dl_events as last handled */
 	/* watchdog.c: restores the target if ubt dies */
 	pid_t watch_pid;
 	int watch_fd;
@@ -156,8 +160,35 @@ int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags
 char *att_find_binary(pid_t pid, const char *name);
 /* "libc" matches libc.so.6, "stdc++" libstdc++.so.6 (file name base). */
 bool att_lib_name_matches(const char *base, const char *name);
+/* resolve.c: resolves one uprobe attach point a of probe (index) into s->points. */
+int att_resolve_one(const struct ast_node *probe, int index, const struct ast_node *a,
+		    struct att_session *s, struct diags *diags);
+/* resolve.c: the path to open for a file the -p process names (its /proc/PID/root view). */
+char *att_open_path(pid_t pid, const char *path);
+/*
+ * dwarf.c: for every uprobe probe whose body reads `args`, the record of
+ * its function's parameters (probe->args), from the binary's DWARF; errors
+ * (no debuginfo, functions with different parameters) go to diags.
+ * Runs after parse_script() and before sema_check().
+ */
+int att_dwarf_args(struct ast_node *prog, pid_t pid, struct diags *diags);
+/*
+ * dwarf.c: uaddr("sym") nodes get the symbol found in the probe's binary
+ * (att_dwarf_args does this too); att_uaddr_bind() then sets each one's
+ * address in the target (cval), or the link-time address without one.
+ */
+int att_uaddr_bind(const struct att_session *s, struct ast_node *prog);
+/*
+ * dwarf.c, for `-lv`: bpftrace's parameter lines of the function at vaddr
+ * in an open DWARF handle ("\n    int id\n    const char* name"), "" when
+ * unknown.  malloc'ed.
+ */
+struct att_dwarf;
+struct att_dwarf *att_dwarf_open(const char *path);
+char *att_dwarf_params_text(struct att_dwarf *d, uint64_t vaddr);
+void att_dwarf_close(struct att_dwarf *d);
 /* resolve.c: says that p's library is not loaded in the target (its probe is skipped). */
-void att_resolve_not_loaded(struct att_session *s, const struct att_point *p);
+void att_resolve_not_loaded(struct att_session *s, struct att_point *p);
 /* resolve.c: plans the site of a mid-function uprobe (p->mid) at load bias `bias`. */
 int att_resolve_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias);
 
@@ -210,6 +241,10 @@ void att_watchdog_stop(struct att_session *s);
 
 /* Runs the BEGIN (or END) probes of host_obj in ubt. */
 void att_run_host(struct att_session *s, const struct cg_object *host_obj, const char *provider);
+/* The host function of host_obj's probe i (BEGIN, END, interval), or NULL;
+ * call it with a zeroed struct rt_regs. */
+typedef void (*att_host_fn)(struct rt_regs *regs);
+att_host_fn att_host_probe(struct att_session *s, const struct cg_object *host_obj, int i);
 
 /* ret.c: return probes */
 bool att_ret_wanted(const struct att_session *s);
@@ -227,6 +262,19 @@ void att_ret_report(const struct att_session *s, bool verbose);
 
 /* clock.c: the TSC -> CLOCK_BOOTTIME scale for rt_nsecs() */
 void att_clock_calibrate(struct rt_shm_header *h);
+
+/*
+ * dlopen.c: libraries loaded after attach.  att_dl_plan() (during
+ * att_install) puts ubt's own probe on the loader's _dl_debug_state when
+ * some point's library is not loaded yet; att_dl_poll() (from the trace
+ * loop, cheap) arms their probes once the loader reports a change, calls
+ * armed(s, first new site) before letting the loading thread go on, and
+ * returns the number of sites added, 0, or -errno.
+ */
+int att_dl_plan(struct att_session *s, struct proc_map *maps, int nmaps);
+int att_dl_poll(struct att_session *s, void (*armed)(const struct att_session *s, int first));
+/* session.c: plans, places and patches sites of pending points now loaded */
+int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s));
 
 /* The data part as ubt sees it. */
 static inline uint8_t *att_data(const struct att_session *s)

@@ -57,11 +57,15 @@ static void flush(struct lines *l, FILE *out)
 }
 
 /* Function symbols of path: "uprobe:SHOWN:func" when func matches pat. */
-static void list_funcs(const char *path, const char *shown, const char *pat, struct lines *l)
+static void list_funcs(const char *path, const char *shown, const char *pat, bool verbose,
+		       struct lines *l)
 {
 	struct elf_file f;
+	struct att_dwarf *dw = NULL;
 	if (elf_file_open(&f, path))
 		return;
+	if (verbose) /* -lv: the parameters too, from DWARF (dwarf.c) */
+		dw = att_dwarf_open(path);
 	Elf *e = f.elf;
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
 		GElf_Shdr sh;
@@ -78,10 +82,14 @@ static void list_funcs(const char *path, const char *shown, const char *pat, str
 			    GELF_ST_TYPE(s.st_info) != STT_FUNC ||
 			    !(name = elf_strptr(e, sh.sh_link, s.st_name)) || !*name)
 				continue;
-			if (!fnmatch(pat, name, 0))
-				add(l, xasprintf("uprobe:%s:%s", shown, name));
+			if (fnmatch(pat, name, 0))
+				continue;
+			char *params = verbose ? att_dwarf_params_text(dw, s.st_value) : NULL;
+			add(l, xasprintf("uprobe:%s:%s%s", shown, name, params ? params : ""));
+			free(params);
 		}
 	}
+	att_dwarf_close(dw);
 	elf_file_close(&f);
 }
 
@@ -159,7 +167,6 @@ int att_list(const char *pattern, pid_t pid, bool verbose, FILE *out)
 	char *text = xstrdup(pattern ? pattern : "*:*:*");
 	char *parts[4] = {0};
 	int n = split(text, parts, 4);
-	(void)verbose; /* bpftrace 0.17 prints nothing more for usdt probes with -v */
 	const char *type = parts[0];
 	bool want_up = !fnmatch(type, "uprobe", 0) || !strcmp(type, "u");
 	bool want_us = !fnmatch(type, "usdt", 0) || !strcmp(type, "U");
@@ -183,7 +190,7 @@ int att_list(const char *pattern, pid_t pid, bool verbose, FILE *out)
 				continue;
 			}
 			if (want_up && i == 0)
-				list_funcs(files[i], files[i], n > 2 ? parts[n - 1] : "*", &up);
+				list_funcs(files[i], files[i], n > 2 ? parts[n - 1] : "*", verbose, &up);
 			if (want_us)
 				list_usdt(files[i], files[i], n == 4 ? parts[2] : NULL,
 					  n > 2 ? parts[n - 1] : "*", &us);
@@ -192,7 +199,7 @@ int att_list(const char *pattern, pid_t pid, bool verbose, FILE *out)
 		free(files);
 	} else if (n >= 3) {
 		if (want_up && n == 3)
-			list_funcs(parts[1], parts[1], parts[2], &up);
+			list_funcs(parts[1], parts[1], parts[2], verbose, &up);
 		if (want_us)
 			list_usdt(parts[1], parts[1], n == 4 ? parts[2] : NULL, parts[n - 1], &us);
 	}

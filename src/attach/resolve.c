@@ -306,7 +306,7 @@ char *att_find_binary(pid_t pid, const char *name)
  * absolute path is the file the process sees (/proc/PID/root/PATH, so a
  * container's own libc is probed, not the host's).
  */
-static char *open_path(pid_t pid, const char *path)
+char *att_open_path(pid_t pid, const char *path)
 {
 	if (pid > 0 && path[0] == '/' && strncmp(path, "/proc/", 6)) {
 		char *p = xasprintf("/proc/%d/root%s", (int)pid, path);
@@ -666,7 +666,7 @@ static int find_exact(struct rctx *c, const struct fsyms *ss, const char *path,
 static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 {
 	const struct uspec *u = c->u;
-	char *opath = open_path(c->s->pid_hint, path);
+	char *opath = att_open_path(c->s->pid_hint, path);
 	struct elf_file f;
 	int ret = elf_file_open(&f, opath);
 	free(opath);
@@ -838,7 +838,7 @@ static int resolve_point(const struct ast_node *probe, int index, const struct a
 		}
 	} else {
 		path = xstrdup(u.target);
-		char *opath = open_path(s->pid_hint, path);
+		char *opath = att_open_path(s->pid_hint, path);
 		struct stat st;
 		bool ok = !stat(opath, &st) && S_ISREG(st.st_mode) &&
 			  (!access(opath, X_OK) || is_shared_object(opath));
@@ -857,6 +857,12 @@ static int resolve_point(const struct ast_node *probe, int index, const struct a
 out:
 	uspec_free(&u);
 	return ret;
+}
+
+int att_resolve_one(const struct ast_node *probe, int index, const struct ast_node *a,
+		    struct att_session *s, struct diags *diags)
+{
+	return is_uprobe(a) ? resolve_point(probe, index, a, s, diags) : 0;
 }
 
 int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags *diags)
@@ -938,12 +944,19 @@ int att_resolve_plan_mid(struct att_session *s, const struct att_point *p, uint6
 	return 0;
 }
 
-void att_resolve_not_loaded(struct att_session *s, const struct att_point *p)
+void att_resolve_not_loaded(struct att_session *s, struct att_point *p)
 {
+	/* function-entry uprobes are armed when the library is loaded (dlopen.c) */
+	bool later = !p->mid && !strcmp(p->attach->attach.provider, "uprobe");
+	p->pending = later;
 	/* once per file */
 	for (const struct att_point *q = s->points; q < p; q++)
 		if (q->dev == p->dev && q->ino == p->ino)
 			return;
-	fprintf(stderr, "WARNING: %s is not loaded in pid %d: its probes are not attached\n",
-		p->path, (int)s->t.pid);
+	if (later)
+		fprintf(stderr, "WARNING: %s is not loaded in pid %d: its probes will be attached "
+				"when it is\n", p->path, (int)s->t.pid);
+	else
+		fprintf(stderr, "WARNING: %s is not loaded in pid %d: its probes are not attached\n",
+			p->path, (int)s->t.pid);
 }

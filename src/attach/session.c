@@ -603,12 +603,14 @@ static int emit_site(struct att_session *s, struct att_site *site, uint8_t *buf,
 					&site->copy_addr);
 }
 
-static int place_trampolines(struct att_session *s, const struct cg_object *obj)
+/* Emits the trampolines of sites[first..] (the main code's from its start:
+ * only att_install places sites there; later ones go to islands). */
+static int place_sites(struct att_session *s, int first)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	/* each trampoline on its own cache line(s): hot code shares no line */
 	uint64_t off = ALIGN_UP(s->image.size, 64);
-	for (int i = 0; i < s->nsites; i++) {
+	for (int i = first; i < s->nsites; i++) {
 		struct att_site *site = &s->sites[i];
 		int ret = resolve_handlers(s, site);
 		if (ret)
@@ -654,9 +656,15 @@ static int place_trampolines(struct att_session *s, const struct cg_object *obj)
 			h->ntraps++;
 		}
 	}
-	if (h->ntraps)
+	if (h->ntraps && !s->trap_installed)
 		return install_trap_handler(s, h);
 	return 0;
+}
+
+static int place_trampolines(struct att_session *s, const struct cg_object *obj)
+{
+	(void)obj;
+	return place_sites(s, 0);
 }
 
 int att_install(struct att_session *s, const struct cg_layout *layout,
@@ -677,7 +685,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			return ret;
 		}
 		if ((ret = plan_sites(s, maps, nmaps)) || (ret = att_ret_plan(s, maps, nmaps)) ||
-		    (ret = att_read_plan(s, target_obj, maps, nmaps)))
+		    (ret = att_read_plan(s, target_obj, maps, nmaps)) ||
+		    (ret = att_dl_plan(s, maps, nmaps))) /* dlopen.c */
 			goto out;
 		uint64_t lo, hi, ref;
 		group_sites(s, 0, &lo, &hi, &ref);
@@ -721,6 +730,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			goto out;
 		if ((ret = place_trampolines(s, target_obj)))
 			goto out;
+		/* dlopen.c: the runtime waits for ubt after the loader mapped a library */
+		((struct rt_shm_header *)att_data(s))->dl_rstate = s->dl_state;
 		if ((ret = att_read_install(s, (struct rt_shm_header *)att_data(s))))
 			goto out;
 	} else {
@@ -835,6 +846,14 @@ void att_run_host(struct att_session *s, const struct cg_object *host_obj, const
 		if (fn)
 			fn(&regs);
 	}
+}
+
+/* The host function of host_obj's probe i (BEGIN, END, interval), or NULL. */
+att_host_fn att_host_probe(struct att_session *s, const struct cg_object *host_obj, int i)
+{
+	if (!host_obj || !s->host_code || i < 0 || i >= host_obj->nprobes)
+		return NULL;
+	return (att_host_fn)link_lookup(&s->host_image, host_obj->probes[i].sym);
 }
 
 /*
@@ -1003,4 +1022,75 @@ struct att_session *att_session_new(void)
 	struct att_session *s = p;
 	s->sites = (struct att_site *)ALIGN_UP((uintptr_t)(s + 1), 64);
 	return s;
+}
+
+/* ---- sites of libraries loaded after attach (dlopen.c decides when) ---- */
+
+/*
+ * With every thread stopped: plans the entry sites of pending points whose
+ * library is now mapped, puts their trampolines in new islands, patches
+ * them.  Returns the number of sites added (0: nothing loaded yet), or
+ * -errno.  Threads are released before returning.
+ */
+int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s))
+{
+	struct proc_map *maps = NULL;
+	int nmaps = 0, first = s->nsites, ret;
+	s->stop_start_ns = now_ns();
+	if ((ret = tracee_stop_all(&s->t)))
+		return ret;
+	if (!ready(s) || (ret = proc_maps_read(s->t.pid, &maps, &nmaps)))
+		goto out;
+	/* plan_sites() over the pending points only */
+	struct att_point *all = s->points, *late = xcalloc(s->npoints + 1, sizeof(*late));
+	int nall = s->npoints, nlate = 0;
+	for (int i = 0; i < nall; i++) {
+		struct att_point *p = &all[i];
+		struct elf_file f = {0};
+		uint64_t bias;
+		if (!p->pending)
+			continue;
+		char *path = p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
+				     ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
+				     : xstrdup(p->path);
+		bool loaded = !elf_file_open(&f, path) && !proc_load_bias(maps, nmaps, &f, &bias);
+		if (f.elf)
+			elf_file_close(&f);
+		free(path);
+		if (!loaded)
+			continue;
+		p->pending = false;
+		late[nlate++] = *p;
+	}
+	s->points = late;
+	s->npoints = nlate;
+	ret = nlate ? plan_sites(s, maps, nmaps) : 0;
+	s->points = all;
+	s->npoints = nall;
+	free(late);
+	if (ret || s->nsites == first)
+		goto out;
+	if ((ret = map_islands(s, &maps, &nmaps)) || (ret = place_sites(s, first)))
+		goto out;
+	for (int i = first; i < s->nsites && !ret; i++) {
+		struct att_site *site = &s->sites[i];
+		move_threads_in(s, site);
+		ret = tracee_write(&s->t, site->plan.site, site->patch, site->plan.orig_len);
+		if (!ret)
+			site->patched = true;
+	}
+out:
+	proc_maps_free(maps, nmaps);
+	if (ret) { /* take back what was patched: the session ends as before */
+		for (int i = first; i < s->nsites; i++)
+			if (s->sites[i].patched)
+				tracee_write(&s->t, s->sites[i].plan.site, s->sites[i].plan.orig,
+					     s->sites[i].plan.orig_len);
+		s->nsites = first;
+	}
+	int r = tracee_release(&s->t);
+	s->attach_stop_ns = now_ns() - s->stop_start_ns;
+	if (ret)
+		return ret;
+	return r ? r : s->nsites - first;
 }

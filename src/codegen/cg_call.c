@@ -160,6 +160,8 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 		LLVMBuildCall2(c->b, fty, f, &buf, 1, "");
 		return buf;
 	}
+	if (!strcmp(n->str, "kstack"))
+		return const_str(c, "", 1);
 	if (!strcmp(n->str, "probe"))
 		return builtin_probe(c, n, false);
 	if (!strcmp(n->str, "func") && n->type.kind == TY_STR)
@@ -176,11 +178,27 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 		LLVMValueRef t = LLVMBuildCall2(c->b, c->ty_gettid, c->fn_gettid, NULL, 0, "");
 		return LLVMBuildZExt(c->b, t, c->i64, "");
 	}
+	if (cg_is_args(n)) /* cg_args.c */
+		return cg_args(c, n);
 	if (!strncmp(n->str, "arg", 3) && c->usdt_spec)
 		return cg_usdt_arg(c, n);
 	if (!strncmp(n->str, "arg", 3) && n->builtin_arg >= 0 && n->builtin_arg < 6 &&
 	    c->side == CG_SIDE_TARGET) {
 		LLVMValueRef off = cg_const(c, arg_reg_off[n->builtin_arg]);
+		LLVMValueRef p = LLVMBuildGEP2(c->b, c->i8, c->regs, &off, 1, "");
+		return LLVMBuildLoad2(c->b, c->i64, p, n->str);
+	}
+	if (!strncmp(n->str, "arg", 3) && n->builtin_arg >= 6 && c->side == CG_SIDE_TARGET) {
+		/* at a function entry the probed function's sp is &regs->ret (the
+		 * return address); argument N > 5 is the word at sp + 8 * (N - 5),
+		 * in the caller's frame, so the load cannot fault (sema allows it
+		 * only at entries, cg_sym_is_entry) */
+		if (!cg_sym_is_entry(c)) {
+			cg_fail(c, n, "arguments past arg5 are read only at a function's entry");
+			return cg_const(c, 0);
+		}
+		LLVMValueRef off = cg_const(c, offsetof(struct rt_regs, ret) +
+						   8 * (uint64_t)(n->builtin_arg - 5));
 		LLVMValueRef p = LLVMBuildGEP2(c->b, c->i8, c->regs, &off, 1, "");
 		return LLVMBuildLoad2(c->b, c->i64, p, n->str);
 	}
@@ -286,10 +304,10 @@ static const struct sema_printf *find_printf(struct cg *c, const struct ast_node
 	return NULL;
 }
 
-/* Byte-array values (buf, strings) travel by their size; everything else as 8 bytes. */
+/* Byte-array values (strings, buf, tuples) travel by their size; everything else as 8 bytes. */
 static bool cg_is_bytes(const struct ast_type *t)
 {
-	return t->kind == TY_STR;
+	return cg_is_buffer(t);
 }
 
 static uint32_t arg_bytes(const struct ast_node *a)
@@ -590,10 +608,12 @@ static LLVMValueRef call_str(struct cg *c, const struct ast_node *n)
 	}
 	LLVMValueRef len = cg_const(c, size);
 	if (n->nkids == 2) {
-		/* str(p, n) keeps at most n - 1 characters, as bpftrace */
+		/* str(p, n) keeps at most n characters (and at most size - 1), as
+		 * bpftrace 0.17: str(p, 10) of "abcdefghijk..." is "abcdefghij" */
 		LLVMValueRef want = cg_expr(c, n->kids[1]);
 		LLVMValueRef lt = LLVMBuildICmp(c->b, LLVMIntULT, want, len, "");
-		len = LLVMBuildSelect(c->b, lt, want, len, "");
+		LLVMValueRef want1 = LLVMBuildAdd(c->b, want, cg_const(c, 1), "");
+		len = LLVMBuildSelect(c->b, lt, want1, len, "");
 	}
 	/* fault-tolerant (runtime/rt_read.c); the thread slot says how to read */
 	LLVMValueRef th = c->thread ? c->thread : LLVMConstNull(c->ptr);
@@ -601,7 +621,8 @@ static LLVMValueRef call_str(struct cg *c, const struct ast_node *n)
 	LLVMValueRef f = rt_fn(c, "rt_read_str", c->i64, p, 4, &fty);
 	LLVMBuildMemSet(c->b, buf, LLVMConstInt(c->i8, 0, 0), cg_const(c, size), 1);
 	LLVMValueRef args[] = {th, buf, src, len};
-	LLVMBuildCall2(c->b, fty, f, args, 4, "");
+	LLVMValueRef rd = LLVMBuildCall2(c->b, fty, f, args, 4, "");
+	cg_check_read(c, n, rd, a->type.as, true); /* -kk (cg_check.c) */
 	return buf;
 }
 
@@ -690,6 +711,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 {
 	if (!strcmp(n->str, "str"))
 		return call_str(c, n);
+	if (!strcmp(n->str, "kstack"))
+		return const_str(c, "", 1);
 	if (cg_is_stack(n))
 		return cg_stack(c, n);
 	if (!strcmp(n->str, "printf"))
@@ -717,6 +740,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		cg_map_delete(c, n->kids[0]);
 	else if (!strcmp(n->str, "usym"))
 		return cg_expr(c, n->kids[0]); /* the address; output/sym.c names it */
+	else if (!strcmp(n->str, "uaddr"))
+		return cg_const(c, n->cval); /* the global's address in the target (attach/dwarf.c) */
 	else
 		cg_fail(c, n, "this function is not supported by the code generator yet");
 	return cg_const(c, 0);

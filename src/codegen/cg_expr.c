@@ -296,7 +296,7 @@ static bool place_of(struct cg *c, const struct ast_node *n, struct place *pl)
 			return false;
 		}
 		LLVMValueRef off = cg_const(c, (uint64_t)n->field->offset);
-		if (n->op == OP_PTR)
+		if (n->op == OP_PTR && !cg_is_args(n->lhs)) /* args->f is args.f */
 			*pl = (struct place){true, LLVMBuildAdd(c->b, cg_expr(c, n->lhs), off, "")};
 		else {
 			struct place b = base_place(c, n->lhs);
@@ -337,13 +337,16 @@ static LLVMValueRef extend(struct cg *c, LLVMValueRef v, int bits, bool sgn)
  * memory is copied with rt_read(); a failed read yields zeros.
  */
 static LLVMValueRef load_place(struct cg *c, struct place pl, const struct ast_type *t,
-			       const struct ast_member *field)
+			       const struct ast_member *field, const struct ast_node *site)
 {
+	LLVMValueRef rd;
 	if (cg_is_buffer(t)) {
 		if (!pl.target)
 			return pl.addr;
 		LLVMValueRef buf = cg_alloca(c, LLVMArrayType(c->i8, t->size > 0 ? t->size : 1), "rd");
-		cg_read_target(c, buf, pl.addr, cg_const(c, (uint64_t)t->size));
+		rd = cg_read_target(c, buf, pl.addr, cg_const(c, (uint64_t)t->size));
+		if (site) /* -kk (cg_check.c) */
+			cg_check_read(c, site, rd, site->type.as, false);
 		return buf;
 	}
 	int bytes = t->size > 0 && t->size <= 8 ? t->size : 8;
@@ -357,7 +360,9 @@ static LLVMValueRef load_place(struct cg *c, struct place pl, const struct ast_t
 	if (pl.target) {
 		LLVMValueRef tmp = cg_alloca(c, c->i64, "rd");
 		LLVMBuildStore(c->b, cg_const(c, 0), tmp);
-		cg_read_target(c, tmp, pl.addr, cg_const(c, (uint64_t)bytes));
+		rd = cg_read_target(c, tmp, pl.addr, cg_const(c, (uint64_t)bytes));
+		if (site) /* -kk (cg_check.c) */
+			cg_check_read(c, site, rd, site->type.as, false);
 		v = LLVMBuildLoad2(c->b, c->i64, tmp, "");
 	} else {
 		LLVMTypeRef nt = LLVMIntTypeInContext(c->ctx, (unsigned)bytes * 8);
@@ -376,7 +381,7 @@ static LLVMValueRef read_expr(struct cg *c, const struct ast_node *n)
 	struct place pl;
 	if (!place_of(c, n, &pl))
 		return cg_const(c, 0);
-	return load_place(c, pl, &n->type, n->kind == AST_FIELD ? n->field : NULL);
+	return load_place(c, pl, &n->type, n->kind == AST_FIELD ? n->field : NULL, n);
 }
 
 /* ---- tuples ----------------------------------------------------------- */
@@ -425,7 +430,7 @@ static LLVMValueRef tuple_index(struct cg *c, const struct ast_node *n)
 	LLVMValueRef base = cg_expr(c, n->lhs);
 	LLVMValueRef off = cg_const(c, (uint64_t)tu->offsets[n->uval]);
 	struct place pl = {false, LLVMBuildGEP2(c->b, c->i8, base, &off, 1, "")};
-	return load_place(c, pl, &tu->types[n->uval], NULL);
+	return load_place(c, pl, &tu->types[n->uval], NULL, n);
 }
 
 /* (type)e for integers and pointers: truncate to the target's size, then
@@ -535,7 +540,7 @@ static void assign(struct cg *c, const struct ast_node *n)
 	const struct ast_node *t = n->lhs;
 	int op = compound_op(n->op);
 	if (t->kind == AST_MAP && !op) {
-		cg_map_assign(c, t, n->rhs);
+		cg_map_assign(c, t, n->rhs, n);
 		return;
 	}
 	if (t->kind == AST_MAP) {
@@ -714,9 +719,14 @@ void cg_stmt(struct cg *c, const struct ast_node *n)
 	case AST_FOR_RANGE:
 		for_range(c, n);
 		break;
-	case AST_FOR_MAP:
-		cg_fail(c, n, "for loops over maps are not supported by the code generator yet");
+	case AST_FOR_MAP: {
+		LLVMValueRef kv = cg_var_ptr(c, n->lhs);
+		if (!kv)
+			cg_fail(c, n, "internal: unknown loop variable");
+		else
+			cg_map_for(c, n, kv, loop_body); /* cg_map.c */
 		break;
+	}
 	case AST_BREAK:
 	case AST_CONTINUE:
 		if (!c->loop_break) {

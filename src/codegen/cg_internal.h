@@ -63,16 +63,22 @@ LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n); /* retval f
 
 /* cg_map.c: maps */
 const struct cg_map_layout *cg_map_of(struct cg *c, const struct ast_node *n);
+bool cg_map_flat_tuple(const struct ast_node *n);
 LLVMValueRef cg_map_index(struct cg *c, const struct ast_node *n, bool insert,
 			  LLVMBasicBlockRef *miss);
 LLVMValueRef cg_map_value_ptr(struct cg *c, const struct ast_node *n, LLVMValueRef idx);
 void cg_map_done(struct cg *c, LLVMBasicBlockRef miss);
 void cg_mark_written(struct cg *c, const struct ast_node *n);
 void cg_copy_str(struct cg *c, LLVMValueRef dst, LLVMValueRef src, uint64_t n);
-void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_node *rhs);
+void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_node *rhs,
+		   const struct ast_node *site);
 LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n);
 void cg_map_delete(struct cg *c, const struct ast_node *map);
+/* for ($kv : @m): body(c, stmt, break_bb, continue_bb) emits the loop body */
+void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv,
+		void (*body)(struct cg *, const struct ast_node *, LLVMBasicBlockRef,
+			     LLVMBasicBlockRef));
 
 /* codegen.c */
 LLVMValueRef cg_shm_ptr(struct cg *c, uint64_t off);
@@ -85,5 +91,14 @@ LLVMValueRef cg_sym_func(struct cg *c);
 /* cg_stack.c, issue 7: ustack */
 bool cg_is_stack(const struct ast_node *n);
 LLVMValueRef cg_stack(struct cg *c, const struct ast_node *n);
+/* cg_check.c, issue 8: -kk warnings when a read of target memory fails */
+void cg_check_read(struct cg *c, const struct ast_node *n, LLVMValueRef ret,
+		   enum ast_addrspace as, bool str);
+/* cg_check.c: -k warning in a map update's miss block (a full map dropped it) */
+void cg_check_map_update(struct cg *c, LLVMBasicBlockRef miss, const struct ast_node *site);
+
+/* cg_args.c, issue 7: a uprobe's `args` record */
+bool cg_is_args(const struct ast_node *n);
+LLVMValueRef cg_args(struct cg *c, const struct ast_node *n);
 
 #endif

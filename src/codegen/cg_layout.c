@@ -51,6 +51,7 @@ static void map_kind(const struct sema_map *m, struct rt_map *h)
 		h->val_size = 8 * h->nbuckets;
 		break;
 	case TY_STR:
+	case TY_TUPLE: /* a buffer, printed by its type (output/values.c) */
 		h->kind = RT_MAP_STR;
 		h->val_size = ALIGN_UP((uint32_t)m->value.size, 8u);
 		break;
@@ -73,10 +74,11 @@ bool cg_map_percpu(const struct rt_map *h)
 }
 
 /* Bytes of key k of map m in the key buffer: 8 for an integer, the string
- * size rounded up to 8 for a string (zero-padded, so keys compare as words). */
+ * or tuple size rounded up to 8 for a string or a tuple (zero-padded, so
+ * keys compare as words). */
 uint32_t cg_key_bytes(const struct ast_type *t)
 {
-	return t->kind == TY_STR ? ALIGN_UP((uint32_t)t->size, 8u) : 8;
+	return t->kind == TY_STR || t->kind == TY_TUPLE ? ALIGN_UP((uint32_t)t->size, 8u) : 8;
 }
 
 static uint64_t layout_map(const struct sema_map *m, const struct cg_options *opt,
@@ -115,6 +117,7 @@ void cg_layout(const struct sema_info *info, const struct cg_options *opt, struc
 {
 	memset(out, 0, sizeof(*out));
 	out->ncpu = opt->ncpu;
+	out->helper_checks = opt->helper_checks;
 	out->nthreads = pow2_at_least(opt->nthreads);
 	out->ring_size = pow2_at_least(opt->ring_size);
 	uint64_t off = CG_PAGE; /* struct rt_shm_header */

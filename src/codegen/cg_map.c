@@ -20,6 +20,12 @@ const struct cg_map_layout *cg_map_of(struct cg *c, const struct ast_node *n)
 	return &c->layout->maps[n->map->id];
 }
 
+/* `@m[(a, b)]`: one tuple key standing for the keys a, b (sema.c's check_map) */
+bool cg_map_flat_tuple(const struct ast_node *n)
+{
+	return n->nkids == 1 && n->kids[0]->type.kind == TY_TUPLE;
+}
+
 /* ---- per-CPU aggregation ---------------------------------------------- */
 
 /*
@@ -156,9 +162,42 @@ static LLVMValueRef lhist_bucket(struct cg *c, const struct sema_map *m, uint32_
 
 /* ---- maps ------------------------------------------------------------- */
 
+/* The integer of type t (1..8 bytes) at p, extended to i64 by its sign. */
+static LLVMValueRef load_int_at(struct cg *c, LLVMValueRef p, const struct ast_type *t)
+{
+	int bytes = t->size > 0 && t->size <= 8 ? t->size : 8;
+	LLVMValueRef v = LLVMBuildLoad2(c->b, LLVMIntTypeInContext(c->ctx, (unsigned)bytes * 8), p, "");
+	LLVMSetAlignment(v, 1);
+	if (bytes == 8)
+		return v;
+	return t->is_signed ? LLVMBuildSExt(c->b, v, c->i64, "") : LLVMBuildZExt(c->b, v, c->i64, "");
+}
+
+/* Stores key element v (of expression type et) as the map's key type kt at dst. */
+static void store_key(struct cg *c, LLVMValueRef dst, const struct ast_type *kt,
+		      const struct ast_type *et, LLVMValueRef v)
+{
+	if (kt->kind == TY_STR) {
+		uint64_t len = (uint64_t)et->size < (uint64_t)kt->size ? (uint64_t)et->size
+								      : (uint64_t)kt->size;
+		cg_copy_str(c, dst, v, len);
+		/* the last byte stays NUL even when the value filled its buffer */
+		LLVMBuildStore(c->b, LLVMConstInt(c->i8, 0, 0),
+			       byte_off(c, dst, cg_const(c, kt->size - 1)));
+	} else if (kt->kind == TY_TUPLE) {
+		/* sema made the types equal; the buffer's padding is zero (tuple_value) */
+		cg_copy_str(c, dst, v, (uint64_t)kt->size);
+	} else {
+		LLVMBuildStore(c->b, v, dst);
+	}
+}
+
 /*
  * Builds map node n's key in a stack buffer laid out as the map's key
- * (integers as 8 bytes, strings zero-padded to the map's key size).
+ * (integers as 8 bytes, strings and tuples zero-padded to a multiple of 8).
+ * A single tuple key is the same key as the list of its elements
+ * (`@m[(1, "a")]` is `@m[1, "a"]`, as in newer bpftrace, where multi-keys
+ * are tuples): its elements are taken out of the tuple's buffer.
  */
 LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n)
 {
@@ -167,27 +206,28 @@ LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n)
 	uint32_t size = ml->hdr.key_size ? ml->hdr.key_size : 8;
 	LLVMValueRef key = cg_alloca(c, LLVMArrayType(c->i8, size), "key");
 	uint64_t off = 0;
-	bool has_str = false;
-	for (int i = 0; i < n->nkids && i < m->nkeys; i++)
-		has_str |= m->keys[i].kind == TY_STR;
-	if (has_str)
+	bool pad = false;
+	for (int i = 0; i < m->nkeys; i++)
+		pad |= m->keys[i].kind == TY_STR || m->keys[i].kind == TY_TUPLE;
+	if (pad)
 		LLVMBuildMemSet(c->b, key, LLVMConstInt(c->i8, 0, 0), cg_const(c, size), 8);
+	if (cg_map_flat_tuple(n)) {
+		const struct ast_tuple *tu = n->kids[0]->type.tup;
+		LLVMValueRef tb = cg_expr(c, n->kids[0]);
+		for (int i = 0; i < tu->count && i < m->nkeys; i++) {
+			const struct ast_type *et = &tu->types[i];
+			LLVMValueRef ep = byte_off(c, tb, cg_const(c, (uint64_t)tu->offsets[i]));
+			LLVMValueRef v = cg_is_buffer(et) ? ep : load_int_at(c, ep, et);
+			store_key(c, byte_off(c, key, cg_const(c, off)), &m->keys[i], et, v);
+			off += cg_key_bytes(&m->keys[i]);
+		}
+		return key;
+	}
 	for (int i = 0; i < n->nkids && i < m->nkeys; i++) {
 		const struct ast_node *k = n->kids[i];
 		LLVMValueRef v = cg_expr(c, k);
-		LLVMValueRef dst = byte_off(c, key, cg_const(c, off));
-		uint32_t kb = cg_key_bytes(&m->keys[i]);
-		if (m->keys[i].kind == TY_STR) {
-			uint64_t len = (uint64_t)k->type.size < (uint64_t)m->keys[i].size
-					       ? (uint64_t)k->type.size : (uint64_t)m->keys[i].size;
-			cg_copy_str(c, dst, v, len);
-			/* the last byte stays NUL even when the value filled its buffer */
-			LLVMBuildStore(c->b, LLVMConstInt(c->i8, 0, 0),
-				       byte_off(c, dst, cg_const(c, m->keys[i].size - 1)));
-		} else {
-			LLVMBuildStore(c->b, v, dst);
-		}
-		off += kb;
+		store_key(c, byte_off(c, key, cg_const(c, off)), &m->keys[i], &k->type, v);
+		off += cg_key_bytes(&m->keys[i]);
 	}
 	return key;
 }
@@ -346,8 +386,10 @@ void cg_copy_str(struct cg *c, LLVMValueRef dst, LLVMValueRef src, uint64_t n)
 	LLVMBuildMemCpy(c->b, dst, 1, src, 1, cg_const(c, n));
 }
 
-/* @m[k] = rhs, for every map kind (aggregations included). */
-void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_node *rhs)
+/* @m[k] = rhs, for every map kind (aggregations included); site: the
+ * assignment, where -k reports an update a full map dropped. */
+void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_node *rhs,
+		   const struct ast_node *site)
 {
 	const struct cg_map_layout *ml = cg_map_of(c, map);
 	LLVMValueRef val = NULL;
@@ -404,6 +446,9 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
 		break;
 	}
 	cg_mark_written(c, map);
+	/* -k: bpftrace names the aggregation call, or the `=` (cg_check.c) */
+	bool agg = rhs->kind == AST_CALL && ml->hdr.kind != RT_MAP_INT && ml->hdr.kind != RT_MAP_STR;
+	cg_check_map_update(c, miss, agg ? rhs : site);
 	cg_map_done(c, miss);
 }
 
@@ -438,6 +483,8 @@ static LLVMValueRef percpu_umax(struct cg *c, LLVMValueRef p, uint64_t stride)
 	return v;
 }
 
+static LLVMValueRef map_value(struct cg *c, const struct cg_map_layout *ml, LLVMValueRef p);
+
 /* Value of a map read in an expression; 0 (or "") for a missing key. */
 LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n)
 {
@@ -454,6 +501,16 @@ LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n)
 	LLVMBasicBlockRef miss;
 	LLVMValueRef idx = cg_map_index(c, n, false, &miss);
 	LLVMValueRef p = cg_map_value_ptr(c, n, idx);
+	LLVMBuildStore(c->b, map_value(c, ml, p), res);
+	cg_map_done(c, miss);
+	return LLVMBuildLoad2(c->b, rt, res, "");
+}
+
+/* The value at p (entry's CPU-0 copy) as an expression sees it: the buffer
+ * for strings and tuples, else an i64 combined over the CPUs. */
+static LLVMValueRef map_value(struct cg *c, const struct cg_map_layout *ml, LLVMValueRef p)
+{
+	bool str = ml->hdr.kind == RT_MAP_STR;
 	LLVMValueRef v;
 	if (str) {
 		v = p;
@@ -472,8 +529,99 @@ LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n)
 	} else {
 		v = LLVMBuildLoad2(c->b, c->i64, p, "");
 	}
-	LLVMBuildStore(c->b, v, res);
-	cg_map_done(c, miss);
-	return LLVMBuildLoad2(c->b, rt, res, "");
+	return v;
 }
 
+
+/* ---- for ($kv : @m) ----------------------------------------------------- */
+
+/* Copies a t-typed value from src (integers: 8 bytes, as keys hold them) to dst. */
+static void copy_elem(struct cg *c, LLVMValueRef dst, const struct ast_type *t, LLVMValueRef src)
+{
+	if (cg_is_buffer(t)) {
+		cg_copy_str(c, dst, src, (uint64_t)t->size);
+		return;
+	}
+	int bytes = t->size > 0 && t->size <= 8 ? t->size : 8;
+	LLVMValueRef v = LLVMBuildLoad2(c->b, c->i64, src, "");
+	LLVMValueRef tr = LLVMBuildTrunc(c->b, v, LLVMIntTypeInContext(c->ctx, (unsigned)bytes * 8), "");
+	LLVMSetAlignment(LLVMBuildStore(c->b, tr, dst), 1);
+}
+
+/*
+ * for ($kv : @m) body: every live entry of the map, in entry order, with
+ * $kv = (key, value) (key a tuple of the keys when there are several).
+ * Bounded by the map's capacity: entries are only ever appended (rt_map.c),
+ * so `used` read once bounds the walk, and an entry inserted meanwhile is
+ * seen or not, never half.  Works on both sides (BEGIN/END in ubt read the
+ * same shared memory).
+ */
+void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv,
+		void (*body)(struct cg *, const struct ast_node *, LLVMBasicBlockRef,
+			     LLVMBasicBlockRef))
+{
+	const struct ast_node *map = n->rhs;
+	const struct cg_map_layout *ml = cg_map_of(c, map);
+	const struct rt_map *h = &ml->hdr;
+	const struct sema_map *m = map->map;
+	const struct ast_tuple *kvt = n->lhs->type.tup;
+	if (!kvt || kvt->count != 2 || !m->nkeys) {
+		cg_fail(c, n, "internal: for over a map without keys");
+		return;
+	}
+	LLVMValueRef usedp = cg_shm_ptr(c, ml->off + offsetof(struct rt_map, used));
+	LLVMValueRef used = LLVMBuildZExt(c->b, load_acquire(c, c->i32, usedp, 4), c->i64, "");
+	used = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntUGT, used, cg_const(c, h->cap), ""),
+			       cg_const(c, h->cap), used, "");
+	LLVMValueRef iv = cg_alloca(c, c->i64, "for_idx");
+	LLVMBuildStore(c->b, cg_const(c, 0), iv);
+	LLVMBasicBlockRef cond = cg_new_bb(c, "formap_cond"), chk = cg_new_bb(c, "formap_live"),
+			  fill = cg_new_bb(c, "formap_body"), step = cg_new_bb(c, "formap_step"),
+			  done = cg_new_bb(c, "formap_done");
+	LLVMBuildBr(c->b, cond);
+
+	LLVMPositionBuilderAtEnd(c->b, cond);
+	LLVMValueRef i = LLVMBuildLoad2(c->b, c->i64, iv, "");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntULT, i, used, ""), chk, done);
+
+	LLVMPositionBuilderAtEnd(c->b, chk);
+	LLVMValueRef lp = LLVMBuildGEP2(c->b, c->i32, cg_shm_ptr(c, ml->off + h->live_off), &i, 1, "");
+	LLVMValueRef lv = load_acquire(c, c->i32, lp, 4);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntNE, lv, LLVMConstInt(c->i32, 0, 0), ""),
+			fill, step);
+
+	LLVMPositionBuilderAtEnd(c->b, fill);
+	LLVMBuildMemSet(c->b, kv, LLVMConstInt(c->i8, 0, 0), cg_const(c, (uint64_t)n->lhs->type.size), 1);
+	LLVMValueRef kp = byte_off(c, cg_shm_ptr(c, ml->off + h->keys_off),
+				   LLVMBuildMul(c->b, i, cg_const(c, h->key_size), ""));
+	LLVMValueRef kdst = byte_off(c, kv, cg_const(c, (uint64_t)kvt->offsets[0]));
+	if (m->nkeys == 1) {
+		copy_elem(c, kdst, &kvt->types[0], kp);
+	} else {
+		const struct ast_tuple *kt = kvt->types[0].tup;
+		uint64_t koff = 0;
+		for (int k = 0; kt && k < kt->count && k < m->nkeys; k++) {
+			copy_elem(c, byte_off(c, kdst, cg_const(c, (uint64_t)kt->offsets[k])),
+				  &kt->types[k], byte_off(c, kp, cg_const(c, koff)));
+			koff += cg_key_bytes(&m->keys[k]);
+		}
+	}
+	LLVMValueRef v = map_value(c, ml, cg_map_value_ptr(c, map, i));
+	LLVMValueRef vdst = byte_off(c, kv, cg_const(c, (uint64_t)kvt->offsets[1]));
+	const struct ast_type *vt = &kvt->types[1];
+	if (cg_is_buffer(vt)) {
+		cg_copy_str(c, vdst, v, (uint64_t)vt->size);
+	} else {
+		int bytes = vt->size > 0 && vt->size <= 8 ? vt->size : 8;
+		LLVMValueRef tr = LLVMBuildTrunc(c->b, v, LLVMIntTypeInContext(c->ctx, (unsigned)bytes * 8), "");
+		LLVMSetAlignment(LLVMBuildStore(c->b, tr, vdst), 1);
+	}
+	body(c, n->body, done, step);
+	LLVMBuildBr(c->b, step);
+
+	LLVMPositionBuilderAtEnd(c->b, step);
+	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, iv, ""), cg_const(c, 1), ""),
+		       iv);
+	LLVMBuildBr(c->b, cond);
+	LLVMPositionBuilderAtEnd(c->b, done);
+}

@@ -269,7 +269,8 @@ static void gen_usdt_variants(struct cg *c, const struct ast_node *probe, int in
 static bool probe_on_side(const struct ast_node *probe, enum cg_side side)
 {
 	const char *prov = probe->nkids ? probe->kids[0]->attach.provider : "";
-	bool host = !strcmp(prov, "BEGIN") || !strcmp(prov, "END");
+	/* interval probes run in ubt too, on a timer of its trace loop (tools/ubt.c) */
+	bool host = !strcmp(prov, "BEGIN") || !strcmp(prov, "END") || !strcmp(prov, "interval");
 	return side == CG_SIDE_HOST ? host : !host;
 }
 

@@ -101,6 +101,7 @@ struct cg_layout {
 	int nmaps;
 	uint64_t stacks_off;           /* ustack: struct rt_stack_table, 0 if none */
 	struct rt_stack_table stacks;  /* its header, written by attach */
+	int helper_checks;             /* -k: 1, -kk: 2 (from cg_options; cg_check.c) */
 };
 
 struct cg_options {
@@ -108,6 +109,8 @@ struct cg_options {
 	uint32_t ring_size;    /* bytes per thread ring */
 	uint32_t nthreads;     /* thread table capacity */
 	uint32_t ncpu;         /* possible CPUs of this machine */
+	int helper_checks;     /* bpftrace's -k (1) / -kk (2): per-event warnings when a
+				* read of target memory (2) fails (cg_check.c) */
 };
 
 enum cg_side {

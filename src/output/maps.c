@@ -128,6 +128,8 @@ static int key_cmp(const struct entry *a, const struct entry *b)
 		int r;
 		if (t->kind == TY_STR) {
 			r = strncmp((const char *)x, (const char *)y, kb);
+		} else if (t->kind == TY_TUPLE) {
+			r = memcmp(x, y, kb);
 		} else {
 			uint64_t p, q;
 			memcpy(&p, x, 8);
@@ -269,6 +271,8 @@ static void key_text(struct buf *b, const struct sema_map *m, const uint8_t *key
 			buf_append(b, json ? "," : ", ", json ? 1 : 2);
 		if (t->kind == TY_STR) {
 			buf_printf(b, "%.*s", (int)cg_key_bytes(t), (const char *)key);
+		} else if (t->kind == TY_TUPLE) {
+			out_value_text(b, t, key, false);
 		} else if (t->kind == TY_USTACK) { /* ustack: frames by stack.c */
 			uint64_t id;
 			memcpy(&id, key, 8);
@@ -387,7 +391,11 @@ static void value_text(struct buf *b, const struct rt_map *h, const struct sema_
 	int64_t d = div ? (int64_t)div : 1;
 	switch (h->kind) {
 	case RT_MAP_STR:
-		buf_printf(b, "%.*s\n", (int)h->val_size, e->s);
+		if (m->value.kind == TY_TUPLE)
+			out_value_text(b, &m->value, (const uint8_t *)e->s, false);
+		else
+			buf_printf(b, "%.*s", (int)h->val_size, e->s);
+		buf_append(b, "\n", 1);
 		break;
 	case RT_MAP_COUNT:
 		buf_printf(b, "%" PRIu64 "\n", (uint64_t)e->v / (uint64_t)d);
@@ -518,7 +526,10 @@ static void value_json(struct buf *b, const struct rt_map *h, const struct sema_
 	int64_t d = div ? (int64_t)div : 1;
 	switch (h->kind) {
 	case RT_MAP_STR:
-		out_json_str(b, e->s, h->val_size);
+		if (m->value.kind == TY_TUPLE)
+			out_value_text(b, &m->value, (const uint8_t *)e->s, true);
+		else
+			out_json_str(b, e->s, h->val_size);
 		break;
 	case RT_MAP_COUNT:
 		buf_printf(b, "%" PRIu64, (uint64_t)e->v / (uint64_t)d);

@@ -36,6 +36,12 @@ static void flush_buf(struct out *o)
 	o->ob.len = 0;
 }
 
+void out_fini(struct out *o)
+{
+	flush_buf(o);
+	buf_free(&o->ob);
+}
+
 /* One record; printf text goes to o->ob, map actions flush it first. */
 static void print_event(struct out *o, const uint8_t *rec)
 {
@@ -50,6 +56,11 @@ static void print_event(struct out *o, const uint8_t *rec)
 			out_print_map(o, &o->layout->maps[mo.map_id], mo.top, mo.div);
 		else
 			out_map_op(o, &o->layout->maps[mo.map_id], mo.op);
+		return;
+	}
+	if (h->type == RT_EV_WARN) { /* -k, -kk (warn.c) */
+		flush_buf(o);
+		out_print_warn(o, rec);
 		return;
 	}
 	if (h->type == RT_EV_VALUE || h->type == RT_EV_CALL) {
@@ -110,6 +121,25 @@ int out_drain(struct out *o)
 	if (nev)
 		fflush(o->f);
 	return nev;
+}
+
+/*
+ * Updates a map dropped: it was full (BPFTRACE_MAP_KEYS_MAX keys), or a new
+ * key could not take the insert lock in bounded time.  Said once at the
+ * end, on stderr, so that no count is silently short.
+ */
+void out_report_map_drops(struct out *o)
+{
+	for (int i = 0; i < o->layout->nmaps; i++) {
+		const struct cg_map_layout *ml = &o->layout->maps[i];
+		const struct rt_map *h = (const struct rt_map *)(o->data + ml->off);
+		if (h->drops)
+			fprintf(stderr,
+				"WARNING: %llu update%s of %s dropped: the map was full (%u keys, "
+				"BPFTRACE_MAP_KEYS_MAX) or busy\n",
+				(unsigned long long)h->drops, h->drops == 1 ? "" : "s", ml->map->name,
+				h->cap);
+	}
 }
 
 void out_report_lost(struct out *o)

@@ -268,7 +268,27 @@ struct ast_node {
 	 * compound AST_ASSIGN: the operator token; AST_CALL: the name token. */
 	struct src_loc pred_loc;
 	int depth;            /* parser: height of this subtree (nesting limit) */
+	/* AST_PROBE: the parameters of its uprobe's function, read from DWARF
+	 * before sema (attach/dwarf.c); NULL if the probe does not use `args`.
+	 * Incomplete when they could not be found (the error is reported). */
+	const struct ast_record *args;
+	/* AST_CALL uaddr("sym"): the symbol, found before sema (attach/dwarf.c):
+	 * its file (in the program's arena), link-time address and size;
+	 * sym_file NULL if not found.  Once the process is open the driver
+	 * puts its address in the target into cval (att_uaddr_bind). */
+	const char *sym_file;
+	uint64_t sym_vaddr, sym_size;
 };
+
+/*
+ * Layout of the `args` record (a uprobe's parameters, attach/dwarf.c; built
+ * by codegen from the registers at function entry): a parameter passed in
+ * the k-th integer argument register (rdi, rsi, rdx, rcx, r8, r9) is at
+ * offset 8*k (a 16-byte struct in two registers spans two slots); one
+ * passed on the stack is at AST_ARGS_STACK_OFF + its offset above the
+ * return address minus 8 (the first stack argument is at 48).
+ */
+#define AST_ARGS_STACK_OFF 48
 
 /* Trees deeper than this are refused by the parser ("nested too deeply"),
  * so every recursive walker over a parsed tree is bounded. */

@@ -199,10 +199,6 @@ static void check_map(struct sema *s, struct ast_node *n)
 		sema_expr(s, k, USE_KEY, n);
 		if (s->final && k->type.kind == TY_NONE)
 			diag_error(s->diags, k->loc, "Invalid expression for assignment: ");
-		/* cg_map.c stores integer and string keys; drop this check when it
-		 * can store tuples */
-		if (k->type.kind == TY_TUPLE && s->pass == 1)
-			diag_error(s->diags, k->loc, "tuple map keys are not supported yet");
 		if ((k->type.kind == TY_STRUCT || k->type.kind == TY_ARRAY) && s->pass == 1)
 			diag_error(s->diags, k->loc, "%s values cannot be map keys",
 				   sema_kind_name(&k->type));
@@ -221,6 +217,26 @@ static void check_map(struct sema *s, struct ast_node *n)
 	if (n->nkids > SEMA_MAX_KEYS && s->pass == 1)
 		diag_error(s->diags, n->loc, "%s: more than %d map keys are not supported", n->str,
 			   SEMA_MAX_KEYS);
+	/* `@m[(1, "a")]` is `@m[1, "a"]`: newer bpftrace makes every multi-key
+	 * a tuple, so one tuple key stands for its elements (bpftrace 0.17
+	 * refuses tuple keys; docs/compat.md).  A tuple among several keys
+	 * stays one key, printed `(1, a)`. */
+	if (n->nkids == 1 && n->kids[0]->type.kind == TY_TUPLE && n->kids[0]->type.tup) {
+		const struct ast_tuple *tu = n->kids[0]->type.tup;
+		nkeys = tu->count < SEMA_MAX_KEYS ? tu->count : SEMA_MAX_KEYS;
+		if (tu->count > SEMA_MAX_KEYS && s->pass == 1)
+			diag_error(s->diags, n->loc, "%s: more than %d map keys are not supported",
+				   n->str, SEMA_MAX_KEYS);
+		for (int i = 0; i < nkeys; i++) {
+			keys[i] = tu->types[i];
+			keys[i].as = AS_NONE;
+			if (keys[i].kind == TY_INT || keys[i].kind == TY_PTR)
+				keys[i] = ty_uint64;
+			if (keys[i].kind != TY_INT && keys[i].kind != TY_STR &&
+			    keys[i].kind != TY_TUPLE && keys[i].kind != TY_USYM)
+				keys_ok = false;
+		}
+	}
 
 	struct map_priv *m = map_find(s, n->str, false);
 	if (s->pass > 1 && keys_ok) {
@@ -705,8 +721,16 @@ static void check_for_map(struct sema *s, struct ast_node *n)
 				kv[0] = m->nkeys == 1 ? m->keys[0]
 						      : ast_tuple_of(s->prog, m->keys, m->nkeys);
 				kv[1] = m->value;
-				if (kv[1].kind == TY_COUNT || kv[1].kind == TY_SUM)
-					kv[1] = (struct ast_type){ TY_INT, 8, kv[1].is_signed, AS_NONE };
+				enum ast_type_kind vk = kv[1].kind;
+				if (vk == TY_COUNT || vk == TY_SUM || vk == TY_MIN || vk == TY_MAX ||
+				    vk == TY_AVG)
+					kv[1] = (struct ast_type){ TY_INT, 8, vk != TY_COUNT, AS_NONE };
+				else if (vk == TY_USYM || vk == TY_USTACK)
+					kv[1] = ty_uint64;
+				if ((vk == TY_HIST || vk == TY_LHIST || vk == TY_STATS) && s->final)
+					diag_error(s->diags, map->loc,
+						   "for loops over %s maps are not supported: their values are not one number",
+						   sema_kind_name(&m->value));
 				t = ast_tuple_of(s->prog, kv, 2);
 			}
 		}

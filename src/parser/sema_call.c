@@ -58,7 +58,19 @@ int sema_strlen(void)
 	return v < 1 ? 64 : v > 200 ? 200 : v;
 }
 
-/* builtin -> pid | tid | arg0 .. arg5 (others are known but refused) */
+/* Every attach point is a uprobe at a function's entry: arguments past the
+ * sixth are on the stack above the return address. */
+static bool sema_stack_args(const struct ast_node *probe)
+{
+	for (int i = 0; i < probe->nkids; i++) {
+		const struct ast_attach *a = &probe->kids[i]->attach;
+		if (!a->provider || strcmp(a->provider, "uprobe") || a->offset || a->address)
+			return false;
+	}
+	return probe->nkids > 0;
+}
+
+/* builtin -> pid | tid | arg0 .. arg9 (others are known but refused) */
 void sema_builtin(struct sema *s, struct ast_node *n)
 {
 	const char *name = n->str;
@@ -66,6 +78,8 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 	if (sema_usdt_arg(s, n))
 		return;
 	if (sema_stack_call(s, n)) /* ustack */
+		return;
+	if (sema_args_builtin(s, n)) /* args (sema_args.c) */
 		return;
 	if (!strcmp(name, "pid") || !strcmp(name, "tid")) {
 		n->type = ty_uint64;
@@ -82,6 +96,11 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 			n->type = ty_uint64;
 			return;
 		}
+	if (!strcmp(name, "kstack")) {
+		/* a uprobe has no kernel stack: bpftrace prints it empty */
+		n->type = ty_str(1);
+		return;
+	}
 	if (!strcmp(name, "comm")) {
 		n->type = ty_str(16);
 		n->type.as = AS_KERNEL;
@@ -98,7 +117,9 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 			diag_error(s->diags, n->loc,
 				   "The %s builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes",
 				   name);
-		if (num > 5)
+		/* past arg5, a uprobe at a function entry reads the stack (cg_call.c);
+		 * elsewhere bpftrace's second error follows its first */
+		if (num > 5 && !sema_stack_args(s->probe))
 			diag_error(s->diags, n->loc, "x86_64 doesn't support %s", name);
 		n->type = ty_uint64;
 		const char *first = s->probe->nkids ? s->probe->kids[0]->attach.provider : NULL;
@@ -318,7 +339,9 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 			p += l - 1;
 			continue;
 		}
-		if (at->kind != want && !((at->kind == TY_USYM || at->kind == TY_USTACK) && want == TY_STR)) {
+		/* %s of a tuple prints it as print() does (newer bpftrace; 0.17 refuses) */
+		if (at->kind != want && !((at->kind == TY_USYM || at->kind == TY_USTACK ||
+					   at->kind == TY_TUPLE) && want == TY_STR)) {
 			diag_error(s->diags, n->loc,
 				   "%s: %%%.*s specifier expects a value of type %s (%s supplied)",
 				   what, (int)tl, tok, want == TY_STR ? "string" : "integer",
@@ -537,6 +560,15 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	int saved_arg = s->func_arg;
 	if (sema_stack_call(s, n)) /* ustack(mode, n): literal arguments */
 		return;
+	if (!strcmp(n->str, "kstack")) {
+		/* kstack(mode[, n]): empty in user space, as bpftrace prints it in a
+		 * uprobe; the arguments (perf, 3) are not evaluated */
+		n->type = ty_str(1);
+		if (n->nkids > 2)
+			diag_error(s->diags, n->loc, "kstack() takes up to 2 arguments (%d provided)",
+				   n->nkids);
+		return;
+	}
 	s->func = n->str;
 	for (int i = 0; i < n->nkids; i++) {
 		s->func_arg = i;
@@ -646,6 +678,8 @@ bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
 {
 	(void)use;
 	(void)user;
+	if (sema_uaddr_call(s, n)) /* uaddr("sym"): sema_stack.c */
+		return true;
 	if (strcmp(n->str, "usym"))
 		return false;
 	if (check_nargs(s, n, 1) && s->final && n->kids[0]->type.kind != TY_INT &&

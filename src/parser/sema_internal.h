@@ -62,6 +62,11 @@ bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use, const struct ast_node *user);
 /* sema_stack.c, issue 7: ustack, uaddr() */
 bool sema_stack_call(struct sema *s, struct ast_node *n);
+bool sema_uaddr_call(struct sema *s, struct ast_node *n);
+
+/* sema_args.c, issue 7: a uprobe's `args` (typed from DWARF by attach/dwarf.c) */
+bool sema_args_builtin(struct sema *s, struct ast_node *n);
+bool sema_args_field(struct sema *s, struct ast_node *n);
 
 /* sema_types.c: casts, fields, indexes, tuples, constants, params, sizeof */
 bool sema_resolve_type(struct sema *s, struct ast_node *tyn, struct ast_type *out);

@@ -43,6 +43,41 @@ int sema_stack_kind(const struct ast_node *probe)
 	return kind < 0 ? 3 : kind;
 }
 
+/*
+ * uaddr -> 'uaddr' '(' string ')': the address of a global of the probe's
+ * binary (found before sema, attach/dwarf.c), typed as bpftrace does by the
+ * symbol's size: int8 *, int16 *, int32 *, else int64 *.
+ */
+bool sema_uaddr_call(struct sema *s, struct ast_node *n)
+{
+	if (strcmp(n->str, "uaddr"))
+		return false;
+	n->type = ty_none;
+	const char *p = s->probe && s->probe->nkids ? s->probe->kids[0]->attach.provider : NULL;
+	if (!p || (strcmp(p, "uprobe") && strcmp(p, "uretprobe") && strcmp(p, "usdt"))) {
+		diag_error(s->diags, n->loc, "uaddr can not be used with \"%s\" probes", p ? p : "");
+		return true;
+	}
+	if (n->nkids != 1) {
+		diag_error(s->diags, n->loc, "uaddr() requires 1 argument (%d provided)", n->nkids);
+		return true;
+	}
+	if (n->kids[0]->kind != AST_STR) {
+		sema_expr(s, n->kids[0], USE_NONE, NULL);
+		diag_error(s->diags, n->loc, "uaddr() expects a string literal (%s provided)",
+			   sema_kind_name(&n->kids[0]->type));
+		return true;
+	}
+	sema_expr(s, n->kids[0], USE_NONE, NULL);
+	if (!n->sym_file)
+		return true; /* attach/dwarf.c reported it */
+	int size = n->sym_size == 1 || n->sym_size == 2 || n->sym_size == 4 ? (int)n->sym_size : 8;
+	struct ast_type e = { TY_INT, size, true, AS_NONE };
+	n->type = ast_ptr_to(s->prog, e);
+	n->type.as = AS_USER;
+	return true;
+}
+
 /* ustack -> 'ustack' | 'ustack' '(' [mode ','] [n] ')' */
 bool sema_stack_call(struct sema *s, struct ast_node *n)
 {

@@ -108,6 +108,31 @@ static bool is_intlike(const struct ast_type *t)
 	return t->kind == TY_INT || t->kind == TY_PTR;
 }
 
+/* A record, or a pointer (to a pointer) to one. */
+static bool cast_is_record(const struct ast_type *t)
+{
+	while (t && t->kind == TY_PTR)
+		t = t->elem;
+	return t && t->kind == TY_STRUCT;
+}
+
+/*
+ * bpftrace 0.17 gives a cast to a record type without an address space the
+ * probe's: user when every attach point is a uprobe, every one a uretprobe
+ * or every one a usdt probe (`(struct x *)0` in a uprobe is AS(user)), none
+ * otherwise.  -kk names the read helper after it (codegen/cg_check.c).
+ */
+static enum ast_addrspace probe_addrspace(const struct ast_node *probe)
+{
+	const char *first = probe && probe->nkids ? probe->kids[0]->attach.provider : NULL;
+	if (!first || (strcmp(first, "uprobe") && strcmp(first, "uretprobe") && strcmp(first, "usdt")))
+		return AS_NONE;
+	for (int i = 1; i < probe->nkids; i++)
+		if (strcmp(probe->kids[i]->attach.provider, first))
+			return AS_NONE;
+	return AS_USER;
+}
+
 /* cast -> '(' type ')' expr */
 void sema_cast(struct sema *s, struct ast_node *n)
 {
@@ -144,6 +169,8 @@ void sema_cast(struct sema *s, struct ast_node *n)
 	}
 	n->type = t;
 	n->type.as = from->as;
+	if (n->type.as == AS_NONE && cast_is_record(&t))
+		n->type.as = probe_addrspace(s->probe);
 }
 
 /* The record a `.f` or `->f` reads, after bpftrace's checks. */
@@ -180,6 +207,8 @@ static const struct ast_record *field_record(struct sema *s, struct ast_node *n)
 /* field -> expr '.' name | expr '->' name */
 void sema_field(struct sema *s, struct ast_node *n)
 {
+	if (sema_args_field(s, n)) /* args.name (sema_args.c) */
+		return;
 	sema_expr(s, n->lhs, USE_NONE, NULL);
 	n->type = ty_none;
 	n->field = NULL;

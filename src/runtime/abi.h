@@ -198,6 +198,12 @@ struct rt_shm_header {
 	volatile uint64_t app_faults;   /* SIGSEGV/SIGBUS that were not ours, passed on */
 	/* ustack (rt_stack.c); ubt writes these before arming (output/stack.c) */
 	struct rt_stack_facts stk;
+	/* libraries loaded after attach (rt_dl.c): the loader's _dl_debug_state
+	 * calls, counted by ubt's probe on it; ubt's trace loop watches it */
+	volatile uint64_t dl_events;
+	uint64_t dl_rstate;         /* ubt writes: &_r_debug.r_state, 0: no waiting */
+	volatile uint32_t dl_ack;   /* ubt writes: low 32 bits of dl_events it handled */
+	uint32_t pad3;
 };
 
 /*
@@ -252,6 +258,38 @@ enum rt_event_type {
 	RT_EV_MAP = 3,    /* print/clear/zero of a map: struct rt_ev_map */
 	RT_EV_VALUE = 4,  /* print(value): id = print id, the value as for printf */
 	RT_EV_CALL = 5,   /* system/cat/time/strftime/...: id = call id, arguments as printf */
+	RT_EV_WARN = 6,   /* -k/-kk: a helper failed: struct rt_ev_warn */
+};
+
+/*
+ * RT_EV_WARN payload (only with -k / -kk, bpftrace's helper error checks):
+ * where in the script the failing operation is, what it was, and its error,
+ * so ubt prints bpftrace's per-event
+ *
+ *   stdin:1:26-32: WARNING: Failed to probe_read_str: Bad address (-14)
+ *
+ * with the source line and underline, in the thread's event order.  The
+ * location travels in the event, so no table has to be shared between the
+ * target's and the host's objects.  Written by rt_warn() (rt_warn.c).
+ *
+ *   0        4        8          12        16       20
+ *   +--------+--------+----------+---------+--------+--------+
+ *   | line   | col    | end_line | end_col | helper | err    |
+ *   +--------+--------+----------+---------+--------+--------+
+ */
+enum rt_warn_helper {
+	RT_WH_PROBE_READ = 1,          /* *p on an address without address space: probe_read */
+	RT_WH_PROBE_READ_STR = 2,      /* str(p), same: probe_read_str */
+	RT_WH_PROBE_READ_USER = 3,     /* *p, p->f, a[i] of user memory: probe_read_user */
+	RT_WH_PROBE_READ_USER_STR = 4, /* str(p) of user memory: probe_read_user_str */
+	RT_WH_MAP_UPDATE = 5,          /* a full map dropped an update: map_update_elem */
+	RT_WH_MAP_DELETE = 6,          /* delete() of a missing key: map_delete_elem */
+};
+
+struct rt_ev_warn {
+	uint32_t line, col, end_line, end_col; /* struct src_loc of the operation */
+	uint32_t helper;                       /* enum rt_warn_helper */
+	int32_t err;                           /* -errno, e.g. -14 (EFAULT) */
 };
 
 /*

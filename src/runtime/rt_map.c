@@ -36,12 +36,25 @@ static inline int rt_key_eq(const uint64_t *a, const uint64_t *b, uint32_t words
 	return 1;
 }
 
+/*
+ * The insert lock is held for a few dozen instructions, but its holder can
+ * be preempted (three threads on two CPUs) for a whole time slice.  So:
+ * spin a little, then yield the CPU a bounded number of times (a system
+ * call, but only on this rare path: inserting a key), so a preempted holder
+ * on our CPU can finish, and only then give up and count a drop.  Worst
+ * case a few milliseconds for this one update; never unbounded.
+ */
+#define RT_LOCK_YIELDS 64
+
 static int rt_map_trylock(struct rt_map *m)
 {
-	for (int i = 0; i < RT_LOCK_SPINS; i++) {
-		if (!m->lock && !__atomic_exchange_n(&m->lock, 1, __ATOMIC_ACQUIRE))
-			return 1;
-		__asm__ volatile("pause");
+	for (int y = 0; y <= RT_LOCK_YIELDS; y++) {
+		for (int i = 0; i < RT_LOCK_SPINS; i++) {
+			if (!m->lock && !__atomic_exchange_n(&m->lock, 1, __ATOMIC_ACQUIRE))
+				return 1;
+			__asm__ volatile("pause");
+		}
+		rt_syscall0(24 /* sched_yield */);
 	}
 	return 0;
 }

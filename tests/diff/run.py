@@ -17,6 +17,10 @@ Lines starting with `#` outside a script are comments.
     % sub REGEX REPL      re.sub on both outputs (times, random values)
     % stderr              compare stderr too (bpftrace's RLIMIT line removed)
     % nocmd               run without -c (BEGIN/END-only scripts)
+    % env NAME=VALUE      set an environment variable for both tracers
+    % outfile             add `-o FILE` and compare the file's text after stdout
+    % signal MS SIG       send signal SIG (USR1, INT, ...) to the tracer MS ms
+                          after it started (several lines: in order)
     % compat WHY          a deliberate difference (docs/compat.md): ubt's
                           output must differ from bpftrace's and match the
                           `% want` lines, in order, as regular expressions
@@ -48,6 +52,8 @@ class Case:
         self.opts, self.subs, self.script = "", [], []
         self.stderr = self.nocmd = False
         self.compat, self.want = None, []
+        self.env = {}
+        self.outfile, self.signals = False, []
 
 
 def parse(path):
@@ -70,6 +76,14 @@ def parse(path):
                 cur.subs.append((pat, repl))
             elif kw == "stderr":
                 cur.stderr = True
+            elif kw == "env":
+                k, _, v = rest.partition("=")
+                cur.env[k] = v
+            elif kw == "outfile":
+                cur.outfile = True
+            elif kw == "signal":
+                ms, _, sig = rest.partition(" ")
+                cur.signals.append((int(ms), sig.strip()))
             elif kw == "nocmd":
                 cur.nocmd = True
             elif kw == "compat":
@@ -84,20 +98,43 @@ def parse(path):
 
 
 def run(tracer, case, progdir, timeout):
+    import signal as sigmod
+    import tempfile
+    import time
     prog = os.path.join(progdir, "prog_" + case.prog)
     script = "\n".join(case.script).strip().replace("{prog}", prog)
     cmd = [tracer] + shlex.split(case.opts)
+    outf = None
+    if case.outfile:
+        fd, outf = tempfile.mkstemp(prefix="ubt-diff-", suffix=".out")
+        os.close(fd)
+        cmd += ["-o", outf]
     if not case.nocmd:
         cmd += ["-c", "%s %s" % (prog, case.args)]
     cmd += ["-e", script]
+    env = dict(os.environ, **case.env)
     try:
-        p = subprocess.run(cmd, cwd=progdir, stdin=subprocess.DEVNULL, capture_output=True,
-                           timeout=timeout, text=True, errors="replace",
-                           start_new_session=True)
-        return p.stdout, p.stderr, p.returncode
-    except subprocess.TimeoutExpired as e:
-        return (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) \
-            else (e.stdout or ""), "timeout", -1
+        p = subprocess.Popen(cmd, cwd=progdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env, text=True, errors="replace",
+                             start_new_session=True)
+        start = time.monotonic()
+        for ms, sig in case.signals:
+            time.sleep(max(0.0, start + ms / 1000.0 - time.monotonic()))
+            if p.poll() is None:
+                p.send_signal(getattr(sigmod, "SIG" + sig))
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            return out, "timeout", -1
+        if outf:
+            with open(outf, errors="replace") as f:
+                out += "--file--\n" + f.read()
+        return out, err, p.returncode
+    finally:
+        if outf:
+            os.unlink(outf)
 
 
 def json_map_order(line):

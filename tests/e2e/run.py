@@ -41,6 +41,10 @@ line starts a new test.
     IGNORE regex         stdout lines matching (re.search) are dropped before
                          any check (e.g. target output whose interleaving
                          with the tracer's printf output is not fixed)
+    MASK regex           every match in stdout (re.M: ^ and $ match at each
+                         line) becomes `<masked>` before any
+                         check (e.g. times: `MASK ^\d+\.\d{6}` makes
+                         `0.012345: x` read `<masked>: x`)
     EXPECT line          stdout has this exact line (EXPECT and EXPECT_REGEX
                          lines must match in file order)
     EXPECT_REGEX re      stdout has a line fully matching re
@@ -201,6 +205,7 @@ class Test:
         self.before_ready = None
         self.setup = []
         self.ignore = []
+        self.mask = []
         self.steps = []          # [("run"|"before", regex, [commands])]
         self.expect = []         # [(stream, kind, text)]
         self.output = None
@@ -240,6 +245,8 @@ def parse_file(path):
                 cur.before_ready = arg
             elif key == "IGNORE":
                 cur.ignore.append(re.compile(arg))
+            elif key == "MASK":
+                cur.mask.append(re.compile(arg, re.M))
             elif key == "SETUP":
                 cur.setup.append(arg)
             elif key in ("WHEN", "WHEN_BEFORE"):
@@ -393,6 +400,8 @@ class Runner:
             res["out"] = "".join(
                 l for l in run.stdout().splitlines(True)
                 if not any(rx.search(l) for rx in t.ignore))
+            for rx in t.mask:
+                res["out"] = rx.sub("<masked>", res["out"])
             res["err"] = run.stderr()
             res["pids"] = pids
             if before:

@@ -5,6 +5,8 @@
  *   add(i, 10 * i, -i, i & 0xff, 1000000000000 + i, 7)
  *   mul(i, i % 4)
  *   name_of(i)                    (returns "read", "write", "flush", "open")
+ *   many(i, ..., 600 + i, -700 - i)  (eight arguments: arg6, arg7 on the stack;
+ *                                    its result is not part of the total)
  * and prints `total <sum>` at the end, so scripts can check argument values
  * (arg0..arg5) and count per-key hits of several probes.
  */
@@ -24,6 +26,7 @@ int main(int argc, char **argv)
 			     1000000000000LL + i, 7);
 		total += mul(i, i % 4);
 		total += (long)strlen(name_of(i));
+		(void)many(i, 1, 2, 3, 4, 5, 600 + i, -700 - i);
 	}
 	printf("total %ld\n", total);
 	return 0;

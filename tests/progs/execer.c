@@ -1,7 +1,8 @@
 /*
  * execer.c - a target that calls f 100 times, prints `before exec <sum>`,
- * then replaces itself with `sleep 0.3`: the tracer must notice that its
- * code and patches went away with the old program image.
+ * then replaces itself with a shell that sleeps 0.3 s and prints `after
+ * exec`: the tracer must notice that its code and patches went away with
+ * the old program image, and the new program must run to its end.
  */
 #include <stdio.h>
 #include <unistd.h>
@@ -16,6 +17,6 @@ int main(void)
 	printf("before exec %ld\n", sum);
 	fflush(stdout);
 	usleep(200000);
-	execl("/bin/sleep", "sleep", "0.3", (char *)NULL);
+	execl("/bin/sh", "sh", "-c", "sleep 0.3; echo after exec", (char *)NULL);
 	return 1;
 }

@@ -3,7 +3,8 @@
  * own translation unit so that no call to them is inlined.
  *
  * add() takes six integer arguments of different widths, so arg0..arg5
- * cover every argument register (rdi rsi rdx rcx r8 r9).
+ * cover every argument register (rdi rsi rdx rcx r8 r9); many() takes
+ * eight, so arg6 and arg7 are on the stack.
  */
 #include "progs.h"
 
@@ -23,4 +24,10 @@ static const char *const names[] = { "read", "write", "flush", "open" };
 __attribute__((noinline)) const char *name_of(int id)
 {
 	return names[id & 3];
+}
+
+__attribute__((noinline)) long many(long a, long b, long c, long d, long e, long f, long g,
+				    long h)
+{
+	return a + b + c + d + e + f + g + h;
 }

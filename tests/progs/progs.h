@@ -12,6 +12,7 @@ int f(int x);
 int add(int a, long b, short c, unsigned char d, long long e, int g);
 int mul(int a, int b);
 const char *name_of(int id);
+long many(long a, long b, long c, long d, long e, long f, long g, long h);
 int fib(int n);
 
 #endif

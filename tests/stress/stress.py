@@ -2,7 +2,7 @@
 """tests/stress/stress.py - ubt must never hurt the process it traces.
 
     python3 tests/stress/stress.py [--builddir build] [--cycles 200] [--kills 50]
-                                   [--summary FILE]
+                                   [--flood 3000000] [--summary FILE]
 
 Target: tests/progs' hammer (worker threads calling f() in endless loops
 and checking every result).  Two experiments, each a number of cases:
@@ -16,6 +16,13 @@ and checking every result).  Two experiments, each a number of cases:
            target: f's bytes equal the original, ubt's memory is gone from
            /proc/PID/maps, and a new ubt attaches and counts afterwards.
 
+  limits   (tests/progs' limits) printf events at 1 M/s and at full speed
+           into a -p target: every event printed or reported as `Lost N
+           events`, and the resident memory of ubt's mappings in the target
+           stays bounded (measured every 10 ms); 1,000 probes attached by a
+           wildcard with exact counts; a map of 4,096 keys offered 100,000:
+           every dropped update reported.
+
 At the end the target is stopped with SIGTERM and must report `bad 0`
 (no wrong result from f ever) and exit 0.  Prints one line per case that
 fails, a table of figures, and `N passed, N failed`.  CI runs fewer rounds
@@ -26,6 +33,7 @@ import argparse
 import os
 import random
 import re
+import selectors
 import signal
 import subprocess
 import sys
@@ -182,26 +190,149 @@ def kills(ubt, prog, n, fails, figures):
         figures["target crashes or wrong results"] += 1
 
 
+def ubt_rss_kb(pid):
+    """Resident KiB of ubt's mappings (the memfd) in process pid."""
+    total, in_ubt = 0, False
+    try:
+        with open("/proc/%d/smaps" % pid) as f:
+            for line in f:
+                if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+                    in_ubt = "memfd:ubt" in line
+                elif line.startswith("Rss:") and in_ubt:
+                    total += int(line.split()[1])
+    except FileNotFoundError:
+        return -1
+    return total
+
+
+def count_events(out):
+    """printf lines and `Lost N events` in ubt's output."""
+    printed = sum(1 for l in out.splitlines() if re.fullmatch(r"\d+ \d+ \d+", l))
+    lost = sum(int(m) for m in re.findall(r"^Lost (\d+) events$", out, re.M))
+    return printed, lost
+
+
+def flood(ubt, prog, n, rate, fails, figures, name):
+    """n printf events at `rate` per second (0: full speed) into a -p target."""
+    t = subprocess.Popen([prog, "flood-wait", str(n), str(rate)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    if t.stdout.readline().strip() != "ready":
+        fails.append("%s: target did not start" % name)
+        return
+    script = 'BEGIN { printf("live\\n"); } uprobe:%s:f { printf("%%d %%d %%d\\n", arg0, arg0, arg0); }' % prog
+    out_path = "/tmp/ubt-stress-flood-%d.txt" % os.getpid()
+    u = subprocess.Popen([ubt, "-o", out_path, "-p", str(t.pid), "-e", script],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # BEGIN's line reaches the file once armed
+        if os.path.exists(out_path) and "live" in open(out_path).read(100):
+            break
+        time.sleep(0.01)
+    rss0 = ubt_rss_kb(t.pid)
+    rss_max = rss0
+    t.send_signal(signal.SIGUSR1)
+    start = time.monotonic()
+    line = ""
+    sel = selectors.DefaultSelector()
+    sel.register(t.stderr, selectors.EVENT_READ)
+    while time.monotonic() - start < 60:
+        rss_max = max(rss_max, ubt_rss_kb(t.pid))
+        if sel.select(timeout=0.01):
+            line = t.stderr.readline()
+            break
+    time.sleep(0.3)  # let ubt drain what is left
+    rss_max = max(rss_max, ubt_rss_kb(t.pid))
+    u.send_signal(signal.SIGINT)
+    uout, uerr = u.communicate(timeout=30)
+    with open(out_path) as f:
+        out = f.read()
+    os.unlink(out_path)
+    t.send_signal(signal.SIGTERM)
+    t.communicate(timeout=30)
+    m = re.match(r"flood (\d+) calls in (\d+) us checksum (\d+)", line)
+    printed, lost = count_events(out)
+    if not m or u.returncode != 0:
+        fails.append("%s: flood or ubt failed: %r %s" % (name, line, uerr.strip()[-300:]))
+        return
+    us = int(m.group(2))
+    if printed + lost != n:
+        fails.append("%s: %d printed + %d lost != %d events" % (name, printed, lost, n))
+    if rss_max > 4096:
+        fails.append("%s: ubt's memory in the target reached %d KiB" % (name, rss_max))
+    if t.returncode != 0:
+        figures["target crashes or wrong results"] += 1
+        fails.append("%s: target exited %s" % (name, t.returncode))
+    figures["printf events sent (%s)" % name] += n
+    figures["  %s: rate, printed, lost, KiB in target" % name] = "%.2f M/s, %d, %d, %d -> %d" % (
+        n / us, printed, lost, rss0, rss_max)
+    figures["drops reported (lost events + map updates)"] += lost
+
+
+def many(ubt, prog, fails, figures):
+    """1,000 probes by a wildcard: attach time, counts, memory."""
+    p = subprocess.run([ubt, "-v", "-c", "%s many 100" % prog, "-e",
+                        "uprobe:%s:fn* { @c = count(); @f[func] = count(); }" % prog],
+                       capture_output=True, text=True, timeout=120)
+    n100 = len(re.findall(r"^@f\[fn\d{3}\]: 100$", p.stdout, re.M))
+    stop = re.search(r"(\d+) sites patched \((\d+) with a breakpoint\); threads stopped for "
+                     r"([0-9.]+) ms", p.stderr)
+    if p.returncode != 0 or "@c: 100000" not in p.stdout or n100 != 1000 or not stop:
+        fails.append("1,000 probes: rc %d, %d functions counted 100 times, %s" % (
+            p.returncode, n100, p.stderr.strip()[-300:]))
+        return
+    figures["probes in one script (wildcard)"] = int(stop.group(1))
+    figures["  sites with a breakpoint, threads stopped"] = "%s, %s ms" % (stop.group(2),
+                                                                          stop.group(3))
+
+
+def full_map(ubt, prog, fails, figures):
+    """100,000 distinct keys offered to a map of 4,096."""
+    p = subprocess.run([ubt, "-c", "%s flood 100000" % prog, "-e",
+                        "uprobe:%s:f { @m[arg0] = count(); }" % prog],
+                       capture_output=True, text=True, timeout=120)
+    m = re.search(r"WARNING: (\d+) updates of @m dropped: the map was full \(4096 keys", p.stderr)
+    keys = len(re.findall(r"^@m\[\d+\]: 1$", p.stdout, re.M))
+    if p.returncode != 0 or not m or int(m.group(1)) != 100000 - 4096 or keys != 4096:
+        fails.append("full map: rc %d, %d keys, %s" % (p.returncode, keys, p.stderr[-300:]))
+        return
+    figures["map updates offered to a full map"] += 100000 - 4096
+    figures["drops reported (lost events + map updates)"] += int(m.group(1))
+
+
+def limits(ubt, prog, n, fails, figures):
+    flood(ubt, prog, n, 1000000, fails, figures, "1 M/s")
+    flood(ubt, prog, n, 0, fails, figures, "full speed")
+    many(ubt, prog, fails, figures)
+    full_map(ubt, prog, fails, figures)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--builddir", default="build")
     ap.add_argument("--cycles", type=int, default=200)
     ap.add_argument("--kills", type=int, default=50)
+    ap.add_argument("--flood", type=int, default=3000000, help="printf events per flood")
     ap.add_argument("--summary")
     a = ap.parse_args()
     ubt = os.path.abspath(os.path.join(a.builddir, "tools", "ubt"))
     prog = os.path.abspath(os.path.join(a.builddir, "tests", "progs", "prog_hammer_O2_pie"))
     figures = {k: 0 for k in ("attach/detach cycles", "ubt killed with SIGKILL",
                               "target crashes or wrong results", "bytes left modified",
-                              "memory left mapped")}
+                              "memory left mapped", "printf events sent (1 M/s)",
+                              "printf events sent (full speed)",
+                              "map updates offered to a full map",
+                              "drops reported (lost events + map updates)")}
     fails = []
     cycles(ubt, prog, a.cycles, fails, figures)
     kills(ubt, prog, a.kills, fails, figures)
+    limits(ubt, os.path.abspath(os.path.join(a.builddir, "tests", "progs", "prog_limits_O2_pie")),
+           a.flood, fails, figures)
     for f in fails:
         print("FAIL", f)
     for k, v in figures.items():
-        print("%-36s %d" % (k, v))
-    cases = a.cycles + a.kills
+        print("%-44s %s" % (k, v))
+    cases = a.cycles + a.kills + 4
     nfail = min(len(fails), cases)
     print("%d passed, %d failed" % (cases - nfail, nfail))
     if a.summary:

@@ -1255,17 +1255,22 @@ static const struct tcase cases[] = {
 		"             ~~~~\n",
 	},
 	{
+		/* arg6 is read from the stack at a function entry (docs/compat.md);
+		 * a return probe has no arguments there */
 		.name = "err_arg6", /* bt */
-		.src = "uprobe:./a:f { $x = arg6; }",
+		.src = "uretprobe:./a:f { $x = arg6; }",
 		.ast = "Program\n"
-		" uprobe:./a:f\n"
+		" uretprobe:./a:f\n"
 		"  =\n"
 		"   variable: $x\n"
 		"   builtin: arg6\n",
 		.typed = NULL,
-		.diag = "stdin:1:21-25: ERROR: x86_64 doesn't support arg6\n"
-		"uprobe:./a:f { $x = arg6; }\n"
-		"                    ~~~~\n",
+		.diag = "stdin:1:24-28: ERROR: The arg6 builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes\n"
+		"uretprobe:./a:f { $x = arg6; }\n"
+		"                       ~~~~\n"
+		"stdin:1:24-28: ERROR: x86_64 doesn't support arg6\n"
+		"uretprobe:./a:f { $x = arg6; }\n"
+		"                       ~~~~\n",
 	},
 	{
 		.name = "err_many_collected", /* ubt */

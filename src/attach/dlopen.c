@@ -1,0 +1,157 @@
+/*
+ * dlopen.c - probes on libraries the target loads after ubt attached.
+ *
+ * Pipeline position: attach, during att_install() (att_dl_plan) and then
+ * from the trace loop (att_dl_poll).  A uprobe on a library that is not
+ * mapped at attach time (the program will dlopen it) stays pending
+ * (resolve.c marks it).  If any is pending, ubt probes the dynamic
+ * loader's `_dl_debug_state` with a runtime handler (runtime/rt_dl.c) that
+ * counts calls in the shared header: the loader calls it, through
+ * r_debug.r_brk, before it maps or unmaps objects (r_state RT_ADD,
+ * RT_DELETE) and after (RT_CONSISTENT).  The trace loop compares the count
+ * with the last one it handled; when it moved, ubt stops the threads, and
+ * if the loader is consistent (r_state read from `_r_debug`: no mapping
+ * half done, so no MAP_FIXED can later cover a patched page) it arms every
+ * pending point whose library is now mapped with the ordinary machinery
+ * (session.c att_arm_late: plan, islands, trampolines, patch), and says so
+ * on stderr.  The target pays one atomic add per loader event, and ubt no
+ * system call while nothing is loaded.
+ */
+#include "attach.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <linux/futex.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* struct r_debug (link.h): r_version, r_map, r_brk, r_state */
+#define DL_R_STATE_OFF 24
+#define DL_RT_CONSISTENT 0
+
+static const struct proc_map *find_loader(const struct proc_map *maps, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const char *b = strrchr(maps[i].path, '/');
+		if (b && !fnmatch("ld-linux*.so*", b + 1, 0))
+			return &maps[i];
+	}
+	return NULL;
+}
+
+int att_dl_plan(struct att_session *s, struct proc_map *maps, int nmaps)
+{
+	bool pending = false;
+	for (int i = 0; i < s->npoints; i++)
+		pending |= s->points[i].pending;
+	s->dl_state = 0;
+	if (!pending)
+		return 0;
+	const struct proc_map *ld = find_loader(maps, nmaps);
+	struct elf_file f;
+	struct elf_symbol fn = {0}, rd = {0};
+	uint64_t bias;
+	int ret = -ENOENT;
+	if (ld) {
+		char *path = xasprintf("/proc/%d/root%s", s->t.pid, ld->path);
+		ret = elf_file_open(&f, path);
+		free(path);
+	}
+	if (!ret) {
+		if (!(ret = proc_load_bias(maps, nmaps, &f, &bias)) &&
+		    !(ret = elf_find_func(&f, "_dl_debug_state", &fn)))
+			ret = elf_find_symbol(&f, "_r_debug", &rd);
+		elf_file_close(&f);
+	}
+	if (!ret && s->nsites == ATT_MAX_SITES)
+		ret = -E2BIG;
+	if (!ret) {
+		/* one internal site; `ret` alone is shorter than a jump: then an
+		 * int3, handled in the target (a few us per dlopen) */
+		uint64_t addr = bias + fn.value;
+		size_t len = fn.size ? fn.size : ARCH_MAX_DISPLACED;
+		uint8_t *code = xmalloc(len);
+		struct att_site *site = &s->sites[s->nsites];
+		memset(site, 0, sizeof(*site));
+		site->func_addr = addr;
+		site->func_len = fn.size;
+		site->internal = "rt_dl_notify";
+		site->island = -1;
+		site->nhandlers = 1;
+		ret = tracee_read(&s->t, addr, code, len);
+		if (!ret)
+			ret = arch_plan_site(code, fn.size, addr, addr, &site->plan);
+		free(code);
+		if (!ret) {
+			s->nsites++;
+			s->dl_state = bias + rd.value + DL_R_STATE_OFF;
+		}
+	}
+	free(fn.name);
+	free(rd.name);
+	if (ret)
+		fprintf(stderr, "WARNING: pid %d: cannot watch the dynamic loader (%s): probes on "
+				"libraries it loads later are not attached\n",
+			s->t.pid, strerror(-ret));
+	return 0;
+}
+
+/* With the threads stopped: is the loader between two changes? */
+static bool loader_consistent(struct att_session *s)
+{
+	int32_t state = -1;
+	return !tracee_read(&s->t, s->dl_state, &state, sizeof(state)) &&
+	       state == DL_RT_CONSISTENT;
+}
+
+/* Lets a thread waiting in rt_dl_notify go on (a shared futex on the header). */
+static void dl_ack(struct att_session *s, uint64_t now)
+{
+	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
+	__atomic_store_n(&h->dl_ack, (uint32_t)now, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &h->dl_ack, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+int att_dl_poll(struct att_session *s, void (*armed)(const struct att_session *s, int first))
+{
+	if (!s->dl_state || !s->has_target)
+		return 0;
+	const struct rt_shm_header *h = (const struct rt_shm_header *)att_data(s);
+	uint64_t now = __atomic_load_n(&h->dl_events, __ATOMIC_ACQUIRE);
+	if (now == s->dl_seen)
+		return 0;
+	int first = s->nsites;
+	bool *was = xcalloc(s->npoints + 1, sizeof(bool));
+	for (int i = 0; i < s->npoints; i++)
+		was[i] = s->points[i].pending;
+	int n = att_arm_late(s, loader_consistent);
+	if (n < 0) {
+		fprintf(stderr, "WARNING: pid %d: attaching probes in a library it loaded: %s\n",
+			s->t.pid, strerror(-n));
+		s->dl_seen = now; /* do not retry for ever */
+		dl_ack(s, now);
+		free(was);
+		return n;
+	}
+	/* before the ack: the loading thread waits for it, so the library is
+	 * still mapped while the driver reads its symbols */
+	if (n > 0 && armed)
+		armed(s, first);
+	if (loader_consistent(s)) { /* (threads run again: a hint, not a proof) */
+		s->dl_seen = now;
+		dl_ack(s, now);
+	}
+	const char *lib = NULL;
+	for (int i = 0; i < s->npoints && !lib; i++)
+		if (was[i] && !s->points[i].pending)
+			lib = s->points[i].path;
+	free(was);
+	if (n > 0)
+		fprintf(stderr, "ubt: pid %d loaded %s: %d probe%s attached\n", s->t.pid,
+			lib ? lib : "a probed library", n, n == 1 ? "" : "s");
+	return n;
+}

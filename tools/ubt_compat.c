@@ -1,0 +1,172 @@
+/*
+ * ubt_compat.c - the command line's helpers for bpftrace's workflow, used
+ * by ubt.c before the script reaches the parser:
+ *
+ *   ubt_subst_placeholders()  __EXE__ and __PID__ in a script run with -p,
+ *                             as SPDK's scripts/bpftrace.sh substitutes them
+ *                             before calling bpftrace, so that
+ *                             `ubt -p PID send_msg.bt` works on SPDK's
+ *                             scripts as they are;
+ *   ubt_print_info()          `ubt --info`: what this machine offers ubt
+ *                             (ptrace permissions, Yama, rseq, kernel, LLVM).
+ */
+#include "ubt_compat.h"
+#include "ubt_config.h"
+#include "util/util.h"
+
+#include <Zydis/Zydis.h>
+#include <errno.h>
+#include <limits.h>
+#include <llvm-c/Core.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/rseq.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* Replaces every `word` in *src by `with` (a fresh buffer). */
+static void replace_all(char **src, size_t *len, const char *word, const char *with)
+{
+	size_t wl = strlen(word), nl = strlen(with), n = 0;
+	for (const char *p = *src; (p = strstr(p, word)); p += wl)
+		n++;
+	if (!n)
+		return;
+	size_t out_len = *len + n * nl - n * wl;
+	char *out = xmalloc(out_len + 1), *o = out;
+	const char *p = *src, *q;
+	while ((q = strstr(p, word))) {
+		memcpy(o, p, q - p);
+		o += q - p;
+		memcpy(o, with, nl);
+		o += nl;
+		p = q + wl;
+	}
+	strcpy(o, p);
+	free(*src);
+	*src = out;
+	*len = out_len;
+}
+
+/*
+ * `usdt:__EXE__:nvmf_tgt_state` -> `usdt:/usr/local/bin/nvmf_tgt:nvmf_tgt_state`
+ * (the target's executable, as /proc/PID/exe names it) and `__PID__` -> the
+ * pid.  Returns -errno when __EXE__ is used and the executable cannot be
+ * read (the process is gone, or not ours to look at).
+ */
+int ubt_subst_placeholders(char **src, size_t *len, pid_t pid)
+{
+	char pidbuf[24];
+	if (strstr(*src, "__EXE__")) {
+		char link[64], exe[PATH_MAX];
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+		ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+		if (n < 0)
+			return -errno;
+		exe[n] = 0;
+		replace_all(src, len, "__EXE__", exe);
+	}
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	replace_all(src, len, "__PID__", pidbuf);
+	return 0;
+}
+
+/* One line of /proc/self/status, e.g. "CapEff:\t000001ffffffffff". */
+static int status_field(const char *name, char *out, size_t size)
+{
+	char *text;
+	size_t len;
+	if (read_file("/proc/self/status", &text, &len))
+		return -ENOENT;
+	int ret = -ENOENT;
+	size_t nl = strlen(name);
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		if (!strncmp(line, name, nl) && line[nl] == ':') {
+			snprintf(out, size, "%s", line + nl + 1 + strspn(line + nl + 1, " \t"));
+			ret = 0;
+			break;
+		}
+	free(text);
+	return ret;
+}
+
+static void print_ptrace(FILE *f)
+{
+	char cap[64] = "";
+	bool root = geteuid() == 0, cap_ptrace = false;
+	if (!status_field("CapEff", cap, sizeof(cap)))
+		cap_ptrace = (strtoull(cap, NULL, 16) >> 19) & 1; /* CAP_SYS_PTRACE */
+	fprintf(f, "  user: %s (uid %d)%s\n", root ? "root" : "not root", (int)geteuid(),
+		cap_ptrace ? ", CAP_SYS_PTRACE" : "");
+
+	char *yama = NULL;
+	size_t len;
+	int scope = -1;
+	if (!read_file("/proc/sys/kernel/yama/ptrace_scope", &yama, &len))
+		scope = atoi(yama);
+	free(yama);
+	static const char *const what[] = {
+		"0 (classic: processes of the same user)",
+		"1 (restricted: only descendants without CAP_SYS_PTRACE)",
+		"2 (admin-only: CAP_SYS_PTRACE needed)",
+		"3 (no attach: ptrace disabled until reboot)",
+	};
+	if (scope < 0)
+		fprintf(f, "  Yama ptrace_scope: not present (processes of the same user)\n");
+	else
+		fprintf(f, "  Yama ptrace_scope: %s\n", scope <= 3 ? what[scope] : "unknown");
+
+	const char *p, *c;
+	if (scope == 3) {
+		p = c = "no (Yama ptrace_scope is 3)";
+	} else if (cap_ptrace) {
+		p = "yes, any process";
+		c = "yes";
+	} else if (scope >= 2) {
+		p = c = "no (needs CAP_SYS_PTRACE: run as root)";
+	} else if (scope == 1) {
+		p = "no (Yama allows descendants only: run as root)";
+		c = "yes";
+	} else {
+		p = "yes, processes of the same user";
+		c = "yes";
+	}
+	fprintf(f, "  ubt -p PID: %s\n  ubt -c CMD: %s\n", p, c);
+}
+
+static void print_rseq(FILE *f)
+{
+	/* glibc >= 2.35 registers every thread's rseq area itself */
+	unsigned long feature = getauxval(AT_RSEQ_FEATURE_SIZE);
+	fprintf(f, "  rseq registered by libc: %s\n",
+		__rseq_size ? "yes (per-CPU map slots)" : "no (shared map slots: slower)");
+	/* struct rseq: cpu_id_start, cpu_id, rseq_cs, flags (20 bytes), then
+	 * node_id at 20 and mm_cid at 24: a feature size of 28 has mm_cid */
+	fprintf(f, "  rseq feature size: %lu%s\n", feature,
+		feature >= 28 ? " (mm_cid: yes)" : " (mm_cid: no)");
+}
+
+void ubt_print_info(FILE *f)
+{
+	struct utsname u;
+	unsigned maj, min, patch;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	uname(&u);
+	fprintf(f, "System\n  OS: %s %s %s\n  Arch: %s\n  CPUs: %ld\n\n", u.sysname, u.release,
+		u.version, u.machine, ncpu);
+
+	LLVMGetVersion(&maj, &min, &patch);
+	ZyanU64 zv = ZydisGetVersion();
+	fprintf(f, "Build\n  version: v%s\n  LLVM: %u.%u.%u\n  Zydis: %u.%u.%u\n",
+		UBT_VERSION, maj, min, patch, (unsigned)ZYDIS_VERSION_MAJOR(zv), (unsigned)ZYDIS_VERSION_MINOR(zv),
+		(unsigned)ZYDIS_VERSION_PATCH(zv));
+#ifdef UBT_SMALL_BUFFERS
+	fprintf(f, "  small buffers (test build): yes\n");
+#endif
+	fprintf(f, "\nTracing (no kernel tracer used: probes are patched into the process)\n");
+	print_ptrace(f);
+	print_rseq(f);
+	fprintf(f, "  probe types: uprobe, uretprobe, usdt, BEGIN, END\n");
+}
