@@ -626,7 +626,7 @@ static int place_sites(struct att_session *s, int first)
 		} else {
 			site->tramp = s->remote_code + off;
 		}
-		if (site->plan.mid && obj && obj->uses_stack) /* rt_stack_id reads them */
+		if (site->plan.mid && s->uses_stack) /* rt_stack_id reads them */
 			site->plan.mid_read |= 1u << offsetof(struct rt_regs_mid, pc) / 8 |
 					       1u << offsetof(struct rt_regs_mid, rsp) / 8 |
 					       1u << offsetof(struct rt_regs_mid, rbp) / 8;
@@ -676,6 +676,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 
 	s->layout = layout;
 	s->data_size = layout->data_size;
+	s->uses_stack = target_obj && target_obj->uses_stack;
 	att_clock_calibrate(NULL); /* before any thread is stopped */
 	att_facts(s, false, &facts);
 	s->facts = facts;
