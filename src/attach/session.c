@@ -575,6 +575,9 @@ static int resolve_handlers(struct att_session *s, struct att_site *site)
 static int emit_site(struct att_session *s, struct att_site *site, uint8_t *buf, size_t cap,
 		     size_t *len)
 {
+	/* the runtime's own handlers are C taking struct rt_regs *, not probe code (abi.h) */
+	if (site->internal)
+		site->plan.c_abi = true;
 	if (!site->nrhandlers) {
 		int ret = arch_emit_trampoline(&site->plan, site->tramp, site->handlers,
 					       site->nhandlers, buf, cap, len);
@@ -623,6 +626,10 @@ static int place_sites(struct att_session *s, int first)
 		} else {
 			site->tramp = s->remote_code + off;
 		}
+		if (site->plan.mid && s->uses_stack) /* rt_stack_id reads them */
+			site->plan.mid_read |= 1u << offsetof(struct rt_regs_mid, pc) / 8 |
+					       1u << offsetof(struct rt_regs_mid, rsp) / 8 |
+					       1u << offsetof(struct rt_regs_mid, rbp) / 8;
 		ret = emit_site(s, site, buf, cap, &len);
 		if (!ret && ibuf) {
 			ret = tracee_write(&s->t, site->tramp, ibuf, len);
@@ -669,6 +676,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 
 	s->layout = layout;
 	s->data_size = layout->data_size;
+	s->uses_stack = target_obj && target_obj->uses_stack;
 	att_clock_calibrate(NULL); /* before any thread is stopped */
 	att_facts(s, false, &facts);
 	s->facts = facts;

@@ -46,7 +46,7 @@ LLVMValueRef cg_args(struct cg *c, const struct ast_node *n)
 		 * the first stack argument is the word above it (a live frame of
 		 * the caller: mapped, a plain copy) */
 		LLVMValueRef soff = cg_const(c, offsetof(struct rt_regs, ret) + 8);
-		LLVMValueRef src = LLVMBuildGEP2(c->b, c->i8, c->regs, &soff, 1, "");
+		LLVMValueRef src = LLVMBuildGEP2(c->b, c->i8, c->frame_regs, &soff, 1, "");
 		LLVMValueRef doff = cg_const(c, AST_ARGS_STACK_OFF);
 		LLVMValueRef dst = LLVMBuildGEP2(c->b, c->i8, buf, &doff, 1, "");
 		LLVMBuildMemCpy(c->b, dst, 1, src, 1, cg_const(c, (uint64_t)(size - AST_ARGS_STACK_OFF)));

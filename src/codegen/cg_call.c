@@ -199,7 +199,7 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 		}
 		LLVMValueRef off = cg_const(c, offsetof(struct rt_regs, ret) +
 						   8 * (uint64_t)(n->builtin_arg - 5));
-		LLVMValueRef p = LLVMBuildGEP2(c->b, c->i8, c->regs, &off, 1, "");
+		LLVMValueRef p = LLVMBuildGEP2(c->b, c->i8, c->frame_regs, &off, 1, "");
 		return LLVMBuildLoad2(c->b, c->i64, p, n->str);
 	}
 	LLVMValueRef v = cg_builtin_ret(c, n);

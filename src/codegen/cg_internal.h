@@ -23,6 +23,8 @@ struct cg {
 	/* the probe being generated */
 	LLVMValueRef fn;
 	LLVMValueRef regs;   /* struct rt_regs * */
+	LLVMValueRef frame_regs; /* the same (or struct rt_regs_mid *) whose `ret` is the real
+				  * return slot, for code that needs stack addresses (ustack) */
 	LLVMValueRef thread; /* struct rt_thread *, or NULL when the probe needs none */
 	LLVMBasicBlockRef exit_bb;
 	LLVMBasicBlockRef loop_break, loop_continue; /* innermost loop (cg_expr.c) */

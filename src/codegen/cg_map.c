@@ -110,7 +110,10 @@ static void cg_percpu_op(struct cg *c, LLVMValueRef base, uint64_t stride, LLVMV
 	} else {
 		snprintf(tmpl, sizeof(tmpl), "%s.Ld${:uid}:\n", fb);
 	}
-	const char *cons = "r,r,~{rax},~{memory},~{cc},~{dirflag},~{fpsr},~{flags}";
+	/* an add takes a constant (count's 1) as an immediate: one register
+	 * less for the probe to save (cmpxchg needs a register) */
+	const char *cons = op == PC_ADD ? "r,re,~{rax},~{memory},~{cc},~{dirflag},~{fpsr},~{flags}"
+					: "r,r,~{rax},~{memory},~{cc},~{dirflag},~{fpsr},~{flags}";
 	LLVMTypeRef params[] = {c->ptr, c->i64};
 	LLVMTypeRef fty = LLVMFunctionType(c->void_t, params, 2, 0);
 	LLVMValueRef ia = LLVMGetInlineAsm(fty, tmpl, strlen(tmpl), (char *)cons, strlen(cons), 1,

@@ -34,7 +34,7 @@ LLVMValueRef cg_stack(struct cg *c, const struct ast_node *n)
 		f = LLVMAddFunction(c->mod, "rt_stack_id", fty);
 		LLVMSetVisibility(f, LLVMHiddenVisibility);
 	}
-	LLVMValueRef args[] = {c->regs, site, LLVMConstInt(c->i32, (uint64_t)kind, 0),
+	LLVMValueRef args[] = {c->frame_regs ? c->frame_regs : c->regs, site, LLVMConstInt(c->i32, (uint64_t)kind, 0),
 			       LLVMConstInt(c->i32, (uint64_t)AST_STACK_FRAMES(&n->type), 0)};
 	return LLVMBuildCall2(c->b, fty, f, args, 4, "stack");
 }

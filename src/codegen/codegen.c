@@ -4,7 +4,8 @@
  *
  * Probe function shape (what every probe compiles to):
  *
- *   void ubt_probe_N(struct rt_regs *regs) {
+ *   preserve_most void ubt_probe_N(rdi, rsi, rdx, rcx, r8, r9) {   (abi.h: handlers)
+ *       regs = the struct rt_regs those and the caller's frame make;
  *       if (!ubt_priv.enabled) return;                 (see struct rt_priv)
  *       [t = rt_thread_enter(); if (!t) return;]     only if the probe prints
  *       if (!(predicate)) goto out;
@@ -78,22 +79,119 @@ static void add_fn_attr(struct cg *c, LLVMValueRef f, const char *name)
 				LLVMCreateEnumAttribute(c->ctx, kind, 0));
 }
 
+static bool has_ret_point(const struct ast_node *probe)
+{
+	for (int i = 0; i < probe->nkids; i++)
+		if (!strcmp(probe->kids[i]->attach.provider, "uretprobe"))
+			return true;
+	return false;
+}
+
+/* word k of the caller's frame F (abi.h): F is just above our return address */
+static LLVMValueRef frame_word(struct cg *c, LLVMValueRef frame, int k)
+{
+	LLVMValueRef idx = cg_const(c, 8 * (uint64_t)(k + 1));
+	return LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, frame, &idx, 1, ""), "");
+}
+
+static void regs_put(struct cg *c, LLVMValueRef regs, int64_t off, LLVMValueRef v)
+{
+	LLVMValueRef idx = LLVMConstInt(c->i64, (uint64_t)off, 1);
+	LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->i8, regs, &idx, 1, ""));
+}
+
+/*
+ * A target-side handler's view of the registers (abi.h, "How trampolines
+ * call the probe code"): a struct rt_regs in the handler's own frame,
+ * with `func` in the word below it for return probes, filled from the
+ * parameters and the caller's frame.  Builtins read it at rt_regs offsets;
+ * SROA turns every read into the parameter or frame load it stands for and
+ * drops the rest, so a probe that reads nothing costs nothing.  A probe
+ * with both uprobe and uretprobe points is built for the return frame:
+ * its entry side then reads garbage for retval and func, as bpftrace's
+ * would (and as ubt's older trampolines did).  A USDT variant reads the
+ * struct rt_regs_mid the mid-function trampoline points F at.
+ */
+static void handler_regs(struct cg *c, const struct ast_node *probe)
+{
+	LLVMTypeRef fty = LLVMFunctionType(c->ptr, NULL, 0, 0);
+	LLVMValueRef f = LLVMGetNamedFunction(c->mod, "llvm.addressofreturnaddress.p0");
+	if (!f)
+		f = LLVMAddFunction(c->mod, "llvm.addressofreturnaddress.p0", fty);
+	LLVMValueRef ra = LLVMBuildCall2(c->b, fty, f, NULL, 0, "ra_slot");
+	LLVMValueRef idx = cg_const(c, 8);
+	LLVMValueRef mid = LLVMBuildLoad2(c->b, c->ptr, LLVMBuildGEP2(c->b, c->i8, ra, &idx, 1, ""),
+					  "mid_regs");
+	if (c->usdt_spec) {
+		c->regs = c->frame_regs = mid;
+		return;
+	}
+	/* ustack wants `ret` at the real return slot: a struct rt_regs placed
+	 * so (sema_stack_kind: 0 entry, 1 mid-function, 2 return) */
+	int kind = sema_stack_kind(probe);
+	int64_t ret_at = kind == 2 ? 8 + (int64_t)offsetof(struct rt_ret_frame, ret)
+				   : 8 + (int64_t)offsetof(struct rt_entry_frame, ret);
+	idx = LLVMConstInt(c->i64, (uint64_t)(ret_at - (int64_t)offsetof(struct rt_regs, ret)), 1);
+	c->frame_regs = kind == 1 ? mid : LLVMBuildGEP2(c->b, c->i8, ra, &idx, 1, "frame_regs");
+	LLVMValueRef blk = LLVMBuildAlloca(c->b, LLVMArrayType(c->i64, 1 + sizeof(struct rt_regs) / 8),
+					   "regs_blk");
+	LLVMValueRef one = cg_const(c, 8);
+	c->regs = LLVMBuildGEP2(c->b, c->i8, blk, &one, 1, "regs");
+	static const int param_off[] = {
+		offsetof(struct rt_regs, rdi), offsetof(struct rt_regs, rsi),
+		offsetof(struct rt_regs, rdx), offsetof(struct rt_regs, rcx),
+		offsetof(struct rt_regs, r8),  offsetof(struct rt_regs, r9),
+	};
+	for (int i = 0; i < 6; i++)
+		regs_put(c, c->regs, param_off[i], LLVMGetParam(c->fn, (unsigned)i));
+	regs_put(c, c->regs, offsetof(struct rt_regs, r10), cg_const(c, 0));
+	if (has_ret_point(probe)) {
+#define RF(field) ((int)(offsetof(struct rt_ret_frame, field) / 8))
+		regs_put(c, c->regs, RT_RET_FUNC_OFF, frame_word(c, ra, RF(func)));
+		regs_put(c, c->regs, offsetof(struct rt_regs, rax), frame_word(c, ra, RF(rax)));
+		regs_put(c, c->regs, offsetof(struct rt_regs, r11), frame_word(c, ra, RF(r11)));
+		regs_put(c, c->regs, offsetof(struct rt_regs, ret), frame_word(c, ra, RF(ret)));
+#undef RF
+	} else {
+		regs_put(c, c->regs, RT_RET_FUNC_OFF, cg_const(c, 0));
+		regs_put(c, c->regs, offsetof(struct rt_regs, rax), cg_const(c, 0));
+		regs_put(c, c->regs, offsetof(struct rt_regs, r11),
+			 frame_word(c, ra, offsetof(struct rt_entry_frame, r11) / 8));
+		regs_put(c, c->regs, offsetof(struct rt_regs, ret),
+			 frame_word(c, ra, offsetof(struct rt_entry_frame, ret) / 8));
+	}
+}
+
+/*
+ * Probe functions on the target side are handlers as abi.h describes
+ * (preserve_most, argument registers as parameters); BEGIN/END run in ubt
+ * and are plain C functions taking a struct rt_regs * (att_run_host).
+ */
 static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sym)
 {
-	LLVMTypeRef params[] = {c->ptr};
-	LLVMTypeRef fty = LLVMFunctionType(c->void_t, params, 1, 0);
+	bool handler = c->side == CG_SIDE_TARGET;
+	LLVMTypeRef params[6] = {c->ptr};
+	if (handler)
+		for (int i = 0; i < 6; i++)
+			params[i] = c->i64;
+	LLVMTypeRef fty = LLVMFunctionType(c->void_t, params, handler ? 6 : 1, 0);
 	c->fn = LLVMAddFunction(c->mod, sym, fty);
 	add_fn_attr(c, c->fn, "nounwind");
+	if (handler)
+		LLVMSetFunctionCallConv(c->fn, LLVMPreserveMostCallConv);
 	/* a probe's hot path starts on its own cache line: at ~2 ns per hit,
 	 * a split fetch block is measurable */
 	LLVMSetAlignment(c->fn, 64);
-	c->regs = LLVMGetParam(c->fn, 0);
+	c->regs = handler ? NULL : LLVMGetParam(c->fn, 0);
+	c->frame_regs = c->regs;
 	c->probe = probe;
 	LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "entry");
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "body");
 	LLVMBasicBlockRef ret = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "ret");
 	c->exit_bb = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "out");
 	LLVMPositionBuilderAtEnd(c->b, entry);
+	if (handler)
+		handler_regs(c, probe);
 
 	/* scratch variables of this probe */
 	for (int i = 0; i < c->info->nvars; i++) {
@@ -198,8 +296,39 @@ static LLVMTargetMachineRef make_tm(void)
 				       LLVMRelocPIC, LLVMCodeModelSmall);
 }
 
+/*
+ * Calls of the runtime functions that keep every register (abi.h,
+ * RT_PRESERVING_FUNCS) use preserve_most, on the declaration and on every
+ * call site (a call whose convention differs from its callee's is undefined
+ * in LLVM IR), wherever in codegen the call was built.
+ */
+static void preserving_calls(struct cg *c)
+{
+	static const char *const names[] = {RT_PRESERVING_FUNCS};
+	LLVMValueRef fns[sizeof(names) / sizeof(names[0])];
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		fns[i] = LLVMGetNamedFunction(c->mod, names[i]);
+		if (fns[i])
+			LLVMSetFunctionCallConv(fns[i], LLVMPreserveMostCallConv);
+	}
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))
+		for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb;
+		     bb = LLVMGetNextBasicBlock(bb))
+			for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in;
+			     in = LLVMGetNextInstruction(in)) {
+				if (!LLVMIsACallInst(in))
+					continue;
+				LLVMValueRef callee = LLVMGetCalledValue(in);
+				for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+					if (fns[i] && callee == fns[i])
+						LLVMSetInstructionCallConv(
+							in, LLVMPreserveMostCallConv);
+			}
+}
+
 static int emit(struct cg *c, LLVMTargetMachineRef tm, bool keep_text, struct cg_object *obj)
 {
+	preserving_calls(c);
 	char *err = NULL;
 	LLVMMemoryBufferRef mb;
 	if (LLVMVerifyModule(c->mod, LLVMReturnStatusAction, &err)) {
@@ -236,6 +365,7 @@ static int emit(struct cg *c, LLVMTargetMachineRef tm, bool keep_text, struct cg
 	}
 	obj->reads_target = LLVMGetNamedFunction(c->mod, "rt_read") ||
 			    LLVMGetNamedFunction(c->mod, "rt_read_str");
+	obj->uses_stack = LLVMGetNamedFunction(c->mod, "rt_stack_id") != NULL;
 	obj->elf_size = LLVMGetBufferSize(mb);
 	obj->elf = xmalloc(obj->elf_size);
 	memcpy(obj->elf, LLVMGetBufferStart(mb), obj->elf_size);

@@ -132,6 +132,7 @@ struct cg_object {
 	char *ir; /* textual IR, kept when asked for (-d ir) */
 	char *asm_text; /* assembly, kept when asked for (-d asm) */
 	bool reads_target; /* calls rt_read/rt_read_str: attach installs the fault handler */
+	bool uses_stack;   /* calls rt_stack_id: mid-function trampolines save pc, rsp, rbp */
 };
 
 void cg_layout(const struct sema_info *info, const struct cg_options *opt, struct cg_layout *out);

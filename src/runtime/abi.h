@@ -416,12 +416,60 @@ struct rt_regs {
 #define RT_RET_FUNC_OFF (-8)
 
 /*
+ * How trampolines call the probe code codegen emits for the target
+ * (handlers).  A handler uses LLVM's preserve_most convention: it keeps
+ * every general-purpose register but %r11 (and the flags), so a
+ * trampoline saves only %r11 and the registers its own code uses, and
+ * the handler saves just the registers it touches (all of them only when
+ * it calls a runtime function).  Its parameters are the six argument
+ * registers as the probed code left them (rdi rsi rdx rcx r8 r9: arg0 is
+ * the first parameter); everything else is in its caller's frame F, the
+ * words from the trampoline's %rsp at the `call` upward (just above the
+ * handler's own return address):
+ *
+ *   entry trampoline (tramp.c, tramp_ret.c)  F: r11 ret        struct rt_entry_frame
+ *   return stub (tramp_ret.c)                F: func rax r11 ret
+ *                                                              struct rt_ret_frame
+ *   mid-function site (mid.c)                F: &regs          struct rt_regs_mid *, of
+ *      which only rax, r11, flags and the slots in arch_site_plan.mid_read are saved
+ *
+ * Codegen (codegen.c) rebuilds a struct rt_regs from these, so builtins
+ * keep reading registers at their rt_regs offsets.  The runtime's own
+ * handlers (rt_ret_unwind) are gcc-built C: their sites use the older
+ * trampoline that saves all nine caller-saved registers as struct rt_regs
+ * and passes its address (arch_site_plan.c_abi).
+ */
+/*
+ * Runtime functions that keep every register but their result (gcc's
+ * no_caller_saved_registers, RT_PRESERVING in rt.h).  Probe code calls them
+ * in LLVM's preserve_most convention (codegen.c), so a call on a probe's hot
+ * path (nsecs, a map insert) does not make the probe save all nine
+ * caller-saved registers; the callee saves the few it uses.  Every name
+ * here must carry RT_PRESERVING in the runtime.
+ */
+#define RT_PRESERVING_FUNCS "rt_nsecs"
+/* (Not rt_map_lookup/delete: as no_caller_saved_registers functions they
+ * save fifteen registers themselves, which measured slower.) */
+
+struct rt_entry_frame {
+	uint64_t r11;
+	uint64_t ret; /* the return address; the probed function's %rsp was &ret */
+};
+
+struct rt_ret_frame {
+	uint64_t func; /* the probed function */
+	uint64_t rax, r11;
+	uint64_t ret; /* the caller's return address, put back by the stub */
+};
+
+/*
  * Registers saved by a trampoline at a site in the middle of a function (a
  * USDT location, arch_plan_mid_site()).  The first nine words are laid out
- * as in struct rt_regs, so code that reads argument registers works on
- * either; every other general-purpose register follows, because a USDT
- * argument may live in any of them, and the stack pointer is the
- * interrupted code's own (the trampoline stepped over its red zone).
+ * as in struct rt_regs; every other general-purpose register follows,
+ * because a USDT argument may live in any of them, and the stack pointer is
+ * the interrupted code's own (the trampoline stepped over its red zone).
+ * Only rax, r11, flags and the slots the site's handlers read
+ * (arch_site_plan.mid_read) are written.
  *
  *   0    r11 r10 r9 r8 rax rcx rdx rsi rdi        as struct rt_regs
  *   72   pc                                        the site (rt_regs.ret's slot)
@@ -446,7 +494,7 @@ struct rt_regs_mid {
  * rt_ret_stack per thread slot (same hash of the thread pointer as the
  * thread table, but a table of its own: it is per process).
  *
- *   0       8       16      24      32           160
+ *   0       8       16      24      32           160                   2048
  *   +-------+-------+-------+-------+----- ... --+---------------------+
  *   | tp    |tid|top|busy|nr|next|  | grave[4]   | e[0] ... e[DEPTH-1] |
  *   +-------+-------+-------+-------+----- ... --+---------------------+
@@ -454,7 +502,7 @@ struct rt_regs_mid {
  *
  * e.sp bit 0 set: "restored", the slot holds ret again for an unwinder.
  */
-#define RT_RET_DEPTH 60
+#define RT_RET_DEPTH 59 /* sizeof(struct rt_ret_stack) is then 2048: found with a shift */
 #define RT_RET_GRAVE 4
 /*
  * e.sp while a push is half done (tramp_ret.c): above every stack address,
@@ -485,5 +533,8 @@ struct rt_ret_stack {
 	struct rt_ret_entry grave[RT_RET_GRAVE]; /* recently dropped entries */
 	struct rt_ret_entry e[RT_RET_DEPTH];
 };
+#define RT_RET_STACK_SHIFT 11
+_Static_assert(sizeof(struct rt_ret_stack) == 1u << RT_RET_STACK_SHIFT,
+	       "the return trampolines index shadow stacks with a shift");
 
 #endif

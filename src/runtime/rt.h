@@ -17,6 +17,8 @@
 #include "abi.h"
 
 #define RT_API __attribute__((visibility("hidden")))
+/* keeps every register but its result: abi.h, RT_PRESERVING_FUNCS */
+#define RT_PRESERVING __attribute__((no_caller_saved_registers))
 
 /* The data part's first byte; defined by the linker at attach time. */
 extern char ubt_shm[] RT_API;

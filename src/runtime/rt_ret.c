@@ -102,17 +102,17 @@ static void rt_ret_rehijack(struct rt_ret_stack *s, uint32_t n)
 }
 
 /*
- * At the probed function's entry; regs->ret is the caller's return
- * address, &regs->ret the slot the trampoline's call will overwrite with
- * stub.  Returns 1 if the entry was pushed (the trampoline then calls the
- * body), 0 to run the call without a return probe.
+ * At the probed function's entry; *slot is the caller's return address,
+ * slot the word the trampoline's call will overwrite with stub.  Returns 1
+ * if the entry was pushed (the trampoline then calls the body), 0 to run
+ * the call without a return probe.
  */
-uint64_t rt_ret_enter(struct rt_regs *regs, uint64_t stub) RT_API;
-uint64_t rt_ret_enter(struct rt_regs *regs, uint64_t stub)
+uint64_t rt_ret_enter(uint64_t *slot, uint64_t stub) RT_API;
+uint64_t rt_ret_enter(uint64_t *slot, uint64_t stub)
 {
 	struct rt_shm_header *h = rt_hdr();
 	struct rt_ret_stack *s;
-	uint64_t sp = (uint64_t)&regs->ret;
+	uint64_t sp = (uint64_t)slot;
 	uint32_t n;
 
 	if (!ubt_priv.enabled) /* detached, or a forked child (abi.h, struct rt_priv) */
@@ -139,7 +139,7 @@ uint64_t rt_ret_enter(struct rt_regs *regs, uint64_t stub)
 		goto skip;
 	}
 	s->e[n].sp = sp;
-	s->e[n].ret = regs->ret;
+	s->e[n].ret = *slot;
 	s->e[n].stub = stub;
 	s->top = n + 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -151,16 +151,16 @@ skip:
 }
 
 /*
- * In the stub, after the body returned: &regs->ret is the slot the
- * entry saved (the stub moved %rsp back onto it).  Writes the caller's
- * return address to regs->ret, where the stub's final `ret` takes it.
+ * In the stub, after the body returned: slot is the one the entry saved
+ * (the stub moved %rsp back onto it).  Writes the caller's return address
+ * to *slot, where the stub's final `ret` takes it.
  */
-void rt_ret_leave(struct rt_regs *regs) RT_API;
-void rt_ret_leave(struct rt_regs *regs)
+void rt_ret_leave(uint64_t *slot) RT_API;
+void rt_ret_leave(uint64_t *slot)
 {
 	struct rt_shm_header *h = rt_hdr();
 	struct rt_ret_stack *s = rt_ret_stack(h, 0);
-	uint64_t sp = (uint64_t)&regs->ret;
+	uint64_t sp = (uint64_t)slot;
 	uint32_t i, n;
 
 	if (!s)
@@ -170,7 +170,7 @@ void rt_ret_leave(struct rt_regs *regs)
 		if ((s->e[i - 1].sp & ~1ull) == sp)
 			break;
 	if (i > 0) {
-		regs->ret = s->e[i - 1].ret;
+		*slot = s->e[i - 1].ret;
 		if (s->busy) /* a signal interrupted this thread's own rt_ret_*: read only */
 			return;
 		s->busy = 1;
@@ -186,7 +186,7 @@ void rt_ret_leave(struct rt_regs *regs)
 	/* dropped by mistake (a frame on another stack): the grave has it */
 	for (i = 0; i < RT_RET_GRAVE; i++) {
 		if ((s->grave[i].sp & ~1ull) == sp && s->grave[i].stub) {
-			regs->ret = s->grave[i].ret;
+			*slot = s->grave[i].ret;
 			s->grave[i].sp = 0;
 			return;
 		}

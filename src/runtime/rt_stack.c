@@ -77,13 +77,13 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
  * The caller's %rbp at a trampoline: probe code and this function keep
  * frame pointers and nothing between the probed code and here changes
  * %rbp otherwise, so following saved %rbp values up from this frame, the
- * first one that is not one of our own frames (below the register block)
- * is the probed code's.
+ * first one that is not one of our own frames (below the probed code's
+ * stack pointer sp) is the probed code's.
  */
-static __attribute__((noinline)) uint64_t caller_rbp(uint64_t regs)
+static __attribute__((noinline)) uint64_t caller_rbp(uint64_t sp)
 {
 	uint64_t fp = (uint64_t)__builtin_frame_address(0);
-	for (int i = 0; i < 4 && fp > (uint64_t)&fp && fp < regs; i++)
+	for (int i = 0; i < 4 && fp > (uint64_t)&fp && fp < sp; i++)
 		fp = *(const uint64_t *)fp;
 	return fp;
 }
@@ -148,7 +148,10 @@ static struct rt_stack_entry *claim(struct rt_stack_table *t, uint64_t id)
 
 /*
  * The id of the current stack, at most n frames (1..RT_STACK_MAX).
- * regs: the trampoline's register block; site: the probe's own return
+ * regs: a struct rt_regs whose `ret` is the real return slot (its other
+ * words need not be valid: codegen points it into the handler's caller's
+ * frame, runtime/abi.h), or the mid-function trampoline's struct
+ * rt_regs_mid with pc, rsp and rbp saved; site: the probe's own return
  * address (inside the site's trampoline; ubt maps it back) for entry
  * probes.
  */
@@ -171,7 +174,6 @@ RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n
 		w.frames[w.n++] = pc;
 	} else {
 		const struct rt_regs *r = regs;
-		rbp = caller_rbp((uint64_t)regs);
 		if (kind == RT_STK_ENTRY) {
 			pc = site;
 			sp = (uint64_t)&r->ret;
@@ -180,6 +182,7 @@ RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n
 			pc = r->ret;
 			sp = (uint64_t)&r->ret + 8;
 		}
+		rbp = caller_rbp(sp);
 	}
 	uint64_t hi = stack_top(sp);
 	if (kind == RT_STK_ENTRY) {

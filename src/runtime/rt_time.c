@@ -7,7 +7,7 @@
  */
 #include "rt.h"
 
-uint64_t rt_nsecs(void) RT_API;
+uint64_t rt_nsecs(void) RT_API RT_PRESERVING;
 uint64_t rt_nsecs(void)
 {
 	const struct rt_shm_header *h = rt_hdr();

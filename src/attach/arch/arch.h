@@ -11,10 +11,9 @@
  *   S:   jmp T            5 bytes, then int3 filling the rest of the
  *                         displaced instructions (never executed)
  *
- *   T:   save caller-saved registers (struct rt_regs, see runtime/abi.h)
- *        mov  %rsp, %rdi
- *        call handler_1 ... call handler_n
- *        restore registers
+ *   T:   push %r11              the handlers keep every other register
+ *        call handler_1 ... call handler_n     (runtime/abi.h: handlers)
+ *        pop  %r11
  *        <displaced instructions, relocated>
  *        jmp  S + displaced_len
  */
@@ -39,6 +38,8 @@ struct arch_site_plan {
 	bool mid;                         /* inside a function: arch_plan_mid_site() */
 	uint32_t mid_read;                /* mid: slots of struct rt_regs_mid (bit = offset / 8)
 					   * the handlers read; r12-r15 are saved only if here */
+	bool c_abi;                       /* handlers are C functions taking struct rt_regs *
+					   * (the runtime's own), not probe code (abi.h) */
 	enum arch_patch_kind kind;
 	char why[160];                    /* for ARCH_PATCH_INT3: why the jmp was refused */
 	uint8_t orig[ARCH_MAX_DISPLACED]; /* original bytes at site */
@@ -68,8 +69,9 @@ int arch_plan_site_padded(const uint8_t *code, size_t func_len, size_t pad_len,
 
 /*
  * Emits the trampoline for a JMP plan into buf, which will live at
- * target address tramp_addr.  Each handler is called as
- * void handler(struct rt_regs *regs) with the stack 16-byte aligned.
+ * target address tramp_addr.  Each handler is called as abi.h's handler
+ * convention says (preserve_most, frame struct rt_entry_frame), or, for a
+ * plan with c_abi set, as void handler(struct rt_regs *regs) in the C ABI.
  * Returns 0 and sets *len, -ENOSPC if cap is too small, -ERANGE if a
  * displaced rel32 operand cannot reach its target from tramp_addr.
  */

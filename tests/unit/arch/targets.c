@@ -110,6 +110,33 @@ void h_count(struct rt_regs *r)
 		h_misaligned++;
 }
 
+/*
+ * The same in the convention of probe code (runtime/abi.h: preserve_most,
+ * arguments in their registers, struct rt_entry_frame above the return
+ * address), by hand: it may clobber only %r11 and the flags, and does
+ * clobber %r11, which the trampoline must give back.
+ */
+__asm__(".text\n"
+	".globl h_pm_count\n"
+	".type h_pm_count,@function\n"
+	"h_pm_count:\n"
+	"	incq h_hits(%rip)\n"
+	"	movq %rdi,h_arg0(%rip)\n"
+	"	addq %rdi,h_arg0_sum(%rip)\n"
+	"	movq 16(%rsp),%r11\n" /* frame.ret */
+	"	movq %r11,h_ret(%rip)\n"
+	"	movq 24(%rsp),%r11\n"
+	"	movq %r11,h_stack7(%rip)\n"
+	"	movq 32(%rsp),%r11\n"
+	"	movq %r11,h_stack8(%rip)\n"
+	"	leaq 8(%rsp),%r11\n" /* the trampoline's %rsp at the call */
+	"	testb $15,%r11b\n"
+	"	jz 1f\n"
+	"	incq h_misaligned(%rip)\n"
+	"1:	movq $-1,%r11\n"
+	"	ret\n"
+	".size h_pm_count, .-h_pm_count\n");
+
 /* Second in a chain: records that it ran after h_first, then changes arg0. */
 void h_first(struct rt_regs *r) { h_order = h_order * 10 + 1; }
 

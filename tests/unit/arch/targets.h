@@ -22,6 +22,7 @@ int t_call_first(void);
 extern volatile uint64_t h_hits, h_arg0, h_arg0_sum, h_stack7, h_stack8, h_ret, h_misaligned;
 extern volatile uint64_t h_order;
 void h_count(struct rt_regs *r);
+void h_pm_count(void); /* h_count as probe code (abi.h handler convention), in asm */
 void h_first(struct rt_regs *r);
 void h_add100(struct rt_regs *r);
 

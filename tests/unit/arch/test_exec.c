@@ -110,6 +110,8 @@ static int set_text_prot(uint8_t *addr, size_t len, int prot)
 	return mprotect((void *)lo, hi - lo, prot);
 }
 
+static const uint64_t pm_h[] = {(uint64_t)h_pm_count};
+
 /*
  * Plans f, emits its trampoline into the next slot of near or far memory,
  * and (patch) writes the jmp: bytes 1.. first, the e9 last.
@@ -132,6 +134,7 @@ static int probe_install(struct probe *p, const char *name, void *f, const uint6
 	      rc, p->plan.kind, p->plan.why);
 	if (rc || p->plan.kind != ARCH_PATCH_JMP)
 		return -EINVAL;
+	p->plan.c_abi = handlers != pm_h; /* C handlers, but for h_pm_count */
 	memcpy(p->before, p->func, p->plan.orig_len);
 	CHECK(memcmp(p->before, p->plan.orig, p->plan.orig_len) == 0, "%s: plan.orig", name);
 
@@ -320,6 +323,37 @@ static void exec_call_first(void)
 	probe_remove(&p);
 }
 
+/*
+ * A handler in the probe-code convention (h_pm_count, abi.h) sees the
+ * arguments in their registers and the stack above struct rt_entry_frame,
+ * at an aligned call, and its clobbered %r11 is restored: fib at -O2 keeps
+ * values in caller-saved registers across its own calls (-fipa-ra).
+ */
+static void exec_handler_conv(void)
+{
+	long (*volatile sum8)(long, long, long, long, long, long, long, long) = t_sum8;
+	int (*volatile fib)(int) = t_fib;
+	struct probe p;
+
+	if (probe_install(&p, "t_sum8", t_sum8, pm_h, 1, false, true) == 0) {
+		reset_handlers();
+		CHECK_INT(sum8(10, 20, 30, 40, 50, 60, 70, 80), 2040, "pm: t_sum8(10..80)");
+		CHECK_INT(h_hits, 1, "pm: t_sum8 hits");
+		CHECK_INT(h_arg0, 10, "pm: t_sum8 arg0");
+		CHECK_INT(h_stack7, 70, "pm: arg 7 at frame.ret + 8");
+		CHECK_INT(h_stack8, 80, "pm: arg 8 at frame.ret + 16");
+		CHECK_INT(h_misaligned, 0, "pm: misaligned handler calls");
+		probe_remove(&p);
+	}
+	if (probe_install(&p, "t_fib", t_fib, pm_h, 1, false, true) == 0) {
+		reset_handlers();
+		g_fib_calls = 0;
+		CHECK_INT(fib(20), 6765, "pm: t_fib(20)");
+		CHECK_INT(h_hits, g_fib_calls, "pm: t_fib hits");
+		probe_remove(&p);
+	}
+}
+
 /* Two handlers run in order, and a handler's change to regs reaches the function. */
 static void exec_chain(void)
 {
@@ -388,6 +422,7 @@ int main(void)
 	exec_jle_first();
 	exec_call_first();
 	exec_chain();
+	exec_handler_conv();
 	exec_far();
 	return check_summary();
 }

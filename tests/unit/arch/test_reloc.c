@@ -49,9 +49,27 @@ static int plan_jmp(const uint8_t *code, size_t len, struct arch_site_plan *plan
 	return rc;
 }
 
+/*
+ * The byte tables below were written for trampolines that call C handlers
+ * (plan->c_abi: the nine-register save, SAVE/RESTORE); test_work_handlers()
+ * checks the layout for probe code (abi.h's handler convention).
+ */
+static bool c_abi = true;
+
+static const struct arch_site_plan *abi(const struct arch_site_plan *plan)
+{
+	static struct arch_site_plan p;
+
+	p = *plan;
+	p.c_abi = c_abi;
+	return &p;
+}
+
 static int emit(const struct arch_site_plan *plan, uint64_t tramp, const uint64_t *h, int n)
 {
 	int rc;
+
+	plan = abi(plan);
 
 	memset(tbuf, 0, sizeof(tbuf));
 	tlen = 0;
@@ -66,7 +84,7 @@ static void map_into(const struct arch_site_plan *plan, uint64_t tramp, int n, u
 		     int want_rc, uint64_t want_pc)
 {
 	uint64_t got = 0;
-	int rc = arch_pc_into_trampoline(plan, tramp, n, pc, &got);
+	int rc = arch_pc_into_trampoline(abi(plan), tramp, n, pc, &got);
 
 	CHECK(rc == want_rc && (rc || got == want_pc),
 	      "into(0x%llx): rc %d pc 0x%llx, want %d 0x%llx", (unsigned long long)pc, rc,
@@ -77,7 +95,7 @@ static void map_from(const struct arch_site_plan *plan, uint64_t tramp, int n, u
 		     int want_rc, uint64_t want_pc)
 {
 	uint64_t got = 0;
-	int rc = arch_pc_from_trampoline(plan, tramp, n, pc, &got);
+	int rc = arch_pc_from_trampoline(abi(plan), tramp, n, pc, &got);
 
 	CHECK(rc == want_rc && (rc || got == want_pc),
 	      "from(0x%llx): rc %d pc 0x%llx, want %d 0x%llx", (unsigned long long)pc, rc,
@@ -160,7 +178,7 @@ static void test_work(void)
 	CHECK_INT(arch_patch_bytes(&plan, FAR, patch), -ERANGE, "patch to FAR");
 
 	/* A buffer one byte short. */
-	CHECK_INT(arch_emit_trampoline(&plan, T, &h, 1, tbuf, sizeof(want) - 1, &tlen), -ENOSPC,
+	CHECK_INT(arch_emit_trampoline(abi(&plan), T, &h, 1, tbuf, sizeof(want) - 1, &tlen), -ENOSPC,
 		  "emit into a short buffer");
 
 	/* Unknown size: only the displaced instructions are decoded, still a JMP. */
@@ -172,6 +190,47 @@ static void test_work(void)
 		CHECK(plan.kind == ARCH_PATCH_JMP && plan.orig_len == 9, "func_len 0: kind %d len %d",
 		      plan.kind, plan.orig_len);
 	}
+}
+
+/* The same site with probe code as the handler: push %r11, calls, pop %r11. */
+static void test_work_handlers(void)
+{
+	struct arch_site_plan plan;
+	uint64_t h = H, far_h = FAR;
+	/*
+	 * T+0x00  41 53                push %r11
+	 * T+0x02  90                   nop
+	 * T+0x03  e8 f8 ff 00 00       call 0x420000              (0x420000 - 0x410008)
+	 * T+0x08  41 5b                pop  %r11
+	 * T+0x0a  8d 04 7f             lea  (%rdi,%rdi,2),%eax
+	 * T+0x0d  03 05 ed 3f ff ff    add  -0xc013(%rip),%eax    # 0x404000
+	 * T+0x13  e9 f1 0f ff ff       jmp  0x401009              (F+9)
+	 */
+	static const uint8_t want[] = {
+		0x41, 0x53, 0x90, 0xe8, 0xf8, 0xff, 0x00, 0x00, 0x41, 0x5b,
+		0x8d, 0x04, 0x7f, 0x03, 0x05, 0xed, 0x3f, 0xff, 0xff, 0xe9, 0xf1, 0x0f, 0xff, 0xff,
+	};
+	/* ff 15 10 00 00 00  call *0x18(%rip-relative pool) */
+	static const uint8_t want_far_h[] = {
+		0x41, 0x53, 0xff, 0x15, 0x10, 0x00, 0x00, 0x00, 0x41, 0x5b,
+		0x8d, 0x04, 0x7f, 0x03, 0x05, 0xed, 0x3f, 0xff, 0xff, 0xe9, 0xf1, 0x0f, 0xff, 0xff,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, /* literal: FAR */
+	};
+
+	if (plan_jmp(work_code, sizeof(work_code), &plan))
+		return;
+	c_abi = false;
+	CHECK_INT(emit(&plan, T, &h, 1), 0, "emit");
+	CHECK_BYTES("work trampoline for probe code", tbuf, tlen, want);
+	CHECK_INT(emit(&plan, T, &far_h, 1), 0, "emit, far handler");
+	CHECK_BYTES("work trampoline for probe code, far handler", tbuf, tlen, want_far_h);
+	map_into(&plan, T, 1, F + 3, 0, T + 0x0d);
+	map_into(&plan, T, 1, F, 0, T + 0x0a);
+	map_from(&plan, T, 1, T + 0x0a, 0, F);
+	map_from(&plan, T, 1, T + 0x0d, 0, F + 3);
+	map_from(&plan, T, 1, T + 0x13, 0, F + 9);
+	map_from(&plan, T, 1, T + 0x03, -ENOENT, 0); /* at the handler call */
+	c_abi = true;
 }
 
 /*
@@ -552,6 +611,7 @@ static void test_window(void)
 int main(void)
 {
 	test_work();
+	test_work_handlers();
 	test_endbr();
 	test_jle();
 	test_call();

@@ -16,11 +16,15 @@
  *     (gcc -O2 put `ubt:stack`'s arguments at -88(%rsp)..-16(%rsp)): the
  *     trampoline's first instruction steps over it, and it stores
  *     registers with mov, never below that;
- *   - any register may hold an argument: all sixteen are saved
- *     (struct rt_regs_mid), with the stack pointer as the code had it and
- *     the site's address as pc;
- *   - %rsp has no known alignment: it is kept in %rbx (callee-saved, so
- *     the handlers preserve it) and aligned to 16 for the calls;
+ *   - any register may hold an argument: the ones the handlers read
+ *     (plan->mid_read, from the USDT argument specs) are stored into a
+ *     struct rt_regs_mid, with the stack pointer as the code had it; the
+ *     handlers (abi.h: preserve_most probe code) keep every register but
+ *     %r11, so nothing else needs saving, and the argument registers reach
+ *     them unchanged (arg0 of a `uprobe:BIN:FUNC+OFF` is %rdi at OFF);
+ *   - %rsp has no known alignment: it is aligned to 16 for the calls, and
+ *     the block's address is pushed twice, so that it is the first word of
+ *     the handlers' frame (abi.h) and the alignment is kept;
  *   - the flags may be live (an asm statement clobbers them as far as the
  *     compiler knows, but that is the compiler's promise, not the CPU's):
  *     saved with lahf + seto and restored with add + sahf, a few cycles,
@@ -29,16 +33,17 @@
  *
  * Trampoline layout (F = sizeof(struct rt_regs_mid) = 144):
  *
- *   lea -(128+F)(%rsp),%rsp           skip the red zone, make the frame
+ *   lea -(128+F)(%rsp),%rsp           skip the red zone, make the block
  *   mov %rax,RAX(%rsp); lahf; seto %al; mov %rax,FLAGS(%rsp)
- *   mov %REG,REG(%rsp)                the others (r12-r15 if read, see below)
- *   lea 128+F(%rsp),%rax; mov %rax,RSP(%rsp)
- *   lea site(%rip),%rax;  mov %rax,PC(%rsp)
- *   mov %rsp,%rbx; and $-16,%rsp
- *   { mov %rbx,%rdi; nop; call h } per handler (or call *lit(%rip))
- *   mov %rbx,%rsp
+ *   mov %r11,R11(%rsp)
+ *   mov %REG,REG(%rsp)                each register in mid_read
+ *   [lea 128+F(%rsp),%rax; mov %rax,RSP(%rsp)]   if %rsp is read
+ *   [lea site(%rip),%rax; mov %rax,PC(%rsp)]      if %rip is (g(%rip) operands)
+ *   mov %rsp,%rax; and $-16,%rsp; push %rax; push %rax
+ *   { nop; call h } per handler (or call *lit(%rip))
+ *   mov (%rsp),%rsp
  *   mov FLAGS(%rsp),%rax; add $0x7f,%al; sahf      OF from al, the rest from ah
- *   mov REG(%rsp),%REG                caller-saved ones and %rbx, %rax last
+ *   mov R11(%rsp),%r11; mov RAX(%rsp),%rax
  *   lea 128+F(%rsp),%rsp
  *   displaced instructions, relocated; jmp site + orig_len
  *   literal pool
@@ -58,17 +63,11 @@
 #define JMP_LEN 5
 #define FRAME ((int32_t)sizeof(struct rt_regs_mid))
 #define RED_ZONE 128
-#define CALL_LEN 9
+#define CALL_LEN 6 /* nop; call rel32 or call *lit(%rip) */
 
 enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8, R9, R10, R11, R12, R13, R14, R15 };
 
-/*
- * The registers the handlers clobber (caller-saved) are saved and
- * restored; of the callee-saved ones, which the handlers preserve, %rbx
- * (the trampoline uses it) and %rbp (frame-pointer stack walks) are always
- * saved and only %rbx restored; r12-r15 are saved only when an argument
- * lives there (plan->mid_read): at ~1 store per cycle, every one counts.
- */
+/* The registers a USDT argument may be read from, apart from rax, r11 and rsp. */
 static const struct {
 	uint8_t reg;
 	uint8_t off;
@@ -76,10 +75,10 @@ static const struct {
 	{RCX, offsetof(struct rt_regs_mid, rcx)}, {RDX, offsetof(struct rt_regs_mid, rdx)},
 	{RSI, offsetof(struct rt_regs_mid, rsi)}, {RDI, offsetof(struct rt_regs_mid, rdi)},
 	{R8, offsetof(struct rt_regs_mid, r8)},	  {R9, offsetof(struct rt_regs_mid, r9)},
-	{R10, offsetof(struct rt_regs_mid, r10)}, {R11, offsetof(struct rt_regs_mid, r11)},
-	{RBX, offsetof(struct rt_regs_mid, rbx)}, {RBP, offsetof(struct rt_regs_mid, rbp)},
-	{R12, offsetof(struct rt_regs_mid, r12)}, {R13, offsetof(struct rt_regs_mid, r13)},
-	{R14, offsetof(struct rt_regs_mid, r14)}, {R15, offsetof(struct rt_regs_mid, r15)},
+	{R10, offsetof(struct rt_regs_mid, r10)}, {RBX, offsetof(struct rt_regs_mid, rbx)},
+	{RBP, offsetof(struct rt_regs_mid, rbp)}, {R12, offsetof(struct rt_regs_mid, r12)},
+	{R13, offsetof(struct rt_regs_mid, r13)}, {R14, offsetof(struct rt_regs_mid, r14)},
+	{R15, offsetof(struct rt_regs_mid, r15)},
 };
 
 struct emit {
@@ -128,42 +127,40 @@ static void lea_rsp(struct emit *e, int reg, int32_t off)
 
 #define NSAVED (sizeof(saved) / sizeof(saved[0]))
 
-static bool callee_saved(int reg)
+static bool reads(const struct arch_site_plan *plan, unsigned off)
 {
-	return reg == RBX || reg == RBP || reg >= R12;
+	return plan->mid_read >> (off / 8) & 1;
 }
 
-static bool must_save(const struct arch_site_plan *plan, int i)
-{
-	return saved[i].reg < R12 || (plan->mid_read >> (saved[i].off / 8) & 1);
-}
-
-static void emit_save(struct emit *e, const struct arch_site_plan *plan, uint64_t tramp_addr,
-		      uint64_t site)
+static void emit_save(struct emit *e, const struct arch_site_plan *plan, uint64_t tramp_addr)
 {
 	lea_rsp(e, RSP, -(RED_ZONE + FRAME));
 	mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, rax));
 	put(e, 4, 0x9f, 0x0f, 0x90, 0xc0); /* lahf; seto %al */
 	mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, flags));
+	mov_rsp(e, true, R11, offsetof(struct rt_regs_mid, r11));
 	for (size_t i = 0; i < NSAVED; i++)
-		if (must_save(plan, i))
+		if (reads(plan, saved[i].off))
 			mov_rsp(e, true, saved[i].reg, saved[i].off);
-	lea_rsp(e, RAX, RED_ZONE + FRAME);
-	mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, rsp));
-	put(e, 3, 0x48, 0x8d, 0x05); /* lea site(%rip),%rax */
-	put32(e, (int32_t)(site - (tramp_addr + e->len + 4)));
-	mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, pc));
-	put(e, 7, 0x48, 0x89, 0xe3, 0x48, 0x83, 0xe4, 0xf0); /* mov %rsp,%rbx; and $-16,%rsp */
+	if (reads(plan, offsetof(struct rt_regs_mid, rsp))) {
+		lea_rsp(e, RAX, RED_ZONE + FRAME);
+		mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, rsp));
+	}
+	if (reads(plan, offsetof(struct rt_regs_mid, pc))) { /* a %rip-relative argument */
+		put(e, 3, 0x48, 0x8d, 0x05); /* lea site(%rip),%rax */
+		put32(e, (int32_t)(plan->site - (tramp_addr + e->len + 4)));
+		mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, pc));
+	}
+	/* mov %rsp,%rax; and $-16,%rsp; push %rax; push %rax */
+	put(e, 9, 0x48, 0x89, 0xe0, 0x48, 0x83, 0xe4, 0xf0, 0x50, 0x50);
 }
 
 static void emit_restore(struct emit *e)
 {
-	put(e, 3, 0x48, 0x89, 0xdc); /* mov %rbx,%rsp */
+	put(e, 4, 0x48, 0x8b, 0x24, 0x24); /* mov (%rsp),%rsp */
 	mov_rsp(e, false, RAX, offsetof(struct rt_regs_mid, flags));
 	put(e, 3, 0x04, 0x7f, 0x9e); /* add $0x7f,%al; sahf */
-	for (size_t i = 0; i < NSAVED; i++)
-		if (!callee_saved(saved[i].reg) || saved[i].reg == RBX)
-			mov_rsp(e, false, saved[i].reg, saved[i].off);
+	mov_rsp(e, false, R11, offsetof(struct rt_regs_mid, r11));
 	mov_rsp(e, false, RAX, offsetof(struct rt_regs_mid, rax));
 	lea_rsp(e, RSP, RED_ZONE + FRAME);
 }
@@ -171,7 +168,7 @@ static void emit_restore(struct emit *e)
 static size_t save_len(const struct arch_site_plan *plan)
 {
 	struct emit e = {0};
-	emit_save(&e, plan, 0, 0);
+	emit_save(&e, plan, plan->site);
 	return e.len;
 }
 
@@ -214,12 +211,11 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
 	memset(buf, 0xcc, total);
 
 	struct emit e = {buf, 0};
-	emit_save(&e, plan, tramp_addr, plan->site);
+	emit_save(&e, plan, tramp_addr);
 	slot = pool;
 	for (int i = 0; i < nhandlers; i++) {
 		size_t at = e.len;
 		int32_t rel;
-		put(&e, 3, 0x48, 0x89, 0xdf); /* mov %rbx,%rdi */
 		if (x86_rel32(tramp_addr + at + CALL_LEN, handlers[i], &rel)) {
 			put(&e, 2, 0x90, 0xe8);
 			put32(&e, rel);

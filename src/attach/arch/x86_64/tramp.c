@@ -10,28 +10,41 @@
  * arch_pc_from_trampoline() for threads inside a relocated copy.
  *
  * Trampoline layout (offsets for n handlers; every piece has a fixed size
- * so that the relocated copy always starts at HEAD_LEN(n), which is how
- * the pc mapping finds it without knowing the handlers):
+ * so that the relocated copy always starts at HEAD_LEN(plan, n), which is
+ * how the pc mapping finds it without knowing the handlers).  Handlers are
+ * probe code in abi.h's handler convention: they keep every register but
+ * %r11, take the argument registers as they are, and find %r11 and the
+ * return address above their own return address (struct rt_entry_frame):
+ *
+ *   0            41 53             push %r11
+ *   2 + 6k       90 e8 rel32       nop; call handler_k        (in rel32 reach)
+ *             or ff 15 [lit]       call *lit(%rip)            (out of reach)
+ *   2 + 6n       41 5b             pop  %r11
+ *   HEAD_LEN     displaced instructions, relocated (reloc.c)
+ *                jmp site + orig_len
+ *   (8-aligned)  literal pool: 64-bit handler addresses and branch
+ *                targets referenced as [rip + disp32] above; int3 padding
+ *
+ * A plan with c_abi set (the runtime's own handlers, gcc-built C) gets the
+ * full save instead, and each handler is called as handler(&regs):
  *
  *   0            57 56 52 51 50 41 50 41 51 41 52 41 53
  *                push rdi rsi rdx rcx rax r8 r9 r10 r11   (13 bytes)
  *                memory from %rsp upward is now struct rt_regs:
  *                r11 r10 r9 r8 rax rcx rdx rsi rdi ret
  *   13 + 9k      48 89 e7          mov  %rsp,%rdi
- *                90 e8 rel32       nop; call handler_k        (in rel32 reach)
- *             or ff 15 [lit]       call *lit(%rip)            (out of reach)
+ *                90 e8 rel32 / ff 15 [lit]                    call handler_k
  *   13 + 9n      41 5b 41 5a 41 59 41 58 58 59 5a 5e 5f
  *                pop r11 r10 r9 r8 rax rcx rdx rsi rdi    (13 bytes)
- *   HEAD_LEN(n)  displaced instructions, relocated (reloc.c)
- *                jmp site + orig_len
- *   (8-aligned)  literal pool: 64-bit handler addresses and branch
- *                targets referenced as [rip + disp32] above; int3 padding
  *
  * Stack: at a function entry %rsp % 16 == 8 (the caller's call pushed the
- * return address); nine pushes of 8 bytes make it 0 mod 16, the alignment
+ * return address); one push (or nine) makes it 0 mod 16, the alignment
  * the ABI wants at each `call handler`.  The flags are not saved: at a
  * function entry no flag is live (the ABI makes them caller-clobbered).
- * SSE registers are not saved either: handlers are built without SSE.
+ * %r11 is saved although the ABI lets a function clobber it: gcc's
+ * -fipa-ra lets a caller keep a value in a caller-saved register across a
+ * call to a same-unit function known not to touch it.  SSE registers are
+ * not saved either: handlers are built without SSE.
  */
 #include <errno.h>
 #include <string.h>
@@ -41,10 +54,14 @@
 #define SAVE_LEN 13
 #define CALL_LEN 9 /* mov %rsp,%rdi + 6-byte call */
 #define RESTORE_LEN 13
-#define HEAD_LEN(n) ((size_t)SAVE_LEN + (size_t)CALL_LEN * (n) + RESTORE_LEN)
+#define C_HEAD_LEN(n) ((size_t)SAVE_LEN + (size_t)CALL_LEN * (n) + RESTORE_LEN)
+#define H_SAVE_LEN 2 /* push %r11 */
+#define H_CALL_LEN 6
+#define H_HEAD_LEN(n) ((size_t)H_SAVE_LEN + (size_t)H_CALL_LEN * (n) + 2)
+#define HEAD_LEN(plan, n) ((plan)->c_abi ? C_HEAD_LEN(n) : H_HEAD_LEN(n))
 #define JMP_LEN 5
 /* where the relocated copy starts: mid-function sites have their own layout (mid.c) */
-#define HEAD(plan, n) ((plan)->mid ? x86_mid_head_len(plan, n) : HEAD_LEN(n))
+#define HEAD(plan, n) ((plan)->mid ? x86_mid_head_len(plan, n) : HEAD_LEN(plan, n))
 
 const uint8_t x86_save_regs[SAVE_LEN] = {
     0x57, 0x56, 0x52, 0x51, 0x50, 0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41, 0x53,
@@ -57,7 +74,7 @@ size_t arch_trampoline_max(int nhandlers)
 {
 	if (nhandlers < 0)
 		nhandlers = 0;
-	return HEAD_LEN(nhandlers) + X86_RELOC_CODE_MAX + 7 +
+	return C_HEAD_LEN(nhandlers) + X86_RELOC_CODE_MAX + 7 +
 	       8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
 }
 
@@ -90,12 +107,15 @@ int arch_emit_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 		return x86_mid_emit(plan, tramp_addr, handlers, nhandlers, buf, cap, len);
 	if (nhandlers < 0 || (nhandlers > 0 && !handlers))
 		return -EINVAL;
-	head = HEAD_LEN(nhandlers);
+	bool c_abi = plan->c_abi;
+	size_t call0 = c_abi ? SAVE_LEN : H_SAVE_LEN, step = c_abi ? CALL_LEN : H_CALL_LEN;
+	size_t pre = c_abi ? 3 : 0; /* mov %rsp,%rdi before each call */
+	head = HEAD_LEN(plan, nhandlers);
 	rc = x86_relocate(plan, tramp_addr + head, &r);
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < nhandlers; i++)
-		if (!handler_near(tramp_addr, SAVE_LEN + CALL_LEN * i + 3, handlers[i]))
+		if (!handler_near(tramp_addr, call0 + step * i + pre, handlers[i]))
 			nfar++;
 	pool = (head + r.len + 7) & ~(size_t)7;
 	total = pool + 8 * ((size_t)nfar + r.nlit);
@@ -103,25 +123,33 @@ int arch_emit_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 		return -ENOSPC;
 
 	memset(buf, 0xcc, total);
-	memcpy(buf, x86_save_regs, SAVE_LEN);
+	if (c_abi)
+		memcpy(buf, x86_save_regs, SAVE_LEN);
+	else
+		buf[0] = 0x41, buf[1] = 0x53; /* push %r11 */
 	slot = pool;
 	for (i = 0; i < nhandlers; i++) {
-		uint8_t *c = buf + SAVE_LEN + CALL_LEN * i;
+		uint8_t *c = buf + call0 + step * i;
 		int32_t rel;
 
-		p = SAVE_LEN + CALL_LEN * i + 3;
-		c[0] = 0x48, c[1] = 0x89, c[2] = 0xe7; /* mov %rsp,%rdi */
+		p = call0 + step * i + pre;
+		if (c_abi)
+			c[0] = 0x48, c[1] = 0x89, c[2] = 0xe7; /* mov %rsp,%rdi */
+		c += pre;
 		if (x86_rel32(tramp_addr + p + 6, handlers[i], &rel)) {
-			c[3] = 0x90;
-			c[4] = 0xe8;
-			x86_put32(c + 5, rel);
+			c[0] = 0x90;
+			c[1] = 0xe8;
+			x86_put32(c + 2, rel);
 		} else {
-			c[3] = 0xff, c[4] = 0x15; /* call *lit(%rip) */
+			c[0] = 0xff, c[1] = 0x15; /* call *lit(%rip) */
 			put_lit(buf, slot, p + 6, p + 2, handlers[i]);
 			slot += 8;
 		}
 	}
-	memcpy(buf + SAVE_LEN + CALL_LEN * nhandlers, x86_restore_regs, RESTORE_LEN);
+	if (c_abi)
+		memcpy(buf + call0 + step * nhandlers, x86_restore_regs, RESTORE_LEN);
+	else
+		buf[call0 + step * nhandlers] = 0x41, buf[call0 + step * nhandlers + 1] = 0x5b;
 	memcpy(buf + head, r.code, r.len);
 	for (i = 0; i < r.nlit; i++, slot += 8)
 		put_lit(buf, slot, head + r.lit[i].insn_end, head + r.lit[i].disp_off,

@@ -16,46 +16,65 @@
  * code).  Layout, with S = this thread's struct rt_ret_stack, found by
  * hashing the thread pointer exactly as rt_ret.c does (RT_TP_HASH_*):
  *
- *   T:      push rdi rsi rdx rcx rax r8 r9 r10 r11   struct rt_regs at %rsp
- *           { mov %rsp,%rdi; call entry_handler_k }
- *           movabs &ubt_priv.enabled,%rax; cmpl $0,(%rax); je nopush
- *           S = table + hash(%fs:0) * sizeof(S)      (rcx = tp, rdx = S)
+ *   T:      push %r11                          struct rt_entry_frame (abi.h)
+ *           { call entry_handler_k }           preserve_most probe code
+ *           push %rax                          the return slot is at 16(%rsp)
+ *           cmpl $0,ubt_priv.enabled(%rip); je nopush
+ *           S = table + hash(%fs:0) * sizeof(S)      (rax = S, r11 scratch)
  *           S->tp == tp, [S->tid == %fs:tid_off], S->busy == 0,
  *           S->nrestored == 0, else slow
- *           eax = S->top; rcx = &regs->ret (the return slot)
- *           top > 0 && S->e[top-1].sp <= slot: slow  (an abandoned frame)
- *           top >= RT_RET_DEPTH: slow
- *           e = &S->e[top]; e->sp = RT_RET_PENDING; S->top = top + 1
- *           e->ret = regs->ret; e->stub = stub; e->sp = slot
- *   pushed: pop (9)
+ *           S->top != 0: pushn
+ *           e[0].sp = RT_RET_PENDING; S->top = 1
+ *           e[0].ret = *slot; e[0].stub = stub; e[0].sp = slot
+ *   pushed: pop rax r11
  *           lea 8(%rsp),%rsp; call body          [slot] now holds stub
- *   stub:   lea -8(%rsp),%rsp                    the old slot becomes regs->ret
- *           push (9); lea -16(%rsp),%rsp         regs at 16(%rsp), func at 8(%rsp)
- *           S as above; S->tp == tp, S->busy == 0, else lslow
- *           top > 0 && S->e[top-1].sp == slot, else lslow
- *           regs->ret = e->ret; S->top = top - 1 (one store)
- *   lret:   lea site(%rip),%r11; mov %r11,8(%rsp)   `func`: the word below regs
- *           { lea 16(%rsp),%rdi; call return_handler_k }
- *           lea 16(%rsp),%rsp; pop (9)
+ *   stub:   lea -8(%rsp),%rsp                    the old slot becomes frame.ret
+ *           push r11 rax                         the slot is at 16(%rsp)
+ *           S as above; S->busy == 0, else lslow
+ *           S->top != 1: popn
+ *           e[0].sp == slot, else lslow
+ *           *slot = e[0].ret; S->top = 0 (one store)
+ *   lret:   lea site(%rip),%r11; push %r11       func: struct rt_ret_frame
+ *           { call return_handler_k }
+ *           lea 8(%rsp),%rsp; pop rax r11
  *           ret                                  pairs with the caller's call
- *   lslow:  lea 16(%rsp),%rdi; call rt_ret_leave; jmp lret
- *   slow:   mov %rsp,%rdi; lea stub(%rip),%rsi; call rt_ret_enter
+ *   lslow:  push rcx rdx rsi rdi r8 r9 r10; rt_ret_leave(slot); pop them; jmp lret
+ *   slow:   push the same; rt_ret_enter(slot, stub); pop them
  *           test %eax,%eax; jnz pushed
- *   nopush: pop (9); jmp body                    the call runs without return probe
+ *   nopush: pop rax r11; jmp body                the call runs without return probe
+ *   pushn:  push rcx rdx; top = S->top; e = &S->e[top]
+ *           e[-1].sp <= slot (an abandoned frame) or top >= RT_RET_DEPTH: slow
+ *           e->sp = RT_RET_PENDING; S->top = top + 1
+ *           e->ret = *slot; e->stub = stub; e->sp = slot; pop rdx rcx; jmp pushed
+ *   popn:   push rcx rdx; top = S->top; top > 0 && S->e[top-1].sp == slot,
+ *           else lslow; *slot = e->ret; S->top = top - 1; pop rdx rcx; jmp lret
  *   body:   displaced instructions, relocated; jmp site + orig_len
  *   pool:   64-bit targets of calls out of rel32 reach, relocation literals
+ *
+ * The common case is a probed function that is not called (through other
+ * probed functions) from itself: a push onto an empty stack and a pop back
+ * to it, done with constant offsets, so no store's address or value depends
+ * on the loaded `top` and successive calls do not chain through it.
+ *
+ * Registers: the handlers are probe code in abi.h's handler convention
+ * (preserve_most: they keep everything but %r11), so the trampoline saves
+ * only %r11 and %rax, the two registers its inline code uses; the deeper
+ * paths save %rcx and %rdx, the C slow paths every other caller-saved one.
  *
  * Signals: a handler may run between any two instructions and enter or
  * leave probed functions itself, on the same shadow stack.  The push
  * marks its entry RT_RET_PENDING (above every stack address, so nobody
  * drops it or matches it) before raising top, and publishes the real
- * slot address last; the pop reads the entry before one `decl`.  Either
+ * slot address last; the pop reads the entry before its one store of
+ * top.  Either
  * way a handler that runs in between pushes and pops above a consistent
  * top.  The C paths set S->busy, which sends the inline paths to C too.
  *
- * Stack alignment: at entry %rsp % 16 == 8, so after nine pushes it is 0
- * at every call.  At stub %rsp % 16 == 0 (the body returned); lea -8,
- * nine pushes and lea -16 make it 0 again.  Flags are dead at a
+ * Stack alignment: at entry %rsp % 16 == 8, so after push %r11 it is 0
+ * at the handler calls; push %rax makes it 8, and the slow path's seven
+ * pushes 0 again.  At stub %rsp % 16 == 0 (the body returned); lea -8
+ * and two pushes make it 8, the push of func 0 at the handler calls (and
+ * the slow path's seven pushes 0 at its call).  Flags are dead at a
  * function's entry and after its return.  Every other register is
  * restored, %r11 included: the ABI makes rcx, rsi, rdi, r8-r11 dead
  * after a return, but gcc's -fipa-ra lets a caller keep values in the
@@ -69,17 +88,13 @@
 #include "runtime/abi.h"
 #include "x86.h"
 
-#define SAVE_LEN 13
-#define RESTORE_LEN 13
-#define HCALL 11      /* lea 16(%rsp),%rdi (or mov %rsp,%rdi) + 6-byte call */
-#define FIXED_MAX 400 /* every instruction below but the handler calls */
-#define MAX_FIX 24
-#define MAX_LIT 40
+#define HCALL 6       /* nop; call rel32, or call *lit(%rip) */
+#define FIXED_MAX 640 /* every instruction below but the handler calls */
+#define MAX_FIX 32
+#define MAX_LIT (2 * 16 + 2 + X86_RELOC_LIT_MAX) /* handlers, enter, leave, relocation */
 
-/* struct rt_regs offsets as used by the stub */
-#define R_RAX offsetof(struct rt_regs, rax)
-#define R_RDX offsetof(struct rt_regs, rdx)
-#define R_RET offsetof(struct rt_regs, ret)
+/* the return slot, above rax r11 (struct rt_ret_frame without func) */
+#define SLOT 16
 #define S_TP offsetof(struct rt_ret_stack, tp)
 #define S_TID offsetof(struct rt_ret_stack, tid)
 #define S_TOP offsetof(struct rt_ret_stack, top)
@@ -87,16 +102,22 @@
 #define S_E offsetof(struct rt_ret_stack, e)
 #define E_SIZE sizeof(struct rt_ret_entry)
 
+_Static_assert(RT_TP_HASH_SHIFT > RT_RET_STACK_SHIFT, "one shift right in find_stack");
 _Static_assert(offsetof(struct rt_ret_stack, nrestored) == S_BUSY + 4,
 	       "busy and nrestored are tested with one cmpq");
 _Static_assert(E_SIZE == 32, "entries are indexed with shl $5");
-_Static_assert(R_RET == 72, "nine saved registers below the return slot");
+_Static_assert(offsetof(struct rt_ret_frame, ret) == 8 + SLOT &&
+		       offsetof(struct rt_ret_frame, rax) == 8,
+	       "the stub's pushes make struct rt_ret_frame");
 
 enum label {
 	L_SLOW,   /* entry: rt_ret_enter */
 	L_NOPUSH, /* entry: no return probe for this call */
 	L_PUSHED, /* entry: pushed, call the body */
-	L_NODROP, /* entry: empty stack */
+	L_PUSHN,  /* entry: push onto a non-empty stack */
+	L_PSLOW,  /* entry: from pushn to slow */
+	L_POPN,   /* return: pop from a stack deeper than one */
+	L_QSLOW,  /* return: from popn to lslow */
 	L_STUB,   /* the body returns here */
 	L_LSLOW,  /* return: rt_ret_leave */
 	L_LRET,   /* return: handlers */
@@ -197,20 +218,6 @@ static void call6(struct emitter *e, uint64_t target)
 	}
 }
 
-/* mov %rsp,%rdi; call target */
-static void hcall(struct emitter *e, uint64_t target)
-{
-	PUT(e, "\x48\x89\xe7");
-	call6(e, target);
-}
-
-/* lea 16(%rsp),%rdi; call target: in the stub, regs are 16 bytes up */
-static void rcall(struct emitter *e, uint64_t target)
-{
-	PUT(e, "\x48\x8d\x7c\x24\x10");
-	call6(e, target);
-}
-
 /* lea target(%rip),<reg>: prefix is REX + 8d + modrm */
 static void lea_rip(struct emitter *e, const char *prefix, uint64_t target)
 {
@@ -223,134 +230,239 @@ static void lea_rip(struct emitter *e, const char *prefix, uint64_t target)
 }
 
 /*
- * %rcx = the thread pointer, %rdx = its struct rt_ret_stack (the same
- * hash as rt_ret.c), %rax clobbered; then `cmp %rcx,tp(%rdx); jne miss`.
+ * %r11 = the thread pointer, %rax = its struct rt_ret_stack (the same
+ * hash as rt_ret.c), then `cmp %r11,tp(%rax); jne miss`.  The shift that
+ * extracts the hash and the one that scales it by the stack's size
+ * (2^RT_RET_STACK_SHIFT) are one shift.  Two registers only: the thread
+ * pointer is loaded again for the comparison.  (Taking the table's
+ * address from the literal pool instead measured slower.)
  */
 static void find_stack(struct emitter *e, const struct arch_ret_spec *spec, enum label miss)
 {
-	PUT(e, "\x64\x48\x8b\x0c\x25\x00\x00\x00\x00"); /* mov %fs:0,%rcx */
-	PUT(e, "\x48\xb8");                             /* movabs $RT_TP_HASH_MUL,%rax */
+	PUT(e, "\x64\x48\x8b\x04\x25\x00\x00\x00\x00"); /* mov %fs:0,%rax */
+	PUT(e, "\x49\xbb");                             /* movabs $RT_TP_HASH_MUL,%r11 */
 	put64(e, RT_TP_HASH_MUL);
-	PUT(e, "\x48\x0f\xaf\xc1");                     /* imul %rcx,%rax */
-	PUT(e, "\x48\xc1\xe8");                         /* shr $RT_TP_HASH_SHIFT,%rax */
-	put(e, &(uint8_t){RT_TP_HASH_SHIFT}, 1);
-	PUT(e, "\x25"); /* and $mask,%eax */
-	put32(e, spec->nstacks - 1);
-	PUT(e, "\x69\xc0"); /* imul $size,%eax,%eax */
-	put32(e, (uint32_t)sizeof(struct rt_ret_stack));
-	PUT(e, "\x48\xba"); /* movabs $stacks,%rdx */
+	PUT(e, "\x4c\x0f\xaf\xd8"); /* imul %rax,%r11 */
+	PUT(e, "\x49\xc1\xeb");     /* shr $(HASH_SHIFT - STACK_SHIFT),%r11 */
+	put(e, &(uint8_t){RT_TP_HASH_SHIFT - RT_RET_STACK_SHIFT}, 1);
+	PUT(e, "\x41\x81\xe3"); /* and $mask << STACK_SHIFT,%r11d */
+	put32(e, (spec->nstacks - 1) << RT_RET_STACK_SHIFT);
+	PUT(e, "\x48\xb8"); /* movabs $stacks,%rax */
 	put64(e, spec->stacks);
-	PUT(e, "\x48\x01\xc2");       /* add %rax,%rdx */
-	PUT(e, "\x48\x3b\x4a");       /* cmp tp(%rdx),%rcx */
+	PUT(e, "\x4c\x01\xd8");                         /* add %r11,%rax */
+	PUT(e, "\x64\x4c\x8b\x1c\x25\x00\x00\x00\x00"); /* mov %fs:0,%r11 */
+	PUT(e, "\x4c\x3b\x58"); /* cmp tp(%rax),%r11 */
 	put(e, &(uint8_t){S_TP}, 1);
 	rel_to(e, "\x0f\x85", 2, miss); /* jne miss */
 }
 
+/* if (!ubt_priv.enabled) goto l */
+static void if_disabled(struct emitter *e, uint64_t enabled, enum label l)
+{
+	int32_t rel = 0;
+
+	if (!x86_rel32(e->at + e->p + 7, enabled, &rel)) {
+		PUT(e, "\x49\xbb"); /* movabs $enabled,%r11 */
+		put64(e, enabled);
+		PUT(e, "\x41\x83\x3b\x00"); /* cmpl $0,(%r11) */
+	} else {
+		PUT(e, "\x83\x3d"); /* cmpl $0,enabled(%rip) */
+		put32(e, (uint32_t)rel);
+		PUT(e, "\x00");
+	}
+	rel_to(e, "\x0f\x84", 2, l); /* je l */
+}
+
+/* the caller-saved registers the inline code leaves alone, around a C call */
+static void push_c(struct emitter *e)
+{
+	PUT(e, "\x51\x52\x56\x57\x41\x50\x41\x51\x41\x52"); /* push rcx rdx rsi rdi r8 r9 r10 */
+}
+
+static void pop_c(struct emitter *e)
+{
+	PUT(e, "\x41\x5a\x41\x59\x41\x58\x5f\x5e\x5a\x59"); /* pop r10 r9 r8 rdi rsi rdx rcx */
+}
+
+#define C_SAVED 56 /* bytes push_c puts on the stack */
+
 static void emit_entry(struct emitter *e, const struct arch_ret_spec *spec, uint64_t stub)
 {
-	put(e, x86_save_regs, SAVE_LEN);
+	PUT(e, "\x41\x53"); /* push %r11: struct rt_entry_frame for the handlers */
 	for (int i = 0; i < spec->nhandlers; i++)
-		hcall(e, spec->handlers[i]);
-	PUT(e, "\x48\xb8"); /* movabs $&ubt_priv.enabled,%rax */
-	put64(e, spec->enabled);
-	PUT(e, "\x83\x38\x00");              /* cmpl $0,(%rax) */
-	rel_to(e, "\x0f\x84", 2, L_NOPUSH);  /* je nopush */
+		call6(e, spec->handlers[i]);
+	PUT(e, "\x50"); /* push %rax: the return slot is now at SLOT(%rsp) */
+	if_disabled(e, spec->enabled, L_NOPUSH);
 	find_stack(e, spec, L_SLOW);
 	if (spec->has_tid) {
-		PUT(e, "\x64\x8b\x04\x25"); /* mov %fs:tid_off,%eax */
+		PUT(e, "\x64\x44\x8b\x1c\x25"); /* mov %fs:tid_off,%r11d */
 		put32(e, (uint32_t)spec->tid_off);
-		PUT(e, "\x3b\x42"); /* cmp tid(%rdx),%eax */
+		PUT(e, "\x44\x3b\x58"); /* cmp tid(%rax),%r11d */
 		put(e, &(uint8_t){S_TID}, 1);
 		rel_to(e, "\x0f\x85", 2, L_SLOW);
 	}
-	PUT(e, "\x48\x83\x7a"); /* cmpq $0,busy(%rdx): busy and nrestored */
+	PUT(e, "\x48\x83\x78"); /* cmpq $0,busy(%rax): busy and nrestored */
 	put(e, (uint8_t[]){S_BUSY, 0}, 2);
 	rel_to(e, "\x0f\x85", 2, L_SLOW);
-	PUT(e, "\x8b\x42"); /* mov top(%rdx),%eax */
-	put(e, &(uint8_t){S_TOP}, 1);
-	PUT(e, "\x48\x8d\x4c\x24"); /* lea ret(%rsp),%rcx: the return slot */
-	put(e, &(uint8_t){R_RET}, 1);
-	PUT(e, "\x49\x89\xc3");     /* mov %rax,%r11 */
-	PUT(e, "\x49\xc1\xe3\x05"); /* shl $5,%r11: top * sizeof(entry) */
-	PUT(e, "\x85\xc0");         /* test %eax,%eax */
-	PUT(e, "\x74\x00");         /* jz nodrop */
-	ref(e, L_NODROP, true);
-	PUT(e, "\x4a\x39\x8c\x1a"); /* cmp %rcx,e[-1].sp(%rdx,%r11) */
-	put32(e, (uint32_t)(S_E - E_SIZE));
-	rel_to(e, "\x0f\x86", 2, L_SLOW); /* jbe slow: that frame was abandoned */
-	here(e, L_NODROP);
-	PUT(e, "\x83\xf8"); /* cmp $RT_RET_DEPTH,%eax */
-	put(e, &(uint8_t){RT_RET_DEPTH}, 1);
-	rel_to(e, "\x0f\x83", 2, L_SLOW); /* jae slow */
-	PUT(e, "\x4e\x8d\x9c\x1a");         /* lea e(%rdx,%r11),%r11 */
+	PUT(e, "\x83\x78"); /* cmpl $0,top(%rax) */
+	put(e, (uint8_t[]){S_TOP, 0}, 2);
+	rel_to(e, "\x0f\x85", 2, L_PUSHN); /* jne pushn */
+	/* an empty stack: e[0], every address and value but the slot's constant */
+	PUT(e, "\x48\xc7\x80"); /* movq $RT_RET_PENDING,e[0].sp(%rax) */
 	put32(e, (uint32_t)S_E);
-	PUT(e, "\x49\xc7\x03\xff\xff\xff\xff"); /* movq $RT_RET_PENDING,(%r11) */
-	PUT(e, "\xff\xc0");                     /* inc %eax */
-	PUT(e, "\x89\x42");                     /* mov %eax,top(%rdx) */
+	put32(e, 0xffffffff);
+	PUT(e, "\xc7\x40"); /* movl $1,top(%rax) */
 	put(e, &(uint8_t){S_TOP}, 1);
-	PUT(e, "\x48\x8b\x44\x24"); /* mov ret(%rsp),%rax */
-	put(e, &(uint8_t){R_RET}, 1);
-	PUT(e, "\x49\x89\x43\x08"); /* mov %rax,8(%r11): e->ret */
-	lea_rip(e, "\x48\x8d\x05", stub); /* lea stub(%rip),%rax */
-	PUT(e, "\x49\x89\x43\x10");       /* mov %rax,16(%r11): e->stub */
-	PUT(e, "\x49\x89\x0b");           /* mov %rcx,(%r11): e->sp, published */
+	put32(e, 1);
+	PUT(e, "\x4c\x8b\x5c\x24"); /* mov SLOT(%rsp),%r11 */
+	put(e, &(uint8_t){SLOT}, 1);
+	PUT(e, "\x4c\x89\x98"); /* mov %r11,e[0].ret(%rax) */
+	put32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, ret)));
+	lea_rip(e, "\x4c\x8d\x1d", stub); /* lea stub(%rip),%r11 */
+	PUT(e, "\x4c\x89\x98");           /* mov %r11,e[0].stub(%rax) */
+	put32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, stub)));
+	PUT(e, "\x4c\x8d\x5c\x24"); /* lea SLOT(%rsp),%r11 */
+	put(e, &(uint8_t){SLOT}, 1);
+	PUT(e, "\x4c\x89\x98"); /* mov %r11,e[0].sp(%rax): published */
+	put32(e, (uint32_t)S_E);
 	here(e, L_PUSHED);
-	put(e, x86_restore_regs, RESTORE_LEN);
-	PUT(e, "\x48\x8d\x64\x24\x08");   /* lea 8(%rsp),%rsp */
-	rel_to(e, "\xe8", 1, L_BODY);     /* call body */
+	PUT(e, "\x58\x41\x5b");         /* pop %rax; pop %r11 */
+	PUT(e, "\x48\x8d\x64\x24\x08"); /* lea 8(%rsp),%rsp */
+	rel_to(e, "\xe8", 1, L_BODY);   /* call body */
 }
 
 static void emit_stub(struct emitter *e, const struct arch_ret_spec *spec, uint64_t site)
 {
 	here(e, L_STUB);
-	PUT(e, "\x48\x8d\x64\x24\xf8"); /* lea -8(%rsp),%rsp: the old slot, regs->ret */
-	put(e, x86_save_regs, SAVE_LEN);
-	PUT(e, "\x48\x8d\x64\x24\xf0"); /* lea -16(%rsp),%rsp: func, alignment */
+	PUT(e, "\x48\x8d\x64\x24\xf8"); /* lea -8(%rsp),%rsp: the old slot, frame.ret */
+	PUT(e, "\x41\x53\x50");         /* push %r11; push %rax: the slot is at SLOT(%rsp) */
 	find_stack(e, spec, L_LSLOW);
-	PUT(e, "\x83\x7a"); /* cmpl $0,busy(%rdx) */
+	PUT(e, "\x83\x78"); /* cmpl $0,busy(%rax) */
 	put(e, (uint8_t[]){S_BUSY, 0}, 2);
 	rel_to(e, "\x0f\x85", 2, L_LSLOW);
-	PUT(e, "\x8b\x42"); /* mov top(%rdx),%eax */
-	put(e, &(uint8_t){S_TOP}, 1);
-	PUT(e, "\x85\xc0"); /* test %eax,%eax */
-	rel_to(e, "\x0f\x84", 2, L_LSLOW);
-	PUT(e, "\x44\x8d\x58\xff"); /* lea -1(%rax),%r11d */
-	PUT(e, "\x48\xc1\xe0\x05"); /* shl $5,%rax */
-	PUT(e, "\x48\x8d\x4c\x24"); /* lea 16+ret(%rsp),%rcx */
-	put(e, &(uint8_t){16 + R_RET}, 1);
-	PUT(e, "\x48\x39\x8c\x02"); /* cmp %rcx,e[-1].sp(%rdx,%rax) */
-	put32(e, (uint32_t)(S_E - E_SIZE));
+	PUT(e, "\x83\x78"); /* cmpl $1,top(%rax) */
+	put(e, (uint8_t[]){S_TOP, 1}, 2);
+	rel_to(e, "\x0f\x85", 2, L_POPN); /* jne popn */
+	PUT(e, "\x4c\x8d\x5c\x24"); /* lea SLOT(%rsp),%r11 */
+	put(e, &(uint8_t){SLOT}, 1);
+	PUT(e, "\x4c\x3b\x98"); /* cmp e[0].sp(%rax),%r11 */
+	put32(e, (uint32_t)S_E);
 	rel_to(e, "\x0f\x85", 2, L_LSLOW);
-	PUT(e, "\x48\x8b\x8c\x02"); /* mov e[-1].ret(%rdx,%rax),%rcx */
-	put32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, ret)));
-	PUT(e, "\x48\x89\x4c\x24"); /* mov %rcx,16+ret(%rsp) */
-	put(e, &(uint8_t){16 + R_RET}, 1);
-	PUT(e, "\x44\x89\x5a"); /* mov %r11d,top(%rdx): popped */
+	PUT(e, "\x4c\x8b\x98"); /* mov e[0].ret(%rax),%r11 */
+	put32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, ret)));
+	PUT(e, "\x4c\x89\x5c\x24"); /* mov %r11,SLOT(%rsp) */
+	put(e, &(uint8_t){SLOT}, 1);
+	PUT(e, "\xc7\x40"); /* movl $0,top(%rax): popped */
 	put(e, &(uint8_t){S_TOP}, 1);
+	put32(e, 0);
 	here(e, L_LRET);
-	lea_rip(e, "\x4c\x8d\x1d", site); /* lea site(%rip),%r11 */
-	PUT(e, "\x4c\x89\x5c\x24\x08"); /* mov %r11,8(%rsp): func, below regs */
-	for (int i = 0; i < spec->nrhandlers; i++)
-		rcall(e, spec->rhandlers[i]);
-	PUT(e, "\x48\x8d\x64\x24\x10"); /* lea 16(%rsp),%rsp */
-	put(e, x86_restore_regs, RESTORE_LEN);
-	PUT(e, "\xc3"); /* ret */
+	if (spec->nrhandlers) {
+		lea_rip(e, "\x4c\x8d\x1d", site); /* lea site(%rip),%r11 */
+		PUT(e, "\x41\x53");               /* push %r11: func; struct rt_ret_frame */
+		for (int i = 0; i < spec->nrhandlers; i++)
+			call6(e, spec->rhandlers[i]);
+		PUT(e, "\x48\x8d\x64\x24\x08"); /* lea 8(%rsp),%rsp */
+	}
+	PUT(e, "\x58\x41\x5b"); /* pop %rax; pop %r11 */
+	PUT(e, "\xc3");         /* ret: pairs with the caller's call */
 }
 
 static void emit_slow(struct emitter *e, const struct arch_ret_spec *spec, uint64_t stub)
 {
+	/* both: %rsp % 16 == 8 after push %r11 and push %rax; push_c makes it 0 */
 	here(e, L_LSLOW);
-	rcall(e, spec->leave);
+	push_c(e);
+	PUT(e, "\x48\x8d\x7c\x24"); /* lea SLOT+C_SAVED(%rsp),%rdi */
+	put(e, &(uint8_t){SLOT + C_SAVED}, 1);
+	call6(e, spec->leave);
+	pop_c(e);
 	rel_to(e, "\xe9", 1, L_LRET);
 	here(e, L_SLOW);
-	PUT(e, "\x48\x89\xe7");           /* mov %rsp,%rdi */
+	push_c(e);
+	PUT(e, "\x48\x8d\x7c\x24"); /* lea SLOT+C_SAVED(%rsp),%rdi */
+	put(e, &(uint8_t){SLOT + C_SAVED}, 1);
 	lea_rip(e, "\x48\x8d\x35", stub); /* lea stub(%rip),%rsi */
 	call6(e, spec->enter);
+	pop_c(e);
 	PUT(e, "\x85\xc0");               /* test %eax,%eax */
 	rel_to(e, "\x0f\x85", 2, L_PUSHED);
 	here(e, L_NOPUSH);
-	put(e, x86_restore_regs, RESTORE_LEN);
+	PUT(e, "\x58\x41\x5b"); /* pop %rax; pop %r11 */
 	rel_to(e, "\xe9", 1, L_BODY);
+}
+
+/*
+ * Pushes onto a non-empty stack and pops from one deeper than one entry:
+ * the index then comes from `top`.  Out of line, because the depth-one
+ * case above keeps every store's address and value independent of the
+ * loaded top (only a predicted branch depends on it), so that one call's
+ * pop and the next call's push form no chain of store-to-load forwards
+ * through `top` (about 2 ns each on the development VM).  In: %rax = S;
+ * %rcx and %rdx are saved here (the slot is then at SLOT + 16).
+ */
+static void emit_general(struct emitter *e, uint64_t stub)
+{
+	here(e, L_PUSHN);
+	PUT(e, "\x51\x52");         /* push %rcx; push %rdx */
+	PUT(e, "\x8b\x48");         /* mov top(%rax),%ecx */
+	put(e, &(uint8_t){S_TOP}, 1);
+	PUT(e, "\x48\x8d\x54\x24"); /* lea SLOT+16(%rsp),%rdx: the slot */
+	put(e, &(uint8_t){SLOT + 16}, 1);
+	PUT(e, "\x49\x89\xcb");     /* mov %rcx,%r11 */
+	PUT(e, "\x49\xc1\xe3\x05"); /* shl $5,%r11: top * sizeof(entry) */
+	PUT(e, "\x4a\x39\x94\x18"); /* cmp %rdx,e[-1].sp(%rax,%r11) */
+	put32(e, (uint32_t)(S_E - E_SIZE));
+	PUT(e, "\x76\x00"); /* jbe pslow: that frame was abandoned */
+	ref(e, L_PSLOW, true);
+	PUT(e, "\x83\xf9"); /* cmp $RT_RET_DEPTH,%ecx */
+	put(e, &(uint8_t){RT_RET_DEPTH}, 1);
+	PUT(e, "\x73\x00"); /* jae pslow */
+	ref(e, L_PSLOW, true);
+	PUT(e, "\x4e\x8d\x9c\x18"); /* lea e(%rax,%r11),%r11 */
+	put32(e, (uint32_t)S_E);
+	PUT(e, "\x49\xc7\x03\xff\xff\xff\xff"); /* movq $RT_RET_PENDING,(%r11) */
+	PUT(e, "\xff\xc1");                     /* inc %ecx */
+	PUT(e, "\x89\x48");                     /* mov %ecx,top(%rax) */
+	put(e, &(uint8_t){S_TOP}, 1);
+	PUT(e, "\x48\x8b\x4c\x24"); /* mov SLOT+16(%rsp),%rcx */
+	put(e, &(uint8_t){SLOT + 16}, 1);
+	PUT(e, "\x49\x89\x4b\x08"); /* mov %rcx,8(%r11): e->ret */
+	lea_rip(e, "\x48\x8d\x0d", stub); /* lea stub(%rip),%rcx */
+	PUT(e, "\x49\x89\x4b\x10");       /* mov %rcx,16(%r11): e->stub */
+	PUT(e, "\x49\x89\x13");           /* mov %rdx,(%r11): e->sp, published */
+	PUT(e, "\x5a\x59");               /* pop %rdx; pop %rcx */
+	rel_to(e, "\xe9", 1, L_PUSHED);
+	here(e, L_PSLOW);
+	PUT(e, "\x5a\x59"); /* pop %rdx; pop %rcx */
+	rel_to(e, "\xe9", 1, L_SLOW);
+
+	here(e, L_POPN);
+	PUT(e, "\x51\x52");         /* push %rcx; push %rdx */
+	PUT(e, "\x8b\x48");         /* mov top(%rax),%ecx */
+	put(e, &(uint8_t){S_TOP}, 1);
+	PUT(e, "\x85\xc9");         /* test %ecx,%ecx */
+	PUT(e, "\x74\x00");         /* jz qslow */
+	ref(e, L_QSLOW, true);
+	PUT(e, "\x49\x89\xcb");     /* mov %rcx,%r11 */
+	PUT(e, "\x49\xc1\xe3\x05"); /* shl $5,%r11 */
+	PUT(e, "\x48\x8d\x54\x24"); /* lea SLOT+16(%rsp),%rdx */
+	put(e, &(uint8_t){SLOT + 16}, 1);
+	PUT(e, "\x4a\x39\x94\x18"); /* cmp %rdx,e[-1].sp(%rax,%r11) */
+	put32(e, (uint32_t)(S_E - E_SIZE));
+	PUT(e, "\x75\x00");         /* jne qslow */
+	ref(e, L_QSLOW, true);
+	PUT(e, "\x4a\x8b\x94\x18"); /* mov e[-1].ret(%rax,%r11),%rdx */
+	put32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, ret)));
+	PUT(e, "\x48\x89\x54\x24"); /* mov %rdx,SLOT+16(%rsp) */
+	put(e, &(uint8_t){SLOT + 16}, 1);
+	PUT(e, "\xff\xc9");         /* dec %ecx */
+	PUT(e, "\x89\x48");         /* mov %ecx,top(%rax): popped */
+	put(e, &(uint8_t){S_TOP}, 1);
+	PUT(e, "\x5a\x59");         /* pop %rdx; pop %rcx */
+	rel_to(e, "\xe9", 1, L_LRET);
+	here(e, L_QSLOW);
+	PUT(e, "\x5a\x59"); /* pop %rdx; pop %rcx */
+	rel_to(e, "\xe9", 1, L_LSLOW);
 }
 
 static size_t code_max(int nhandlers, int nrhandlers)
@@ -420,6 +532,7 @@ int arch_emit_ret_trampoline(const struct arch_site_plan *plan, uint64_t tramp_a
 		return -EIO;
 	emit_stub(e, spec, plan->site);
 	emit_slow(e, spec, stub);
+	emit_general(e, stub);
 	here(e, L_BODY);
 	if (e->err)
 		return e->err;
