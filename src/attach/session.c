@@ -65,6 +65,20 @@ static pid_t tracer_of(pid_t pid)
 	return tracer;
 }
 
+/* The Seccomp: line of /proc/PID/status (0 none, 1 strict, 2 filter), -1 unknown. */
+static int seccomp_mode(pid_t pid)
+{
+	char path[64], *text;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_file(path, &text, &len))
+		return -1;
+	const char *t = strstr(text, "\nSeccomp:");
+	int mode = t ? atoi(t + 9) : -1;
+	free(text);
+	return mode;
+}
+
 /* PTRACE_SEIZE refused: say why when it is another tracer. */
 static void seize_error(struct att_session *s, int err)
 {
@@ -294,7 +308,13 @@ static int map_remote(struct att_session *s, uint64_t at)
 	if (!ret)
 		ret = rsys(s, SYS_memfd_create, name, MFD_CLOEXEC, 0, 0, 0, 0, &fd);
 	if (ret) {
-		sys_error(s, ret, "memfd_create in the target");
+		if (ret == -EPERM && seccomp_mode(s->t.pid) > 0)
+			diag_sys("the process runs under a seccomp filter (Seccomp in "
+				 "/proc/PID/status) that refuses a system call ubt needs to place "
+				 "its code; it cannot be traced this way",
+				 "pid %d: memfd_create in the target: %s", s->t.pid, strerror(-ret));
+		else
+			sys_error(s, ret, "memfd_create in the target");
 		return ret;
 	}
 	ret = rsys(s, SYS_ftruncate, fd, total, 0, 0, 0, 0, &r);
