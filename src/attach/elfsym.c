@@ -305,3 +305,13 @@ int proc_load_bias(const struct proc_map *maps, int n, const struct elf_file *f,
 	}
 	return -ENOENT;
 }
+
+const struct proc_map *proc_find_libc(const struct proc_map *maps, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const char *b = strrchr(maps[i].path, '/');
+		if (b && !strncmp(b + 1, "libc.so.", 8))
+			return &maps[i];
+	}
+	return NULL;
+}

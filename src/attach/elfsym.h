@@ -50,6 +50,9 @@ struct proc_map {
 int proc_maps_read(pid_t pid, struct proc_map **maps, int *n);
 void proc_maps_free(struct proc_map *maps, int n);
 
+/* The mapping of libc.so.N in maps, or NULL. */
+const struct proc_map *proc_find_libc(const struct proc_map *maps, int n);
+
 /*
  * The load bias of file f in the process: runtime address = bias + vaddr.
  * Matched by device and inode (so a path given relative to ubt's cwd or

@@ -45,15 +45,6 @@ static const struct {
 	{"pthread_sigmask", "rt_read_on_sigmask"},
 };
 
-static const struct proc_map *find_libc(const struct proc_map *maps, int n)
-{
-	for (int i = 0; i < n; i++) {
-		const char *b = strrchr(maps[i].path, '/');
-		if (b && !strncmp(b + 1, "libc.so.", 8))
-			return &maps[i];
-	}
-	return NULL;
-}
 
 /* One internal entry probe on sym in libc; 0 or -errno (nothing added). */
 static int add_watch(struct att_session *s, struct elf_file *f, uint64_t bias, const char *sym,
@@ -101,7 +92,7 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
 	s->read_watched = false;
 	if (!obj || !obj->reads_target)
 		return 0;
-	const struct proc_map *libc = find_libc(maps, nmaps);
+	const struct proc_map *libc = proc_find_libc(maps, nmaps);
 	struct elf_file f;
 	uint64_t bias;
 	int ret = -ENOENT, added = 0;

@@ -29,22 +29,12 @@ bool att_ret_wanted(const struct att_session *s)
 	return false;
 }
 
-/* glibc exports _dl_find_object from libc.so.6 (a jump into ld.so) */
-static const struct proc_map *find_libc(const struct proc_map *maps, int n)
-{
-	for (int i = 0; i < n; i++) {
-		const char *b = strrchr(maps[i].path, '/');
-		if (b && !strncmp(b + 1, "libc.so.", 8))
-			return &maps[i];
-	}
-	return NULL;
-}
-
+/* glibc exports _dl_find_object from libc.so.6 (a jump into ld.so): proc_find_libc() */
 int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps)
 {
 	if (!att_ret_wanted(s))
 		return 0;
-	const struct proc_map *ld = find_libc(maps, nmaps);
+	const struct proc_map *ld = proc_find_libc(maps, nmaps);
 	struct elf_file f;
 	struct elf_symbol sym = {0};
 	uint64_t bias;

@@ -70,11 +70,13 @@ int tracee_open(struct tracee *t, pid_t pid)
 	return 0;
 }
 
-int tracee_read(struct tracee *t, uint64_t addr, void *buf, size_t len)
+/* Reads or writes all of [addr, addr + len) through /proc/PID/mem. */
+static int mem_io(struct tracee *t, uint64_t addr, void *buf, size_t len, bool write)
 {
 	char *p = buf;
 	while (len) {
-		ssize_t n = pread(t->mem_fd, p, len, (off_t)addr);
+		ssize_t n = write ? pwrite(t->mem_fd, p, len, (off_t)addr)
+				  : pread(t->mem_fd, p, len, (off_t)addr);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -88,22 +90,14 @@ int tracee_read(struct tracee *t, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+int tracee_read(struct tracee *t, uint64_t addr, void *buf, size_t len)
+{
+	return mem_io(t, addr, buf, len, false);
+}
+
 int tracee_write(struct tracee *t, uint64_t addr, const void *buf, size_t len)
 {
-	const char *p = buf;
-	while (len) {
-		ssize_t n = pwrite(t->mem_fd, p, len, (off_t)addr);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		p += n;
-		addr += n;
-		len -= n;
-	}
-	return 0;
+	return mem_io(t, addr, (void *)buf, len, true);
 }
 
 static int find_thread(struct tracee *t, pid_t tid)
