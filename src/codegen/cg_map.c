@@ -253,12 +253,13 @@ static LLVMValueRef load_acquire(struct cg *c, LLVMTypeRef t, LLVMValueRef p, un
  * the call, the spill of the key and the loop set-up: 5.7 -> 3.x ns.
  */
 static LLVMValueRef cg_map_lookup_inline(struct cg *c, const struct cg_map_layout *ml,
-					 LLVMValueRef key, bool insert)
+					 LLVMValueRef key, enum rt_map_insert insert,
+					 bool dead_ok)
 {
 	const struct rt_map *h = &ml->hdr;
 	uint32_t words = h->key_size / 8;
 	LLVMValueRef mapp = cg_shm_ptr(c, ml->off);
-	LLVMValueRef slow_args[] = {mapp, key, LLVMConstInt(c->i32, insert ? 1 : 0, 0)};
+	LLVMValueRef slow_args[] = {mapp, key, LLVMConstInt(c->i32, insert, 0)};
 	if (words == 0 || words > CG_INLINE_KEY_WORDS) {
 		return LLVMBuildCall2(c->b, c->ty_map_lookup, c->fn_map_lookup, slow_args, 3,
 				      "idx");
@@ -299,12 +300,19 @@ static LLVMValueRef cg_map_lookup_inline(struct cg *c, const struct cg_map_layou
 	LLVMBuildCondBr(c->b, eq, live, slow);
 
 	LLVMPositionBuilderAtEnd(c->b, live);
-	LLVMValueRef lp = LLVMBuildGEP2(c->b, c->i32, cg_shm_ptr(c, ml->off + h->live_off), &idx,
-					1, "");
-	LLVMValueRef lv = load_acquire(c, c->i32, lp, 4);
+	if (dead_ok) {
+		/* dead or live: the caller overwrites the value and sets live,
+		 * or deletes */
+		LLVMBuildBr(c->b, done);
+	} else {
+		LLVMValueRef lp = LLVMBuildGEP2(c->b, c->i32,
+						cg_shm_ptr(c, ml->off + h->live_off), &idx, 1, "");
+		LLVMValueRef lv = load_acquire(c, c->i32, lp, 4);
+		LLVMBuildCondBr(c->b,
+				LLVMBuildICmp(c->b, LLVMIntNE, lv, LLVMConstInt(c->i32, 0, 0), ""),
+				done, slow);
+	}
 	LLVMBasicBlockRef live_end = LLVMGetInsertBlock(c->b);
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntNE, lv, LLVMConstInt(c->i32, 0, 0), ""),
-			done, slow);
 
 	LLVMPositionBuilderAtEnd(c->b, slow);
 	LLVMValueRef sidx = LLVMBuildCall2(c->b, c->ty_map_lookup, c->fn_map_lookup, slow_args, 3,
@@ -326,7 +334,7 @@ static LLVMValueRef cg_map_lookup_inline(struct cg *c, const struct cg_map_layou
  * exists (or was inserted); *miss receives the block where control goes
  * otherwise, for the caller to complete.  Scalar maps always hit.
  */
-LLVMValueRef cg_map_index(struct cg *c, const struct ast_node *n, bool insert,
+static LLVMValueRef map_index(struct cg *c, const struct ast_node *n, enum rt_map_insert insert,
 			      LLVMBasicBlockRef *miss)
 {
 	const struct cg_map_layout *ml = cg_map_of(c, n);
@@ -334,13 +342,43 @@ LLVMValueRef cg_map_index(struct cg *c, const struct ast_node *n, bool insert,
 	if (n->nkids == 0)
 		return cg_const(c, 0);
 	LLVMValueRef key = cg_map_key(c, n);
-	LLVMValueRef idx = cg_map_lookup_inline(c, ml, key, insert);
+	LLVMValueRef idx = cg_map_lookup_inline(c, ml, key, insert, insert == RT_INS_OVERWRITE);
 	LLVMBasicBlockRef hit = cg_new_bb(c, "map_hit");
 	*miss = cg_new_bb(c, "map_miss");
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, idx, cg_const(c, 0), ""), hit,
 			*miss);
 	LLVMPositionBuilderAtEnd(c->b, hit);
 	return idx;
+}
+
+LLVMValueRef cg_map_index(struct cg *c, const struct ast_node *n, bool insert,
+			  LLVMBasicBlockRef *miss)
+{
+	return map_index(c, n, insert ? RT_INS_REVIVE : RT_INS_NONE, miss);
+}
+
+/* The address of entry idx's live flag. */
+static LLVMValueRef live_ptr(struct cg *c, const struct cg_map_layout *ml, LLVMValueRef idx)
+{
+	return LLVMBuildGEP2(c->b, c->i32, cg_shm_ptr(c, ml->off + ml->hdr.live_off), &idx, 1, "");
+}
+
+/* After an overwriting insert wrote the value: live, if it was not (release). */
+static void set_live(struct cg *c, const struct cg_map_layout *ml, LLVMValueRef idx)
+{
+	LLVMValueRef lp = live_ptr(c, ml, idx);
+	LLVMValueRef lv = LLVMBuildLoad2(c->b, c->i32, lp, "");
+	LLVMSetAlignment(lv, 4);
+	LLVMSetOrdering(lv, LLVMAtomicOrderingMonotonic);
+	LLVMBasicBlockRef set = cg_new_bb(c, "revive"), cont = cg_new_bb(c, "alive");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, lv, LLVMConstInt(c->i32, 0, 0), ""),
+			set, cont);
+	LLVMPositionBuilderAtEnd(c->b, set);
+	LLVMValueRef st = LLVMBuildStore(c->b, LLVMConstInt(c->i32, 1, 0), lp);
+	LLVMSetAlignment(st, 4);
+	LLVMSetOrdering(st, LLVMAtomicOrderingRelease);
+	LLVMBuildBr(c->b, cont);
+	LLVMPositionBuilderAtEnd(c->b, cont);
 }
 
 /* Address of the value of entry idx (CPU 0's copy for per-CPU maps). */
@@ -399,8 +437,11 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
 	} else {
 		val = cg_expr(c, rhs);
 	}
+	/* an integer or string map's value is written whole: a deleted key
+	 * comes back without the insert lock (rt_map.c) */
+	bool whole = !cg_map_percpu(&ml->hdr) && map->nkids;
 	LLVMBasicBlockRef miss;
-	LLVMValueRef idx = cg_map_index(c, map, true, &miss);
+	LLVMValueRef idx = map_index(c, map, whole ? RT_INS_OVERWRITE : RT_INS_REVIVE, &miss);
 	LLVMValueRef p = cg_map_value_ptr(c, map, idx);
 	uint64_t stride = ml->hdr.cpu_stride;
 	switch (ml->hdr.kind) {
@@ -445,6 +486,8 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
 		LLVMBuildStore(c->b, val, p);
 		break;
 	}
+	if (whole)
+		set_live(c, ml, idx);
 	cg_mark_written(c, map);
 	/* -k: bpftrace names the aggregation call, or the `=` (cg_check.c) */
 	bool agg = rhs->kind == AST_CALL && ml->hdr.kind != RT_MAP_INT && ml->hdr.kind != RT_MAP_STR;
@@ -452,13 +495,30 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
 	cg_map_done(c, miss);
 }
 
-/* delete(@m[k]) */
+/*
+ * delete(@m[k]): the key's live flag cleared (rt_map.c: keys stay in the
+ * hash).  The entry is found inline as a lookup finds it, so the common
+ * delete is a hash, a compare and one store; a key not in its first slot
+ * takes rt_map_lookup.  delete(@m) of a scalar map calls rt_map_delete.
+ */
 void cg_map_delete(struct cg *c, const struct ast_node *map)
 {
 	const struct cg_map_layout *ml = cg_map_of(c, map);
-	LLVMValueRef key = map->nkids ? cg_map_key(c, map) : LLVMConstNull(c->ptr);
-	LLVMValueRef args[] = {cg_shm_ptr(c, ml->off), key};
-	LLVMBuildCall2(c->b, c->ty_map_delete, c->fn_map_delete, args, 2, "");
+	if (!map->nkids) {
+		LLVMValueRef args[] = {cg_shm_ptr(c, ml->off), LLVMConstNull(c->ptr)};
+		LLVMBuildCall2(c->b, c->ty_map_delete, c->fn_map_delete, args, 2, "");
+		return;
+	}
+	LLVMValueRef key = cg_map_key(c, map);
+	LLVMValueRef idx = cg_map_lookup_inline(c, ml, key, RT_INS_NONE, true);
+	LLVMBasicBlockRef del = cg_new_bb(c, "del"), cont = cg_new_bb(c, "del_done");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, idx, cg_const(c, 0), ""), del, cont);
+	LLVMPositionBuilderAtEnd(c->b, del);
+	LLVMValueRef st = LLVMBuildStore(c->b, LLVMConstInt(c->i32, 0, 0), live_ptr(c, ml, idx));
+	LLVMSetAlignment(st, 4);
+	LLVMSetOrdering(st, LLVMAtomicOrderingRelease);
+	LLVMBuildBr(c->b, cont);
+	LLVMPositionBuilderAtEnd(c->b, cont);
 }
 
 /* Per-CPU value at byte offset `off` of entry p, combined over CPUs. */

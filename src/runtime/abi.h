@@ -361,6 +361,14 @@ enum rt_map_kind {
  */
 #define RT_HIST_BUCKETS 65
 
+/* rt_map_lookup()'s insert argument (rt_map.c) */
+enum rt_map_insert {
+	RT_INS_NONE = 0,      /* look up only: a dead entry is absent */
+	RT_INS_REVIVE = 1,    /* insert; a dead entry comes back with zero values */
+	RT_INS_OVERWRITE = 2, /* insert; a dead entry comes back as it is: the
+			       * caller writes the whole value, then sets live */
+};
+
 struct rt_map {
 	uint32_t size;     /* sizeof(struct rt_map) */
 	uint32_t kind;     /* enum rt_map_kind */

@@ -11,7 +11,12 @@
  * delete() never removes a key from the hash (a reader could be comparing
  * it): it clears the entry's live flag.  Lookups treat a dead entry as
  * absent; an insert of the same key revives it under the lock after
- * zeroing its values on every CPU.
+ * zeroing its values on every CPU.  An insert for an assignment that
+ * overwrites the whole value (`@m[k] = v` of an integer or string map:
+ * RT_INS_OVERWRITE) takes a dead entry without the lock and without
+ * zeroing: the caller writes the value, then sets live with a release
+ * store (cg_map_assign).  That is the latency idiom's `@s[tid] = nsecs`
+ * after a `delete(@s[tid])`: no atomic instruction at all.
  */
 #include "rt.h"
 
@@ -91,8 +96,11 @@ static int64_t rt_map_revive_locked(struct rt_map *m, uint32_t idx)
 }
 
 /*
- * Returns the entry index of key, inserting it when insert is set, or -1
- * (absent, or not insertable: the drop is counted).
+ * Returns the entry index of key, or -1 (absent, or not insertable: the
+ * drop is counted).  insert: 0 looks up only (a dead entry is absent);
+ * RT_INS_REVIVE inserts a new key or revives a dead one with zero values;
+ * RT_INS_OVERWRITE inserts a new key or returns a dead entry as it is
+ * (see the top of this file).
  */
 int64_t rt_map_lookup(struct rt_map *m, const uint64_t *key, int insert)
 {
@@ -113,7 +121,8 @@ int64_t rt_map_lookup(struct rt_map *m, const uint64_t *key, int insert)
 			uint32_t idx = (uint32_t)s - 1;
 			if (rt_key_eq((const uint64_t *)(keys + (uint64_t)idx * m->key_size), key,
 				      words)) {
-				if (__atomic_load_n(rt_live(m, idx), __ATOMIC_ACQUIRE))
+				if (insert == RT_INS_OVERWRITE ||
+				    __atomic_load_n(rt_live(m, idx), __ATOMIC_ACQUIRE))
 					return idx;
 				return insert ? rt_map_revive_locked(m, idx) : -1;
 			}
@@ -132,7 +141,7 @@ int64_t rt_map_lookup(struct rt_map *m, const uint64_t *key, int insert)
 		uint32_t idx = (uint32_t)s - 1;
 		if ((uint32_t)(s >> 32) == h32 &&
 		    rt_key_eq((const uint64_t *)(keys + (uint64_t)idx * m->key_size), key, words)) {
-			if (!*rt_live(m, idx))
+			if (!*rt_live(m, idx) && insert != RT_INS_OVERWRITE)
 				rt_map_revive(m, idx);
 			__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
 			return idx;
