@@ -262,6 +262,15 @@ enum rt_event_type {
 };
 
 /*
+ * join(argv[, delim]) is an RT_EV_CALL whose payload is RT_JOIN_MAX slots
+ * of RT_JOIN_ARG_SIZE bytes, argv[0], argv[1], ... each NUL-terminated
+ * (and cut to RT_JOIN_ARG_SIZE - 1 bytes); the first empty slot ends the
+ * list (rt_fmt.c).  bpftrace 0.17's limits: 16 strings of 1024 bytes.
+ */
+#define RT_JOIN_MAX 16
+#define RT_JOIN_ARG_SIZE 1024
+
+/*
  * RT_EV_WARN payload (only with -k / -kk, bpftrace's helper error checks):
  * where in the script the failing operation is, what it was, and its error,
  * so ubt prints bpftrace's per-event
