@@ -755,6 +755,9 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		((struct rt_shm_header *)att_data(s))->dl_rstate = s->dl_state;
 		if ((ret = att_read_install(s, (struct rt_shm_header *)att_data(s))))
 			goto out;
+		/* profile.c: the timers start now; probes run once enabled */
+		if ((ret = att_profile_install(s, (struct rt_shm_header *)att_data(s), target_obj)))
+			goto out;
 	} else {
 		s->code_size = 0;
 		if ((ret = map_local_only(s)))
@@ -937,6 +940,7 @@ int att_detach(struct att_session *s)
 		return ret;
 	}
 	set_enabled(s, 0);
+	att_profile_remove(s); /* profile.c: timers, then the signal's action */
 	for (int i = 0; i < s->nsites; i++) {
 		struct att_site *site = &s->sites[i];
 		if (!site->patched)
