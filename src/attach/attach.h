@@ -295,7 +295,7 @@ void att_clock_calibrate(struct rt_shm_header *h);
  */
 int att_dl_plan(struct att_session *s, struct proc_map *maps, int nmaps);
 int att_dl_poll(struct att_session *s, void (*armed)(const struct att_session *s, int first));
-/* session.c: plans, places and patches sites of pending points now loaded */
+/* patch.c: plans, places and patches sites of pending points now loaded */
 int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s));
 
 /* The data part as ubt sees it. */
