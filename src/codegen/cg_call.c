@@ -708,6 +708,50 @@ static LLVMValueRef call_len(struct cg *c, const struct ast_node *n)
 }
 
 static LLVMValueRef cg_fmt_call(struct cg *c, const struct ast_node *n);
+/*
+ * reg("name") (sema_reg_call says where each is available): a profile probe
+ * reads its struct rt_regs_mid (runtime/rt_profile.c filled every word from
+ * the interrupted context); entry and return probes read their struct
+ * rt_regs, and sp is where the return address is (entry) or was (return).
+ */
+static LLVMValueRef cg_reg(struct cg *c, const struct ast_node *n)
+{
+	static const int mid_off[SEMA_NREGS] = {
+		offsetof(struct rt_regs_mid, r15), offsetof(struct rt_regs_mid, r14),
+		offsetof(struct rt_regs_mid, r13), offsetof(struct rt_regs_mid, r12),
+		offsetof(struct rt_regs_mid, rbp), offsetof(struct rt_regs_mid, rbx),
+		offsetof(struct rt_regs_mid, r11), offsetof(struct rt_regs_mid, r10),
+		offsetof(struct rt_regs_mid, r9),  offsetof(struct rt_regs_mid, r8),
+		offsetof(struct rt_regs_mid, rax), offsetof(struct rt_regs_mid, rcx),
+		offsetof(struct rt_regs_mid, rdx), offsetof(struct rt_regs_mid, rsi),
+		offsetof(struct rt_regs_mid, rdi), -1, offsetof(struct rt_regs_mid, pc), -1,
+		offsetof(struct rt_regs_mid, flags), offsetof(struct rt_regs_mid, rsp), -1,
+	};
+	const char *r = sema_reg_names[n->cval];
+	const char *prov = c->probe->nkids ? c->probe->kids[0]->attach.provider : "";
+	if (!strcmp(r, "orig_ax"))
+		return cg_const(c, ~0ull); /* not in a system call */
+	if (!strcmp(r, "cs"))
+		return cg_const(c, 0x33); /* x86-64 Linux user code and stack selectors */
+	if (!strcmp(r, "ss"))
+		return cg_const(c, 0x2b);
+	if (c->side == CG_SIDE_HOST || !c->regs)
+		return cg_const(c, 0);
+	if (!strcmp(prov, "profile")) {
+		LLVMValueRef o = cg_const(c, (uint64_t)mid_off[n->cval]);
+		return LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, ""), r);
+	}
+	bool ret = sema_stack_kind(c->probe) == 2;
+	if (!strcmp(r, "sp")) {
+		LLVMValueRef o = cg_const(c, offsetof(struct rt_regs, ret) + (ret ? 8 : 0));
+		return LLVMBuildPtrToInt(c->b, LLVMBuildGEP2(c->b, c->i8, c->frame_regs, &o, 1, ""),
+					 c->i64, "sp");
+	}
+	/* every other name sema allows lies at the same offset in struct rt_regs */
+	int off = !strcmp(r, "ip") ? (int)offsetof(struct rt_regs, ret) : mid_off[n->cval];
+	LLVMValueRef o = cg_const(c, (uint64_t)off);
+	return LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, ""), r);
+}
 
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 {
@@ -745,6 +789,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		cg_map_delete(c, n->kids[0]);
 	else if (!strcmp(n->str, "usym"))
 		return cg_expr(c, n->kids[0]); /* the address; output/sym.c names it */
+	else if (!strcmp(n->str, "reg"))
+		return cg_reg(c, n);
 	else if (!strcmp(n->str, "uaddr"))
 		return cg_const(c, n->cval); /* the global's address in the target (attach/dwarf.c) */
 	else

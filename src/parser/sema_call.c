@@ -164,6 +164,7 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 static bool sema_fmt_call(struct sema *s, struct ast_node *n, enum call_use use,
 			  const struct ast_node *user);
 static bool fmt_is_string_like(enum ast_type_kind k);
+static bool sema_reg_call(struct sema *s, struct ast_node *n);
 
 /* bpftrace's function names; only some are implemented in ubt so far. */
 static const char *const known_funcs[] = {
@@ -642,6 +643,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 		/* usym(), ustack(), uaddr(): issue 7, below */
 	} else if (sema_fmt_call(s, n, use, user)) {
 		/* buf, strftime, join, strerror, ntop, pton, macaddr: below */
+	} else if (sema_reg_call(s, n)) {
+		/* reg("name"): below */
 	} else if (sema_call_more(s, n, use, user)) {
 		/* exit, bswap, strncmp, strcontains, has_key, len, time, system, cat: below */
 	} else {
@@ -998,5 +1001,75 @@ static bool sema_fmt_call(struct sema *s, struct ast_node *n, enum call_use use,
 	} else {
 		return false;
 	}
+	return true;
+}
+
+/* ---- reg("name") (probes work) ---------------------------------------- */
+
+/*
+ * reg -> 'reg' '(' string ')': a register of the probed thread, by
+ * bpftrace's x86-64 names (struct pt_regs without the r/e prefix).
+ * n->cval gets the index in sema_reg_names[]; codegen (cg_reg) reads it
+ * where the probe's kind keeps it: every register in a profile probe (the
+ * interrupted context); the argument registers, r11 and sp at a function
+ * entry; those, ax and ip (the return address) in a return probe.
+ */
+const char *const sema_reg_names[SEMA_NREGS] = {
+	"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax",
+	"cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss",
+};
+
+static bool reg_available(int kind, bool profile, const char *r)
+{
+	static const char *const args[] = {"di", "si", "dx", "cx", "r8", "r9", "r11", "sp",
+					   "orig_ax", "cs", "ss"};
+	if (profile)
+		return true;
+	if (kind == 2 && (!strcmp(r, "ax") || !strcmp(r, "ip")))
+		return true;
+	if (kind != 0 && kind != 2)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(args); i++)
+		if (!strcmp(r, args[i]))
+			return true;
+	return false;
+}
+
+static bool sema_reg_call(struct sema *s, struct ast_node *n)
+{
+	if (strcmp(n->str, "reg"))
+		return false;
+	n->type = ty_uint64;
+	if (!check_nargs(s, n, 1))
+		return true;
+	const struct ast_node *a = n->kids[0];
+	if (a->kind != AST_STR) {
+		if (s->final)
+			diag_error(s->diags, n->loc, "reg() expects a string literal (%s provided)",
+				   sema_kind_name(&a->type));
+		return true;
+	}
+	const char *first = s->probe->nkids ? s->probe->kids[0]->attach.provider : "";
+	if (!strcmp(first, "BEGIN") || !strcmp(first, "END")) {
+		diag_error(s->diags, n->loc, "reg can not be used with \"%s\" probes", first);
+		return true;
+	}
+	int idx = -1;
+	for (int i = 0; i < SEMA_NREGS; i++)
+		if (!strcmp(a->str, sema_reg_names[i]))
+			idx = i;
+	if (idx < 0) {
+		diag_error(s->diags, n->loc, "'%s' is not a valid register on this architecture (x86_64)",
+			   a->str);
+		return true;
+	}
+	n->cval = (uint64_t)idx;
+	bool profile = !strcmp(first, "profile");
+	if (!strcmp(first, "interval"))
+		return true; /* runs in ubt: 0, as BEGIN's registers (docs/compat.md) */
+	if (!reg_available(sema_stack_kind(s->probe), profile, a->str))
+		diag_error(s->diags, n->loc,
+			   "reg(\"%s\") is not available in this probe in ubt: its trampoline does not "
+			   "save it (every register is available in profile probes)", a->str);
 	return true;
 }
