@@ -139,6 +139,13 @@ struct att_session {
 	/* dlopen.c: libraries loaded after attach */
 	uint64_t dl_state;  /* &_r_debug.r_state in the target, 0: not watching */
 	uint64_t dl_seen;   /* rt_shm_header.dl_events as last handled */
+	/* profile.c: profile probes' timers and signal in the target */
+	int prof_sig;                   /* 0: no profile probe */
+	bool prof_installed;            /* rt_profile_sig is prof_sig's action */
+	uint64_t prof_handler;          /* rt_profile_sig in the target */
+	struct rt_sigaction_k prof_old; /* the application's action for prof_sig */
+	int32_t prof_timers[RT_PROF_MAX];
+	int nprof_timers;
 	/* watchdog.c: restores the target if ubt dies */
 	pid_t watch_pid;
 	int watch_fd;
@@ -261,6 +268,19 @@ void att_ret_detach(struct att_session *s);
 void att_ret_unmap(struct att_session *s);
 /* Says on stderr how many calls ran without their return probe. */
 void att_ret_report(const struct att_session *s, bool verbose);
+
+/*
+ * profile.c: profile:hz:N probes.  att_profile_plan() picks the signal
+ * (after att_open, before att_install; an error if none is free);
+ * att_profile_install() installs the handler and the timers (threads
+ * stopped, code linked); att_profile_remove() deletes them (detach and
+ * watchdog).
+ */
+bool att_profile_wanted(const struct ast_node *prog);
+int att_profile_plan(struct att_session *s, const struct ast_node *prog);
+int att_profile_install(struct att_session *s, struct rt_shm_header *h,
+			const struct cg_object *obj);
+void att_profile_remove(struct att_session *s);
 
 /* clock.c: the TSC -> CLOCK_BOOTTIME scale for rt_nsecs() */
 void att_clock_calibrate(struct rt_shm_header *h);

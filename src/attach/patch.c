@@ -197,6 +197,7 @@ int att_detach(struct att_session *s)
 		return ret;
 	}
 	set_enabled(s, 0);
+	att_profile_remove(s); /* profile.c: timers, then the signal's action */
 	for (int i = 0; i < s->nsites; i++) {
 		struct att_site *site = &s->sites[i];
 		if (!site->patched)

@@ -443,6 +443,9 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		((struct rt_shm_header *)att_data(s))->dl_rstate = s->dl_state;
 		if ((ret = att_read_install(s, (struct rt_shm_header *)att_data(s))))
 			goto out;
+		/* profile.c: the timers start now; probes run once enabled */
+		if ((ret = att_profile_install(s, (struct rt_shm_header *)att_data(s), target_obj)))
+			goto out;
 	} else {
 		s->code_size = 0;
 		if ((ret = att_map_local_only(s)))

@@ -139,6 +139,10 @@ static int parse_rate(struct ast_node *ap, struct diags *diags, char **parts, in
 		return -1;
 	}
 	uint64_t v;
+	if (!strcmp(prov, "profile") && parse_num(parts[2], &v) && v == 0) {
+		diag_error(diags, ap->loc, "profile frequency should be a positive integer");
+		return -1;
+	}
 	if (!parse_num(parts[2], &v) || v == 0) {
 		diag_error(diags, ap->loc, "Invalid rate of %s probe: '%s'", prov, parts[2]);
 		return -1;
