@@ -73,9 +73,7 @@ static LLVMValueRef hdr_load(struct cg *c, uint64_t off, LLVMTypeRef t)
 /* nsecs as the return-probe work defines it (rt_time.c: the scaled TSC) */
 static LLVMValueRef builtin_nsecs(struct cg *c)
 {
-	LLVMTypeRef fty;
-	LLVMValueRef f = rt_fn(c, "rt_nsecs", c->i64, NULL, 0, &fty);
-	return LLVMBuildCall2(c->b, fty, f, NULL, 0, "nsecs");
+	return cg_nsecs(c); /* cg_time.c */
 }
 
 /* A string constant (probe, func) in a buffer of the type's size. */
@@ -271,7 +269,7 @@ static LLVMValueRef load_reg(struct cg *c, uint64_t off, const char *name)
 
 /*
  * In a return trampoline's register block (arch.h) rax is the return
- * value; the probed function is in the word below the block (abi.h).  nsecs is rt_nsecs() (runtime
+ * value; the probed function is in the word below the block (abi.h).  nsecs is cg_nsecs() (cg_time.c, as runtime
  * rt_time.c: the TSC scaled to CLOCK_BOOTTIME by factors ubt measured).
  */
 LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n)
@@ -283,13 +281,7 @@ LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n)
 	if (!strcmp(n->str, "func") && c->side == CG_SIDE_TARGET)
 		return cg_sym_func(c);
 	if (!strcmp(n->str, "nsecs")) {
-		LLVMTypeRef fty = LLVMFunctionType(c->i64, NULL, 0, 0);
-		LLVMValueRef f = LLVMGetNamedFunction(c->mod, "rt_nsecs");
-		if (!f) {
-			f = LLVMAddFunction(c->mod, "rt_nsecs", fty);
-			LLVMSetVisibility(f, LLVMHiddenVisibility);
-		}
-		return LLVMBuildCall2(c->b, fty, f, NULL, 0, "nsecs");
+		return cg_nsecs(c); /* cg_time.c */
 	}
 	return NULL;
 }

@@ -75,6 +75,7 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
 LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n);
 void cg_map_delete(struct cg *c, const struct ast_node *map);
+LLVMValueRef cg_nsecs(struct cg *c); /* cg_time.c */
 /* for ($kv : @m): body(c, stmt, break_bb, continue_bb) emits the loop body */
 void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv,
 		void (*body)(struct cg *, const struct ast_node *, LLVMBasicBlockRef,

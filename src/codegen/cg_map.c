@@ -132,16 +132,23 @@ static LLVMValueRef byte_off(struct cg *c, LLVMValueRef p, LLVMValueRef off)
 	return LLVMBuildGEP2(c->b, c->i8, p, &off, 1, "");
 }
 
-/* hist(): 0 for v < 0, else 65 - clz(v) (clz(0) = 64, so 0 -> 1, 1 -> 2). */
+/*
+ * hist(): 0 for v < 0, 1 for 0, else 65 - clz(v) (1 -> 2, 2..3 -> 3, ...).
+ * clz of v | 1 is never asked about 0, so it is one bsr without the
+ * branch x86-64 (no lzcnt in the baseline) needs for clz(0); v = 0 and
+ * v < 0 are selects.
+ */
 static LLVMValueRef hist_bucket(struct cg *c, LLVMValueRef v)
 {
 	LLVMTypeRef ty[] = {c->i64};
 	unsigned id = LLVMLookupIntrinsicID("llvm.ctlz", 9);
 	LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->mod, id, ty, 1);
 	LLVMTypeRef fty = LLVMIntrinsicGetType(c->ctx, id, ty, 1);
-	LLVMValueRef args[] = {v, LLVMConstInt(c->i1, 0, 0)};
+	LLVMValueRef args[] = {LLVMBuildOr(c->b, v, cg_const(c, 1), ""), LLVMConstInt(c->i1, 1, 0)};
 	LLVMValueRef clz = LLVMBuildCall2(c->b, fty, f, args, 2, "");
 	LLVMValueRef b = LLVMBuildSub(c->b, cg_const(c, 65), clz, "");
+	LLVMValueRef zero = LLVMBuildICmp(c->b, LLVMIntEQ, v, cg_const(c, 0), "");
+	b = LLVMBuildSelect(c->b, zero, cg_const(c, 1), b, "");
 	LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, v, cg_const(c, 0), "");
 	return LLVMBuildSelect(c->b, neg, cg_const(c, 0), b, "bucket");
 }

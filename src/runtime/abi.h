@@ -488,9 +488,12 @@ struct rt_regs {
  * caller-saved registers; the callee saves the few it uses.  Every name
  * here must carry RT_PRESERVING in the runtime.
  */
-#define RT_PRESERVING_FUNCS "rt_nsecs"
-/* (Not rt_map_lookup/delete: as no_caller_saved_registers functions they
- * save fifteen registers themselves, which measured slower.) */
+#define RT_PRESERVING_FUNCS "rt_nsecs", "rt_map_lookup_pm", "rt_map_delete_pm"
+/* (rt_map_lookup/delete themselves are plain C: as no_caller_saved_registers
+ * functions they save fifteen registers, which measured slower when every
+ * update called them.  Probe code inlines the common lookup (cg_map.c) and
+ * calls them only on its slow path, through the _pm wrappers, so that the
+ * probe need not save the caller-saved registers a C call clobbers.) */
 
 struct rt_entry_frame {
 	uint64_t r11;

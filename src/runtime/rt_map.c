@@ -177,3 +177,21 @@ void rt_map_delete(struct rt_map *m, const uint64_t *key)
 	if (idx >= 0)
 		__atomic_store_n(rt_live(m, (uint32_t)idx), 0, __ATOMIC_RELEASE);
 }
+
+/*
+ * The same two as probe code calls them, on the slow path of its inline
+ * lookup (cg_map.c): preserve_most (abi.h, RT_PRESERVING_FUNCS), so the
+ * probe's hot path does not save and restore the registers a C call may
+ * clobber; these save them only when the slow path runs.
+ */
+int64_t rt_map_lookup_pm(struct rt_map *m, const uint64_t *key, int insert) RT_API RT_PRESERVING;
+int64_t rt_map_lookup_pm(struct rt_map *m, const uint64_t *key, int insert)
+{
+	return rt_map_lookup(m, key, insert);
+}
+
+void rt_map_delete_pm(struct rt_map *m, const uint64_t *key) RT_API RT_PRESERVING;
+void rt_map_delete_pm(struct rt_map *m, const uint64_t *key)
+{
+	rt_map_delete(m, key);
+}
