@@ -584,6 +584,8 @@ int main(int argc, char **argv)
 	if (o.dump && !strcmp(o.dump, "ast"))
 		ast_dump(prog, false, stdout);
 	sema_unsafe = o.unsafe;
+	/* the `probe` builtin's longest name at each probe's sites (names.c) */
+	att_probe_name_sizes(prog, o.pid);
 	/* a uprobe's `args`: typed from the binary's DWARF before sema */
 	if (att_dwarf_args(prog, o.pid, &d) || sema_check(prog, &d, &info)) {
 		diag_print(&d, stderr);

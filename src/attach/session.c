@@ -165,8 +165,7 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			return -ENOTSUP;
 		}
 		/* handler addresses are filled in after linking; keep the probe index */
-		if (!is_ret)
-			site->variants[site->nhandlers] = -1;
+		(is_ret ? site->rvariants : site->variants)[*nh] = p->variant;
 		(is_ret ? site->rhandlers : site->handlers)[(*nh)++] = (uint64_t)p->probe_index;
 	}
 	for (int i = 0; i < s->npoints; i++) {
@@ -253,7 +252,7 @@ static int install_trap_handler(struct att_session *s, struct rt_shm_header *h)
 static int lookup_probe(struct att_session *s, uint64_t *h, int variant)
 {
 	char name[64];
-	if (variant >= 0) /* usdt: compiled per argument list */
+	if (variant >= 0) /* compiled per usdt argument list or `probe` name (names.c) */
 		snprintf(name, sizeof(name), "ubt_probe_%d_u%d", (int)*h, variant);
 	else
 		snprintf(name, sizeof(name), "ubt_probe_%d", (int)*h);
@@ -276,7 +275,7 @@ static int resolve_handlers(struct att_session *s, struct att_site *site)
 	for (int h = 0; h < site->nhandlers && !ret; h++)
 		ret = lookup_probe(s, &site->handlers[h], site->variants[h]);
 	for (int h = 0; h < site->nrhandlers && !ret; h++)
-		ret = lookup_probe(s, &site->rhandlers[h], -1);
+		ret = lookup_probe(s, &site->rhandlers[h], site->rvariants[h]);
 	return ret;
 }
 

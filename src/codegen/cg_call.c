@@ -95,7 +95,9 @@ static LLVMValueRef builtin_probe(struct cg *c, const struct ast_node *n, bool f
 {
 	const struct ast_node *ap = c->probe->nkids ? c->probe->kids[0] : NULL;
 	char *text;
-	if (!ap)
+	if (c->site_name && !func) /* this variant's sites (attach/names.c) */
+		text = xstrdup(c->site_name);
+	else if (!ap)
 		text = xstrdup("");
 	else if (func)
 		text = xstrdup(ap->attach.func ? ap->attach.func : "");
@@ -753,6 +755,15 @@ static LLVMValueRef cg_reg(struct cg *c, const struct ast_node *n)
 	return LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, ""), r);
 }
 
+/* signal(SIG): the number sema found (cval), else the computed value */
+static void call_signal(struct cg *c, const struct ast_node *n)
+{
+	LLVMValueRef sig = n->cval ? cg_const(c, n->cval) : cg_expr(c, n->kids[0]);
+	LLVMTypeRef fty, p[] = {c->i64};
+	LLVMValueRef f = rt_fn(c, "rt_signal", c->void_t, p, 1, &fty);
+	LLVMBuildCall2(c->b, fty, f, &sig, 1, "");
+}
+
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 {
 	LLVMValueRef fv = cg_fmt_call(c, n); /* buf, strftime, join, ...: below */
@@ -791,6 +802,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		return cg_expr(c, n->kids[0]); /* the address; output/sym.c names it */
 	else if (!strcmp(n->str, "reg"))
 		return cg_reg(c, n);
+	else if (!strcmp(n->str, "signal"))
+		call_signal(c, n);
 	else if (!strcmp(n->str, "uaddr"))
 		return cg_const(c, n->cval); /* the global's address in the target (attach/dwarf.c) */
 	else

@@ -31,6 +31,7 @@ struct cg {
 	LLVMValueRef *vars; /* alloca per sema_var, indexed like sema_info.vars */
 	const struct ast_node *probe;
 	const struct cg_usdt_spec *usdt_spec; /* usdt variant being generated, or NULL */
+	const char *site_name; /* `probe` of the sites of the variant being generated, or NULL */
 	const struct sema_info *info;
 	const struct cg_layout *layout;
 	const struct cg_facts *facts;

@@ -69,11 +69,19 @@ struct cg_usdt_spec {
 /*
  * A usdt probe block is compiled once per distinct argument list among
  * its locations: ubt_probe_<N>_u<K> reads its arguments per specs[K].
+ *
+ * A probe that reads the `probe` builtin and has sites with different
+ * full names (a wildcard, a list of attach points) is compiled once per
+ * distinct (argument list, name): names[K] is variant K's `probe` text
+ * (attach/names.c), and specs[K].nargs is -1 for a site that is not a
+ * usdt location (a uprobe, uretprobe or FUNC+OFF site).  names is NULL
+ * when the probe does not read `probe`.
  */
 struct cg_usdt_variants {
 	int probe_index;
 	int nspecs;
 	struct cg_usdt_spec *specs;
+	char **names;
 };
 
 struct cg_facts {

@@ -287,6 +287,10 @@ struct ast_node {
 	 * before sema (attach/dwarf.c); NULL if the probe does not use `args`.
 	 * Incomplete when they could not be found (the error is reported). */
 	const struct ast_record *args;
+	/* AST_PROBE that reads `probe`: the longest full name among its sites
+	 * (`uprobe:./t:mul`, wildcards expanded), found before sema
+	 * (attach/names.c) so the string type holds it; 0 if unknown. */
+	int probe_name_len;
 	/* AST_CALL uaddr("sym"): the symbol, found before sema (attach/dwarf.c):
 	 * its file (in the program's arena), link-time address and size;
 	 * sym_file NULL if not found.  Once the process is open the driver
