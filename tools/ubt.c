@@ -488,13 +488,14 @@ static uint64_t boottime_ns(void)
 
 static uint64_t start_ns;
 
-/* What builtins read from the shared header: nsecs, elapsed, cpid. */
+/* What builtins read from the shared header: nsecs, elapsed, cpid, cgroup. */
 static void set_builtin_facts(struct att_session *s, const struct options *o)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	h->start_ns = start_ns;
 	if (s->has_target && o->cmd)
 		h->cpid = (uint32_t)s->t.pid;
+	h->cgroup_id = att_cgroup_id(s->has_target ? s->t.pid : getpid());
 }
 
 static int dump_object(const char *what, const struct cg_object *obj)

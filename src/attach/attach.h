@@ -295,6 +295,9 @@ int att_profile_install(struct att_session *s, struct rt_shm_header *h,
 			const struct cg_object *obj);
 void att_profile_remove(struct att_session *s);
 
+/* cgroup.c: the cgroup v2 id of process pid (the `cgroup` builtin), 0 if unknown */
+uint64_t att_cgroup_id(pid_t pid);
+
 /* clock.c: the TSC -> CLOCK_BOOTTIME scale for rt_nsecs() */
 void att_clock_calibrate(struct rt_shm_header *h);
 

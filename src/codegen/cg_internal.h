@@ -55,6 +55,7 @@ LLVMValueRef cg_read_target(struct cg *c, LLVMValueRef dst, LLVMValueRef src, LL
 bool cg_is_call(const struct ast_node *n, const char *name);
 bool cg_needs_thread(const struct ast_node *n);
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n);
+LLVMValueRef cg_builtin_uid(struct cg *c); /* uid (username keeps it in a buffer) */
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_usdt_arg(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_thread_enter(struct cg *c); /* the thread slot, or NULL (inline fast path) */

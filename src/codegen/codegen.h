@@ -87,6 +87,7 @@ struct cg_usdt_variants {
 struct cg_facts {
 	bool has_rseq;    /* struct rseq at %fs:rseq_off */
 	int64_t rseq_off;
+	bool rseq_node;   /* the kernel fills its node_id (numaid) */
 	bool has_tid;     /* kernel tid at %fs:tid_off */
 	int32_t tid_off;
 	/* usdt probes: argument lists of their locations (attach/usdt.c) */

@@ -138,6 +138,7 @@ enum ast_type_kind {
 	TY_TSTAMP,   /* strftime(fmt, ns): 16 bytes: u64 format id (sema_printf), u64 ns */
 	TY_INET,     /* ntop([af,] a): 24 bytes: u64 address family, 16 address bytes */
 	TY_STRERROR, /* strerror(e): 8 bytes, the error number */
+	TY_USERNAME, /* username: 8 bytes, the uid (ubt prints its /etc/passwd name) */
 	TY_MACADDR,  /* macaddr(p): the 6 bytes */
 };
 
@@ -146,7 +147,7 @@ enum ast_type_kind {
 static inline bool ast_type_is_blob(enum ast_type_kind k)
 {
 	return k == TY_TUPLE || k == TY_BUF || k == TY_TSTAMP || k == TY_INET ||
-	       k == TY_STRERROR || k == TY_MACADDR;
+	       k == TY_STRERROR || k == TY_USERNAME || k == TY_MACADDR;
 }
 
 /* Address space a value's pointer-ish bits refer to; only shown by the

@@ -90,13 +90,18 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 	if (sema_builtin_ret(s, n))
 		return;
 	static const char *const u64_builtins[] = {
-		"nsecs", "elapsed", "uid", "gid", "cpu", "numaid", "cpid", "rand",
+		"nsecs", "elapsed", "uid", "gid", "cpu", "numaid", "cpid", "rand", "cgroup",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(u64_builtins); i++)
 		if (!strcmp(name, u64_builtins[i])) {
 			n->type = ty_uint64;
 			return;
 		}
+	if (!strcmp(name, "username")) {
+		/* the uid; ubt prints its name (output/values.c) as bpftrace does */
+		n->type = (struct ast_type){ TY_USERNAME, 8, false, AS_NONE };
+		return;
+	}
 	if (!strcmp(name, "kstack")) {
 		/* a uprobe has no kernel stack: bpftrace prints it empty */
 		n->type = ty_str(1);
@@ -887,7 +892,8 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 /* Values printed as text by %s (bpftrace 0.17 treats them as strings). */
 static bool fmt_is_string_like(enum ast_type_kind k)
 {
-	return k == TY_TSTAMP || k == TY_INET || k == TY_STRERROR || k == TY_MACADDR;
+	return k == TY_TSTAMP || k == TY_INET || k == TY_STRERROR || k == TY_USERNAME ||
+	       k == TY_MACADDR;
 }
 
 /* bpftrace's check_varargs(): between lo and hi arguments */
