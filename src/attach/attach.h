@@ -117,6 +117,7 @@ struct att_session {
 	bool read_watched;              /* libc's sigaction/sigmask functions are probed */
 	bool uses_stack;                /* probe code walks stacks: mid-function sites save
 					 * pc, rsp, rbp (cg_object.uses_stack) */
+	uint32_t mid_regs;              /* reg() reads these rt_regs_mid slots at mid sites */
 	bool segv_installed, bus_installed; /* rt_sigsegv is the target's action */
 	struct rt_sigaction_k old_segv, old_bus; /* the application's actions */
 	uint64_t rt_sigsegv;            /* our handler's address in the target */

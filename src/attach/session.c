@@ -337,6 +337,8 @@ int att_place_sites(struct att_session *s, int first)
 			site->plan.mid_read |= 1u << offsetof(struct rt_regs_mid, pc) / 8 |
 					       1u << offsetof(struct rt_regs_mid, rsp) / 8 |
 					       1u << offsetof(struct rt_regs_mid, rbp) / 8;
+		if (site->plan.mid) /* reg() in usdt / FUNC+OFF probes */
+			site->plan.mid_read |= s->mid_regs;
 		ret = emit_site(s, site, buf, cap, &len);
 		if (!ret && ibuf) {
 			ret = tracee_write(&s->t, site->tramp, ibuf, len);
@@ -384,6 +386,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 	s->layout = layout;
 	s->data_size = layout->data_size;
 	s->uses_stack = target_obj && target_obj->uses_stack;
+	s->mid_regs = target_obj ? target_obj->mid_regs : 0;
 	att_clock_calibrate(NULL); /* before any thread is stopped */
 	att_facts(s, false, &facts);
 	s->facts = facts;

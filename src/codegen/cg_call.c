@@ -767,6 +767,17 @@ static LLVMValueRef cg_reg(struct cg *c, const struct ast_node *n)
 		LLVMValueRef o = cg_const(c, (uint64_t)mid_off[n->cval]);
 		return LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, ""), r);
 	}
+	if (sema_stack_kind(c->probe) == 1) {
+		/* usdt, FUNC+OFF: the mid-function trampoline's block, which saves
+		 * what is read here (attach ORs mid_regs into each site's plan) */
+		int off = !strcmp(r, "ip") ? (int)offsetof(struct rt_regs_mid, pc) : mid_off[n->cval];
+		if (off < 0)
+			return cg_const(c, 0);
+		c->mid_regs |= 1u << (off / 8);
+		LLVMValueRef o = cg_const(c, (uint64_t)off);
+		return LLVMBuildLoad2(c->b, c->i64,
+				      LLVMBuildGEP2(c->b, c->i8, c->frame_regs, &o, 1, ""), r);
+	}
 	bool ret = sema_stack_kind(c->probe) == 2;
 	if (!strcmp(r, "sp")) {
 		LLVMValueRef o = cg_const(c, offsetof(struct rt_regs, ret) + (ret ? 8 : 0));

@@ -32,6 +32,7 @@ struct cg {
 	const struct ast_node *probe;
 	const struct cg_usdt_spec *usdt_spec; /* usdt variant being generated, or NULL */
 	const char *site_name; /* `probe` of the sites of the variant being generated, or NULL */
+	uint32_t mid_regs;     /* cg_object.mid_regs, collected by cg_reg() */
 	const struct sema_info *info;
 	const struct cg_layout *layout;
 	const struct cg_facts *facts;

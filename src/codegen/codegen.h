@@ -142,6 +142,8 @@ struct cg_object {
 	char *asm_text; /* assembly, kept when asked for (-d asm) */
 	bool reads_target; /* calls rt_read/rt_read_str: attach installs the fault handler */
 	bool uses_stack;   /* calls rt_stack_id: mid-function trampolines save pc, rsp, rbp */
+	uint32_t mid_regs; /* reg() in usdt/FUNC+OFF probes: slots of struct rt_regs_mid
+			    * (bit = offset / 8) mid-function trampolines must save */
 };
 
 void cg_layout(const struct sema_info *info, const struct cg_options *opt, struct cg_layout *out);

@@ -1121,6 +1121,10 @@ static bool reg_available(int kind, bool profile, const char *r)
 		return true;
 	if (kind == 2 && (!strcmp(r, "ax") || !strcmp(r, "ip")))
 		return true;
+	/* usdt and FUNC+OFF: the mid-function trampoline saves what reg() reads
+	 * (cg_object.mid_regs); its flags slot holds lahf/seto's form, not eflags */
+	if (kind == 1)
+		return strcmp(r, "flags") != 0;
 	if (kind != 0 && kind != 2)
 		return false;
 	for (size_t i = 0; i < ARRAY_SIZE(args); i++)
