@@ -1095,6 +1095,16 @@ int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s))
 		goto out;
 	for (int i = first; i < s->nsites && !ret; i++) {
 		struct att_site *site = &s->sites[i];
+		/* as in att_arm: two sites closer than a jump (FUNC+7, FUNC+9)
+		 * would patch each other's bytes */
+		uint8_t now[ARCH_MAX_DISPLACED];
+		ret = tracee_read(&s->t, site->plan.site, now, site->plan.orig_len);
+		if (!ret && memcmp(now, site->plan.orig, site->plan.orig_len)) {
+			diag_sys(NULL, "pid %d: code at 0x%llx changed while attaching", s->t.pid,
+				 (unsigned long long)site->plan.site);
+			ret = -EAGAIN;
+			break;
+		}
 		move_threads_in(s, site);
 		ret = tracee_write(&s->t, site->plan.site, site->patch, site->plan.orig_len);
 		if (!ret)
