@@ -265,10 +265,33 @@ static int count_probes(const struct ast_node *prog, const struct att_session *s
 	for (int i = 0; i < prog->nkids; i++)
 		for (int j = 0; j < prog->kids[i]->nkids; j++) {
 			const char *p = prog->kids[i]->kids[j]->attach.provider;
-			if (!strcmp(p, "BEGIN") || !strcmp(p, "END") || !strcmp(p, "interval"))
+			if (!strcmp(p, "BEGIN") || !strcmp(p, "END") || !strcmp(p, "interval") ||
+			    !strcmp(p, "profile"))
 				n++;
 		}
 	return n;
+}
+
+/*
+ * profile probes are called by the runtime's signal handler, with the
+ * interrupted registers (attach/profile.c): a probe block cannot also be a
+ * uprobe, whose handlers are called by trampolines in another convention.
+ */
+static int check_profile(const struct ast_node *prog)
+{
+	for (int i = 0; i < prog->nkids; i++) {
+		const struct ast_node *pr = prog->kids[i];
+		int nprof = 0;
+		for (int j = 0; j < pr->nkids; j++)
+			nprof += !strcmp(pr->kids[j]->attach.provider, "profile");
+		if (nprof && nprof != pr->nkids) {
+			diag_sys("write the profile attach points as a probe of their own",
+				 "%s: a probe with profile attach points cannot have other attach "
+				 "points", pr->kids[0]->str);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 static char **split_cmd(const char *cmd)
@@ -576,14 +599,8 @@ int main(int argc, char **argv)
 		diag_print(&d, stderr);
 		goto out;
 	}
-	for (int i = 0; i < prog->nkids; i++)
-		for (int j = 0; j < prog->kids[i]->nkids; j++)
-			if (!strcmp(prog->kids[i]->kids[j]->attach.provider, "profile")) {
-				diag_sys("interval probes run in ubt; profile would sample the target's threads",
-					 "%s: profile probes are not supported yet",
-					 prog->kids[i]->kids[j]->str);
-				goto out;
-			}
+	if (check_profile(prog))
+		goto out;
 	int nprobes = count_probes(prog, s);
 	if (nprobes == 0) {
 		printf("No probes to attach\n");
@@ -592,6 +609,11 @@ int main(int argc, char **argv)
 	if (s->npoints && !o.pid && !o.cmd && !o.dry_run) {
 		diag_sys("ubt traces processes: add -p PID or -c 'CMD'",
 			 "uprobe probes need a process to attach to");
+		goto out;
+	}
+	if (att_profile_wanted(prog) && !o.pid && !o.cmd && !o.dry_run) {
+		diag_sys("ubt samples the threads of one process: add -p PID or -c 'CMD'",
+			 "profile probes need a process to sample");
 		goto out;
 	}
 	struct cg_options co;
@@ -608,6 +630,9 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* profile probes: a real-time signal the target leaves alone (attach/profile.c) */
+	if (att_profile_plan(s, prog))
+		goto out_detach;
 	/* uaddr("sym"): the global's address in the target, now that it is open */
 	if (att_uaddr_bind(s, prog))
 		goto out_detach;

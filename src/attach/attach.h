@@ -139,6 +139,13 @@ struct att_session {
 	/* dlopen.c: libraries loaded after attach */
 	uint64_t dl_state;  /* &_r_debug.r_state in the target, 0: not watching */
 	uint64_t dl_seen;   /* rt_shm_header.dl_events as last handled */
+	/* profile.c: profile probes' timers and signal in the target */
+	int prof_sig;                   /* 0: no profile probe */
+	bool prof_installed;            /* rt_profile_sig is prof_sig's action */
+	uint64_t prof_handler;          /* rt_profile_sig in the target */
+	struct rt_sigaction_k prof_old; /* the application's action for prof_sig */
+	int32_t prof_timers[RT_PROF_MAX];
+	int nprof_timers;
 	/* watchdog.c: restores the target if ubt dies */
 	pid_t watch_pid;
 	int watch_fd;
@@ -262,6 +269,19 @@ void att_ret_unmap(struct att_session *s);
 /* Says on stderr how many calls ran without their return probe. */
 void att_ret_report(const struct att_session *s, bool verbose);
 
+/*
+ * profile.c: profile:hz:N probes.  att_profile_plan() picks the signal
+ * (after att_open, before att_install; an error if none is free);
+ * att_profile_install() installs the handler and the timers (threads
+ * stopped, code linked); att_profile_remove() deletes them (detach and
+ * watchdog).
+ */
+bool att_profile_wanted(const struct ast_node *prog);
+int att_profile_plan(struct att_session *s, const struct ast_node *prog);
+int att_profile_install(struct att_session *s, struct rt_shm_header *h,
+			const struct cg_object *obj);
+void att_profile_remove(struct att_session *s);
+
 /* clock.c: the TSC -> CLOCK_BOOTTIME scale for rt_nsecs() */
 void att_clock_calibrate(struct rt_shm_header *h);
 
@@ -275,7 +295,7 @@ void att_clock_calibrate(struct rt_shm_header *h);
  */
 int att_dl_plan(struct att_session *s, struct proc_map *maps, int nmaps);
 int att_dl_poll(struct att_session *s, void (*armed)(const struct att_session *s, int first));
-/* session.c: plans, places and patches sites of pending points now loaded */
+/* patch.c: plans, places and patches sites of pending points now loaded */
 int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s));
 
 /* The data part as ubt sees it. */

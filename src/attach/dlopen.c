@@ -13,10 +13,11 @@
  * if the loader is consistent (r_state read from `_r_debug`: no mapping
  * half done, so no MAP_FIXED can later cover a patched page) it arms every
  * pending point whose library is now mapped with the ordinary machinery
- * (session.c att_arm_late: plan, islands, trampolines, patch), and says so
+ * (patch.c att_arm_late: plan, islands, trampolines, patch), and says so
  * on stderr.  Entry, return and FUNC+OFFSET probes arm this way (return
  * probes: the shadow stacks were mapped at attach, ret.c); usdt probes in
- * such a library are not attached.  The target pays one atomic add per loader event, and ubt no
+ * such a library are not attached.  The target pays one atomic add per
+ * loader event, and ubt no
  * system call while nothing is loaded.
  */
 #include "attach.h"

@@ -4,7 +4,7 @@
  *
  * Pipeline position: att_resolve() calls att_usdt_resolve() for every usdt
  * attach point before any process is touched; it adds one struct att_point
- * per location (session.c patches each like a uprobe, but in the middle of
+ * per location (patch.c patches each like a uprobe, but in the middle of
  * a function) and the argument lists codegen compiles the probe for
  * (cg_facts.usdt).  Semaphores are taken at arm time and released at
  * detach (att_usdt_semas_*).
@@ -788,7 +788,7 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 			site = &s->sites[s->nsites++];
 			memset(site, 0, sizeof(*site));
 			site->mid = true;
-			site->island = -1; /* not placed yet (session.c groups sites by reach) */
+			site->island = -1; /* not placed yet (placement.c groups sites by reach) */
 			site->func_addr = func;
 			site->func_len = p->func_size;
 			size_t len = p->func_size ? p->func_size : (size_t)(addr - func) + ARCH_MAX_DISPLACED;

@@ -24,7 +24,7 @@ bool cg_needs_thread(const struct ast_node *n)
 		return false;
 	if (cg_is_call(n, "printf") || cg_is_call(n, "print") || cg_is_call(n, "clear") ||
 	    cg_is_call(n, "zero") || cg_is_call(n, "time") || cg_is_call(n, "system") ||
-	    cg_is_call(n, "cat"))
+	    cg_is_call(n, "cat") || cg_is_call(n, "join") || cg_is_call(n, "macaddr"))
 		return true;
 	if (cg_reads_target(n)) /* rt_read's per-thread state (cg_expr.c) */
 		return true;
@@ -707,8 +707,57 @@ static LLVMValueRef call_len(struct cg *c, const struct ast_node *n)
 	return LLVMBuildCall2(c->b, fty, f, &m, 1, "len");
 }
 
+static LLVMValueRef cg_fmt_call(struct cg *c, const struct ast_node *n);
+/*
+ * reg("name") (sema_reg_call says where each is available): a profile probe
+ * reads its struct rt_regs_mid (runtime/rt_profile.c filled every word from
+ * the interrupted context); entry and return probes read their struct
+ * rt_regs, and sp is where the return address is (entry) or was (return).
+ */
+static LLVMValueRef cg_reg(struct cg *c, const struct ast_node *n)
+{
+	static const int mid_off[SEMA_NREGS] = {
+		offsetof(struct rt_regs_mid, r15), offsetof(struct rt_regs_mid, r14),
+		offsetof(struct rt_regs_mid, r13), offsetof(struct rt_regs_mid, r12),
+		offsetof(struct rt_regs_mid, rbp), offsetof(struct rt_regs_mid, rbx),
+		offsetof(struct rt_regs_mid, r11), offsetof(struct rt_regs_mid, r10),
+		offsetof(struct rt_regs_mid, r9),  offsetof(struct rt_regs_mid, r8),
+		offsetof(struct rt_regs_mid, rax), offsetof(struct rt_regs_mid, rcx),
+		offsetof(struct rt_regs_mid, rdx), offsetof(struct rt_regs_mid, rsi),
+		offsetof(struct rt_regs_mid, rdi), -1, offsetof(struct rt_regs_mid, pc), -1,
+		offsetof(struct rt_regs_mid, flags), offsetof(struct rt_regs_mid, rsp), -1,
+	};
+	const char *r = sema_reg_names[n->cval];
+	const char *prov = c->probe->nkids ? c->probe->kids[0]->attach.provider : "";
+	if (!strcmp(r, "orig_ax"))
+		return cg_const(c, ~0ull); /* not in a system call */
+	if (!strcmp(r, "cs"))
+		return cg_const(c, 0x33); /* x86-64 Linux user code and stack selectors */
+	if (!strcmp(r, "ss"))
+		return cg_const(c, 0x2b);
+	if (c->side == CG_SIDE_HOST || !c->regs)
+		return cg_const(c, 0);
+	if (!strcmp(prov, "profile")) {
+		LLVMValueRef o = cg_const(c, (uint64_t)mid_off[n->cval]);
+		return LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, ""), r);
+	}
+	bool ret = sema_stack_kind(c->probe) == 2;
+	if (!strcmp(r, "sp")) {
+		LLVMValueRef o = cg_const(c, offsetof(struct rt_regs, ret) + (ret ? 8 : 0));
+		return LLVMBuildPtrToInt(c->b, LLVMBuildGEP2(c->b, c->i8, c->frame_regs, &o, 1, ""),
+					 c->i64, "sp");
+	}
+	/* every other name sema allows lies at the same offset in struct rt_regs */
+	int off = !strcmp(r, "ip") ? (int)offsetof(struct rt_regs, ret) : mid_off[n->cval];
+	LLVMValueRef o = cg_const(c, (uint64_t)off);
+	return LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, ""), r);
+}
+
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 {
+	LLVMValueRef fv = cg_fmt_call(c, n); /* buf, strftime, join, ...: below */
+	if (fv)
+		return fv;
 	if (!strcmp(n->str, "str"))
 		return call_str(c, n);
 	if (!strcmp(n->str, "kstack"))
@@ -740,6 +789,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		cg_map_delete(c, n->kids[0]);
 	else if (!strcmp(n->str, "usym"))
 		return cg_expr(c, n->kids[0]); /* the address; output/sym.c names it */
+	else if (!strcmp(n->str, "reg"))
+		return cg_reg(c, n);
 	else if (!strcmp(n->str, "uaddr"))
 		return cg_const(c, n->cval); /* the global's address in the target (attach/dwarf.c) */
 	else
@@ -776,4 +827,158 @@ LLVMValueRef cg_sym_func(struct cg *c)
 	LLVMValueRef zero = LLVMConstInt(c->i32, 0, 0);
 	LLVMValueRef ra = LLVMBuildCall2(c->b, fty, f, &zero, 1, "ra");
 	return LLVMBuildPtrToInt(c->b, ra, c->i64, "func");
+}
+
+
+/* ---- value formatting (issue 4): buf, strftime, join, strerror, ntop,
+ * pton, macaddr.  Probe code only gathers the bytes (the layouts are in
+ * ast.h, TY_BUF .. TY_MACADDR); ubt turns them into text when it prints
+ * them (output/values.c, output/calls.c). ------------------------------ */
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+/* A zeroed buffer of size bytes in the probe's frame. */
+static LLVMValueRef fmt_buffer(struct cg *c, int size, const char *name)
+{
+	LLVMValueRef b = cg_alloca(c, LLVMArrayType(c->i8, (unsigned)size), name);
+	LLVMBuildMemSet(c->b, b, LLVMConstInt(c->i8, 0, 0), cg_const(c, (uint64_t)size), 1);
+	return b;
+}
+
+/*
+ * len bytes of argument a into dst: copied when a is a value in the
+ * probe's frame (an array, a string), else read from the target at the
+ * address a holds, fault-tolerant (a bad address leaves zeros).
+ */
+static void fmt_bytes_of(struct cg *c, const struct ast_node *site, const struct ast_node *a,
+			 LLVMValueRef dst, LLVMValueRef len)
+{
+	LLVMValueRef v = cg_expr(c, a);
+	if (cg_is_buffer(&a->type)) {
+		LLVMBuildMemCpy(c->b, dst, 1, v, 1, len);
+		return;
+	}
+	LLVMValueRef rd = cg_read_target(c, dst, v, len);
+	cg_check_read(c, site, rd, a->type.as, false); /* -kk (cg_check.c) */
+}
+
+/* buf(p, n) | buf(array): [u8 length][bytes], length = min(n, the buffer's size) */
+static LLVMValueRef fmt_buf(struct cg *c, const struct ast_node *n)
+{
+	int size = n->type.size;
+	LLVMValueRef b = fmt_buffer(c, size, "buf");
+	LLVMValueRef cap = cg_const(c, (uint64_t)(size - 1)), len = cap;
+	if (n->nkids == 2) {
+		LLVMValueRef want = cg_expr(c, n->kids[1]);
+		len = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntULT, want, cap, ""), want, cap,
+				      "buflen");
+	}
+	LLVMBuildStore(c->b, LLVMBuildTrunc(c->b, len, c->i8, ""), b);
+	LLVMValueRef one = cg_const(c, 1);
+	fmt_bytes_of(c, n, n->kids[0], LLVMBuildGEP2(c->b, c->i8, b, &one, 1, ""), len);
+	return b;
+}
+
+static void fmt_store64(struct cg *c, LLVMValueRef buf, uint64_t off, LLVMValueRef v)
+{
+	LLVMValueRef o = cg_const(c, off);
+	LLVMValueRef st = LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->i8, buf, &o, 1, ""));
+	LLVMSetAlignment(st, 1);
+}
+
+/* ntop([af,] addr): [u64 af][16 address bytes] */
+static LLVMValueRef fmt_ntop(struct cg *c, const struct ast_node *n)
+{
+	LLVMValueRef b = fmt_buffer(c, 24, "inet");
+	const struct ast_node *a = n->kids[n->nkids - 1];
+	LLVMValueRef af;
+	if (n->nkids == 2)
+		af = cg_expr(c, n->kids[0]);
+	else
+		af = cg_const(c, a->type.kind == TY_INT || a->type.size == 4 ? AF_INET : AF_INET6);
+	LLVMValueRef o8 = cg_const(c, 8);
+	LLVMValueRef dst = LLVMBuildGEP2(c->b, c->i8, b, &o8, 1, "");
+	if (a->type.kind == TY_INT) {
+		/* the integer's own bytes, as bpftrace 0.17 stores it */
+		int bytes = a->type.size > 0 && a->type.size <= 8 ? a->type.size : 8;
+		LLVMValueRef v = LLVMBuildTrunc(c->b, cg_expr(c, a),
+						LLVMIntTypeInContext(c->ctx, (unsigned)bytes * 8), "");
+		LLVMSetAlignment(LLVMBuildStore(c->b, v, dst), 1);
+	} else {
+		LLVMBuildMemCpy(c->b, dst, 1, cg_expr(c, a), 1,
+				cg_const(c, (uint64_t)(a->type.size > 16 ? 16 : a->type.size)));
+	}
+	fmt_store64(c, b, 0, af);
+	return b;
+}
+
+/* pton("addr"): the address's bytes, a constant */
+static LLVMValueRef fmt_pton(struct cg *c, const struct ast_node *n)
+{
+	unsigned char bytes[16] = {0};
+	int count = n->type.count == 4 ? 4 : 16;
+	inet_pton(count == 4 ? AF_INET : AF_INET6, n->kids[0]->str, bytes); /* sema checked it */
+	LLVMValueRef g = LLVMAddGlobal(c->mod, LLVMArrayType(c->i8, (unsigned)count), "pton");
+	LLVMSetInitializer(g, LLVMConstStringInContext(c->ctx, (const char *)bytes,
+							(unsigned)count, 1));
+	LLVMSetGlobalConstant(g, 1);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	return g;
+}
+
+/*
+ * join(argv[, delim]): an RT_EV_CALL record of RT_JOIN_MAX string slots,
+ * filled by rt_fmt_join (runtime/rt_fmt.c) straight into the ring.
+ */
+static void fmt_join(struct cg *c, const struct ast_node *n)
+{
+	const struct sema_printf *pf = find_printf(c, n);
+	if (!pf || !c->thread) {
+		cg_fail(c, n, "internal: join without format information");
+		return;
+	}
+	LLVMValueRef argv = cg_expr(c, n->kids[0]);
+	LLVMValueRef nh;
+	LLVMBasicBlockRef skip;
+	uint32_t len = sizeof(struct rt_event_hdr) + RT_JOIN_MAX * RT_JOIN_ARG_SIZE;
+	LLVMValueRef rec = ring_reserve(c, len, RT_EV_CALL, (uint32_t)pf->id, &nh, &skip);
+	LLVMTypeRef fty, p[] = {c->ptr, c->ptr, c->i64};
+	LLVMValueRef f = rt_fn(c, "rt_fmt_join", c->void_t, p, 3, &fty);
+	LLVMValueRef args[] = {c->thread, gep_const(c, rec, sizeof(struct rt_event_hdr)), argv};
+	LLVMBuildCall2(c->b, fty, f, args, 3, "");
+	ring_commit(c, nh, skip);
+}
+
+/* The value of a formatting call (a buffer), or NULL if n is not one. */
+static LLVMValueRef cg_fmt_call(struct cg *c, const struct ast_node *n)
+{
+	const char *f = n->str;
+	if (!strcmp(f, "buf"))
+		return fmt_buf(c, n);
+	if (!strcmp(f, "ntop"))
+		return fmt_ntop(c, n);
+	if (!strcmp(f, "pton"))
+		return fmt_pton(c, n);
+	if (!strcmp(f, "strftime") || !strcmp(f, "strerror")) {
+		bool ts = f[3] == 'f';
+		LLVMValueRef b = fmt_buffer(c, ts ? 16 : 8, f);
+		LLVMValueRef v = cg_expr(c, n->kids[ts ? 1 : 0]);
+		if (ts) {
+			const struct sema_printf *pf = find_printf(c, n);
+			fmt_store64(c, b, 0, cg_const(c, pf ? (uint64_t)pf->id : 0));
+		}
+		fmt_store64(c, b, ts ? 8 : 0, v);
+		return b;
+	}
+	if (!strcmp(f, "macaddr")) {
+		LLVMValueRef b = fmt_buffer(c, 6, "mac");
+		fmt_bytes_of(c, n, n->kids[0], b, cg_const(c, 6));
+		return b;
+	}
+	if (!strcmp(f, "join")) {
+		fmt_join(c, n);
+		return cg_const(c, 0);
+	}
+	return NULL;
 }

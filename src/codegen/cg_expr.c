@@ -220,7 +220,7 @@ struct place {
 /* A value kept in a buffer of its type's size (strings, records, tuples, arrays). */
 bool cg_is_buffer(const struct ast_type *t)
 {
-	return t->kind == TY_STR || t->kind == TY_STRUCT || t->kind == TY_TUPLE ||
+	return t->kind == TY_STR || t->kind == TY_STRUCT || ast_type_is_blob(t->kind) ||
 	       t->kind == TY_ARRAY;
 }
 

@@ -52,6 +52,7 @@ static void map_kind(const struct sema_map *m, struct rt_map *h)
 		break;
 	case TY_STR:
 	case TY_TUPLE: /* a buffer, printed by its type (output/values.c) */
+	case TY_BUF: case TY_TSTAMP: case TY_INET: case TY_STRERROR: case TY_MACADDR:
 		h->kind = RT_MAP_STR;
 		h->val_size = ALIGN_UP((uint32_t)m->value.size, 8u);
 		break;
@@ -78,7 +79,7 @@ bool cg_map_percpu(const struct rt_map *h)
  * keys compare as words). */
 uint32_t cg_key_bytes(const struct ast_type *t)
 {
-	return t->kind == TY_STR || t->kind == TY_TUPLE ? ALIGN_UP((uint32_t)t->size, 8u) : 8;
+	return t->kind == TY_STR || ast_type_is_blob(t->kind) ? ALIGN_UP((uint32_t)t->size, 8u) : 8;
 }
 
 static uint64_t layout_map(const struct sema_map *m, const struct cg_options *opt,

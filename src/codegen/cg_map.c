@@ -184,7 +184,7 @@ static void store_key(struct cg *c, LLVMValueRef dst, const struct ast_type *kt,
 		/* the last byte stays NUL even when the value filled its buffer */
 		LLVMBuildStore(c->b, LLVMConstInt(c->i8, 0, 0),
 			       byte_off(c, dst, cg_const(c, kt->size - 1)));
-	} else if (kt->kind == TY_TUPLE) {
+	} else if (ast_type_is_blob(kt->kind)) {
 		/* sema made the types equal; the buffer's padding is zero (tuple_value) */
 		cg_copy_str(c, dst, v, (uint64_t)kt->size);
 	} else {
@@ -208,7 +208,7 @@ LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n)
 	uint64_t off = 0;
 	bool pad = false;
 	for (int i = 0; i < m->nkeys; i++)
-		pad |= m->keys[i].kind == TY_STR || m->keys[i].kind == TY_TUPLE;
+		pad |= m->keys[i].kind == TY_STR || ast_type_is_blob(m->keys[i].kind);
 	if (pad)
 		LLVMBuildMemSet(c->b, key, LLVMConstInt(c->i8, 0, 0), cg_const(c, size), 8);
 	if (cg_map_flat_tuple(n)) {

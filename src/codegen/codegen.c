@@ -122,7 +122,9 @@ static void handler_regs(struct cg *c, const struct ast_node *probe)
 	LLVMValueRef idx = cg_const(c, 8);
 	LLVMValueRef mid = LLVMBuildLoad2(c->b, c->ptr, LLVMBuildGEP2(c->b, c->i8, ra, &idx, 1, ""),
 					  "mid_regs");
-	if (c->usdt_spec) {
+	/* profile probes are called by rt_profile_sig (runtime/rt_profile.c) with
+	 * the interrupted registers as a struct rt_regs_mid, like a usdt site */
+	if (c->usdt_spec || (probe->nkids && !strcmp(probe->kids[0]->attach.provider, "profile"))) {
 		c->regs = c->frame_regs = mid;
 		return;
 	}

@@ -104,10 +104,34 @@ static void call_cat(struct out *o, const char *path)
 	free(data);
 }
 
+/*
+ * join(argv[, delim]): RT_JOIN_MAX strings of RT_JOIN_ARG_SIZE bytes each
+ * (runtime/rt_fmt.c), up to the first empty one, joined by the delimiter
+ * (the call's format) on a line of their own, as bpftrace 0.17.
+ */
+static void call_join(struct out *o, const struct sema_printf *pf, const uint8_t *p, uint32_t len)
+{
+	struct buf b = {0};
+	for (uint32_t i = 0; i < RT_JOIN_MAX && (i + 1) * RT_JOIN_ARG_SIZE <= len; i++) {
+		const char *s = (const char *)p + i * RT_JOIN_ARG_SIZE;
+		if (!s[0])
+			break;
+		if (i)
+			buf_append(&b, pf->fmt, strlen(pf->fmt));
+		buf_append(&b, s, strnlen(s, RT_JOIN_ARG_SIZE));
+	}
+	if (o->json) {
+		put_json_typed(o, "join", b.data ? b.data : "", b.len);
+	} else {
+		buf_append(&b, "\n", 1);
+		fwrite(b.data, 1, b.len, o->f);
+	}
+	buf_free(&b);
+}
+
 void out_event_call(struct out *o, uint32_t type, uint32_t id, const uint8_t *payload,
 		    uint32_t len)
 {
-	(void)len;
 	if (id >= (uint32_t)o->info->nprintfs)
 		return;
 	const struct sema_printf *pf = o->info->printfs[id];
@@ -118,6 +142,10 @@ void out_event_call(struct out *o, uint32_t type, uint32_t id, const uint8_t *pa
 	}
 	if (!strcmp(fn, "time")) {
 		call_time(o, pf);
+		return;
+	}
+	if (!strcmp(fn, "join")) {
+		call_join(o, pf, payload, len);
 		return;
 	}
 	struct buf text = {0};

@@ -128,7 +128,7 @@ static int key_cmp(const struct entry *a, const struct entry *b)
 		int r;
 		if (t->kind == TY_STR) {
 			r = strncmp((const char *)x, (const char *)y, kb);
-		} else if (t->kind == TY_TUPLE) {
+		} else if (ast_type_is_blob(t->kind)) {
 			r = memcmp(x, y, kb);
 		} else {
 			uint64_t p, q;
@@ -271,8 +271,8 @@ static void key_text(struct buf *b, const struct sema_map *m, const uint8_t *key
 			buf_append(b, json ? "," : ", ", json ? 1 : 2);
 		if (t->kind == TY_STR) {
 			buf_printf(b, "%.*s", (int)cg_key_bytes(t), (const char *)key);
-		} else if (t->kind == TY_TUPLE) {
-			out_value_text(b, t, key, false);
+		} else if (ast_type_is_blob(t->kind)) {
+			out_key_text(b, t, key);
 		} else if (t->kind == TY_USTACK) { /* ustack: frames by stack.c */
 			uint64_t id;
 			memcpy(&id, key, 8);
@@ -395,7 +395,7 @@ static void value_text(struct buf *b, const struct rt_map *h, const struct sema_
 	int64_t d = div ? (int64_t)div : 1;
 	switch (h->kind) {
 	case RT_MAP_STR:
-		if (m->value.kind == TY_TUPLE)
+		if (ast_type_is_blob(m->value.kind))
 			out_value_text(b, &m->value, (const uint8_t *)e->s, false);
 		else
 			buf_printf(b, "%.*s", (int)h->val_size, e->s);
@@ -530,7 +530,7 @@ static void value_json(struct buf *b, const struct rt_map *h, const struct sema_
 	int64_t d = div ? (int64_t)div : 1;
 	switch (h->kind) {
 	case RT_MAP_STR:
-		if (m->value.kind == TY_TUPLE)
+		if (ast_type_is_blob(m->value.kind))
 			out_value_text(b, &m->value, (const uint8_t *)e->s, true);
 		else
 			out_json_str(b, e->s, h->val_size);

@@ -24,6 +24,7 @@ void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct
 	o->info = info;
 	o->layout = layout;
 	o->data = data;
+	out_fmt_info = info; /* strftime() values name their format by id (values.c) */
 }
 
 /* ---- events ----------------------------------------------------------- */

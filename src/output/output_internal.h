@@ -18,6 +18,16 @@ void out_event_call(struct out *o, uint32_t type, uint32_t id, const uint8_t *pa
 void out_value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, bool json);
 /* values.c: buf() bytes for %r (kind 's'), %rx ('x'), %rh ('h'). */
 void out_buf_text(struct buf *b, char kind, const uint8_t *v, size_t len);
+/* values.c: buf(), strftime(), ntop(), strerror(), macaddr() values and
+ * arrays (pton()) as bpftrace prints them; false for other types. */
+bool out_fmt_value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, bool json);
+/* values.c: the program's formats, for strftime() values (set by out_init) */
+extern const struct sema_info *out_fmt_info;
+/* values.c: a map key of a blob type (ast_type_is_blob) as bpftrace prints it */
+void out_key_text(struct buf *b, const struct ast_type *t, const uint8_t *p);
+/* values.c: strftime() of a format and CLOCK_BOOTTIME nanoseconds, bpftrace's
+ * way (%f: microseconds); "(?)" if strftime fails */
+void out_strftime(struct buf *b, const char *fmt, uint64_t ns);
 /* values.c: an integer of type t stored at p, sign-extended when signed. */
 int64_t out_int_at(const struct ast_type *t, const uint8_t *p);
 

@@ -12,8 +12,11 @@
 #include "output_internal.h"
 #include "sym.h"
 
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 
 int64_t out_int_at(const struct ast_type *t, const uint8_t *p)
 {
@@ -26,10 +29,10 @@ int64_t out_int_at(const struct ast_type *t, const uint8_t *p)
 }
 
 /*
- * buf() as %r prints it: printable ASCII as is, everything else \xNN;
- * %rx: every byte as two hex digits, space separated (bpftrace 0.17:
- * "\x01\x02"-style for %rx? it prints hex bytes); %rh: the same, with
- * upper-case... (see out_buf_text's cases).
+ * buf() as bpftrace 0.17 prints it (its hex_format_buffer): %r (kind 's')
+ * keeps printable ASCII (32..126) and writes every other byte as \xNN;
+ * %rx writes every byte as \xNN; %rh as two hex digits, space separated:
+ * "48 65 6c".
  */
 void out_buf_text(struct buf *b, char kind, const uint8_t *v, size_t len)
 {
@@ -48,6 +51,8 @@ void out_buf_text(struct buf *b, char kind, const uint8_t *v, size_t len)
 
 void out_value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, bool json)
 {
+	if (out_fmt_value_text(b, t, p, json))
+		return;
 	switch (t->kind) {
 	case TY_STR: {
 		size_t len = strnlen((const char *)p, (size_t)(t->size > 0 ? t->size : 1));
@@ -95,4 +100,142 @@ void out_value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, b
 		return;
 	}
 	}
+}
+
+
+/* ---- formatted values (issue 4) ------------------------------------------ */
+
+const struct sema_info *out_fmt_info;
+
+/* The wall-clock time of boot, CLOCK_REALTIME - CLOCK_BOOTTIME, read once
+ * (bpftrace reads it at start): strftime()'s base for nsecs values. */
+static struct timespec boot_time(void)
+{
+	static struct timespec bt;
+	static bool known;
+	if (!known) {
+		struct timespec rt, bo;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		clock_gettime(CLOCK_BOOTTIME, &bo);
+		int64_t ns = (rt.tv_sec - bo.tv_sec) * 1000000000LL + (rt.tv_nsec - bo.tv_nsec);
+		bt.tv_sec = ns / 1000000000LL;
+		bt.tv_nsec = ns % 1000000000LL;
+		known = true;
+	}
+	return bt;
+}
+
+void out_strftime(struct buf *b, const char *fmt, uint64_t ns)
+{
+	struct timespec bt = boot_time();
+	/* as bpftrace 0.17: seconds through a double, %f the microseconds */
+	time_t secs = bt.tv_sec + (time_t)((double)((uint64_t)bt.tv_nsec + ns) / 1e9);
+	uint64_t us = (((uint64_t)bt.tv_nsec + ns) % 1000000000ULL) / 1000;
+	struct buf f = {0};
+	for (const char *q = fmt; *q; q++) {
+		if (q[0] == '%' && q[1] == 'f') {
+			buf_printf(&f, "%06llu", (unsigned long long)us);
+			q++;
+		} else {
+			buf_append(&f, q, 1);
+		}
+	}
+	buf_append(&f, "", 1);
+	struct tm tm;
+	char text[1024]; /* bpftrace: STRING_SIZE */
+	size_t n = 0;
+	if (localtime_r(&secs, &tm))
+		n = strftime(text, sizeof(text), f.data, &tm);
+	if (n)
+		buf_append(b, text, n);
+	else
+		buf_append(b, "(?)", 3);
+	buf_free(&f);
+}
+
+static void put_text(struct buf *b, const char *s, size_t len, bool json)
+{
+	if (json)
+		out_json_str(b, s, len);
+	else
+		buf_append(b, s, len);
+}
+
+static void fmt_text(struct buf *b, const struct ast_type *t, const uint8_t *p)
+{
+	uint64_t w;
+	char tmp[64];
+	switch (t->kind) {
+	case TY_BUF: {
+		size_t len = t->size > 0 ? p[0] : 0;
+		if (len > (size_t)t->size - 1)
+			len = (size_t)t->size - 1;
+		out_buf_text(b, 's', p + 1, len);
+		return;
+	}
+	case TY_TSTAMP: {
+		memcpy(&w, p, 8);
+		uint64_t ns;
+		memcpy(&ns, p + 8, 8);
+		const char *fmt = out_fmt_info && w < (uint64_t)out_fmt_info->nprintfs
+					  ? out_fmt_info->printfs[w]->fmt : "";
+		out_strftime(b, fmt, ns);
+		return;
+	}
+	case TY_INET:
+		memcpy(&w, p, 8);
+		/* bpftrace prints nothing for another family */
+		if ((w == AF_INET || w == AF_INET6) && inet_ntop((int)w, p + 8, tmp, sizeof(tmp)))
+			buf_append(b, tmp, strlen(tmp));
+		return;
+	case TY_STRERROR: {
+		memcpy(&w, p, 8);
+		const char *e = strerror((int)w);
+		buf_append(b, e, strlen(e));
+		return;
+	}
+	case TY_MACADDR:
+		buf_printf(b, "%02X:%02X:%02X:%02X:%02X:%02X", p[0], p[1], p[2], p[3], p[4], p[5]);
+		return;
+	default:
+		return;
+	}
+}
+
+bool out_fmt_value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, bool json)
+{
+	if (t->kind == TY_ARRAY && t->elem) {
+		/* bpftrace's array_to_str: [1,2,3] */
+		buf_append(b, "[", 1);
+		for (int i = 0; i < t->count; i++) {
+			if (i)
+				buf_append(b, ",", 1);
+			out_value_text(b, t->elem, p + (size_t)i * (size_t)t->elem->size, json);
+		}
+		buf_append(b, "]", 1);
+		return true;
+	}
+	if (t->kind < TY_BUF || t->kind > TY_MACADDR)
+		return false;
+	if (!json) {
+		fmt_text(b, t, p);
+		return true;
+	}
+	/* JSON: a string (bpftrace 0.17 leaves strftime, strerror and macaddr
+	 * values unquoted, which is not JSON; docs/compat.md) */
+	struct buf v = {0};
+	fmt_text(&v, t, p);
+	put_text(b, v.data ? v.data : "", v.len, true);
+	buf_free(&v);
+	return true;
+}
+
+void out_key_text(struct buf *b, const struct ast_type *t, const uint8_t *p)
+{
+	if (t->kind == TY_BUF) {
+		/* a buf() key prints all its bytes, whatever its length byte (bpftrace 0.17) */
+		out_buf_text(b, 's', p + 1, t->size > 0 ? (size_t)t->size - 1 : 0);
+		return;
+	}
+	out_value_text(b, t, p, false);
 }

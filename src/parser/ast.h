@@ -132,7 +132,22 @@ enum ast_type_kind {
 	TY_STRUCT, /* struct or union: rec = its layout, size = rec->size */
 	TY_ARRAY,  /* fixed-size array: elem, count; size = elem->size * count */
 	TY_TUPLE,  /* tuple: tup = element types and offsets; size = packed size */
+	/* values formatted by ubt when printed (issue 4, output/values.c); bytes
+	 * in a buffer of their size, like a tuple (ast_type_is_blob) */
+	TY_BUF,      /* buf(p, n): size = 1 + n: a u8 length, then the bytes */
+	TY_TSTAMP,   /* strftime(fmt, ns): 16 bytes: u64 format id (sema_printf), u64 ns */
+	TY_INET,     /* ntop([af,] a): 24 bytes: u64 address family, 16 address bytes */
+	TY_STRERROR, /* strerror(e): 8 bytes, the error number */
+	TY_MACADDR,  /* macaddr(p): the 6 bytes */
 };
+
+/* Kept and copied as bytes, keyed and compared byte for byte, printed by
+ * type (output/values.c): tuples and the formatted values above. */
+static inline bool ast_type_is_blob(enum ast_type_kind k)
+{
+	return k == TY_TUPLE || k == TY_BUF || k == TY_TSTAMP || k == TY_INET ||
+	       k == TY_STRERROR || k == TY_MACADDR;
+}
 
 /* Address space a value's pointer-ish bits refer to; only shown by the
  * typed AST dump (bpftrace prints ", AS(user)" for argN in a uprobe). */

@@ -34,7 +34,7 @@ int cdefs_parse(struct ast_program *p, const char *text, int line, int col,
 int cdefs_preproc(struct ast_program *p, const char *text, struct src_loc loc,
 		  struct diags *diags, const char *filename, int include_depth);
 
-/* Attach point text -> provider/target/func, with bpftrace's checks. */
+/* attach_spec.c: attach point text -> provider/target/func, with bpftrace's checks. */
 int parse_attach_points(struct ast_node *prog, struct diags *diags);
 
 #endif

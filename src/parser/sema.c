@@ -75,6 +75,13 @@ const char *sema_type_name(const struct ast_type *t, char *buf, size_t len)
 		buf_free(&b);
 		return buf;
 	}
+	case TY_BUF:
+		snprintf(buf, len, "buffer[%d]", t->size);
+		return buf;
+	case TY_TSTAMP: return "timestamp";
+	case TY_INET: return "inet";
+	case TY_STRERROR: return "strerror";
+	case TY_MACADDR: return "mac_address";
 	case TY_NONE:
 	case TY_VOID:
 	default:
@@ -98,6 +105,11 @@ const char *sema_kind_name(const struct ast_type *t)
 	case TY_STRUCT: return "record";
 	case TY_ARRAY: return "array";
 	case TY_TUPLE: return "tuple";
+	case TY_BUF: return "buffer";
+	case TY_TSTAMP: return "timestamp";
+	case TY_INET: return "inet";
+	case TY_STRERROR: return "strerror";
+	case TY_MACADDR: return "mac_address";
 	default: return "none";
 	}
 }
@@ -219,7 +231,7 @@ static void check_map(struct sema *s, struct ast_node *n)
 		if ((k->type.kind == TY_STRUCT || k->type.kind == TY_ARRAY) && s->pass == 1)
 			diag_error(s->diags, k->loc, "%s values cannot be map keys",
 				   sema_kind_name(&k->type));
-		if (k->type.kind != TY_INT && k->type.kind != TY_STR && k->type.kind != TY_TUPLE &&
+		if (k->type.kind != TY_INT && k->type.kind != TY_STR && !ast_type_is_blob(k->type.kind) &&
 		    k->type.kind != TY_PTR && k->type.kind != TY_USYM &&
 		    k->type.kind != TY_USTACK)
 			keys_ok = false;
@@ -243,7 +255,7 @@ static void check_map(struct sema *s, struct ast_node *n)
 		for (int i = 0; i < nkeys; i++) {
 			keys[i] = key_type(tu->types[i]);
 			if (keys[i].kind != TY_INT && keys[i].kind != TY_STR &&
-			    keys[i].kind != TY_TUPLE && keys[i].kind != TY_USYM &&
+			    !ast_type_is_blob(keys[i].kind) && keys[i].kind != TY_USYM &&
 			    keys[i].kind != TY_PTR)
 				keys_ok = false;
 		}
@@ -264,8 +276,8 @@ static void check_map(struct sema *s, struct ast_node *n)
 				if (a->kind == TY_STR && keys[i].kind == TY_STR) {
 					if (keys[i].size > a->size)
 						a->size = keys[i].size;
-				} else if ((a->kind == TY_TUPLE && keys[i].kind == TY_TUPLE) ||
-					   (a->kind == TY_PTR && keys[i].kind == TY_PTR)) {
+				} else if ((ast_type_is_blob(a->kind) || a->kind == TY_PTR) &&
+					   a->kind == keys[i].kind) {
 					if (!ast_type_eq(a, &keys[i]))
 						same = false;
 				} else if (a->kind != keys[i].kind || a->size != keys[i].size ||
@@ -318,7 +330,7 @@ static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_typ
 				   map->str, sema_tn(&t, a), sema_tn(mt, b));
 		} else if (mt->kind == TY_STR && t.size > mt->size) {
 			mt->size = t.size;
-		} else if (mt->kind == TY_TUPLE && !ast_type_eq(mt, &t)) {
+		} else if (ast_type_is_blob(mt->kind) && !ast_type_eq(mt, &t)) {
 			diag_error(s->diags, map->loc,
 				   "Type mismatch for %s: trying to assign value of type '%s' when map already contains a value of type '%s",
 				   map->str, sema_tn(&t, a), sema_tn(mt, b));

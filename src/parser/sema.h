@@ -66,5 +66,8 @@ const char *sema_type_name(const struct ast_type *t, char *buf, size_t len);
  * the probe has: 0 entry, 1 inside a function, 2 return, 3 none (BEGIN);
  * -1 when they differ (sema_stack.c). */
 int sema_stack_kind(const struct ast_node *probe);
+/* reg("name"): bpftrace's x86-64 register names, index in a reg() node's cval */
+#define SEMA_NREGS 21
+extern const char *const sema_reg_names[SEMA_NREGS];
 
 #endif

@@ -161,6 +161,10 @@ bool sema_builtin_ret(struct sema *s, struct ast_node *n)
 
 static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use,
 			   const struct ast_node *user);
+static bool sema_fmt_call(struct sema *s, struct ast_node *n, enum call_use use,
+			  const struct ast_node *user);
+static bool fmt_is_string_like(enum ast_type_kind k);
+static bool sema_reg_call(struct sema *s, struct ast_node *n);
 
 /* bpftrace's function names; only some are implemented in ubt so far. */
 static const char *const known_funcs[] = {
@@ -329,7 +333,7 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 		if (!l)
 			continue;
 		const struct ast_type *at = &n->kids[i++]->type;
-		if (isbuf && at->kind != TY_STR) {
+		if (isbuf && at->kind != TY_BUF) {
 			diag_error(s->diags, n->loc,
 				   "%s: %%%.*s specifier expects a value of type buffer (%s supplied)",
 				   what, (int)tl, tok, sema_kind_name(at));
@@ -341,7 +345,8 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 		}
 		/* %s of a tuple prints it as print() does (newer bpftrace; 0.17 refuses) */
 		if (at->kind != want && !((at->kind == TY_USYM || at->kind == TY_USTACK ||
-					   at->kind == TY_TUPLE) && want == TY_STR)) {
+					   at->kind == TY_TUPLE || fmt_is_string_like(at->kind)) &&
+					  want == TY_STR)) {
 			diag_error(s->diags, n->loc,
 				   "%s: %%%.*s specifier expects a value of type %s (%s supplied)",
 				   what, (int)tl, tok, want == TY_STR ? "string" : "integer",
@@ -529,7 +534,8 @@ static void check_print(struct sema *s, struct ast_node *n, enum call_use use,
 	}
 	const struct ast_type *t = &n->kids[0]->type;
 	if (s->final && t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_TUPLE &&
-	    t->kind != TY_USYM)
+	    t->kind != TY_USYM && t->kind != TY_BUF && t->kind != TY_ARRAY &&
+	    !fmt_is_string_like(t->kind))
 		diag_error(s->diags, n->loc, "print() does not support values of type %s",
 			   sema_kind_name(t));
 	else if (s->final)
@@ -635,6 +641,10 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 		}
 	} else if (sema_sym_call(s, n, use, user)) {
 		/* usym(), ustack(), uaddr(): issue 7, below */
+	} else if (sema_fmt_call(s, n, use, user)) {
+		/* buf, strftime, join, strerror, ntop, pton, macaddr: below */
+	} else if (sema_reg_call(s, n)) {
+		/* reg("name"): below */
 	} else if (sema_call_more(s, n, use, user)) {
 		/* exit, bswap, strncmp, strcontains, has_key, len, time, system, cat: below */
 	} else {
@@ -775,4 +785,291 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 		return true;
 	}
 	return false;
+}
+
+
+/* ---- value formatting (issue 4: buf, strftime, join, strerror, ntop,
+ * pton, macaddr).  The values are bytes probe code fills (ast.h, TY_BUF ..
+ * TY_MACADDR); ubt turns them into text when it prints them
+ * (output/values.c), as bpftrace 0.17 does in user space.  Messages are
+ * bpftrace 0.17's, typos included. ------------------------------------ */
+
+#include <arpa/inet.h>
+
+/* Values printed as text by %s (bpftrace 0.17 treats them as strings). */
+static bool fmt_is_string_like(enum ast_type_kind k)
+{
+	return k == TY_TSTAMP || k == TY_INET || k == TY_STRERROR || k == TY_MACADDR;
+}
+
+/* bpftrace's check_varargs(): between lo and hi arguments */
+static bool fmt_varargs(struct sema *s, struct ast_node *n, int lo, int hi)
+{
+	if (n->nkids < lo) {
+		if (lo == 1)
+			diag_error(s->diags, n->loc, "%s() requires at least one argument (%d provided)",
+				   n->str, n->nkids);
+		else
+			diag_error(s->diags, n->loc, "%s() requires at least %d arguments (%d provided)",
+				   n->str, lo, n->nkids);
+		return false;
+	}
+	if (n->nkids > hi) {
+		if (hi == 1)
+			diag_error(s->diags, n->loc, "%s() takes up to one argument (%d provided)",
+				   n->str, n->nkids);
+		else
+			diag_error(s->diags, n->loc, "%s() takes up to %d arguments (%d provided)",
+				   n->str, hi, n->nkids);
+		return false;
+	}
+	return true;
+}
+
+/* bpftrace's check_arg(): argument i is an integer (or a string literal) */
+static bool fmt_arg(struct sema *s, struct ast_node *n, int i, enum ast_type_kind want,
+		    bool literal)
+{
+	const struct ast_node *a = n->kids[i];
+	const char *wname = want == TY_STR ? "string" : "integer";
+	if (literal && (a->kind != (want == TY_STR ? AST_STR : AST_INT) || a->type.kind != want)) {
+		int64_t v;
+		if (want == TY_INT && int_literal(a, &v))
+			return true;
+		diag_error(s->diags, n->loc, "%s() expects a %s literal (%s provided)", n->str, wname,
+			   sema_kind_name(&a->type));
+		return false;
+	}
+	if (s->final && a->type.kind != want) {
+		diag_error(s->diags, n->loc, "%s() only supports %s arguments (%s provided)", n->str,
+			   wname, sema_kind_name(&a->type));
+		return false;
+	}
+	return true;
+}
+
+/* buf(p, n) | buf(array): 1 + min(n, BPFTRACE_STRLEN) bytes */
+static void fmt_buf(struct sema *s, struct ast_node *n)
+{
+	int max = sema_strlen(), size = max;
+	n->type = (struct ast_type){ TY_BUF, 1 + max, false, AS_KERNEL };
+	if (!fmt_varargs(s, n, 1, 2))
+		return;
+	const struct ast_type *t = &n->kids[0]->type;
+	if (s->final && t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_PTR &&
+	    t->kind != TY_ARRAY)
+		diag_error(s->diags, n->loc,
+			   "buf() expects an integer, string, or array argument but saw %s",
+			   sema_kind_name(t));
+	if (n->nkids == 1) {
+		if (t->kind == TY_ARRAY)
+			size = t->size;
+		else if (s->final)
+			diag_error(s->diags, n->loc,
+				   "buf() expects a length argument for non-array type %s",
+				   sema_kind_name(t));
+	} else {
+		if (s->final)
+			fmt_arg(s, n, 1, TY_INT, false);
+		int64_t v;
+		if (int_literal(n->kids[1], &v)) {
+			if (v < 0)
+				diag_error(s->diags, n->loc, "buf cannot use negative length (%lld)",
+					   (long long)v);
+			size = v < 0 ? 0 : v > 0x7fffffff ? 0x7fffffff : (int)v;
+		}
+	}
+	if (size > max) {
+		if (s->final)
+			diag_warning(s->diags, n->loc,
+				     "buf() length is too long and will be shortened to %d bytes (see BPFTRACE_STRLEN)",
+				     max);
+		size = max;
+	}
+	n->type.size = 1 + size;
+}
+
+/* ntop([af,] addr): addr an integer (IPv4) or 4 or 16 bytes */
+static void fmt_ntop(struct sema *s, struct ast_node *n)
+{
+	n->type = (struct ast_type){ TY_INET, 24, false, AS_NONE };
+	if (!fmt_varargs(s, n, 1, 2))
+		return;
+	const struct ast_type *t = &n->kids[n->nkids - 1]->type;
+	if (n->nkids == 2)
+		fmt_arg(s, n, 0, TY_INT, false);
+	if (!s->final)
+		return;
+	if (t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_ARRAY)
+		diag_error(s->diags, n->loc, "ntop() expects an integer or array argument, got %s",
+			   sema_kind_name(t));
+	if ((t->kind == TY_ARRAY || t->kind == TY_STR) && t->size != 4 && t->size != 16)
+		diag_error(s->diags, n->loc, "ntop() argument must be 4 or 16 bytes in size");
+}
+
+/* pton("addr"): the address as uint8[4] or uint8[16], known at compile time */
+static void fmt_pton(struct sema *s, struct ast_node *n)
+{
+	n->type = ty_none;
+	if (!check_nargs(s, n, 1))
+		return;
+	const struct ast_node *a = n->kids[0];
+	if (a->kind != AST_STR) {
+		diag_error(s->diags, n->loc, "pton() expects a string literal (%s provided)",
+			   sema_kind_name(&a->type));
+		return;
+	}
+	int af = strchr(a->str, '.') ? AF_INET : strchr(a->str, ':') ? AF_INET6 : 0;
+	unsigned char dst[16];
+	if (!af) {
+		diag_error(s->diags, n->loc,
+			   "pton() expects an string argument of an IPv4/IPv6 address, got %s", a->str);
+		return;
+	}
+	if (inet_pton(af, a->str, dst) != 1) {
+		diag_error(s->diags, n->loc, "pton() expects a valid IPv4/IPv6 address, got %s",
+			   a->str);
+		return;
+	}
+	struct ast_type *e = ast_arena_alloc(s->prog, sizeof(*e));
+	*e = (struct ast_type){ TY_INT, 1, false, AS_NONE };
+	int count = af == AF_INET ? 4 : 16;
+	n->type = (struct ast_type){ .kind = TY_ARRAY, .size = count, .elem = e, .count = count,
+				     .as = AS_KERNEL };
+}
+
+/* macaddr(p): six bytes from a pointer, an integer address or a char[6] */
+static void fmt_macaddr(struct sema *s, struct ast_node *n)
+{
+	n->type = (struct ast_type){ TY_MACADDR, 6, false, AS_NONE };
+	if (!check_nargs(s, n, 1) || !s->final)
+		return;
+	const struct ast_node *a = n->kids[0];
+	const struct ast_type *t = &a->type;
+	if (t->kind != TY_INT && t->kind != TY_ARRAY && t->kind != TY_STR && t->kind != TY_PTR)
+		diag_error(s->diags, n->loc,
+			   "macaddr() only supports array or pointer arguments (%s provided)",
+			   sema_kind_name(t));
+	if ((t->kind == TY_ARRAY || t->kind == TY_STR) && t->size != 6)
+		diag_error(s->diags, n->loc, "macaddr() argument must be 6 bytes in size");
+	if (t->kind == TY_STR && a->kind == AST_STR)
+		diag_error(s->diags, n->loc, "macaddr() does not support literal string arguments");
+}
+
+/* join(char **argv [, "delim"]): prints the joined strings as a line of its own */
+static void fmt_join(struct sema *s, struct ast_node *n, enum call_use use,
+		     const struct ast_node *user)
+{
+	check_use(s, n, use, user, false);
+	n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
+	if (!fmt_varargs(s, n, 1, 2) || !s->final)
+		return;
+	const struct ast_type *t = &n->kids[0]->type;
+	/* sic: bpftrace 0.17 leaves the function's name out */
+	if (t->kind != TY_INT && t->kind != TY_PTR)
+		diag_error(s->diags, n->loc, "() only supports int or pointer arguments (%s provided)",
+			   sema_kind_name(t));
+	if (n->nkids == 2 && !fmt_arg(s, n, 1, TY_STR, true))
+		return;
+	register_fmt(s, n, n->nkids == 2 ? n->kids[1]->str : " ",
+		     n->nkids == 2 ? n->kids[1]->slen : 1, n->nkids);
+}
+
+static bool sema_fmt_call(struct sema *s, struct ast_node *n, enum call_use use,
+			  const struct ast_node *user)
+{
+	const char *f = n->str;
+	if (!strcmp(f, "buf")) {
+		fmt_buf(s, n);
+	} else if (!strcmp(f, "strftime")) {
+		n->type = (struct ast_type){ TY_TSTAMP, 16, false, AS_NONE };
+		if (fmt_varargs(s, n, 2, 2) && s->final && fmt_arg(s, n, 0, TY_STR, true) &&
+		    fmt_arg(s, n, 1, TY_INT, false))
+			register_fmt(s, n, n->kids[0]->str, n->kids[0]->slen, n->nkids);
+	} else if (!strcmp(f, "strerror")) {
+		n->type = (struct ast_type){ TY_STRERROR, 8, false, AS_NONE };
+		if (check_nargs(s, n, 1))
+			fmt_arg(s, n, 0, TY_INT, false);
+	} else if (!strcmp(f, "ntop")) {
+		fmt_ntop(s, n);
+	} else if (!strcmp(f, "pton")) {
+		fmt_pton(s, n);
+	} else if (!strcmp(f, "macaddr")) {
+		fmt_macaddr(s, n);
+	} else if (!strcmp(f, "join")) {
+		fmt_join(s, n, use, user);
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* ---- reg("name") (probes work) ---------------------------------------- */
+
+/*
+ * reg -> 'reg' '(' string ')': a register of the probed thread, by
+ * bpftrace's x86-64 names (struct pt_regs without the r/e prefix).
+ * n->cval gets the index in sema_reg_names[]; codegen (cg_reg) reads it
+ * where the probe's kind keeps it: every register in a profile probe (the
+ * interrupted context); the argument registers, r11 and sp at a function
+ * entry; those, ax and ip (the return address) in a return probe.
+ */
+const char *const sema_reg_names[SEMA_NREGS] = {
+	"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax",
+	"cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss",
+};
+
+static bool reg_available(int kind, bool profile, const char *r)
+{
+	static const char *const args[] = {"di", "si", "dx", "cx", "r8", "r9", "r11", "sp",
+					   "orig_ax", "cs", "ss"};
+	if (profile)
+		return true;
+	if (kind == 2 && (!strcmp(r, "ax") || !strcmp(r, "ip")))
+		return true;
+	if (kind != 0 && kind != 2)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(args); i++)
+		if (!strcmp(r, args[i]))
+			return true;
+	return false;
+}
+
+static bool sema_reg_call(struct sema *s, struct ast_node *n)
+{
+	if (strcmp(n->str, "reg"))
+		return false;
+	n->type = ty_uint64;
+	if (!check_nargs(s, n, 1))
+		return true;
+	const struct ast_node *a = n->kids[0];
+	if (a->kind != AST_STR) {
+		if (s->final)
+			diag_error(s->diags, n->loc, "reg() expects a string literal (%s provided)",
+				   sema_kind_name(&a->type));
+		return true;
+	}
+	const char *first = s->probe->nkids ? s->probe->kids[0]->attach.provider : "";
+	if (!strcmp(first, "BEGIN") || !strcmp(first, "END")) {
+		diag_error(s->diags, n->loc, "reg can not be used with \"%s\" probes", first);
+		return true;
+	}
+	int idx = -1;
+	for (int i = 0; i < SEMA_NREGS; i++)
+		if (!strcmp(a->str, sema_reg_names[i]))
+			idx = i;
+	if (idx < 0) {
+		diag_error(s->diags, n->loc, "'%s' is not a valid register on this architecture (x86_64)",
+			   a->str);
+		return true;
+	}
+	n->cval = (uint64_t)idx;
+	bool profile = !strcmp(first, "profile");
+	if (!strcmp(first, "interval"))
+		return true; /* runs in ubt: 0, as BEGIN's registers (docs/compat.md) */
+	if (!reg_available(sema_stack_kind(s->probe), profile, a->str))
+		diag_error(s->diags, n->loc,
+			   "reg(\"%s\") is not available in this probe in ubt: its trampoline does not "
+			   "save it (every register is available in profile probes)", a->str);
+	return true;
 }

@@ -30,8 +30,8 @@ int sema_stack_kind(const struct ast_node *probe)
 		int k;
 		if (a->provider && !strcmp(a->provider, "uretprobe"))
 			k = 2;
-		else if (a->provider && !strcmp(a->provider, "usdt"))
-			k = 1;
+		else if (a->provider && (!strcmp(a->provider, "usdt") || !strcmp(a->provider, "profile")))
+			k = 1; /* profile: the interrupted registers, as at a usdt site */
 		else if (a->provider && !strcmp(a->provider, "uprobe"))
 			k = a->offset || (!a->func && a->address) ? 1 : 0;
 		else

@@ -147,6 +147,23 @@ enum rt_stack_kind {
 };
 
 /*
+ * profile:hz:N (rt_profile.c).  One process CPU-time timer per profile
+ * attach point (timer_create(CLOCK_PROCESS_CPUTIME_ID) made by ubt with a
+ * remote system call), each sending prof_sig with si_value = value; the
+ * runtime's handler rt_profile_sig runs `handler` (a probe function, called
+ * like a mid-function site with a struct rt_regs_mid built from the
+ * interrupted context) for the timer that fired.
+ */
+#define RT_PROF_MAX 8
+
+struct rt_prof_timer {
+	uint64_t handler; /* probe function in the target */
+	int32_t timer;    /* kernel timer id */
+	uint32_t value;   /* si_value.sival_int the timer sends: RT_PROF_COOKIE + index */
+};
+#define RT_PROF_COOKIE 0x75627400u /* "ubt\0" */
+
+/*
  * The header at offset 0 of the data part (it must fit in one page).  Written by ubt before any
  * probe is armed; the fields under "target writes" change while probes run.
  */
@@ -204,6 +221,13 @@ struct rt_shm_header {
 	uint64_t dl_rstate;         /* ubt writes: &_r_debug.r_state, 0: no waiting */
 	volatile uint32_t dl_ack;   /* ubt writes: low 32 bits of dl_events it handled */
 	uint32_t pad3;
+	/* profile probes (rt_profile.c); ubt writes prof_sig, nprof and prof[]
+	 * before arming, the target the counters */
+	uint32_t prof_sig;  /* the real-time signal the timers send, 0: no profile probe */
+	uint32_t nprof;     /* timers in prof[] */
+	struct rt_prof_timer prof[RT_PROF_MAX];
+	volatile uint64_t prof_samples; /* timer signals handled */
+	volatile uint64_t prof_foreign; /* prof_sig signals not from our timers (passed on) */
 };
 
 /*
@@ -260,6 +284,15 @@ enum rt_event_type {
 	RT_EV_CALL = 5,   /* system/cat/time/strftime/...: id = call id, arguments as printf */
 	RT_EV_WARN = 6,   /* -k/-kk: a helper failed: struct rt_ev_warn */
 };
+
+/*
+ * join(argv[, delim]) is an RT_EV_CALL whose payload is RT_JOIN_MAX slots
+ * of RT_JOIN_ARG_SIZE bytes, argv[0], argv[1], ... each NUL-terminated
+ * (and cut to RT_JOIN_ARG_SIZE - 1 bytes); the first empty slot ends the
+ * list (rt_fmt.c).  bpftrace 0.17's limits: 16 strings of 1024 bytes.
+ */
+#define RT_JOIN_MAX 16
+#define RT_JOIN_ARG_SIZE 1024
 
 /*
  * RT_EV_WARN payload (only with -k / -kk, bpftrace's helper error checks):

@@ -41,6 +41,9 @@ import shlex
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from proc import kill_session  # noqa: E402  (tests/lib/proc.py)
+
 TARGET_LINE = re.compile(r"^(total|checksum) -?\d+$")
 MAP_LINE = re.compile(r"^(@[A-Za-z0-9_]*)\[.*\]: (.*)$")
 
@@ -125,7 +128,7 @@ def run(tracer, case, progdir, timeout):
         try:
             out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            p.kill()
+            kill_session(p)  # the tracer, its -c child and anything else it left
             out, err = p.communicate()
             return out, "timeout", -1
         if outf:

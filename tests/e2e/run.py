@@ -88,6 +88,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from proc import leftovers  # noqa: E402  (tests/lib/proc.py)
+
 RLIMIT_NOISE = re.compile(r"^ERROR: .*RLIMIT_MEMLOCK.*$\n?", re.M)
 
 
@@ -513,35 +516,6 @@ class Runner:
         if t.diff and ref is None and not self.tracer_is_bpftrace:
             return "ok (bpftrace not available: no differential run)"
         return "ok"
-
-
-def leftovers(sid, deadline):
-    """Processes still in session sid (the session RUN was started in), after
-    waiting until deadline for them to go away.  They are killed."""
-    while True:
-        left = []
-        for d in os.listdir("/proc"):
-            if not d.isdigit():
-                continue
-            try:
-                with open("/proc/%s/stat" % d) as f:
-                    st = f.read()
-            except OSError:
-                continue
-            comm = st[st.index("(") + 1:st.rindex(")")]
-            fields = st[st.rindex(")") + 2:].split()
-            if int(fields[3]) == sid and fields[0] not in "ZX":
-                left.append((int(d), comm))
-        if not left or time.monotonic() >= deadline:
-            break
-        time.sleep(0.05)
-    # only processes of a session this runner created are killed here
-    for pid, _ in left:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    return ["%d (%s)" % l for l in left]
 
 
 MAP_LINE = re.compile(r"^(@[A-Za-z0-9_]*)\[.*\]: (-?\d+)$")

@@ -1,0 +1,42 @@
+/*
+ * session_internal.h - what session.c (planning, install), placement.c
+ * (memory in the target) and patch.c (patching, detach) share.  Not part
+ * of attach's interface (that is attach.h).
+ */
+#ifndef UBT_ATTACH_SESSION_INTERNAL_H
+#define UBT_ATTACH_SESSION_INTERNAL_H
+
+#include "attach.h"
+
+#include <stdint.h>
+#include <time.h>
+
+#define PAGE 4096ull
+
+static inline uint64_t att_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* session.c */
+void att_sys_error(struct att_session *s, int err, const char *what);
+int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps);
+int att_place_sites(struct att_session *s, int first);
+
+/* placement.c */
+int att_rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+	     uint64_t a5, uint64_t a6, int64_t *out);
+void att_group_sites(struct att_session *s, int island, uint64_t *lo, uint64_t *hi,
+		     uint64_t *ref);
+int att_find_gap(struct proc_map *maps, int n, uint64_t lo, uint64_t hi, uint64_t ref,
+		 uint64_t size, uint64_t *addr);
+int att_map_remote(struct att_session *s, uint64_t at);
+int att_map_local_only(struct att_session *s);
+int att_map_host_code(struct att_session *s, size_t size);
+size_t att_tramp_max(const struct att_site *site);
+size_t att_tramp_bytes(const struct att_session *s, int island);
+int att_map_islands(struct att_session *s, struct proc_map **maps, int *nmaps);
+
+#endif
