@@ -344,6 +344,7 @@ static void sym_late_sites(const struct att_session *s, int first)
 {
 	out_sym_init(s->t.pid);
 	sym_alias_sites(s, first);
+	out_stack_loaded(att_data(s)); /* ustack walks through the new library */
 }
 
 /*

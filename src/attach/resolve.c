@@ -949,8 +949,10 @@ int att_resolve_plan_mid(struct att_session *s, const struct att_point *p, uint6
 
 void att_resolve_not_loaded(struct att_session *s, struct att_point *p)
 {
-	/* function-entry uprobes are armed when the library is loaded (dlopen.c) */
-	bool later = !p->mid && !strcmp(p->attach->attach.provider, "uprobe");
+	/* uprobes (entry and FUNC+OFFSET) and uretprobes are armed when the
+	 * library is loaded (dlopen.c); usdt probes are not */
+	bool later = !strcmp(p->attach->attach.provider, "uprobe") ||
+		     !strcmp(p->attach->attach.provider, "uretprobe");
 	p->pending = later;
 	/* once per file */
 	for (const struct att_point *q = s->points; q < p; q++)

@@ -147,6 +147,44 @@ static struct rt_stack_entry *claim(struct rt_stack_table *t, uint64_t id)
 }
 
 /*
+ * The part of the stack from sp that ubt's CFI unwinder needs, mixed into
+ * id: every word that points into code, with its position.  The copy ends
+ * at the first word pointing into an outermost function (RT_CODE_END: the
+ * return address into start_thread or __libc_start_call_main), where the
+ * unwinder stops anyway; above it lie only that function's frame and the
+ * thread's TLS and TCB (for a pthread, tp is the top).  For
+ *
+ *   f <- chain4 <- ... <- time_loop <- worker <- start_thread
+ *
+ * that is about 300 bytes instead of the 1-8 KiB up to the top.  Words
+ * that point into the stack itself (saved frame and object pointers) are
+ * skipped before the range lookup.  *copyp gets the bytes to copy.
+ */
+static uint64_t hash_copy(uint64_t id, uint64_t sp, uint64_t hi, uint64_t cap,
+			  uint64_t *copyp)
+{
+	const struct rt_stack_facts *f = &rt_hdr()->stk;
+	uint64_t copy = (hi - sp < cap ? hi - sp : cap) & ~7ull;
+	const uint64_t *s = (const uint64_t *)sp;
+	uint64_t lo = f->code_lo, span = f->code_hi - f->code_lo;
+	for (uint64_t i = 0; i < copy / 8; i++) {
+		uint64_t v = s[i];
+		if (v - lo >= span || v - sp < hi - sp)
+			continue;
+		const struct rt_code_range *r = code_of(f, v);
+		if (!r)
+			continue;
+		id = mix(id, v ^ (i << 48));
+		if (r->flags & RT_CODE_END) {
+			copy = (i + 1) * 8;
+			break;
+		}
+	}
+	*copyp = copy;
+	return mix(id, 1);
+}
+
+/*
  * The id of the current stack, at most n frames (1..RT_STACK_MAX).
  * regs: a struct rt_regs whose `ret` is the real return slot (its other
  * words need not be valid: codegen points it into the handler's caller's
@@ -202,16 +240,8 @@ RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n
 	for (uint32_t i = 0; i < w.n; i++)
 		id = mix(id, w.frames[i]);
 	uint64_t copy = 0;
-	if (w.cfi && hi > sp) {
-		const struct rt_stack_facts *f = &rt_hdr()->stk;
-		copy = hi - sp < t->copy_size ? hi - sp : t->copy_size;
-		copy &= ~7ull;
-		const uint64_t *s = (const uint64_t *)sp;
-		for (uint64_t i = 0; i < copy / 8; i++)
-			if (s[i] >= f->code_lo && s[i] < f->code_hi && code_of(f, s[i]))
-				id = mix(id, s[i] ^ (i << 48));
-		id = mix(id, 1);
-	}
+	if (w.cfi && hi > sp)
+		id = hash_copy(id, sp, hi, t->copy_size, &copy);
 	if (!id)
 		id = 1;
 	struct rt_stack_entry *e = claim(t, id);
