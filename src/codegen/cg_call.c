@@ -139,9 +139,86 @@ static LLVMValueRef rseq_field(struct cg *c, int64_t field, uint32_t what)
 	return LLVMBuildLoad2(c->b, c->i64, res, "");
 }
 
+static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp);
+static LLVMValueRef gep_const(struct cg *c, LLVMValueRef p, uint64_t off);
+
+/*
+ * comm, uid, gid: the thread's cached copy (struct rt_ids in its slot,
+ * rt_builtin.c), good while its gen equals the header's ids_gen:
+ *
+ *   t = this thread's slot (c->thread, or found inline without the guard)
+ *   p = t found && t->ids.gen == hdr->ids_gen ? &t->ids : rt_ids_load(&tmp), &tmp
+ *
+ * Returns p (struct rt_ids *), or NULL where the cache cannot serve: in
+ * ubt (BEGIN/END run once), and where the kernel tid's place in the TCB is
+ * unknown, since a new thread reusing a dead one's TCB would then find the
+ * dead thread's copy.
+ */
+static LLVMValueRef ids_ptr(struct cg *c, uint32_t use)
+{
+	if (c->side != CG_SIDE_TARGET || !c->facts || !c->facts->has_tid)
+		return NULL;
+	c->ids_used |= use;
+	LLVMValueRef ok, t;
+	if (c->thread) {
+		t = c->thread;
+		ok = LLVMConstInt(c->i1, 1, 0);
+	} else {
+		t = thread_slot(c, &ok);
+	}
+	LLVMValueRef ids = gep_const(c, t, offsetof(struct rt_thread, ids));
+	LLVMValueRef tg = LLVMBuildLoad2(c->b, c->i64, ids, "ids_gen");
+	LLVMValueRef hg = LLVMBuildLoad2(c->b, c->i64,
+					 cg_shm_ptr(c, offsetof(struct rt_shm_header, ids_gen)), "");
+	LLVMSetVolatile(tg, 1);
+	LLVMSetVolatile(hg, 1);
+	ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntEQ, tg, hg, ""), "");
+	LLVMValueRef tmp = cg_alloca(c, LLVMArrayType(c->i8, sizeof(struct rt_ids)), "ids");
+	LLVMBasicBlockRef here = LLVMGetInsertBlock(c->b);
+	LLVMBasicBlockRef slow = cg_new_bb(c, "ids_slow"), done = cg_new_bb(c, "ids_done");
+	LLVMBuildCondBr(c->b, ok, done, slow);
+	LLVMPositionBuilderAtEnd(c->b, slow);
+	LLVMTypeRef fty, p[] = {c->ptr};
+	LLVMValueRef f = rt_fn(c, "rt_ids_load", c->void_t, p, 1, &fty);
+	LLVMBuildCall2(c->b, fty, f, &tmp, 1, "");
+	LLVMBuildBr(c->b, done);
+	LLVMPositionBuilderAtEnd(c->b, done);
+	LLVMValueRef phi = LLVMBuildPhi(c->b, c->ptr, "ids");
+	LLVMValueRef vals[] = {ids, tmp};
+	LLVMBasicBlockRef bbs[] = {here, slow};
+	LLVMAddIncoming(phi, vals, bbs, 2);
+	return phi;
+}
+
+/* uid (what 0) or gid (what 1) */
+static LLVMValueRef builtin_cred(struct cg *c, uint32_t what)
+{
+	LLVMValueRef p = ids_ptr(c, RT_IDS_CRED);
+	if (!p)
+		return builtin_call(c, "rt_ids", c->i64, what);
+	uint64_t off = what ? offsetof(struct rt_ids, gid) : offsetof(struct rt_ids, uid);
+	return LLVMBuildZExt(c->b, LLVMBuildLoad2(c->b, c->i32, gep_const(c, p, off), ""), c->i64,
+			     "");
+}
+
+static LLVMValueRef builtin_comm(struct cg *c)
+{
+	LLVMValueRef buf = cg_alloca(c, LLVMArrayType(c->i8, 16), "comm");
+	LLVMValueRef p = ids_ptr(c, RT_IDS_COMM);
+	if (p) {
+		LLVMBuildMemCpy(c->b, buf, 8, gep_const(c, p, offsetof(struct rt_ids, comm)), 8,
+				cg_const(c, 16));
+		return buf;
+	}
+	LLVMTypeRef fty, pt[] = {c->ptr};
+	LLVMValueRef f = rt_fn(c, "rt_comm", c->void_t, pt, 1, &fty);
+	LLVMBuildCall2(c->b, fty, f, &buf, 1, "");
+	return buf;
+}
+
 LLVMValueRef cg_builtin_uid(struct cg *c)
 {
-	return builtin_call(c, "rt_ids", c->i64, 0);
+	return builtin_cred(c, 0);
 }
 
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
@@ -160,7 +237,7 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 	if (!strcmp(n->str, "uid"))
 		return cg_builtin_uid(c);
 	if (!strcmp(n->str, "gid"))
-		return builtin_call(c, "rt_ids", c->i64, 1);
+		return builtin_cred(c, 1);
 	if (!strcmp(n->str, "numaid")) {
 		if (c->facts->has_rseq && c->facts->rseq_node)
 			return rseq_field(c, RT_RSEQ_NODE_ID, 2);
@@ -173,13 +250,8 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 			return rseq_field(c, RT_RSEQ_CPU_ID, 3);
 		return builtin_call(c, "rt_ids", c->i64, 3);
 	}
-	if (!strcmp(n->str, "comm")) {
-		LLVMValueRef buf = cg_alloca(c, LLVMArrayType(c->i8, 16), "comm");
-		LLVMTypeRef fty, p[] = {c->ptr};
-		LLVMValueRef f = rt_fn(c, "rt_comm", c->void_t, p, 1, &fty);
-		LLVMBuildCall2(c->b, fty, f, &buf, 1, "");
-		return buf;
-	}
+	if (!strcmp(n->str, "comm"))
+		return builtin_comm(c);
 	if (!strcmp(n->str, "kstack"))
 		return const_str(c, "", 1);
 	if (!strcmp(n->str, "username")) {
@@ -364,7 +436,8 @@ static void signal_fence(struct cg *c)
  * busy; then busy is set and the slot returned.  Anything else (first hit,
  * a collision, re-entry, a reused TCB) calls rt_thread_enter().
  */
-LLVMValueRef cg_thread_enter(struct cg *c)
+/* The slot the thread pointer hashes to; *ok: it holds this thread. */
+static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp)
 {
 	const struct cg_layout *l = c->layout;
 	LLVMValueRef tpp = LLVMConstNull(c->ptr_fs);
@@ -372,7 +445,7 @@ LLVMValueRef cg_thread_enter(struct cg *c)
 	LLVMValueRef h = LLVMBuildMul(c->b, tp, cg_const(c, RT_TP_HASH_MUL), "");
 	h = LLVMBuildAnd(c->b, LLVMBuildLShr(c->b, h, cg_const(c, RT_TP_HASH_SHIFT), ""),
 			 cg_const(c, l->nthreads - 1), "");
-	LLVMValueRef off = LLVMBuildAdd(c->b, LLVMBuildShl(c->b, h, cg_const(c, 7), ""),
+	LLVMValueRef off = LLVMBuildAdd(c->b, LLVMBuildShl(c->b, h, cg_const(c, RT_THREAD_SHIFT), ""),
 					cg_const(c, l->threads_off), "");
 	LLVMValueRef t = LLVMBuildGEP2(c->b, c->i8, c->shm, &off, 1, "slot");
 	LLVMValueRef ok = LLVMBuildICmp(c->b, LLVMIntEQ, LLVMBuildLoad2(c->b, c->i64, t, ""), tp, "");
@@ -385,6 +458,13 @@ LLVMValueRef cg_thread_enter(struct cg *c)
 			c->b, c->i32, gep_const(c, t, offsetof(struct rt_thread, tid)), "");
 		ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntEQ, tid, st, ""), "");
 	}
+	*okp = ok;
+	return t;
+}
+
+LLVMValueRef cg_thread_enter(struct cg *c)
+{
+	LLVMValueRef ok, t = thread_slot(c, &ok);
 	LLVMValueRef busyp = gep_const(c, t, offsetof(struct rt_thread, busy));
 	LLVMValueRef busy = LLVMBuildLoad2(c->b, c->i32, busyp, "");
 	LLVMSetVolatile(busy, 1);
@@ -454,13 +534,12 @@ static LLVMValueRef ring_reserve(struct cg *c, uint32_t len, uint32_t type, uint
 	} else {
 		LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, fits, room, ""), fast, slow);
 	}
-	/* ring i is at rings_off + i * size, where i = (t - threads) / 128 */
+	/* ring i is at rings_off + i * size, where i = (t - threads) / sizeof(struct rt_thread) */
 	LLVMPositionBuilderAtEnd(c->b, fast);
-	_Static_assert(sizeof(struct rt_thread) == 128, "rt_thread is 128 bytes");
 	LLVMValueRef ti = LLVMBuildSub(c->b, LLVMBuildPtrToInt(c->b, t, c->i64, ""),
 				       LLVMBuildPtrToInt(c->b, cg_shm_ptr(c, l->threads_off), c->i64,
 							 ""), "");
-	LLVMValueRef roff = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, ti, cg_const(c, size / 128), ""),
+	LLVMValueRef roff = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, ti, cg_const(c, size >> RT_THREAD_SHIFT), ""),
 					 cg_const(c, l->rings_off), "");
 	roff = LLVMBuildAdd(c->b, roff, pos, "");
 	LLVMValueRef rec_fast = LLVMBuildGEP2(c->b, c->i8, c->shm, &roff, 1, "");

@@ -33,6 +33,7 @@ struct cg {
 	const struct cg_usdt_spec *usdt_spec; /* usdt variant being generated, or NULL */
 	const char *site_name; /* `probe` of the sites of the variant being generated, or NULL */
 	uint32_t mid_regs;     /* cg_object.mid_regs, collected by cg_reg() */
+	uint32_t ids_used;     /* cg_object.ids_used, collected by comm/uid/gid (cg_call.c) */
 	const struct sema_info *info;
 	const struct cg_layout *layout;
 	const struct cg_facts *facts;

@@ -380,6 +380,7 @@ static int emit(struct cg *c, LLVMTargetMachineRef tm, bool keep_text, struct cg
 			    LLVMGetNamedFunction(c->mod, "rt_read_str");
 	obj->uses_stack = LLVMGetNamedFunction(c->mod, "rt_stack_id") != NULL;
 	obj->mid_regs = c->mid_regs;
+	obj->ids_used = c->ids_used;
 	obj->elf_size = LLVMGetBufferSize(mb);
 	obj->elf = xmalloc(obj->elf_size);
 	memcpy(obj->elf, LLVMGetBufferStart(mb), obj->elf_size);

@@ -144,6 +144,8 @@ struct cg_object {
 	bool uses_stack;   /* calls rt_stack_id: mid-function trampolines save pc, rsp, rbp */
 	uint32_t mid_regs; /* reg() in usdt/FUNC+OFF probes: slots of struct rt_regs_mid
 			    * (bit = offset / 8) mid-function trampolines must save */
+	uint32_t ids_used; /* enum rt_ids_use: comm/uid/gid read from the thread's cache,
+			    * which ubt's poll of /proc/PID/task keeps fresh (attach/ids.c) */
 };
 
 void cg_layout(const struct sema_info *info, const struct cg_options *opt, struct cg_layout *out);
