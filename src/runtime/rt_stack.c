@@ -189,13 +189,17 @@ fp_walk_(struct walk *w, uint64_t ra, uint64_t fp, uint64_t lo, uint64_t hi, uin
 	}
 }
 
-static void fp_walk(struct walk *w, uint64_t ra, uint64_t fp, uint64_t lo, uint64_t hi,
-		    uint32_t max, struct shadow *sh)
+static __attribute__((noinline)) void fp_walk(struct walk *w, uint64_t ra, uint64_t fp,
+					     uint64_t lo, uint64_t hi, uint32_t max)
 {
-	if (sh->k)
-		fp_walk_(w, ra, fp, lo, hi, max, sh);
-	else
-		fp_walk_(w, ra, fp, lo, hi, max, 0);
+	fp_walk_(w, ra, fp, lo, hi, max, 0);
+}
+
+static __attribute__((noinline)) void fp_walk_ret(struct walk *w, uint64_t ra, uint64_t fp,
+						 uint64_t lo, uint64_t hi, uint32_t max,
+						 struct shadow *sh)
+{
+	fp_walk_(w, ra, fp, lo, hi, max, sh);
 }
 
 static struct rt_stack_entry *entry_at(struct rt_stack_table *t, uint64_t i)
@@ -204,7 +208,8 @@ static struct rt_stack_entry *entry_at(struct rt_stack_table *t, uint64_t i)
 }
 
 /* Finds or claims the entry of id; NULL when it exists or cannot be stored. */
-static struct rt_stack_entry *claim(struct rt_stack_table *t, uint64_t id)
+static inline __attribute__((always_inline)) struct rt_stack_entry *
+claim(struct rt_stack_table *t, uint64_t id)
 {
 	uint64_t mask = t->cap - 1;
 	for (uint64_t k = 0; k < RT_STACK_PROBES && k <= mask; k++) {
@@ -268,15 +273,6 @@ hash_copy_(uint64_t id, uint64_t sp, uint64_t hi, uint64_t cap, uint64_t *copyp,
 	return mix(id, 1);
 }
 
-/* (the scan's two versions: without and with return probes in the thread) */
-static uint64_t hash_copy(uint64_t id, uint64_t sp, uint64_t hi, uint64_t cap, uint64_t *copyp,
-			  struct shadow *sh)
-{
-	if (sh->k)
-		return hash_copy_(id, sp, hi, cap, copyp, sh);
-	return hash_copy_(id, sp, hi, cap, copyp, 0);
-}
-
 /*
  * The copy as an unprobed run would have it: each hijacked slot in it
  * holds its caller's return address again, so ubt's CFI unwinder steps
@@ -303,7 +299,8 @@ static void shadow_patch(const struct shadow *all, uint64_t sp, uint64_t copy, u
  * address (inside the site's trampoline; ubt maps it back) for entry
  * probes.
  */
-RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n)
+static inline __attribute__((always_inline)) uint64_t
+stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, const int with_ret)
 {
 	struct rt_stack_table *t = rt_stack_table();
 	if (!t || !n)
@@ -314,9 +311,8 @@ RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n
 	w.n = 0;
 	w.cfi = 0;
 	struct shadow all = {0, 0}; /* the thread's shadow stack, when return probes are on */
-	uint64_t rets = rt_hdr()->rets_addr;
-	if (rets)
-		shadow_find(&all, rets);
+	if (with_ret)
+		shadow_find(&all, rt_hdr()->rets_addr);
 	struct shadow sh = all;
 	uint64_t pc, sp, rbp;
 	if (kind == RT_STK_MID) {
@@ -332,26 +328,35 @@ RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n
 			sp = (uint64_t)&r->ret;
 			w.frames[w.n++] = site;
 		} else {
-			pc = shadow_fix(&sh, (uint64_t)&r->ret, r->ret);
+			pc = with_ret ? shadow_fix(&sh, (uint64_t)&r->ret, r->ret) : r->ret;
 			sp = (uint64_t)&r->ret + 8;
 		}
 		rbp = caller_rbp(sp);
 	}
 	uint64_t hi = stack_top(sp);
+#define WALK(ra, fp, lo)                                                   \
+	do {                                                               \
+		if (with_ret && sh.k)                                      \
+			fp_walk_ret(&w, ra, fp, lo, hi, n, &sh);           \
+		else                                                       \
+			fp_walk(&w, ra, fp, lo, hi, n);                    \
+	} while (0)
 	if (kind == RT_STK_ENTRY) {
 		/* the caller, then the walk from the caller's frame */
 		/* (a tail call from a function with a return probe: the slot holds its stub) */
-		uint64_t ret = shadow_fix(&sh, sp, ((const struct rt_regs *)regs)->ret);
+		uint64_t ret = ((const struct rt_regs *)regs)->ret;
+		if (with_ret)
+			ret = shadow_fix(&sh, sp, ret);
 		if (w.n < n)
 			w.frames[w.n++] = ret;
 		if (hi && w.n < n)
-			fp_walk(&w, ret, rbp, sp + 8, hi, n, &sh);
+			WALK(ret, rbp, sp + 8);
 	} else if (kind == RT_STK_RET) {
 		w.frames[w.n++] = pc;
 		if (hi && w.n < n)
-			fp_walk(&w, pc, rbp, sp, hi, n, &sh);
+			WALK(pc, rbp, sp);
 	} else if (hi && w.n < n) {
-		fp_walk(&w, pc, rbp, sp, hi, n, &sh);
+		WALK(pc, rbp, sp);
 	}
 	uint64_t id = mix(0x6a09e667f3bcc908ull, n);
 	for (uint32_t i = 0; i < w.n; i++)
@@ -359,7 +364,7 @@ RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n
 	uint64_t copy = 0;
 	if (w.cfi && hi > sp) {
 		sh = all;
-		id = hash_copy(id, sp, hi, t->copy_size, &copy, &sh);
+		id = hash_copy_(id, sp, hi, t->copy_size, &copy, with_ret && sh.k ? &sh : 0);
 	}
 	if (!id)
 		id = 1;
@@ -379,11 +384,29 @@ RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n
 		const char *src = (const char *)sp;
 		for (uint64_t i = 0; i < copy; i++)
 			dst[i] = src[i];
-		if (all.k)
+		if (with_ret && all.k)
 			shadow_patch(&all, sp, copy, (uint64_t *)dst);
 		e->copy_len = (uint32_t)copy;
 		e->flags = RT_STK_COPY;
 	}
 	__atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
 	return id;
+}
+
+/*
+ * Two copies of the same code: without return probes in the process
+ * (rets_addr 0) none of the shadow-stack work is compiled in, so ustack
+ * costs what it did before return probes were taken into account.
+ */
+static __attribute__((noinline)) uint64_t stack_id_ret(void *regs, uint64_t site, uint32_t kind,
+						       uint32_t n)
+{
+	return stack_id(regs, site, kind, n, 1);
+}
+
+RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n)
+{
+	if (rt_hdr()->rets_addr)
+		return stack_id_ret(regs, site, kind, n);
+	return stack_id(regs, site, kind, n, 0);
 }
