@@ -489,13 +489,14 @@ static uint64_t boottime_ns(void)
 
 static uint64_t start_ns;
 
-/* What builtins read from the shared header: nsecs, elapsed, cpid. */
+/* What builtins read from the shared header: nsecs, elapsed, cpid, cgroup. */
 static void set_builtin_facts(struct att_session *s, const struct options *o)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	h->start_ns = start_ns;
 	if (s->has_target && o->cmd)
 		h->cpid = (uint32_t)s->t.pid;
+	h->cgroup_id = att_cgroup_id(s->has_target ? s->t.pid : getpid());
 }
 
 static int dump_object(const char *what, const struct cg_object *obj)
@@ -585,6 +586,8 @@ int main(int argc, char **argv)
 	if (o.dump && !strcmp(o.dump, "ast"))
 		ast_dump(prog, false, stdout);
 	sema_unsafe = o.unsafe;
+	/* the `probe` builtin's longest name at each probe's sites (names.c) */
+	att_probe_name_sizes(prog, o.pid);
 	/* a uprobe's `args`: typed from the binary's DWARF before sema */
 	if (att_dwarf_args(prog, o.pid, &d) || sema_check(prog, &d, &info)) {
 		diag_print(&d, stderr);

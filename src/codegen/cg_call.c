@@ -95,7 +95,9 @@ static LLVMValueRef builtin_probe(struct cg *c, const struct ast_node *n, bool f
 {
 	const struct ast_node *ap = c->probe->nkids ? c->probe->kids[0] : NULL;
 	char *text;
-	if (!ap)
+	if (c->site_name && !func) /* this variant's sites (attach/names.c) */
+		text = xstrdup(c->site_name);
+	else if (!ap)
 		text = xstrdup("");
 	else if (func)
 		text = xstrdup(ap->attach.func ? ap->attach.func : "");
@@ -117,6 +119,31 @@ static LLVMValueRef builtin_call(struct cg *c, const char *name, LLVMTypeRef ret
 	return ret == c->i64 ? v : LLVMBuildZExt(c->b, v, c->i64, "");
 }
 
+/*
+ * cpu, numaid: a field of the thread's struct rseq; a thread rseq does not
+ * know (cpu_id -1: not registered) asks getcpu (rt_ids(what)).
+ */
+static LLVMValueRef rseq_field(struct cg *c, int64_t field, uint32_t what)
+{
+	LLVMValueRef cpu = fs_load32(c, c->facts->rseq_off + RT_RSEQ_CPU_ID);
+	LLVMValueRef v = field == RT_RSEQ_CPU_ID ? cpu : fs_load32(c, c->facts->rseq_off + field);
+	LLVMValueRef bad = LLVMBuildICmp(c->b, LLVMIntEQ, cpu, cg_const(c, 0xffffffffu), "");
+	LLVMValueRef res = cg_alloca(c, c->i64, "rseq_field");
+	LLVMBuildStore(c->b, v, res);
+	LLVMBasicBlockRef slow = cg_new_bb(c, "rseq_slow"), done = cg_new_bb(c, "rseq_done");
+	LLVMBuildCondBr(c->b, bad, slow, done);
+	LLVMPositionBuilderAtEnd(c->b, slow);
+	LLVMBuildStore(c->b, builtin_call(c, "rt_ids", c->i64, what), res);
+	LLVMBuildBr(c->b, done);
+	LLVMPositionBuilderAtEnd(c->b, done);
+	return LLVMBuildLoad2(c->b, c->i64, res, "");
+}
+
+LLVMValueRef cg_builtin_uid(struct cg *c)
+{
+	return builtin_call(c, "rt_ids", c->i64, 0);
+}
+
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 {
 	if (cg_is_stack(n))
@@ -126,31 +153,24 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 	if (!strcmp(n->str, "elapsed"))
 		return LLVMBuildSub(c->b, builtin_nsecs(c),
 				    hdr_load(c, offsetof(struct rt_shm_header, start_ns), c->i64), "");
+	if (!strcmp(n->str, "cgroup"))
+		return hdr_load(c, offsetof(struct rt_shm_header, cgroup_id), c->i64);
 	if (!strcmp(n->str, "cpid"))
 		return hdr_load(c, offsetof(struct rt_shm_header, cpid), c->i32);
 	if (!strcmp(n->str, "uid"))
-		return builtin_call(c, "rt_ids", c->i64, 0);
+		return cg_builtin_uid(c);
 	if (!strcmp(n->str, "gid"))
 		return builtin_call(c, "rt_ids", c->i64, 1);
-	if (!strcmp(n->str, "numaid"))
+	if (!strcmp(n->str, "numaid")) {
+		if (c->facts->has_rseq && c->facts->rseq_node)
+			return rseq_field(c, RT_RSEQ_NODE_ID, 2);
 		return builtin_call(c, "rt_ids", c->i64, 2);
+	}
 	if (!strcmp(n->str, "rand"))
 		return builtin_call(c, "rt_rand", c->i32, ~0u);
 	if (!strcmp(n->str, "cpu")) {
-		if (c->facts->has_rseq) {
-			/* rseq's cpu_id; -1 (unregistered thread) falls back to getcpu */
-			LLVMValueRef v = fs_load32(c, c->facts->rseq_off + RT_RSEQ_CPU_ID);
-			LLVMValueRef bad = LLVMBuildICmp(c->b, LLVMIntEQ, v, cg_const(c, 0xffffffffu), "");
-			LLVMValueRef res = cg_alloca(c, c->i64, "cpu");
-			LLVMBuildStore(c->b, v, res);
-			LLVMBasicBlockRef slow = cg_new_bb(c, "cpu_slow"), done = cg_new_bb(c, "cpu_done");
-			LLVMBuildCondBr(c->b, bad, slow, done);
-			LLVMPositionBuilderAtEnd(c->b, slow);
-			LLVMBuildStore(c->b, builtin_call(c, "rt_ids", c->i64, 3), res);
-			LLVMBuildBr(c->b, done);
-			LLVMPositionBuilderAtEnd(c->b, done);
-			return LLVMBuildLoad2(c->b, c->i64, res, "");
-		}
+		if (c->facts->has_rseq)
+			return rseq_field(c, RT_RSEQ_CPU_ID, 3);
 		return builtin_call(c, "rt_ids", c->i64, 3);
 	}
 	if (!strcmp(n->str, "comm")) {
@@ -162,6 +182,12 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 	}
 	if (!strcmp(n->str, "kstack"))
 		return const_str(c, "", 1);
+	if (!strcmp(n->str, "username")) {
+		/* a blob (ast_type_is_blob): the uid in an 8-byte buffer */
+		LLVMValueRef buf = cg_alloca(c, c->i64, "username");
+		LLVMBuildStore(c->b, cg_builtin_uid(c), buf);
+		return buf;
+	}
 	if (!strcmp(n->str, "probe"))
 		return builtin_probe(c, n, false);
 	if (!strcmp(n->str, "func") && n->type.kind == TY_STR)
@@ -741,6 +767,17 @@ static LLVMValueRef cg_reg(struct cg *c, const struct ast_node *n)
 		LLVMValueRef o = cg_const(c, (uint64_t)mid_off[n->cval]);
 		return LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, ""), r);
 	}
+	if (sema_stack_kind(c->probe) == 1) {
+		/* usdt, FUNC+OFF: the mid-function trampoline's block, which saves
+		 * what is read here (attach ORs mid_regs into each site's plan) */
+		int off = !strcmp(r, "ip") ? (int)offsetof(struct rt_regs_mid, pc) : mid_off[n->cval];
+		if (off < 0)
+			return cg_const(c, 0);
+		c->mid_regs |= 1u << (off / 8);
+		LLVMValueRef o = cg_const(c, (uint64_t)off);
+		return LLVMBuildLoad2(c->b, c->i64,
+				      LLVMBuildGEP2(c->b, c->i8, c->frame_regs, &o, 1, ""), r);
+	}
 	bool ret = sema_stack_kind(c->probe) == 2;
 	if (!strcmp(r, "sp")) {
 		LLVMValueRef o = cg_const(c, offsetof(struct rt_regs, ret) + (ret ? 8 : 0));
@@ -751,6 +788,15 @@ static LLVMValueRef cg_reg(struct cg *c, const struct ast_node *n)
 	int off = !strcmp(r, "ip") ? (int)offsetof(struct rt_regs, ret) : mid_off[n->cval];
 	LLVMValueRef o = cg_const(c, (uint64_t)off);
 	return LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, ""), r);
+}
+
+/* signal(SIG): the number sema found (cval), else the computed value */
+static void call_signal(struct cg *c, const struct ast_node *n)
+{
+	LLVMValueRef sig = n->cval ? cg_const(c, n->cval) : cg_expr(c, n->kids[0]);
+	LLVMTypeRef fty, p[] = {c->i64};
+	LLVMValueRef f = rt_fn(c, "rt_signal", c->void_t, p, 1, &fty);
+	LLVMBuildCall2(c->b, fty, f, &sig, 1, "");
 }
 
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
@@ -791,6 +837,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		return cg_expr(c, n->kids[0]); /* the address; output/sym.c names it */
 	else if (!strcmp(n->str, "reg"))
 		return cg_reg(c, n);
+	else if (!strcmp(n->str, "signal"))
+		call_signal(c, n);
 	else if (!strcmp(n->str, "uaddr"))
 		return cg_const(c, n->cval); /* the global's address in the target (attach/dwarf.c) */
 	else

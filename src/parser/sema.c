@@ -81,6 +81,7 @@ const char *sema_type_name(const struct ast_type *t, char *buf, size_t len)
 	case TY_TSTAMP: return "timestamp";
 	case TY_INET: return "inet";
 	case TY_STRERROR: return "strerror";
+	case TY_USERNAME: return "username";
 	case TY_MACADDR: return "mac_address";
 	case TY_NONE:
 	case TY_VOID:
@@ -109,6 +110,7 @@ const char *sema_kind_name(const struct ast_type *t)
 	case TY_TSTAMP: return "timestamp";
 	case TY_INET: return "inet";
 	case TY_STRERROR: return "strerror";
+	case TY_USERNAME: return "string"; /* bpftrace 0.17's printf message says so */
 	case TY_MACADDR: return "mac_address";
 	default: return "none";
 	}

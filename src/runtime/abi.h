@@ -33,9 +33,10 @@
 
 /* glibc's x86-64 rseq signature; the 4 bytes before every abort handler. */
 #define RT_RSEQ_SIG 0x53053053u
-/* struct rseq (linux/rseq.h): cpu_id at 4, rseq_cs at 8, mm_cid at 24. */
+/* struct rseq (linux/rseq.h): cpu_id at 4, rseq_cs at 8, node_id at 20, mm_cid at 24. */
 #define RT_RSEQ_CPU_ID 4
 #define RT_RSEQ_CS 8
+#define RT_RSEQ_NODE_ID 20 /* filled by Linux >= 6.3 (auxv AT_RSEQ_FEATURE_SIZE >= 24) */
 
 enum rt_shm_flags {
 	RT_F_RSEQ = 1 << 0, /* rseq_off is valid: per-CPU slots via rseq cpu_id */
@@ -228,6 +229,8 @@ struct rt_shm_header {
 	struct rt_prof_timer prof[RT_PROF_MAX];
 	volatile uint64_t prof_samples; /* timer signals handled */
 	volatile uint64_t prof_foreign; /* prof_sig signals not from our timers (passed on) */
+	/* builtins (ubt writes before arming) */
+	uint64_t cgroup_id; /* `cgroup`: the target's cgroup v2 id at attach (attach/cgroup.c) */
 };
 
 /*

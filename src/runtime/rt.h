@@ -72,6 +72,7 @@ void rt_map_delete(struct rt_map *m, const uint64_t *key) RT_API;
 uint32_t rt_rand(void) RT_API;
 void rt_comm(char *dst) RT_API;
 uint64_t rt_ids(uint32_t what) RT_API;
+void rt_signal(uint64_t sig) RT_API;
 int64_t rt_read(struct rt_thread *t, void *dst, uint64_t src, uint64_t n) RT_API;
 int64_t rt_read_str(struct rt_thread *t, char *dst, uint64_t src, uint64_t n) RT_API;
 void rt_sigsegv(int sig, void *info, void *ucv) RT_API;

@@ -40,3 +40,17 @@ uint64_t rt_ids(uint32_t what)
 	rt_syscall6(309 /* getcpu */, (long)&cpu, (long)&node, 0, 0, 0, 0);
 	return what == 2 ? node : cpu;
 }
+
+/*
+ * signal(SIG) (--unsafe): SIG to the whole target process, as bpftrace's
+ * bpf_send_signal() sends it to the current process: kill(2) on the pid
+ * ubt wrote into the header.  Out of 1..64 (a computed value): nothing,
+ * as the helper fails then.  If this thread takes the signal, its handler
+ * runs as the system call returns, before the probed code goes on.
+ */
+void rt_signal(uint64_t sig)
+{
+	if (sig < 1 || sig > 64)
+		return;
+	rt_syscall6(62 /* kill */, (long)rt_hdr()->pid, (long)sig, 0, 0, 0, 0);
+}
