@@ -27,6 +27,13 @@
 
 int f(int x);
 int g(int x);
+#ifdef BENCH_CALL
+/* the stack and usym benchmarks reach f and g through their own code */
+int bench_call(int (*fn)(int), int x);
+#define CALL(fn, x) bench_call(fn, x)
+#else
+#define CALL(fn, x) fn(x)
+#endif
 
 static long calls;
 static long rounds;
@@ -49,7 +56,7 @@ static double time_loop(int (*fn)(int))
 	long long t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
 	for (long i = 0; i < calls; i++)
-		s += (unsigned int)fn((int)i);
+		s += (unsigned int)CALL(fn, (int)i);
 	long long t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	sink += s;
 	return (double)(t1 - t0) / (double)calls;

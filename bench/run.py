@@ -109,6 +109,16 @@ PROBES.update({
     "ustack": ("count", "uprobe:{b}:f { @[ustack] = count(); @c = count(); }"),
 })
 
+# issue 7's budgets: ustack with eight frames (f through bench/stack_chain.c,
+# time_loop, worker, start_thread), built with and without frame pointers,
+# and usym of a callback argument taking four values in rotation
+# (bench/usym_cb.c, as SPDK's send_msg.bt counts @[usym(arg1)])
+PROBES.update({
+    "ustack8_fp": ("stack_fp", "uprobe:{b}:f { @[ustack] = count(); @c = count(); }"),
+    "ustack8_nofp": ("stack_nofp", "uprobe:{b}:f { @[ustack] = count(); @c = count(); }"),
+    "usym_cb": ("count_usym", "uprobe:{b}:f { @[usym(arg0)] = count(); @c = count(); }"),
+})
+
 
 def probe_script(probe, body):
     """The script attached to f: a --probe entry, or `uprobe:{b}:f { BODY }`."""

@@ -344,6 +344,7 @@ static void sym_late_sites(const struct att_session *s, int first)
 {
 	out_sym_init(s->t.pid);
 	sym_alias_sites(s, first);
+	out_stack_loaded(att_data(s)); /* ustack walks through the new library */
 }
 
 /*
@@ -423,7 +424,8 @@ static uint64_t timers_run(struct timers *tm, uint64_t max)
 }
 
 /* Drains events until exit(), a signal, or the target's exit. */
-static void trace_loop(struct att_session *s, struct out *o, struct timers *tm)
+static void trace_loop(struct att_session *s, struct out *o, struct timers *tm,
+		       struct att_ids *ids)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	unsigned checks = 0;
@@ -449,6 +451,8 @@ static void trace_loop(struct att_session *s, struct out *o, struct timers *tm)
 		/* a probed library loaded after attach (attach/dlopen.c) */
 		if (s->has_target)
 			att_dl_poll(s, sym_late_sites);
+		/* comm/uid/gid caches: raise ids_gen when a thread changed (attach/ids.c) */
+		att_ids_poll(ids, &h->ids_gen);
 		if (s->has_target && ++checks % 20 == 0) {
 			int st = att_check_target(s);
 			if (st == ATT_EXECED) {
@@ -488,13 +492,15 @@ static uint64_t boottime_ns(void)
 
 static uint64_t start_ns;
 
-/* What builtins read from the shared header: nsecs, elapsed, cpid. */
+/* What builtins read from the shared header: nsecs, elapsed, cpid, cgroup, ids_gen. */
 static void set_builtin_facts(struct att_session *s, const struct options *o)
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	h->start_ns = start_ns;
 	if (s->has_target && o->cmd)
 		h->cpid = (uint32_t)s->t.pid;
+	h->cgroup_id = att_cgroup_id(s->has_target ? s->t.pid : getpid());
+	h->ids_gen = 1; /* a thread's empty comm/uid/gid cache has gen 0 */
 }
 
 static int dump_object(const char *what, const struct cg_object *obj)
@@ -544,6 +550,7 @@ int main(int argc, char **argv)
 	char **cargv = NULL; /* -c CMD split into words */
 	struct cg_layout layout = {0};
 	struct cg_object tobj = {0}, hobj = {0};
+	struct att_ids *ids = NULL;
 	int ret = 1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -584,6 +591,8 @@ int main(int argc, char **argv)
 	if (o.dump && !strcmp(o.dump, "ast"))
 		ast_dump(prog, false, stdout);
 	sema_unsafe = o.unsafe;
+	/* the `probe` builtin's longest name at each probe's sites (names.c) */
+	att_probe_name_sizes(prog, o.pid);
 	/* a uprobe's `args`: typed from the binary's DWARF before sema */
 	if (att_dwarf_args(prog, o.pid, &d) || sema_check(prog, &d, &info)) {
 		diag_print(&d, stderr);
@@ -673,6 +682,11 @@ int main(int argc, char **argv)
 	out.json = o.json;
 	out.diags = &d; /* -k warnings quote the script */
 	set_builtin_facts(s, &o);
+	/* comm/uid/gid are cached per thread; the poll notices changes */
+	if (s->has_target && tobj.ids_used && att_ids_open(&ids, s->t.pid, tobj.ids_used))
+		fprintf(stderr, "WARNING: pid %d: cannot read /proc/%d/task: comm, uid and gid "
+				"keep the values each thread first showed\n",
+			s->t.pid, s->t.pid);
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
 	att_run_host(s, &hobj, "BEGIN");
 	out_drain(&out); /* BEGIN's output comes before any probe's */
@@ -689,7 +703,7 @@ int main(int argc, char **argv)
 	}
 	struct timers timers;
 	timers_setup(&timers, s, &hobj);
-	trace_loop(s, &out, &timers);
+	trace_loop(s, &out, &timers, ids);
 	out_drain(&out);
 	att_detach(s);
 	att_watchdog_stop(s);
@@ -723,6 +737,7 @@ out_detach:
 out:
 	if (s)
 		att_close(s);
+	att_ids_close(ids);
 	cg_object_free(&tobj);
 	cg_object_free(&hobj);
 	cg_layout_free(&layout);

@@ -51,7 +51,8 @@ struct att_point {
 	bool usdt;
 	uint64_t func_vaddr, func_size; /* the function around the location */
 	uint64_t sema;                  /* semaphore's link-time address, 0 if none */
-	int variant;                    /* argument list: the probe's cg_usdt_variants.specs[] */
+	int variant;                    /* the probe's cg_usdt_variants.specs[] (usdt argument
+					 * list, names.c `probe` name), -1: none */
 	/* uprobe at FUNC+OFF or inside a function (resolve.c): a mid-function
 	 * site at vaddr, in the function at func_vaddr/func_size */
 	bool mid;
@@ -76,10 +77,12 @@ struct att_site {
 	uint64_t func_addr, func_len;
 	uint64_t tramp;        /* trampoline address in the target */
 	uint64_t handlers[16]; /* probe functions, in program order */
-	int variants[16];      /* usdt: argument-list variant of each handler, else -1 */
+	int variants[16];      /* variant of each handler (usdt argument list, `probe` name:
+				* att_point.variant), else -1 */
 	int nhandlers;
 	bool mid;              /* a usdt location inside a function (rt_regs_mid) */
 	uint64_t rhandlers[16]; /* return probe functions (uretprobe), in program order */
+	int rvariants[16];      /* their variants, as variants[] */
 	int nrhandlers;
 	const char *internal;  /* runtime function as the only handler (ubt's own probe) */
 	uint64_t copy_addr;    /* relocated copy of the displaced instructions */
@@ -114,6 +117,7 @@ struct att_session {
 	bool read_watched;              /* libc's sigaction/sigmask functions are probed */
 	bool uses_stack;                /* probe code walks stacks: mid-function sites save
 					 * pc, rsp, rbp (cg_object.uses_stack) */
+	uint32_t mid_regs;              /* reg() reads these rt_regs_mid slots at mid sites */
 	bool segv_installed, bus_installed; /* rt_sigsegv is the target's action */
 	struct rt_sigaction_k old_segv, old_bus; /* the application's actions */
 	uint64_t rt_sigsegv;            /* our handler's address in the target */
@@ -201,6 +205,16 @@ void att_resolve_not_loaded(struct att_session *s, struct att_point *p);
 /* resolve.c: plans the site of a mid-function uprobe (p->mid) at load bias `bias`. */
 int att_resolve_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias);
 
+/*
+ * names.c: probes that read the `probe` builtin get one compiled variant
+ * per distinct full name among their points (att_point.variant); run at
+ * the end of att_resolve().  att_probe_names_free() frees a list's names.
+ */
+void att_probe_names(const struct ast_node *prog, struct att_session *s);
+void att_probe_names_free(struct cg_usdt_variants *v);
+/* names.c, before sema_check(): sets probe_name_len of probes that read `probe`. */
+void att_probe_name_sizes(struct ast_node *prog, pid_t pid);
+
 /* usdt.c: resolves one usdt attach point into s->points (one per location). */
 int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
 		     struct att_session *s, struct diags *diags);
@@ -281,6 +295,21 @@ int att_profile_plan(struct att_session *s, const struct ast_node *prog);
 int att_profile_install(struct att_session *s, struct rt_shm_header *h,
 			const struct cg_object *obj);
 void att_profile_remove(struct att_session *s);
+
+/* cgroup.c: the cgroup v2 id of process pid (the `cgroup` builtin), 0 if unknown */
+uint64_t att_cgroup_id(pid_t pid);
+
+/*
+ * comm/uid/gid freshness (ids.c): a poll of /proc/PID/task that raises the
+ * header's ids_gen when a thread's name or ids changed.  att_ids_open()
+ * takes the baseline (call it before arming); att_ids_poll() does nothing
+ * until the next poll is due (every 64 ms or more), so the trace loop can
+ * call it on every pass.  use: enum rt_ids_use.
+ */
+struct att_ids;
+int att_ids_open(struct att_ids **ids, pid_t pid, uint32_t use);
+int att_ids_poll(struct att_ids *ids, volatile uint64_t *gen);
+void att_ids_close(struct att_ids *ids);
 
 /* clock.c: the TSC -> CLOCK_BOOTTIME scale for rt_nsecs() */
 void att_clock_calibrate(struct rt_shm_header *h);

@@ -14,7 +14,10 @@
  * half done, so no MAP_FIXED can later cover a patched page) it arms every
  * pending point whose library is now mapped with the ordinary machinery
  * (patch.c att_arm_late: plan, islands, trampolines, patch), and says so
- * on stderr.  The target pays one atomic add per loader event, and ubt no
+ * on stderr.  Entry, return and FUNC+OFFSET probes arm this way (return
+ * probes: the shadow stacks were mapped at attach, ret.c); usdt probes in
+ * such a library are not attached.  The target pays one atomic add per
+ * loader event, and ubt no
  * system call while nothing is loaded.
  */
 #include "attach.h"
@@ -145,13 +148,19 @@ int att_dl_poll(struct att_session *s, void (*armed)(const struct att_session *s
 		s->dl_seen = now;
 		dl_ack(s, now);
 	}
+	/* n counts sites; the message counts probes (an entry and a return
+	 * probe on one function share a site) */
 	const char *lib = NULL;
-	for (int i = 0; i < s->npoints && !lib; i++)
-		if (was[i] && !s->points[i].pending)
-			lib = s->points[i].path;
+	int armed_points = 0;
+	for (int i = 0; i < s->npoints; i++)
+		if (was[i] && !s->points[i].pending) {
+			lib = lib ? lib : s->points[i].path;
+			armed_points++;
+		}
 	free(was);
 	if (n > 0)
 		fprintf(stderr, "ubt: pid %d loaded %s: %d probe%s attached\n", s->t.pid,
-			lib ? lib : "a probed library", n, n == 1 ? "" : "s");
+			lib ? lib : "a probed library", armed_points,
+			armed_points == 1 ? "" : "s");
 	return n;
 }

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/rseq.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -137,9 +138,17 @@ static bool same_ldso(pid_t pid)
 	return a.dev == b.dev && a.ino == b.ino;
 }
 
+/* The kernel fills struct rseq's node_id (Linux 6.3+ says so in the auxv,
+ * the same for every process). */
+static bool rseq_has_node(void)
+{
+	return getauxval(27 /* AT_RSEQ_FEATURE_SIZE */) >= RT_RSEQ_NODE_ID + 4;
+}
+
 void att_facts(struct att_session *s, bool host, struct cg_facts *facts)
 {
 	memset(facts, 0, sizeof(*facts));
+	facts->rseq_node = rseq_has_node();
 	if (!host) {
 		facts->usdt = s->usdt;
 		facts->nusdt = s->nusdt;

@@ -63,6 +63,23 @@ static int set_enabled(struct att_session *s, uint32_t on)
 			    sizeof(on));
 }
 
+/*
+ * The site's bytes are still those it was planned from: 0, or -EAGAIN (said).
+ * Two sites closer than a jump (FUNC+7 and FUNC+9 of `mov (%rdx),%eax;
+ * add %edi,%eax`) would otherwise patch each other's bytes.
+ */
+static int site_unchanged(struct att_session *s, const struct att_site *site)
+{
+	uint8_t now[ARCH_MAX_DISPLACED];
+	int ret = tracee_read(&s->t, site->plan.site, now, site->plan.orig_len);
+	if (!ret && memcmp(now, site->plan.orig, site->plan.orig_len)) {
+		diag_sys(NULL, "pid %d: code at 0x%llx changed while attaching", s->t.pid,
+			 (unsigned long long)site->plan.site);
+		ret = -EAGAIN;
+	}
+	return ret;
+}
+
 int att_arm(struct att_session *s)
 {
 	int ret = 0;
@@ -71,14 +88,8 @@ int att_arm(struct att_session *s)
 	ret = set_enabled(s, 1);
 	for (int i = 0; i < s->nsites && !ret; i++) {
 		struct att_site *site = &s->sites[i];
-		uint8_t now[ARCH_MAX_DISPLACED];
-		ret = tracee_read(&s->t, site->plan.site, now, site->plan.orig_len);
-		if (!ret && memcmp(now, site->plan.orig, site->plan.orig_len)) {
-			diag_sys(NULL, "pid %d: code at 0x%llx changed while attaching", s->t.pid,
-				 (unsigned long long)site->plan.site);
-			ret = -EAGAIN;
+		if ((ret = site_unchanged(s, site)))
 			break;
-		}
 		move_threads_in(s, site);
 		if (!ret)
 			ret = tracee_write(&s->t, site->plan.site, site->patch, site->plan.orig_len);
@@ -313,6 +324,8 @@ int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s))
 		goto out;
 	for (int i = first; i < s->nsites && !ret; i++) {
 		struct att_site *site = &s->sites[i];
+		if ((ret = site_unchanged(s, site)))
+			break;
 		move_threads_in(s, site);
 		ret = tracee_write(&s->t, site->plan.site, site->patch, site->plan.orig_len);
 		if (!ret)

@@ -527,6 +527,7 @@ static struct att_point *add_point(struct rctx *c, struct elf_file *f, const cha
 	p->dev = f->dev;
 	p->ino = f->ino;
 	p->main_exe = is_executable(f);
+	p->variant = -1;
 	return p;
 }
 
@@ -879,6 +880,8 @@ int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags
 				ret = -EINVAL;
 		}
 	}
+	if (!ret)
+		att_probe_names(prog, s); /* names.c */
 	return ret;
 }
 
@@ -939,15 +942,17 @@ int att_resolve_plan_mid(struct att_session *s, const struct att_point *p, uint6
 		diag_sys(NULL, "%s:%s: too many probes on one location", p->path, p->func);
 		return -E2BIG;
 	}
-	site->variants[site->nhandlers] = -1;
+	site->variants[site->nhandlers] = p->variant;
 	site->handlers[site->nhandlers++] = (uint64_t)p->probe_index;
 	return 0;
 }
 
 void att_resolve_not_loaded(struct att_session *s, struct att_point *p)
 {
-	/* function-entry uprobes are armed when the library is loaded (dlopen.c) */
-	bool later = !p->mid && !strcmp(p->attach->attach.provider, "uprobe");
+	/* uprobes (entry and FUNC+OFFSET) and uretprobes are armed when the
+	 * library is loaded (dlopen.c); usdt probes are not */
+	bool later = !strcmp(p->attach->attach.provider, "uprobe") ||
+		     !strcmp(p->attach->attach.provider, "uretprobe");
 	p->pending = later;
 	/* once per file */
 	for (const struct att_point *q = s->points; q < p; q++)

@@ -21,10 +21,15 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+/* Return probes now, or pending until their library loads (dlopen.c): the
+ * shadow stacks and the _dl_find_object probe are set up at attach either way. */
 bool att_ret_wanted(const struct att_session *s)
 {
 	for (int i = 0; i < s->nsites; i++)
 		if (s->sites[i].nrhandlers)
+			return true;
+	for (int i = 0; i < s->npoints; i++)
+		if (s->points[i].pending && !strcmp(s->points[i].attach->attach.provider, "uretprobe"))
 			return true;
 	return false;
 }

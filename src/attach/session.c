@@ -165,8 +165,7 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			return -ENOTSUP;
 		}
 		/* handler addresses are filled in after linking; keep the probe index */
-		if (!is_ret)
-			site->variants[site->nhandlers] = -1;
+		(is_ret ? site->rvariants : site->variants)[*nh] = p->variant;
 		(is_ret ? site->rhandlers : site->handlers)[(*nh)++] = (uint64_t)p->probe_index;
 	}
 	for (int i = 0; i < s->npoints; i++) {
@@ -253,7 +252,7 @@ static int install_trap_handler(struct att_session *s, struct rt_shm_header *h)
 static int lookup_probe(struct att_session *s, uint64_t *h, int variant)
 {
 	char name[64];
-	if (variant >= 0) /* usdt: compiled per argument list */
+	if (variant >= 0) /* compiled per usdt argument list or `probe` name (names.c) */
 		snprintf(name, sizeof(name), "ubt_probe_%d_u%d", (int)*h, variant);
 	else
 		snprintf(name, sizeof(name), "ubt_probe_%d", (int)*h);
@@ -276,7 +275,7 @@ static int resolve_handlers(struct att_session *s, struct att_site *site)
 	for (int h = 0; h < site->nhandlers && !ret; h++)
 		ret = lookup_probe(s, &site->handlers[h], site->variants[h]);
 	for (int h = 0; h < site->nrhandlers && !ret; h++)
-		ret = lookup_probe(s, &site->rhandlers[h], -1);
+		ret = lookup_probe(s, &site->rhandlers[h], site->rvariants[h]);
 	return ret;
 }
 
@@ -338,6 +337,8 @@ int att_place_sites(struct att_session *s, int first)
 			site->plan.mid_read |= 1u << offsetof(struct rt_regs_mid, pc) / 8 |
 					       1u << offsetof(struct rt_regs_mid, rsp) / 8 |
 					       1u << offsetof(struct rt_regs_mid, rbp) / 8;
+		if (site->plan.mid) /* reg() in usdt / FUNC+OFF probes */
+			site->plan.mid_read |= s->mid_regs;
 		ret = emit_site(s, site, buf, cap, &len);
 		if (!ret && ibuf) {
 			ret = tracee_write(&s->t, site->tramp, ibuf, len);
@@ -385,6 +386,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 	s->layout = layout;
 	s->data_size = layout->data_size;
 	s->uses_stack = target_obj && target_obj->uses_stack;
+	s->mid_regs = target_obj ? target_obj->mid_regs : 0;
 	att_clock_calibrate(NULL); /* before any thread is stopped */
 	att_facts(s, false, &facts);
 	s->facts = facts;

@@ -638,8 +638,10 @@ out:
 
 void att_usdt_free(struct att_session *s)
 {
-	for (int i = 0; i < s->nusdt; i++)
+	for (int i = 0; i < s->nusdt; i++) {
 		free(s->usdt[i].specs);
+		att_probe_names_free(&s->usdt[i]);
+	}
 	free(s->usdt);
 	s->usdt = NULL;
 	s->nusdt = s->nsemas = 0;

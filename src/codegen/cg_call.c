@@ -93,7 +93,9 @@ static LLVMValueRef builtin_probe(struct cg *c, const struct ast_node *n, bool f
 {
 	const struct ast_node *ap = c->probe->nkids ? c->probe->kids[0] : NULL;
 	char *text;
-	if (!ap)
+	if (c->site_name && !func) /* this variant's sites (attach/names.c) */
+		text = xstrdup(c->site_name);
+	else if (!ap)
 		text = xstrdup("");
 	else if (func)
 		text = xstrdup(ap->attach.func ? ap->attach.func : "");
@@ -115,6 +117,108 @@ static LLVMValueRef builtin_call(struct cg *c, const char *name, LLVMTypeRef ret
 	return ret == c->i64 ? v : LLVMBuildZExt(c->b, v, c->i64, "");
 }
 
+/*
+ * cpu, numaid: a field of the thread's struct rseq; a thread rseq does not
+ * know (cpu_id -1: not registered) asks getcpu (rt_ids(what)).
+ */
+static LLVMValueRef rseq_field(struct cg *c, int64_t field, uint32_t what)
+{
+	LLVMValueRef cpu = fs_load32(c, c->facts->rseq_off + RT_RSEQ_CPU_ID);
+	LLVMValueRef v = field == RT_RSEQ_CPU_ID ? cpu : fs_load32(c, c->facts->rseq_off + field);
+	LLVMValueRef bad = LLVMBuildICmp(c->b, LLVMIntEQ, cpu, cg_const(c, 0xffffffffu), "");
+	LLVMValueRef res = cg_alloca(c, c->i64, "rseq_field");
+	LLVMBuildStore(c->b, v, res);
+	LLVMBasicBlockRef slow = cg_new_bb(c, "rseq_slow"), done = cg_new_bb(c, "rseq_done");
+	LLVMBuildCondBr(c->b, bad, slow, done);
+	LLVMPositionBuilderAtEnd(c->b, slow);
+	LLVMBuildStore(c->b, builtin_call(c, "rt_ids", c->i64, what), res);
+	LLVMBuildBr(c->b, done);
+	LLVMPositionBuilderAtEnd(c->b, done);
+	return LLVMBuildLoad2(c->b, c->i64, res, "");
+}
+
+static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp);
+static LLVMValueRef gep_const(struct cg *c, LLVMValueRef p, uint64_t off);
+
+/*
+ * comm, uid, gid: the thread's cached copy (struct rt_ids in its slot,
+ * rt_builtin.c), good while its gen equals the header's ids_gen:
+ *
+ *   t = this thread's slot (c->thread, or found inline without the guard)
+ *   p = t found && t->ids.gen == hdr->ids_gen ? &t->ids : rt_ids_load(&tmp), &tmp
+ *
+ * Returns p (struct rt_ids *), or NULL where the cache cannot serve: in
+ * ubt (BEGIN/END run once), and where the kernel tid's place in the TCB is
+ * unknown, since a new thread reusing a dead one's TCB would then find the
+ * dead thread's copy.
+ */
+static LLVMValueRef ids_ptr(struct cg *c, uint32_t use)
+{
+	if (c->side != CG_SIDE_TARGET || !c->facts || !c->facts->has_tid)
+		return NULL;
+	c->ids_used |= use;
+	LLVMValueRef ok, t;
+	if (c->thread) {
+		t = c->thread;
+		ok = LLVMConstInt(c->i1, 1, 0);
+	} else {
+		t = thread_slot(c, &ok);
+	}
+	LLVMValueRef ids = gep_const(c, t, offsetof(struct rt_thread, ids));
+	LLVMValueRef tg = LLVMBuildLoad2(c->b, c->i64, ids, "ids_gen");
+	LLVMValueRef hg = LLVMBuildLoad2(c->b, c->i64,
+					 cg_shm_ptr(c, offsetof(struct rt_shm_header, ids_gen)), "");
+	LLVMSetVolatile(tg, 1);
+	LLVMSetVolatile(hg, 1);
+	ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntEQ, tg, hg, ""), "");
+	LLVMValueRef tmp = cg_alloca(c, LLVMArrayType(c->i8, sizeof(struct rt_ids)), "ids");
+	LLVMBasicBlockRef here = LLVMGetInsertBlock(c->b);
+	LLVMBasicBlockRef slow = cg_new_bb(c, "ids_slow"), done = cg_new_bb(c, "ids_done");
+	LLVMBuildCondBr(c->b, ok, done, slow);
+	LLVMPositionBuilderAtEnd(c->b, slow);
+	LLVMTypeRef fty, p[] = {c->ptr};
+	LLVMValueRef f = rt_fn(c, "rt_ids_load", c->void_t, p, 1, &fty);
+	LLVMBuildCall2(c->b, fty, f, &tmp, 1, "");
+	LLVMBuildBr(c->b, done);
+	LLVMPositionBuilderAtEnd(c->b, done);
+	LLVMValueRef phi = LLVMBuildPhi(c->b, c->ptr, "ids");
+	LLVMValueRef vals[] = {ids, tmp};
+	LLVMBasicBlockRef bbs[] = {here, slow};
+	LLVMAddIncoming(phi, vals, bbs, 2);
+	return phi;
+}
+
+/* uid (what 0) or gid (what 1) */
+static LLVMValueRef builtin_cred(struct cg *c, uint32_t what)
+{
+	LLVMValueRef p = ids_ptr(c, RT_IDS_CRED);
+	if (!p)
+		return builtin_call(c, "rt_ids", c->i64, what);
+	uint64_t off = what ? offsetof(struct rt_ids, gid) : offsetof(struct rt_ids, uid);
+	return LLVMBuildZExt(c->b, LLVMBuildLoad2(c->b, c->i32, gep_const(c, p, off), ""), c->i64,
+			     "");
+}
+
+static LLVMValueRef builtin_comm(struct cg *c)
+{
+	LLVMValueRef buf = cg_alloca(c, LLVMArrayType(c->i8, 16), "comm");
+	LLVMValueRef p = ids_ptr(c, RT_IDS_COMM);
+	if (p) {
+		LLVMBuildMemCpy(c->b, buf, 8, gep_const(c, p, offsetof(struct rt_ids, comm)), 8,
+				cg_const(c, 16));
+		return buf;
+	}
+	LLVMTypeRef fty, pt[] = {c->ptr};
+	LLVMValueRef f = rt_fn(c, "rt_comm", c->void_t, pt, 1, &fty);
+	LLVMBuildCall2(c->b, fty, f, &buf, 1, "");
+	return buf;
+}
+
+LLVMValueRef cg_builtin_uid(struct cg *c)
+{
+	return builtin_cred(c, 0);
+}
+
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 {
 	if (cg_is_stack(n))
@@ -124,42 +228,36 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 	if (!strcmp(n->str, "elapsed"))
 		return LLVMBuildSub(c->b, builtin_nsecs(c),
 				    hdr_load(c, offsetof(struct rt_shm_header, start_ns), c->i64), "");
+	if (!strcmp(n->str, "cgroup"))
+		return hdr_load(c, offsetof(struct rt_shm_header, cgroup_id), c->i64);
 	if (!strcmp(n->str, "cpid"))
 		return hdr_load(c, offsetof(struct rt_shm_header, cpid), c->i32);
 	if (!strcmp(n->str, "uid"))
-		return builtin_call(c, "rt_ids", c->i64, 0);
+		return cg_builtin_uid(c);
 	if (!strcmp(n->str, "gid"))
-		return builtin_call(c, "rt_ids", c->i64, 1);
-	if (!strcmp(n->str, "numaid"))
+		return builtin_cred(c, 1);
+	if (!strcmp(n->str, "numaid")) {
+		if (c->facts->has_rseq && c->facts->rseq_node)
+			return rseq_field(c, RT_RSEQ_NODE_ID, 2);
 		return builtin_call(c, "rt_ids", c->i64, 2);
+	}
 	if (!strcmp(n->str, "rand"))
 		return builtin_call(c, "rt_rand", c->i32, ~0u);
 	if (!strcmp(n->str, "cpu")) {
-		if (c->facts->has_rseq) {
-			/* rseq's cpu_id; -1 (unregistered thread) falls back to getcpu */
-			LLVMValueRef v = fs_load32(c, c->facts->rseq_off + RT_RSEQ_CPU_ID);
-			LLVMValueRef bad = LLVMBuildICmp(c->b, LLVMIntEQ, v, cg_const(c, 0xffffffffu), "");
-			LLVMValueRef res = cg_alloca(c, c->i64, "cpu");
-			LLVMBuildStore(c->b, v, res);
-			LLVMBasicBlockRef slow = cg_new_bb(c, "cpu_slow"), done = cg_new_bb(c, "cpu_done");
-			LLVMBuildCondBr(c->b, bad, slow, done);
-			LLVMPositionBuilderAtEnd(c->b, slow);
-			LLVMBuildStore(c->b, builtin_call(c, "rt_ids", c->i64, 3), res);
-			LLVMBuildBr(c->b, done);
-			LLVMPositionBuilderAtEnd(c->b, done);
-			return LLVMBuildLoad2(c->b, c->i64, res, "");
-		}
+		if (c->facts->has_rseq)
+			return rseq_field(c, RT_RSEQ_CPU_ID, 3);
 		return builtin_call(c, "rt_ids", c->i64, 3);
 	}
-	if (!strcmp(n->str, "comm")) {
-		LLVMValueRef buf = cg_alloca(c, LLVMArrayType(c->i8, 16), "comm");
-		LLVMTypeRef fty, p[] = {c->ptr};
-		LLVMValueRef f = rt_fn(c, "rt_comm", c->void_t, p, 1, &fty);
-		LLVMBuildCall2(c->b, fty, f, &buf, 1, "");
-		return buf;
-	}
+	if (!strcmp(n->str, "comm"))
+		return builtin_comm(c);
 	if (!strcmp(n->str, "kstack"))
 		return const_str(c, "", 1);
+	if (!strcmp(n->str, "username")) {
+		/* a blob (ast_type_is_blob): the uid in an 8-byte buffer */
+		LLVMValueRef buf = cg_alloca(c, c->i64, "username");
+		LLVMBuildStore(c->b, cg_builtin_uid(c), buf);
+		return buf;
+	}
 	if (!strcmp(n->str, "probe"))
 		return builtin_probe(c, n, false);
 	if (!strcmp(n->str, "func") && n->type.kind == TY_STR)
@@ -330,7 +428,8 @@ static void signal_fence(struct cg *c)
  * busy; then busy is set and the slot returned.  Anything else (first hit,
  * a collision, re-entry, a reused TCB) calls rt_thread_enter().
  */
-LLVMValueRef cg_thread_enter(struct cg *c)
+/* The slot the thread pointer hashes to; *ok: it holds this thread. */
+static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp)
 {
 	const struct cg_layout *l = c->layout;
 	LLVMValueRef tpp = LLVMConstNull(c->ptr_fs);
@@ -338,7 +437,7 @@ LLVMValueRef cg_thread_enter(struct cg *c)
 	LLVMValueRef h = LLVMBuildMul(c->b, tp, cg_const(c, RT_TP_HASH_MUL), "");
 	h = LLVMBuildAnd(c->b, LLVMBuildLShr(c->b, h, cg_const(c, RT_TP_HASH_SHIFT), ""),
 			 cg_const(c, l->nthreads - 1), "");
-	LLVMValueRef off = LLVMBuildAdd(c->b, LLVMBuildShl(c->b, h, cg_const(c, 7), ""),
+	LLVMValueRef off = LLVMBuildAdd(c->b, LLVMBuildShl(c->b, h, cg_const(c, RT_THREAD_SHIFT), ""),
 					cg_const(c, l->threads_off), "");
 	LLVMValueRef t = LLVMBuildGEP2(c->b, c->i8, c->shm, &off, 1, "slot");
 	LLVMValueRef ok = LLVMBuildICmp(c->b, LLVMIntEQ, LLVMBuildLoad2(c->b, c->i64, t, ""), tp, "");
@@ -351,6 +450,13 @@ LLVMValueRef cg_thread_enter(struct cg *c)
 			c->b, c->i32, gep_const(c, t, offsetof(struct rt_thread, tid)), "");
 		ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntEQ, tid, st, ""), "");
 	}
+	*okp = ok;
+	return t;
+}
+
+LLVMValueRef cg_thread_enter(struct cg *c)
+{
+	LLVMValueRef ok, t = thread_slot(c, &ok);
 	LLVMValueRef busyp = gep_const(c, t, offsetof(struct rt_thread, busy));
 	LLVMValueRef busy = LLVMBuildLoad2(c->b, c->i32, busyp, "");
 	LLVMSetVolatile(busy, 1);
@@ -420,13 +526,12 @@ static LLVMValueRef ring_reserve(struct cg *c, uint32_t len, uint32_t type, uint
 	} else {
 		LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, fits, room, ""), fast, slow);
 	}
-	/* ring i is at rings_off + i * size, where i = (t - threads) / 128 */
+	/* ring i is at rings_off + i * size, where i = (t - threads) / sizeof(struct rt_thread) */
 	LLVMPositionBuilderAtEnd(c->b, fast);
-	_Static_assert(sizeof(struct rt_thread) == 128, "rt_thread is 128 bytes");
 	LLVMValueRef ti = LLVMBuildSub(c->b, LLVMBuildPtrToInt(c->b, t, c->i64, ""),
 				       LLVMBuildPtrToInt(c->b, cg_shm_ptr(c, l->threads_off), c->i64,
 							 ""), "");
-	LLVMValueRef roff = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, ti, cg_const(c, size / 128), ""),
+	LLVMValueRef roff = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, ti, cg_const(c, size >> RT_THREAD_SHIFT), ""),
 					 cg_const(c, l->rings_off), "");
 	roff = LLVMBuildAdd(c->b, roff, pos, "");
 	LLVMValueRef rec_fast = LLVMBuildGEP2(c->b, c->i8, c->shm, &roff, 1, "");
@@ -733,6 +838,17 @@ static LLVMValueRef cg_reg(struct cg *c, const struct ast_node *n)
 		LLVMValueRef o = cg_const(c, (uint64_t)mid_off[n->cval]);
 		return LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, ""), r);
 	}
+	if (sema_stack_kind(c->probe) == 1) {
+		/* usdt, FUNC+OFF: the mid-function trampoline's block, which saves
+		 * what is read here (attach ORs mid_regs into each site's plan) */
+		int off = !strcmp(r, "ip") ? (int)offsetof(struct rt_regs_mid, pc) : mid_off[n->cval];
+		if (off < 0)
+			return cg_const(c, 0);
+		c->mid_regs |= 1u << (off / 8);
+		LLVMValueRef o = cg_const(c, (uint64_t)off);
+		return LLVMBuildLoad2(c->b, c->i64,
+				      LLVMBuildGEP2(c->b, c->i8, c->frame_regs, &o, 1, ""), r);
+	}
 	bool ret = sema_stack_kind(c->probe) == 2;
 	if (!strcmp(r, "sp")) {
 		LLVMValueRef o = cg_const(c, offsetof(struct rt_regs, ret) + (ret ? 8 : 0));
@@ -743,6 +859,15 @@ static LLVMValueRef cg_reg(struct cg *c, const struct ast_node *n)
 	int off = !strcmp(r, "ip") ? (int)offsetof(struct rt_regs, ret) : mid_off[n->cval];
 	LLVMValueRef o = cg_const(c, (uint64_t)off);
 	return LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, ""), r);
+}
+
+/* signal(SIG): the number sema found (cval), else the computed value */
+static void call_signal(struct cg *c, const struct ast_node *n)
+{
+	LLVMValueRef sig = n->cval ? cg_const(c, n->cval) : cg_expr(c, n->kids[0]);
+	LLVMTypeRef fty, p[] = {c->i64};
+	LLVMValueRef f = rt_fn(c, "rt_signal", c->void_t, p, 1, &fty);
+	LLVMBuildCall2(c->b, fty, f, &sig, 1, "");
 }
 
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
@@ -783,6 +908,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		return cg_expr(c, n->kids[0]); /* the address; output/sym.c names it */
 	else if (!strcmp(n->str, "reg"))
 		return cg_reg(c, n);
+	else if (!strcmp(n->str, "signal"))
+		call_signal(c, n);
 	else if (!strcmp(n->str, "uaddr"))
 		return cg_const(c, n->cval); /* the global's address in the target (attach/dwarf.c) */
 	else

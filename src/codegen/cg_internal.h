@@ -31,6 +31,9 @@ struct cg {
 	LLVMValueRef *vars; /* alloca per sema_var, indexed like sema_info.vars */
 	const struct ast_node *probe;
 	const struct cg_usdt_spec *usdt_spec; /* usdt variant being generated, or NULL */
+	const char *site_name; /* `probe` of the sites of the variant being generated, or NULL */
+	uint32_t mid_regs;     /* cg_object.mid_regs, collected by cg_reg() */
+	uint32_t ids_used;     /* cg_object.ids_used, collected by comm/uid/gid (cg_call.c) */
 	const struct sema_info *info;
 	const struct cg_layout *layout;
 	const struct cg_facts *facts;
@@ -54,6 +57,7 @@ LLVMValueRef cg_read_target(struct cg *c, LLVMValueRef dst, LLVMValueRef src, LL
 bool cg_is_call(const struct ast_node *n, const char *name);
 bool cg_needs_thread(const struct ast_node *n);
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n);
+LLVMValueRef cg_builtin_uid(struct cg *c); /* uid (username keeps it in a buffer) */
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_usdt_arg(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_thread_enter(struct cg *c); /* the thread slot, or NULL (inline fast path) */

@@ -238,6 +238,15 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 	LLVMBuildRetVoid(c->b);
 }
 
+/* Every site of probe `index` calls a variant (attach/names.c named them all). */
+static bool named_sites(const struct cg *c, int index)
+{
+	for (int i = 0; c->facts && i < c->facts->nusdt; i++)
+		if (c->facts->usdt[i].probe_index == index && c->facts->usdt[i].names)
+			return true;
+	return false;
+}
+
 static bool usdt_only(const struct ast_node *probe)
 {
 	for (int i = 0; i < probe->nkids; i++)
@@ -260,9 +269,11 @@ static void gen_usdt_variants(struct cg *c, const struct ast_node *probe, int in
 			continue;
 		for (int k = 0; k < v->nspecs; k++) {
 			char *sym = xasprintf("ubt_probe_%d_u%d", index, k);
-			c->usdt_spec = &v->specs[k];
+			c->usdt_spec = v->specs[k].nargs >= 0 ? &v->specs[k] : NULL;
+			c->site_name = v->names ? v->names[k] : NULL;
 			gen_probe(c, probe, sym);
 			c->usdt_spec = NULL;
+			c->site_name = NULL;
 			free(sym);
 		}
 	}
@@ -368,6 +379,8 @@ static int emit(struct cg *c, LLVMTargetMachineRef tm, bool keep_text, struct cg
 	obj->reads_target = LLVMGetNamedFunction(c->mod, "rt_read") ||
 			    LLVMGetNamedFunction(c->mod, "rt_read_str");
 	obj->uses_stack = LLVMGetNamedFunction(c->mod, "rt_stack_id") != NULL;
+	obj->mid_regs = c->mid_regs;
+	obj->ids_used = c->ids_used;
 	obj->elf_size = LLVMGetBufferSize(mb);
 	obj->elf = xmalloc(obj->elf_size);
 	memcpy(obj->elf, LLVMGetBufferStart(mb), obj->elf_size);
@@ -421,7 +434,7 @@ int cg_compile(const struct ast_node *prog, const struct sema_info *info,
 		const struct ast_node *probe = prog->kids[i];
 		if (!probe_on_side(probe, side))
 			continue;
-		if (!usdt_only(probe)) {
+		if (!usdt_only(probe) && !named_sites(&c, i)) {
 			struct cg_probe *p = &obj->probes[obj->nprobes++];
 			p->probe = probe;
 			p->index = i;

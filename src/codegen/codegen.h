@@ -69,16 +69,25 @@ struct cg_usdt_spec {
 /*
  * A usdt probe block is compiled once per distinct argument list among
  * its locations: ubt_probe_<N>_u<K> reads its arguments per specs[K].
+ *
+ * A probe that reads the `probe` builtin and has sites with different
+ * full names (a wildcard, a list of attach points) is compiled once per
+ * distinct (argument list, name): names[K] is variant K's `probe` text
+ * (attach/names.c), and specs[K].nargs is -1 for a site that is not a
+ * usdt location (a uprobe, uretprobe or FUNC+OFF site).  names is NULL
+ * when the probe does not read `probe`.
  */
 struct cg_usdt_variants {
 	int probe_index;
 	int nspecs;
 	struct cg_usdt_spec *specs;
+	char **names;
 };
 
 struct cg_facts {
 	bool has_rseq;    /* struct rseq at %fs:rseq_off */
 	int64_t rseq_off;
+	bool rseq_node;   /* the kernel fills its node_id (numaid) */
 	bool has_tid;     /* kernel tid at %fs:tid_off */
 	int32_t tid_off;
 	/* usdt probes: argument lists of their locations (attach/usdt.c) */
@@ -133,6 +142,10 @@ struct cg_object {
 	char *asm_text; /* assembly, kept when asked for (-d asm) */
 	bool reads_target; /* calls rt_read/rt_read_str: attach installs the fault handler */
 	bool uses_stack;   /* calls rt_stack_id: mid-function trampolines save pc, rsp, rbp */
+	uint32_t mid_regs; /* reg() in usdt/FUNC+OFF probes: slots of struct rt_regs_mid
+			    * (bit = offset / 8) mid-function trampolines must save */
+	uint32_t ids_used; /* enum rt_ids_use: comm/uid/gid read from the thread's cache,
+			    * which ubt's poll of /proc/PID/task keeps fresh (attach/ids.c) */
 };
 
 void cg_layout(const struct sema_info *info, const struct cg_options *opt, struct cg_layout *out);

@@ -285,6 +285,10 @@ static void key_text(struct buf *b, const struct sema_map *m, const uint8_t *key
 			char *name = out_sym_text(addr, false);
 			buf_printf(b, "%s", name);
 			free(name);
+		} else if (t->kind == TY_PTR) { /* bpftrace: hex, also in JSON */
+			uint64_t addr;
+			memcpy(&addr, key, 8);
+			buf_printf(b, "0x%" PRIx64, addr);
 		} else {
 			/* bpftrace prints 8-byte integer keys as int64, whatever their sign */
 			int64_t v;

@@ -120,6 +120,46 @@ void out_stack_prepare(void *data)
 		add_range(f, code[i].lo, code[i].hi, code[i].flags);
 }
 
+/*
+ * After the target loaded a library (attach/dlopen.c armed its probes): its
+ * code joins the ranges, so a walk goes on through it.  The runtime may be
+ * reading the facts: each range is complete before nranges counts it, and
+ * the hull only widens.
+ */
+void out_stack_loaded(void *data)
+{
+	struct rt_shm_header *h = data;
+	struct rt_stack_facts *f = &h->stk;
+	if (!f->table_off)
+		return;
+	int nmaps;
+	const struct proc_map *maps = out_sym_maps(&nmaps);
+	for (int i = 0; i < nmaps && f->nranges < RT_STACK_RANGES; i++) {
+		const struct proc_map *m = &maps[i];
+		if (m->perms[2] != 'x' || m->path[0] != '/')
+			continue;
+		bool known = false;
+		for (uint32_t k = 0; k < f->nranges && !known; k++)
+			known = m->start < f->ranges[k].hi && f->ranges[k].lo < m->end &&
+				!(f->ranges[k].flags & RT_CODE_END);
+		if (known)
+			continue;
+		const struct out_sym_func *fs;
+		int n;
+		uint64_t bias;
+		void *elf;
+		uint32_t flags = 0;
+		if (!out_sym_funcs(m->start, &fs, &n, &bias, &elf) && object_keeps_fp(elf, fs, n))
+			flags = RT_CODE_FP;
+		f->ranges[f->nranges] = (struct rt_code_range){m->start, m->end, flags, 0};
+		if (m->start < f->code_lo)
+			__atomic_store_n(&f->code_lo, m->start, __ATOMIC_RELEASE);
+		if (m->end > f->code_hi)
+			__atomic_store_n(&f->code_hi, m->end, __ATOMIC_RELEASE);
+		__atomic_store_n(&f->nranges, f->nranges + 1, __ATOMIC_RELEASE);
+	}
+}
+
 /* ---- the table --------------------------------------------------------------- */
 
 static const struct rt_stack_entry *find_entry(const uint8_t *data, uint64_t id,

@@ -13,6 +13,9 @@
 /* data: the shared data part; after out_sym_init() (the snapshot).  Before
  * it, stacks print empty. */
 void out_stack_prepare(void *data);
+/* After a library loaded (attach/dlopen.c) and out_sym_init() saw it: its
+ * code ranges join the facts. */
+void out_stack_loaded(void *data);
 /* The frames of stack id (sites, return addresses); 0 if unknown. */
 int out_stack_frames(const uint8_t *data, uint64_t id, const uint64_t **frames);
 /* bpftrace's text of a stack of type t (its mode and frames); malloc'ed. */

@@ -14,6 +14,8 @@
 
 #include <arpa/inet.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -84,10 +86,11 @@ void out_value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, b
 		free(s);
 		return;
 	}
-	case TY_PTR: {
+	case TY_PTR: { /* bpftrace prints a pointer value in decimal (`(4198512, 1)`);
+			* only map keys are hex (maps.c) */
 		uint64_t a;
 		memcpy(&a, p, 8);
-		buf_printf(b, "0x%" PRIx64, a);
+		buf_printf(b, "%" PRIu64, a);
 		return;
 	}
 	default: {
@@ -193,12 +196,55 @@ static void fmt_text(struct buf *b, const struct ast_type *t, const uint8_t *p)
 		buf_append(b, e, strlen(e));
 		return;
 	}
+	case TY_USERNAME: {
+		memcpy(&w, p, 8);
+		const char *name = out_user_name((uint32_t)w);
+		buf_append(b, name, strlen(name));
+		return;
+	}
 	case TY_MACADDR:
 		buf_printf(b, "%02X:%02X:%02X:%02X:%02X:%02X", p[0], p[1], p[2], p[3], p[4], p[5]);
 		return;
 	default:
 		return;
 	}
+}
+
+/*
+ * username: the name of a uid in /etc/passwd (ubt's host, as bpftrace
+ * reads its own), "" if it has none, as in bpftrace 0.17.  The file is
+ * read once.
+ */
+const char *out_user_name(uint32_t uid)
+{
+	static struct {
+		uint32_t uid;
+		char *name;
+	} *users;
+	static int nusers = -1;
+	if (nusers < 0) {
+		nusers = 0;
+		FILE *f = fopen("/etc/passwd", "r");
+		char line[1024];
+		while (f && fgets(line, sizeof(line), f)) {
+			char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+			char *end;
+			if (!c2)
+				continue;
+			unsigned long u = strtoul(c2 + 1, &end, 10);
+			if (end == c2 + 1 || *end != ':')
+				continue;
+			users = xrealloc(users, (size_t)(nusers + 1) * sizeof(*users));
+			users[nusers].uid = (uint32_t)u;
+			users[nusers++].name = xstrndup(line, (size_t)(c1 - line));
+		}
+		if (f)
+			fclose(f);
+	}
+	for (int i = 0; i < nusers; i++)
+		if (users[i].uid == uid)
+			return users[i].name;
+	return "";
 }
 
 bool out_fmt_value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, bool json)

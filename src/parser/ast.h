@@ -138,6 +138,7 @@ enum ast_type_kind {
 	TY_TSTAMP,   /* strftime(fmt, ns): 16 bytes: u64 format id (sema_printf), u64 ns */
 	TY_INET,     /* ntop([af,] a): 24 bytes: u64 address family, 16 address bytes */
 	TY_STRERROR, /* strerror(e): 8 bytes, the error number */
+	TY_USERNAME, /* username: 8 bytes, the uid (ubt prints its /etc/passwd name) */
 	TY_MACADDR,  /* macaddr(p): the 6 bytes */
 };
 
@@ -146,7 +147,7 @@ enum ast_type_kind {
 static inline bool ast_type_is_blob(enum ast_type_kind k)
 {
 	return k == TY_TUPLE || k == TY_BUF || k == TY_TSTAMP || k == TY_INET ||
-	       k == TY_STRERROR || k == TY_MACADDR;
+	       k == TY_STRERROR || k == TY_USERNAME || k == TY_MACADDR;
 }
 
 /* Address space a value's pointer-ish bits refer to; only shown by the
@@ -287,6 +288,10 @@ struct ast_node {
 	 * before sema (attach/dwarf.c); NULL if the probe does not use `args`.
 	 * Incomplete when they could not be found (the error is reported). */
 	const struct ast_record *args;
+	/* AST_PROBE that reads `probe`: the longest full name among its sites
+	 * (`uprobe:./t:mul`, wildcards expanded), found before sema
+	 * (attach/names.c) so the string type holds it; 0 if unknown. */
+	int probe_name_len;
 	/* AST_CALL uaddr("sym"): the symbol, found before sema (attach/dwarf.c):
 	 * its file (in the program's arena), link-time address and size;
 	 * sym_file NULL if not found.  Once the process is open the driver

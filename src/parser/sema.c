@@ -81,6 +81,7 @@ const char *sema_type_name(const struct ast_type *t, char *buf, size_t len)
 	case TY_TSTAMP: return "timestamp";
 	case TY_INET: return "inet";
 	case TY_STRERROR: return "strerror";
+	case TY_USERNAME: return "username";
 	case TY_MACADDR: return "mac_address";
 	case TY_NONE:
 	case TY_VOID:
@@ -109,6 +110,7 @@ const char *sema_kind_name(const struct ast_type *t)
 	case TY_TSTAMP: return "timestamp";
 	case TY_INET: return "inet";
 	case TY_STRERROR: return "strerror";
+	case TY_USERNAME: return "string"; /* bpftrace 0.17's printf message says so */
 	case TY_MACADDR: return "mac_address";
 	default: return "none";
 	}
@@ -200,6 +202,23 @@ static void key_list(struct buf *b, const struct ast_type *keys, int n)
 	buf_printf(b, "]");
 }
 
+/*
+ * The type a map keeps for a key of type t: integers as unsigned 8 bytes
+ * (bpftrace compares integer keys without their sign), pointers as 8-byte
+ * pointers to their pointee, so `@[(uint8 *)arg0]` prints `@[0x4014d0]` as
+ * in bpftrace while `@[arg0]` prints `@[4199632]`, and mixing the two (or
+ * two pointee types) is an argument mismatch as in bpftrace.
+ */
+static struct ast_type key_type(struct ast_type t)
+{
+	t.as = AS_NONE;
+	if (t.kind == TY_INT)
+		return ty_uint64;
+	if (t.kind == TY_PTR)
+		return (struct ast_type){ .kind = TY_PTR, .size = 8, .elem = t.elem };
+	return t;
+}
+
 /* map -> '@name' ['[' expr (',' expr)* ']'] */
 static void check_map(struct sema *s, struct ast_node *n)
 {
@@ -219,11 +238,7 @@ static void check_map(struct sema *s, struct ast_node *n)
 		    k->type.kind != TY_USTACK)
 			keys_ok = false;
 		if (i < SEMA_MAX_KEYS) {
-			keys[i] = k->type;
-			keys[i].as = AS_NONE;
-			/* bpftrace compares integer keys without their sign */
-			if (keys[i].kind == TY_INT || keys[i].kind == TY_PTR)
-				keys[i] = ty_uint64;
+			keys[i] = key_type(k->type);
 		}
 	}
 	if (n->nkids > SEMA_MAX_KEYS && s->pass == 1)
@@ -240,12 +255,10 @@ static void check_map(struct sema *s, struct ast_node *n)
 			diag_error(s->diags, n->loc, "%s: more than %d map keys are not supported",
 				   n->str, SEMA_MAX_KEYS);
 		for (int i = 0; i < nkeys; i++) {
-			keys[i] = tu->types[i];
-			keys[i].as = AS_NONE;
-			if (keys[i].kind == TY_INT || keys[i].kind == TY_PTR)
-				keys[i] = ty_uint64;
+			keys[i] = key_type(tu->types[i]);
 			if (keys[i].kind != TY_INT && keys[i].kind != TY_STR &&
-			    !ast_type_is_blob(keys[i].kind) && keys[i].kind != TY_USYM)
+			    !ast_type_is_blob(keys[i].kind) && keys[i].kind != TY_USYM &&
+			    keys[i].kind != TY_PTR)
 				keys_ok = false;
 		}
 	}
@@ -265,7 +278,8 @@ static void check_map(struct sema *s, struct ast_node *n)
 				if (a->kind == TY_STR && keys[i].kind == TY_STR) {
 					if (keys[i].size > a->size)
 						a->size = keys[i].size;
-				} else if (ast_type_is_blob(a->kind) && a->kind == keys[i].kind) {
+				} else if ((ast_type_is_blob(a->kind) || a->kind == TY_PTR) &&
+					   a->kind == keys[i].kind) {
 					if (!ast_type_eq(a, &keys[i]))
 						same = false;
 				} else if (a->kind != keys[i].kind || a->size != keys[i].size ||
@@ -300,6 +314,10 @@ static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_typ
 {
 	struct map_priv *m = map_find(s, map->str, false);
 	char a[64], b[64];
+	/* a pointer is stored as its address, an unsigned 8-byte integer
+	 * (bpftrace prints `@v = (int64 *)arg0` in decimal too) */
+	if (t.kind == TY_PTR)
+		t = (struct ast_type){ TY_INT, 8, false, t.as };
 	if (m && m->has_value) {
 		struct ast_type *mt = &m->pub.value;
 		if (mt->kind == TY_NONE) {
@@ -326,8 +344,6 @@ static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_typ
 		m->has_value = true;
 		if (t.kind == TY_INT)
 			m->pub.value.size = 8;
-		if (t.kind == TY_PTR)
-			m->pub.value = (struct ast_type){ TY_INT, 8, false, t.as };
 	}
 	map->map = &m->pub;
 	if (m->pub.value.kind != TY_NONE)

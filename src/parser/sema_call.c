@@ -5,6 +5,7 @@
  * values.  printf formats are checked here and recorded in sema_info for
  * the output stage.  Called from sema.c's expression walk.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,13 +90,18 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 	if (sema_builtin_ret(s, n))
 		return;
 	static const char *const u64_builtins[] = {
-		"nsecs", "elapsed", "uid", "gid", "cpu", "numaid", "cpid", "rand",
+		"nsecs", "elapsed", "uid", "gid", "cpu", "numaid", "cpid", "rand", "cgroup",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(u64_builtins); i++)
 		if (!strcmp(name, u64_builtins[i])) {
 			n->type = ty_uint64;
 			return;
 		}
+	if (!strcmp(name, "username")) {
+		/* the uid; ubt prints its name (output/values.c) as bpftrace does */
+		n->type = (struct ast_type){ TY_USERNAME, 8, false, AS_NONE };
+		return;
+	}
 	if (!strcmp(name, "kstack")) {
 		/* a uprobe has no kernel stack: bpftrace prints it empty */
 		n->type = ty_str(1);
@@ -107,7 +113,10 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 		return;
 	}
 	if (!strcmp(name, "probe") || !strcmp(name, "func")) {
-		n->type = ty_str(sema_strlen());
+		/* bpftrace prints the whole name (its `probe` is a probe id):
+		 * room for the longest one at this probe's sites */
+		int len = s->probe->probe_name_len + 1;
+		n->type = ty_str(!strcmp(name, "probe") && len > sema_strlen() ? len : sema_strlen());
 		return;
 	}
 	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9' && !name[4]) {
@@ -711,6 +720,86 @@ static bool is_str(const struct ast_node *n)
 }
 
 /*
+ * Signals signal() accepts by name, as bpftrace 0.17 spells them (it has
+ * no SEGV, STOP, PROF, IO, PWR, SYS, STKFLT, IOT or CLD: those are "not a
+ * valid signal" there too).  x86-64 numbers.
+ */
+static const struct {
+	const char *name;
+	int num;
+} sig_names[] = {
+	{"HUP", 1},   {"INT", 2},   {"QUIT", 3},  {"ILL", 4},    {"TRAP", 5},    {"ABRT", 6},
+	{"BUS", 7},   {"FPE", 8},   {"KILL", 9},  {"USR1", 10},  {"USR2", 12},   {"PIPE", 13},
+	{"ALRM", 14}, {"TERM", 15}, {"CHLD", 17}, {"CONT", 18},  {"TSTP", 20},   {"TTIN", 21},
+	{"TTOU", 22}, {"URG", 23},  {"XCPU", 24}, {"XFSZ", 25},  {"VTALRM", 26}, {"WINCH", 28},
+	{"POLL", 29},
+};
+
+/* "SIGUSR1", "USR1", "usr1" -> 10; 0 if unknown (bpftrace ignores case). */
+static int signal_number(const char *text)
+{
+	char up[16];
+	size_t i;
+	for (i = 0; text[i] && i < sizeof(up) - 1; i++)
+		up[i] = (char)toupper((unsigned char)text[i]);
+	up[i] = 0;
+	if (text[i])
+		return 0;
+	const char *name = strncmp(up, "SIG", 3) ? up : up + 3;
+	for (size_t k = 0; k < ARRAY_SIZE(sig_names); k++)
+		if (!strcmp(name, sig_names[k].name))
+			return sig_names[k].num;
+	return 0;
+}
+
+/*
+ * signal(SIG) with SIG a name ("SIGKILL", "KILL") or an integer: sent to
+ * the target process by kill(2) from the probe (rt_builtin.c).  bpftrace's
+ * checks, in its order.  A literal becomes the constant cval (0: computed
+ * at run time, checked there).
+ */
+static void sema_signal_call(struct sema *s, struct ast_node *n, enum call_use use,
+			     const struct ast_node *user)
+{
+	n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
+	if (!sema_unsafe)
+		diag_error(s->diags, n->loc, "signal() is an unsafe function being used in safe mode");
+	if (n->nkids < 1) {
+		diag_error(s->diags, n->loc, "signal() requires at least one argument (0 provided)");
+		return;
+	}
+	if (n->nkids > 1) {
+		diag_error(s->diags, n->loc, "signal() takes up to one argument (%d provided)",
+			   n->nkids);
+		return;
+	}
+	for (int i = 0; i < s->probe->nkids; i++) {
+		const char *prov = s->probe->kids[i]->attach.provider;
+		if (prov && (!strcmp(prov, "BEGIN") || !strcmp(prov, "END") ||
+			     !strcmp(prov, "interval"))) {
+			diag_error(s->diags, n->loc, "signal can not be used with \"%s\" probes", prov);
+			break;
+		}
+	}
+	check_use(s, n, use, user, false);
+	const struct ast_node *a = n->kids[0];
+	int64_t v;
+	if (a->kind == AST_STR) {
+		n->cval = (uint64_t)signal_number(a->str);
+		if (!n->cval)
+			diag_error(s->diags, n->loc, "%s is not a valid signal", a->str);
+	} else if (int_literal(a, &v)) {
+		if (v < 1 || v > 64)
+			diag_error(s->diags, n->loc, "%lld is not a valid signal, allowed range: [1,64]",
+				   (long long)v);
+		else
+			n->cval = (uint64_t)v;
+	} else if (s->final && a->type.kind != TY_INT) {
+		diag_error(s->diags, n->loc, "signal only accepts string literals or integers");
+	}
+}
+
+/*
  * exit([code]) | bswap(int) | strncmp(str, str, n) | strcontains(str, str)
  * | has_key(@m[k]) | len(@m) | time([fmt]).  Returns false for other names.
  */
@@ -770,6 +859,10 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 			whole_map_arg(s, n);
 		return true;
 	}
+	if (!strcmp(f, "signal")) {
+		sema_signal_call(s, n, use, user);
+		return true;
+	}
 	if (!strcmp(f, "time")) {
 		check_use(s, n, use, user, false);
 		n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
@@ -799,7 +892,8 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 /* Values printed as text by %s (bpftrace 0.17 treats them as strings). */
 static bool fmt_is_string_like(enum ast_type_kind k)
 {
-	return k == TY_TSTAMP || k == TY_INET || k == TY_STRERROR || k == TY_MACADDR;
+	return k == TY_TSTAMP || k == TY_INET || k == TY_STRERROR || k == TY_USERNAME ||
+	       k == TY_MACADDR;
 }
 
 /* bpftrace's check_varargs(): between lo and hi arguments */
@@ -1027,6 +1121,10 @@ static bool reg_available(int kind, bool profile, const char *r)
 		return true;
 	if (kind == 2 && (!strcmp(r, "ax") || !strcmp(r, "ip")))
 		return true;
+	/* usdt and FUNC+OFF: the mid-function trampoline saves what reg() reads
+	 * (cg_object.mid_regs); its flags slot holds lahf/seto's form, not eflags */
+	if (kind == 1)
+		return strcmp(r, "flags") != 0;
 	if (kind != 0 && kind != 2)
 		return false;
 	for (size_t i = 0; i < ARRAY_SIZE(args); i++)

@@ -33,9 +33,10 @@
 
 /* glibc's x86-64 rseq signature; the 4 bytes before every abort handler. */
 #define RT_RSEQ_SIG 0x53053053u
-/* struct rseq (linux/rseq.h): cpu_id at 4, rseq_cs at 8, mm_cid at 24. */
+/* struct rseq (linux/rseq.h): cpu_id at 4, rseq_cs at 8, node_id at 20, mm_cid at 24. */
 #define RT_RSEQ_CPU_ID 4
 #define RT_RSEQ_CS 8
+#define RT_RSEQ_NODE_ID 20 /* filled by Linux >= 6.3 (auxv AT_RSEQ_FEATURE_SIZE >= 24) */
 
 enum rt_shm_flags {
 	RT_F_RSEQ = 1 << 0, /* rseq_off is valid: per-CPU slots via rseq cpu_id */
@@ -228,16 +229,46 @@ struct rt_shm_header {
 	struct rt_prof_timer prof[RT_PROF_MAX];
 	volatile uint64_t prof_samples; /* timer signals handled */
 	volatile uint64_t prof_foreign; /* prof_sig signals not from our timers (passed on) */
+	/* builtins (ubt writes before arming) */
+	uint64_t cgroup_id; /* `cgroup`: the target's cgroup v2 id at attach (attach/cgroup.c) */
+	/* comm, uid, gid (rt_builtin.c): ubt raises ids_gen (from 1, written
+	 * before arming) when its poll of /proc/PID/task sees a thread's
+	 * name or ids change (attach/ids.c); a thread's cached copy (struct
+	 * rt_ids) is good while its gen equals this one */
+	volatile uint64_t ids_gen;
+};
+
+/* ubt's poll of the target's threads (attach/ids.c): what the script reads */
+enum rt_ids_use {
+	RT_IDS_COMM = 1 << 0, /* comm: /proc/PID/task/TID/comm */
+	RT_IDS_CRED = 1 << 1, /* uid, gid (username): the Uid/Gid lines of .../status */
+};
+
+/*
+ * A thread's cached comm, uid and gid (rt_builtin.c).  Valid while gen
+ * equals the header's ids_gen; 0 = empty.  Only its thread writes it, gen
+ * last (a probe in a signal handler that interrupts a refresh sees 0 and
+ * refreshes on its own).
+ */
+struct rt_ids {
+	volatile uint64_t gen; /* rt_shm_header.ids_gen when read */
+	uint32_t uid, gid;     /* getuid(), getgid() */
+	char comm[16];         /* prctl(PR_GET_NAME) */
 };
 
 /*
  * One thread of the target (or ubt itself, for BEGIN/END).  A slot is
  * claimed by the first probe hit in a thread that needs per-thread state
- * (printf, re-entrancy guard) and found again by its thread pointer.
+ * (printf, re-entrancy guard, comm/uid/gid) and found again by its thread
+ * pointer.  256 bytes (RT_THREAD_SHIFT): probe code finds slot i at
+ * threads_off + (i << RT_THREAD_SHIFT).
  *
  *   line 0 (the owning thread writes):  tp tid busy ring_head lost ring_resv tail_seen
  *   line 1 (ubt writes):                ring_tail
+ *   line 2 (the owning thread writes):  ids, away from ubt's writes to line 1
+ *   line 3:                             unused
  */
+#define RT_THREAD_SHIFT 8
 struct rt_thread {
 	volatile uint64_t tp; /* thread pointer (%fs:0); 0 = free */
 	uint32_t tid;
@@ -252,7 +283,12 @@ struct rt_thread {
 	uint64_t pad0[1];
 	volatile uint64_t ring_tail; /* bytes ever consumed */
 	uint64_t pad1[7];
+	struct rt_ids ids; /* comm, uid, gid (rt_builtin.c) */
+	uint64_t pad2[4];
+	uint64_t pad3[8];
 };
+_Static_assert(sizeof(struct rt_thread) == 1u << RT_THREAD_SHIFT,
+	       "probe code finds a thread slot with a shift");
 
 /*
  * Ring records.  A ring is single-producer (its thread, guarded against

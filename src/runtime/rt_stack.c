@@ -30,6 +30,23 @@
  * Every read stays between the probe's stack pointer and the top of the
  * thread's stack (stack_top()), memory the thread itself is using, so no
  * read can fault.
+ *
+ * Return probes hijack return slots: while sym_middle has a uretprobe, the
+ * slot holding its return address into sym_outer holds the stub of
+ * sym_middle's return trampoline, and the real address sits in the
+ * thread's shadow stack (rt_ret.c, abi.h struct rt_ret_stack):
+ *
+ *   stack                       shadow stack (e[top-1] innermost)
+ *   [rbp_middle + 8] = stub  -> e[k] = {sp = rbp_middle + 8, ret = sym_outer+23, stub}
+ *
+ * So every return address the walk reads from a slot, and every word of
+ * the copy, is checked against the shadow entry of that slot (struct
+ * shadow): a slot an entry names that still holds the entry's stub stands
+ * for the entry's ret.  Entries are ordered by slot address (the innermost
+ * frame has the lowest) and the walk goes up the stack, so one cursor
+ * moving down the shadow stack costs one compare per frame.  Without
+ * return probes (rets_addr 0) the walk and the scan are the same code as
+ * before, chosen once per call.
  */
 #include "rt.h"
 
@@ -88,14 +105,66 @@ static __attribute__((noinline)) uint64_t caller_rbp(uint64_t sp)
 	return fp;
 }
 
+/*
+ * The thread's shadow stack, read-only (rt_ret.c owns it): e[0..k) are
+ * the entries not yet passed, e[k-1] the one with the lowest slot.  The
+ * thread itself is the only writer and rt_ret.c publishes an entry before
+ * raising `top`, so e[0..top) are complete; one whose push is half done
+ * (RT_RET_PENDING) has not hijacked its slot yet and is passed over.
+ */
+struct shadow {
+	const struct rt_ret_entry *e;
+	uint32_t k;
+};
+
+static __attribute__((noinline)) void shadow_find(struct shadow *sh, uint64_t tab)
+{
+	const struct rt_shm_header *h = rt_hdr();
+	const struct rt_ret_stack *st = (const struct rt_ret_stack *)tab;
+	uint64_t tp = rt_thread_pointer();
+	uint32_t mask = h->nthreads - 1;
+	uint32_t i = (uint32_t)((tp * RT_TP_HASH_MUL) >> RT_TP_HASH_SHIFT) & mask;
+	for (uint32_t n = 0; n <= mask; n++, i = (i + 1) & mask) {
+		uint64_t cur = st[i].tp;
+		if (!cur)
+			return;
+		if (cur == tp) {
+			uint32_t top = st[i].top;
+			sh->e = st[i].e;
+			sh->k = top < RT_RET_DEPTH ? top : RT_RET_DEPTH;
+			return;
+		}
+	}
+}
+
+/*
+ * The return address that the word v read from slot stands for: the
+ * shadow entry's ret when the slot is hijacked, else v.  Slots are asked
+ * for in increasing order.
+ */
+static inline uint64_t shadow_fix(struct shadow *sh, uint64_t slot, uint64_t v)
+{
+	while (sh->k) {
+		const struct rt_ret_entry *e = &sh->e[sh->k - 1];
+		uint64_t esp = e->sp & ~1ull;
+		if (esp > slot && e->sp != RT_RET_PENDING)
+			return v;
+		sh->k--;
+		if (esp == slot && v == e->stub)
+			return e->ret;
+	}
+	return v;
+}
+
 struct walk {
 	uint64_t frames[RT_STACK_MAX];
 	uint32_t n;
 	int cfi; /* stopped in code without frame pointers: unwind a copy */
 };
 
-static void fp_walk(struct walk *w, uint64_t ra, uint64_t fp, uint64_t lo, uint64_t hi,
-		    uint32_t max)
+static inline __attribute__((always_inline)) void
+fp_walk_(struct walk *w, uint64_t ra, uint64_t fp, uint64_t lo, uint64_t hi, uint32_t max,
+	 struct shadow *sh)
 {
 	const struct rt_stack_facts *f = &rt_hdr()->stk;
 	while (w->n < max) {
@@ -110,6 +179,8 @@ static void fp_walk(struct walk *w, uint64_t ra, uint64_t fp, uint64_t lo, uint6
 			return;
 		const uint64_t *fr = (const uint64_t *)fp;
 		ra = fr[1];
+		if (sh)
+			ra = shadow_fix(sh, fp + 8, ra);
 		if (!ra)
 			return;
 		w->frames[w->n++] = ra;
@@ -118,13 +189,27 @@ static void fp_walk(struct walk *w, uint64_t ra, uint64_t fp, uint64_t lo, uint6
 	}
 }
 
+static __attribute__((noinline)) void fp_walk(struct walk *w, uint64_t ra, uint64_t fp,
+					     uint64_t lo, uint64_t hi, uint32_t max)
+{
+	fp_walk_(w, ra, fp, lo, hi, max, 0);
+}
+
+static __attribute__((noinline)) void fp_walk_ret(struct walk *w, uint64_t ra, uint64_t fp,
+						 uint64_t lo, uint64_t hi, uint32_t max,
+						 struct shadow *sh)
+{
+	fp_walk_(w, ra, fp, lo, hi, max, sh);
+}
+
 static struct rt_stack_entry *entry_at(struct rt_stack_table *t, uint64_t i)
 {
 	return (struct rt_stack_entry *)((char *)t + t->entries_off + i * t->entry_size);
 }
 
 /* Finds or claims the entry of id; NULL when it exists or cannot be stored. */
-static struct rt_stack_entry *claim(struct rt_stack_table *t, uint64_t id)
+static inline __attribute__((always_inline)) struct rt_stack_entry *
+claim(struct rt_stack_table *t, uint64_t id)
 {
 	uint64_t mask = t->cap - 1;
 	for (uint64_t k = 0; k < RT_STACK_PROBES && k <= mask; k++) {
@@ -147,6 +232,65 @@ static struct rt_stack_entry *claim(struct rt_stack_table *t, uint64_t id)
 }
 
 /*
+ * The part of the stack from sp that ubt's CFI unwinder needs, mixed into
+ * id: every word that points into code, with its position.  The copy ends
+ * at the first word pointing into an outermost function (RT_CODE_END: the
+ * return address into start_thread or __libc_start_call_main), where the
+ * unwinder stops anyway; above it lie only that function's frame and the
+ * thread's TLS and TCB (for a pthread, tp is the top).  For
+ *
+ *   f <- chain4 <- ... <- time_loop <- worker <- start_thread
+ *
+ * that is about 300 bytes instead of the 1-8 KiB up to the top.  Words
+ * that point into the stack itself (saved frame and object pointers) are
+ * skipped before the range lookup.  *copyp gets the bytes to copy.  A
+ * hijacked return slot counts as the return address it stands for.
+ */
+static inline __attribute__((always_inline)) uint64_t
+hash_copy_(uint64_t id, uint64_t sp, uint64_t hi, uint64_t cap, uint64_t *copyp,
+	   struct shadow *sh)
+{
+	const struct rt_stack_facts *f = &rt_hdr()->stk;
+	uint64_t copy = (hi - sp < cap ? hi - sp : cap) & ~7ull;
+	const uint64_t *s = (const uint64_t *)sp;
+	uint64_t lo = f->code_lo, span = f->code_hi - f->code_lo;
+	for (uint64_t i = 0; i < copy / 8; i++) {
+		uint64_t v = s[i];
+		if (sh)
+			v = shadow_fix(sh, sp + i * 8, v);
+		if (v - lo >= span || v - sp < hi - sp)
+			continue;
+		const struct rt_code_range *r = code_of(f, v);
+		if (!r)
+			continue;
+		id = mix(id, v ^ (i << 48));
+		if (r->flags & RT_CODE_END) {
+			copy = (i + 1) * 8;
+			break;
+		}
+	}
+	*copyp = copy;
+	return mix(id, 1);
+}
+
+/*
+ * The copy as an unprobed run would have it: each hijacked slot in it
+ * holds its caller's return address again, so ubt's CFI unwinder steps
+ * through the frame as it would without the return probe.
+ */
+static void shadow_patch(const struct shadow *all, uint64_t sp, uint64_t copy, uint64_t *dst)
+{
+	for (uint32_t i = 0; i < all->k; i++) {
+		const struct rt_ret_entry *e = &all->e[i];
+		uint64_t slot = e->sp & ~1ull;
+		if (e->sp == RT_RET_PENDING || slot < sp || slot - sp >= copy || (slot - sp) & 7)
+			continue;
+		if (dst[(slot - sp) / 8] == e->stub)
+			dst[(slot - sp) / 8] = e->ret;
+	}
+}
+
+/*
  * The id of the current stack, at most n frames (1..RT_STACK_MAX).
  * regs: a struct rt_regs whose `ret` is the real return slot (its other
  * words need not be valid: codegen points it into the handler's caller's
@@ -155,7 +299,8 @@ static struct rt_stack_entry *claim(struct rt_stack_table *t, uint64_t id)
  * address (inside the site's trampoline; ubt maps it back) for entry
  * probes.
  */
-RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n)
+static inline __attribute__((always_inline)) uint64_t
+stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, const int with_ret)
 {
 	struct rt_stack_table *t = rt_stack_table();
 	if (!t || !n)
@@ -165,6 +310,10 @@ RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n
 	struct walk w;
 	w.n = 0;
 	w.cfi = 0;
+	struct shadow all = {0, 0}; /* the thread's shadow stack, when return probes are on */
+	if (with_ret)
+		shadow_find(&all, rt_hdr()->rets_addr);
+	struct shadow sh = all;
 	uint64_t pc, sp, rbp;
 	if (kind == RT_STK_MID) {
 		const struct rt_regs_mid *m = regs;
@@ -179,38 +328,43 @@ RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n
 			sp = (uint64_t)&r->ret;
 			w.frames[w.n++] = site;
 		} else {
-			pc = r->ret;
+			pc = with_ret ? shadow_fix(&sh, (uint64_t)&r->ret, r->ret) : r->ret;
 			sp = (uint64_t)&r->ret + 8;
 		}
 		rbp = caller_rbp(sp);
 	}
 	uint64_t hi = stack_top(sp);
+#define WALK(ra, fp, lo)                                                   \
+	do {                                                               \
+		if (with_ret && sh.k)                                      \
+			fp_walk_ret(&w, ra, fp, lo, hi, n, &sh);           \
+		else                                                       \
+			fp_walk(&w, ra, fp, lo, hi, n);                    \
+	} while (0)
 	if (kind == RT_STK_ENTRY) {
 		/* the caller, then the walk from the caller's frame */
+		/* (a tail call from a function with a return probe: the slot holds its stub) */
+		uint64_t ret = ((const struct rt_regs *)regs)->ret;
+		if (with_ret)
+			ret = shadow_fix(&sh, sp, ret);
 		if (w.n < n)
-			w.frames[w.n++] = ((const struct rt_regs *)regs)->ret;
+			w.frames[w.n++] = ret;
 		if (hi && w.n < n)
-			fp_walk(&w, w.frames[w.n - 1], rbp, sp + 8, hi, n);
+			WALK(ret, rbp, sp + 8);
 	} else if (kind == RT_STK_RET) {
 		w.frames[w.n++] = pc;
 		if (hi && w.n < n)
-			fp_walk(&w, pc, rbp, sp, hi, n);
+			WALK(pc, rbp, sp);
 	} else if (hi && w.n < n) {
-		fp_walk(&w, pc, rbp, sp, hi, n);
+		WALK(pc, rbp, sp);
 	}
 	uint64_t id = mix(0x6a09e667f3bcc908ull, n);
 	for (uint32_t i = 0; i < w.n; i++)
 		id = mix(id, w.frames[i]);
 	uint64_t copy = 0;
 	if (w.cfi && hi > sp) {
-		const struct rt_stack_facts *f = &rt_hdr()->stk;
-		copy = hi - sp < t->copy_size ? hi - sp : t->copy_size;
-		copy &= ~7ull;
-		const uint64_t *s = (const uint64_t *)sp;
-		for (uint64_t i = 0; i < copy / 8; i++)
-			if (s[i] >= f->code_lo && s[i] < f->code_hi && code_of(f, s[i]))
-				id = mix(id, s[i] ^ (i << 48));
-		id = mix(id, 1);
+		sh = all;
+		id = hash_copy_(id, sp, hi, t->copy_size, &copy, with_ret && sh.k ? &sh : 0);
 	}
 	if (!id)
 		id = 1;
@@ -230,9 +384,29 @@ RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n
 		const char *src = (const char *)sp;
 		for (uint64_t i = 0; i < copy; i++)
 			dst[i] = src[i];
+		if (with_ret && all.k)
+			shadow_patch(&all, sp, copy, (uint64_t *)dst);
 		e->copy_len = (uint32_t)copy;
 		e->flags = RT_STK_COPY;
 	}
 	__atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
 	return id;
+}
+
+/*
+ * Two copies of the same code: without return probes in the process
+ * (rets_addr 0) none of the shadow-stack work is compiled in, so ustack
+ * costs what it did before return probes were taken into account.
+ */
+static __attribute__((noinline)) uint64_t stack_id_ret(void *regs, uint64_t site, uint32_t kind,
+						       uint32_t n)
+{
+	return stack_id(regs, site, kind, n, 1);
+}
+
+RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n)
+{
+	if (rt_hdr()->rets_addr)
+		return stack_id_ret(regs, site, kind, n);
+	return stack_id(regs, site, kind, n, 0);
 }

@@ -12,7 +12,11 @@
  * A thread pointer can be reused by a new thread after the old one exits
  * (glibc caches thread stacks).  When ubt knows where the kernel tid lives
  * in the TCB (RT_F_TID), a tid mismatch detects the reuse and the slot is
- * taken over: its ring keeps flowing, the guard is reset.
+ * taken over: its ring keeps flowing, the guard is reset, the cached
+ * comm/uid/gid (struct rt_ids) dropped.
+ *
+ * rt_thread_find() alone (no guard) serves comm/uid/gid (rt_builtin.c),
+ * whose cache a re-entered probe may share with the probe it interrupted.
  */
 #include "rt.h"
 
@@ -32,7 +36,7 @@ uint32_t rt_gettid(void)
 	return (uint32_t)rt_syscall0(186 /* gettid */);
 }
 
-static struct rt_thread *rt_thread_find(void)
+struct rt_thread *rt_thread_find(void)
 {
 	struct rt_shm_header *h = rt_hdr();
 	struct rt_thread *tab = (struct rt_thread *)(ubt_shm + h->threads_off);
@@ -48,6 +52,7 @@ static struct rt_thread *rt_thread_find(void)
 				/* a new thread reusing a dead thread's TCB */
 				t->tid = rt_gettid();
 				t->busy = 0;
+				t->ids.gen = 0; /* the old thread's comm/uid/gid */
 			}
 			return t;
 		}

@@ -255,6 +255,25 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
  *     memory (a switch's jump table may target any instruction, and a
  *     table's entries are not visible to a linear sweep).
  */
+/*
+ * false when decoding the function from its first byte steps over soff
+ * without starting an instruction there (FUNC+OFF inside an instruction).
+ * Undecodable bytes before soff leave the question open (true): the
+ * caller's own checks then pick the breakpoint or refuse.
+ */
+static bool mid_starts_insn(const uint8_t *code, size_t func_len, uint64_t func_addr,
+			    size_t soff)
+{
+	struct x86_insn insn;
+	size_t off = 0;
+	while (off < soff) {
+		if (x86_insn_decode(code + off, func_len - off, func_addr + off, &insn) < 0)
+			return true;
+		off += insn.len;
+	}
+	return off == soff;
+}
+
 int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uint64_t site,
 		       const uint64_t *avoid, int navoid, struct arch_site_plan *plan)
 {
@@ -278,6 +297,8 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr,
 		x86_plan_int3(plan, &first, "the size of the function around it is unknown");
 		return 0;
 	}
+	if (!mid_starts_insn(code, func_len, func_addr, soff))
+		return -EINVAL; /* inside an instruction: neither a jmp nor an int3 may go there */
 	/* displaced instructions */
 	off = soff;
 	plan->ninsns = 0;

@@ -1,0 +1,158 @@
+/*
+ * names.c - the `probe` builtin's value at each site.
+ *
+ * Pipeline position: the last step of att_resolve(), after every attach
+ * point became att_points and before codegen.  bpftrace gives each expanded
+ * attach point its own name:
+ *
+ *   uprobe:./t:m*,uretprobe:./t:add { @[probe] = count(); }
+ *
+ *   @[uprobe:./t:main]: 1
+ *   @[uprobe:./t:mul]: 4
+ *   @[uretprobe:./t:add]: 4
+ *
+ * A probe that reads `probe` is therefore compiled once per distinct name
+ * among its sites (per distinct (argument list, name) for usdt locations):
+ * the name is a constant in each variant, so a single-site probe costs
+ * what it did, and `@[probe]` hashes a constant key.  The variants go into
+ * the session's cg_usdt_variants list (codegen.h), which codegen compiles
+ * as ubt_probe_<N>_u<K> and attach calls per point (att_point.variant).
+ * The alternative, one function finding its site's name at run time from
+ * its return address (as `func` does), costs a table search per use and
+ * a string copy into every map key.
+ */
+#include "attach/attach.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The probe's code reads `probe`. */
+static bool reads_probe(const struct ast_node *n)
+{
+	if (!n)
+		return false;
+	if (n->kind == AST_BUILTIN && !strcmp(n->str, "probe"))
+		return true;
+	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
+	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
+		if (reads_probe(sub[i]))
+			return true;
+	for (int i = 0; i < n->nkids; i++)
+		if (reads_probe(n->kids[i]))
+			return true;
+	return false;
+}
+
+/* bpftrace's name of one expanded point: uprobe:./t:mul, usdt:./t:prov:name */
+static char *point_name(const struct att_point *p)
+{
+	return xasprintf("%s:%s:%s", p->attach->attach.provider, p->path, p->func);
+}
+
+static int variant_add(struct cg_usdt_variants *v, const struct cg_usdt_spec *spec, char *name)
+{
+	for (int k = 0; k < v->nspecs; k++)
+		if (!strcmp(v->names[k], name) &&
+		    (spec ? !memcmp(&v->specs[k], spec, sizeof(*spec)) : v->specs[k].nargs < 0)) {
+			free(name);
+			return k;
+		}
+	v->specs = xrealloc(v->specs, (v->nspecs + 1) * sizeof(*v->specs));
+	v->names = xrealloc(v->names, (v->nspecs + 1) * sizeof(*v->names));
+	if (spec) {
+		v->specs[v->nspecs] = *spec;
+	} else {
+		memset(&v->specs[v->nspecs], 0, sizeof(*v->specs));
+		v->specs[v->nspecs].nargs = -1;
+	}
+	v->names[v->nspecs] = name;
+	return v->nspecs++;
+}
+
+/* Probe `index`: every point gets a variant of (argument list, name). */
+static void name_probe(struct att_session *s, int index)
+{
+	struct cg_usdt_variants *old = NULL, nv = {.probe_index = index};
+	for (int i = 0; i < s->nusdt; i++)
+		if (s->usdt[i].probe_index == index)
+			old = &s->usdt[i];
+	for (int i = 0; i < s->npoints; i++) {
+		struct att_point *p = &s->points[i];
+		if (p->probe_index != index)
+			continue;
+		const struct cg_usdt_spec *spec = p->usdt && old ? &old->specs[p->variant] : NULL;
+		p->variant = variant_add(&nv, spec, point_name(p));
+	}
+	if (!nv.nspecs)
+		return;
+	if (old) {
+		free(old->specs);
+		*old = nv;
+		return;
+	}
+	s->usdt = xrealloc(s->usdt, (s->nusdt + 1) * sizeof(*s->usdt));
+	s->usdt[s->nusdt++] = nv;
+}
+
+void att_probe_names(const struct ast_node *prog, struct att_session *s)
+{
+	for (int i = 0; i < prog->nkids; i++) {
+		const struct ast_node *probe = prog->kids[i];
+		if (reads_probe(probe->pred) || reads_probe(probe->body))
+			name_probe(s, i);
+	}
+}
+
+/*
+ * Before sema: the longest name each probe that reads `probe` gives, from
+ * its points resolved into a scratch session (as att_dwarf_args does);
+ * resolution errors are left for att_resolve() to report.
+ */
+void att_probe_name_sizes(struct ast_node *prog, pid_t pid)
+{
+	for (int i = 0; i < prog->nkids; i++) {
+		struct ast_node *probe = prog->kids[i];
+		if (!reads_probe(probe->pred) && !reads_probe(probe->body))
+			continue;
+		struct att_session *tmp = xcalloc(1, sizeof(*tmp));
+		struct diags quiet;
+		diag_init(&quiet, "", "", 0);
+		tmp->pid_hint = pid;
+		for (int j = 0; j < probe->nkids; j++) {
+			const struct ast_node *a = probe->kids[j];
+			const char *prov = a->attach.provider ? a->attach.provider : "";
+			int len = (int)strlen(a->str);
+			if (!strcmp(prov, "usdt"))
+				att_usdt_resolve(probe, i, a, tmp, &quiet);
+			else if (!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe"))
+				att_resolve_one(probe, i, a, tmp, &quiet);
+			if (a->attach.target && a->attach.func)
+				len = (int)(strlen(prov) + strlen(a->attach.target) +
+					    strlen(a->attach.func) + 2);
+			if (len > probe->probe_name_len)
+				probe->probe_name_len = len;
+		}
+		for (int k = 0; k < tmp->npoints; k++) {
+			char *name = point_name(&tmp->points[k]);
+			if ((int)strlen(name) > probe->probe_name_len)
+				probe->probe_name_len = (int)strlen(name);
+			free(name);
+			free(tmp->points[k].path);
+			free(tmp->points[k].func);
+		}
+		free(tmp->points);
+		att_usdt_free(tmp);
+		free(tmp);
+		diag_free(&quiet);
+	}
+}
+
+void att_probe_names_free(struct cg_usdt_variants *v)
+{
+	for (int k = 0; v->names && k < v->nspecs; k++)
+		free(v->names[k]);
+	free(v->names);
+	v->names = NULL;
+}
