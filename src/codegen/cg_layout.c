@@ -13,6 +13,7 @@
 #include <string.h>
 
 #define CG_PAGE 4096u
+#define CG_STACK_TABLE_MAX (256ull << 20) /* bytes of the ustack table at most */
 
 _Static_assert(sizeof(struct rt_shm_header) <= CG_PAGE, "the shared header must fit in a page");
 
@@ -140,10 +141,20 @@ void cg_layout(const struct sema_info *info, const struct cg_options *opt, struc
 		struct rt_stack_table *t = &out->stacks;
 		t->size = sizeof(*t);
 		t->max_frames = (uint32_t)info->stack_frames;
-		t->cap = pow2_at_least(opt->map_keys_max < 1024 ? opt->map_keys_max : 1024);
 		t->copy_size = RT_STACK_COPY;
 		t->entry_size = ALIGN_UP(sizeof(struct rt_stack_entry) + 8ull * t->max_frames +
 						 t->copy_size, 64);
+		/*
+		 * Room for twice BPFTRACE_MAP_KEYS_MAX stacks (a map keyed by
+		 * ustack holds that many keys; open addressing wants slack), in
+		 * at most CG_STACK_TABLE_MAX bytes of address space: the memfd is
+		 * sparse, an entry's pages exist once a stack is recorded there.
+		 * A full table drops stacks and ubt says so at exit.
+		 */
+		uint64_t want = 2ull * (opt->map_keys_max ? opt->map_keys_max : 1);
+		t->cap = pow2_at_least(want < (1u << 30) ? want : (1u << 30));
+		while (t->cap > 1024 && (uint64_t)t->cap * t->entry_size > CG_STACK_TABLE_MAX)
+			t->cap >>= 1;
 		t->entries_off = 64;
 		off = ALIGN_UP(off, (uint64_t)CG_PAGE);
 		out->stacks_off = off;

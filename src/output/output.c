@@ -11,6 +11,7 @@
  */
 #include "output.h"
 #include "output_internal.h"
+#include "stack.h"
 #include "sym.h"
 
 #include <stdlib.h>
@@ -141,6 +142,7 @@ void out_report_map_drops(struct out *o)
 				(unsigned long long)h->drops, h->drops == 1 ? "" : "s", ml->map->name,
 				h->cap);
 	}
+	out_stack_report_drops(o->data); /* stack.c: stacks the stack table had no room for */
 }
 
 void out_report_lost(struct out *o)

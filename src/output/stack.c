@@ -364,6 +364,8 @@ int out_stack_frames(const uint8_t *data, uint64_t id, const uint64_t **frames)
  */
 char *out_stack_text(uint64_t id, const struct ast_type *t, int indent)
 {
+	if (id == RT_STACK_LOST)
+		return xstrdup(""); /* as bpftrace prints a stack id its map refused */
 	const uint64_t *fr = NULL;
 	int n = stk_data ? out_stack_frames(stk_data, id, &fr) : 0;
 	int want = AST_STACK_FRAMES(t);
@@ -393,6 +395,26 @@ char *out_stack_text(uint64_t id, const struct ast_type *t, int indent)
 		}
 	}
 	return b.data; /* never NULL: it holds at least the newline */
+}
+
+/*
+ * Stacks the table had no room for (runtime/rt_stack.c): they print as an
+ * empty key `@[]` (bpftrace's text for a failed stack id, which it
+ * reports with "ERROR: failed to look up stack id"), so the count is said
+ * once at the end, on stderr, like the drops of full maps.
+ */
+void out_stack_report_drops(const uint8_t *data)
+{
+	const struct rt_shm_header *h = (const struct rt_shm_header *)data;
+	if (!data || !h->stk.table_off)
+		return;
+	const struct rt_stack_table *t = (const void *)(data + h->stk.table_off);
+	uint64_t n = __atomic_load_n(&t->drops, __ATOMIC_RELAXED);
+	if (n)
+		fprintf(stderr,
+			"WARNING: %llu stack%s not recorded: the stack table was full (%u stacks); "
+			"they print as an empty stack: @[]\n",
+			(unsigned long long)n, n == 1 ? "" : "s", t->cap);
 }
 
 /*

@@ -20,6 +20,8 @@ void out_stack_loaded(void *data);
 int out_stack_frames(const uint8_t *data, uint64_t id, const uint64_t **frames);
 /* bpftrace's text of a stack of type t (its mode and frames); malloc'ed. */
 char *out_stack_text(uint64_t id, const struct ast_type *t, int indent);
+/* Says on stderr how many stacks the table had no room for, if any. */
+void out_stack_report_drops(const uint8_t *data);
 /* One id for all ids whose stacks print the same. */
 uint64_t out_stack_canon(uint64_t id, const struct ast_type *t);
 

@@ -110,14 +110,19 @@ struct rt_stack_facts {
  * The stack table: cap entries (a power of two) of entry_size bytes,
  * open addressing on the id.  An entry is claimed by a CAS of its id from
  * 0, filled, and published by a release store of `ready`; other threads
- * with the same id only need to see the id.  Full: the hit gets id 0,
- * counted in drops.
+ * with the same id only need to see the id.  Full (no free entry among
+ * the first RT_STACK_PROBES tried, rt_stack.c): the hit gets the id RT_STACK_LOST, counted
+ * in drops; ubt prints it as bpftrace prints a stack id its stack map
+ * refused (an empty key, `@[]`) and reports the drops at exit.  Ids 0 and
+ * RT_STACK_LOST are never the hash of a stack.
  *
  *   entry: id | ready nframes | flags copy_len | pc sp rbp | frames[max_frames] | copy
  */
 enum rt_stack_entry_flags {
 	RT_STK_COPY = 1 << 0, /* copy[] holds copy_len bytes of stack from sp: unwind with CFI */
 };
+
+#define RT_STACK_LOST 1ull /* the id of every stack the table had no room for */
 
 struct rt_stack_entry {
 	volatile uint64_t id; /* 0 = free */

@@ -207,9 +207,12 @@ static struct rt_stack_entry *entry_at(struct rt_stack_table *t, uint64_t i)
 	return (struct rt_stack_entry *)((char *)t + t->entries_off + i * t->entry_size);
 }
 
-/* Finds or claims the entry of id; NULL when it exists or cannot be stored. */
+/*
+ * Finds or claims the entry of id: the entry to fill, or NULL when it
+ * exists already; *lost is set when there is no room (counted in drops).
+ */
 static inline __attribute__((always_inline)) struct rt_stack_entry *
-claim(struct rt_stack_table *t, uint64_t id)
+claim(struct rt_stack_table *t, uint64_t id, int *lost)
 {
 	uint64_t mask = t->cap - 1;
 	for (uint64_t k = 0; k < RT_STACK_PROBES && k <= mask; k++) {
@@ -228,6 +231,7 @@ claim(struct rt_stack_table *t, uint64_t id)
 			return 0;
 	}
 	__atomic_fetch_add(&t->drops, 1, __ATOMIC_RELAXED);
+	*lost = 1;
 	return 0;
 }
 
@@ -366,11 +370,12 @@ stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, const int with_re
 		sh = all;
 		id = hash_copy_(id, sp, hi, t->copy_size, &copy, with_ret && sh.k ? &sh : 0);
 	}
-	if (!id)
-		id = 1;
-	struct rt_stack_entry *e = claim(t, id);
+	if (id <= RT_STACK_LOST)
+		id += 2; /* 0: no stack, RT_STACK_LOST: not recorded */
+	int lost = 0;
+	struct rt_stack_entry *e = claim(t, id, &lost);
 	if (!e)
-		return id;
+		return lost ? RT_STACK_LOST : id;
 	e->nframes = w.n;
 	for (uint32_t i = 0; i < w.n; i++)
 		e->frames[i] = w.frames[i];
