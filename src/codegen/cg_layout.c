@@ -96,15 +96,18 @@ static uint64_t layout_map(const struct sema_map *m, const struct cg_options *op
 		h->key_size += cg_key_bytes(&m->keys[k]);
 	h->cap = m->nkeys ? opt->map_keys_max : 1;
 	h->nslots = m->nkeys ? pow2_at_least(2ull * h->cap) : 0;
+	/* entries spread over rows * RT_MAP_SPREAD places (abi.h, rt_map_nth) */
+	h->rows = m->nkeys && h->cap > RT_MAP_SPREAD ? (h->cap + RT_MAP_SPREAD - 1) / RT_MAP_SPREAD : 0;
+	uint64_t places = h->rows ? (uint64_t)h->rows * RT_MAP_SPREAD : h->cap;
 	uint64_t off = ALIGN_UP((uint64_t)sizeof(*h), 64);
 	h->slots_off = off;
 	off = ALIGN_UP(off + (uint64_t)h->nslots * 8, 64);
 	h->keys_off = off;
-	off = ALIGN_UP(off + (uint64_t)h->cap * h->key_size, 64);
+	off = ALIGN_UP(off + places * h->key_size, 64);
 	h->live_off = off;
-	off = ALIGN_UP(off + (uint64_t)h->cap * 4, 64);
+	off = ALIGN_UP(off + places * 4, 64);
 	h->vals_off = off;
-	uint64_t one = ALIGN_UP((uint64_t)h->cap * h->val_size, 64);
+	uint64_t one = ALIGN_UP(places * h->val_size, 64);
 	if (cg_map_percpu(h)) {
 		h->cpu_stride = one;
 		off += one * (opt->ncpu + 1);

@@ -652,6 +652,13 @@ void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv,
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntULT, i, used, ""), chk, done);
 
 	LLVMPositionBuilderAtEnd(c->b, chk);
+	if (h->rows) { /* the i-th entry allocated (abi.h, rt_map_nth) */
+		LLVMValueRef rows = cg_const(c, h->rows);
+		i = LLVMBuildAdd(c->b,
+				 LLVMBuildMul(c->b, LLVMBuildURem(c->b, i, rows, ""),
+					      cg_const(c, RT_MAP_SPREAD), ""),
+				 LLVMBuildUDiv(c->b, i, rows, ""), "entry");
+	}
 	LLVMValueRef lp = LLVMBuildGEP2(c->b, c->i32, cg_shm_ptr(c, ml->off + h->live_off), &i, 1, "");
 	LLVMValueRef lv = load_acquire(c, c->i32, lp, 4);
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntNE, lv, LLVMConstInt(c->i32, 0, 0), ""),

@@ -240,7 +240,8 @@ static struct entry *collect(const struct out *o, const struct cg_map_layout *ml
 	const uint32_t *live = (const uint32_t *)(o->data + ml->off + h->live_off);
 	struct entry *es = xcalloc(used ? used : 1, sizeof(*es));
 	uint32_t k = 0;
-	for (uint32_t i = 0; i < used; i++) {
+	for (uint32_t n = 0; n < used; n++) {
+		uint32_t i = rt_map_nth(h->rows, n);
 		if (!__atomic_load_n(&live[i], __ATOMIC_ACQUIRE))
 			continue;
 		es[k].key = o->data + ml->off + h->keys_off + (uint64_t)i * h->key_size;
@@ -655,7 +656,8 @@ void out_map_op(struct out *o, const struct cg_map_layout *ml, uint32_t op)
 	uint32_t *live = (uint32_t *)(o->data + ml->off + h->live_off);
 	if (used > h->cap)
 		used = h->cap;
-	for (uint32_t i = 0; i < used; i++) {
+	for (uint32_t n = 0; n < used; n++) {
+		uint32_t i = rt_map_nth(h->rows, n);
 		if (op == RT_MOP_CLEAR && h->key_size) {
 			__atomic_store_n(&live[i], 0, __ATOMIC_RELEASE);
 			continue;

@@ -460,8 +460,25 @@ struct rt_map {
 	uint64_t cpu_stride; /* 0 for shared kinds */
 	uint64_t live_off;   /* u32 live[cap]: 1 while the entry's key is in the map */
 	uint32_t nbuckets;   /* hist, lhist: buckets per value */
-	uint32_t pad0;
+	uint32_t rows;       /* entry spread (rt_map_nth); 0: entries in order */
 };
+
+/*
+ * Where the n-th entry allocated lives.  Entries are appended, so the first
+ * keys of a map (the tids of the threads that run a probe first) would sit
+ * side by side, and two threads writing their own entries' values and live
+ * flags would share cache lines.  The arrays hold rows * RT_MAP_SPREAD
+ * entries (>= cap), and consecutive entries are RT_MAP_SPREAD apart, so
+ * they never share a line of values (>= 8 bytes each) or of live flags
+ * (4 bytes each); every index below rows * RT_MAP_SPREAD is some n's.
+ * Walks over a map go over n, so the order stays the insertion order.
+ */
+#define RT_MAP_SPREAD 16
+
+static inline uint32_t rt_map_nth(uint32_t rows, uint32_t n)
+{
+	return rows ? (n % rows) * RT_MAP_SPREAD + n / rows : n;
+}
 
 /*
  * The private page: one page of the target's own anonymous memory, mapped

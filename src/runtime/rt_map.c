@@ -151,13 +151,13 @@ int64_t rt_map_lookup(struct rt_map *m, const uint64_t *key, int insert)
 		__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
 		goto drop;
 	}
-	uint32_t idx = m->used;
+	uint32_t idx = rt_map_nth(m->rows, m->used);
 	uint64_t *dst = (uint64_t *)(keys + (uint64_t)idx * m->key_size);
 	for (uint32_t w = 0; w < words; w++)
 		dst[w] = key[w];
 	*rt_live(m, idx) = 1; /* values of a never-used entry are still zero */
 	__atomic_store_n(&slots[i], ((uint64_t)h32 << 32) | (idx + 1), __ATOMIC_RELEASE);
-	__atomic_store_n(&m->used, idx + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->used, m->used + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
 	return idx;
 drop:

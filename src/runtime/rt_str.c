@@ -44,6 +44,6 @@ int64_t rt_map_len(struct rt_map *m)
 	const volatile uint32_t *live = (const volatile uint32_t *)((char *)m + m->live_off);
 	int64_t n = 0;
 	for (uint32_t i = 0; i < used && i < m->cap; i++)
-		n += live[i] != 0;
+		n += live[rt_map_nth(m->rows, i)] != 0;
 	return n;
 }
