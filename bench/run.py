@@ -94,7 +94,8 @@ PROBES = {
     # uprobe + uretprobe, both counting (DESIGN.md: <= 5 ns per call)
     "ret": ("count", "uprobe:{b}:f { @c = count(); } uretprobe:{b}:f { @r = count(); }"),
     # the latency idiom (DESIGN.md: <= 30 ns per call)
-    "latency": ("count", "uprobe:{b}:f { @s[tid] = nsecs; @c = count(); } "
+    # (no @c: the hits are counted by @h itself, see detach())
+    "latency": ("count", "uprobe:{b}:f { @s[tid] = nsecs; } "
                 "uretprobe:{b}:f { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }"),
     # the same with sum() for hist() and no delete(), for builds without them
     "latency_sum": ("count", "uprobe:{b}:f { @s[tid] = nsecs; @c = count(); } "
@@ -196,7 +197,12 @@ def detach(p, lines, t, out=None):
         with open(out, errors="replace") as f:
             text += f.read()
     m = re.search(r"^@c: (\d+)$", text, re.M)
-    return rc, int(m.group(1)) if m else None, err
+    if m:
+        return rc, int(m.group(1)), err
+    # no @c (the latency idiom, measured exactly as written): the hits are
+    # the calls its histogram counted
+    buckets = re.findall(r"^\[[^\]\n]*[\])]\s+(\d+) \|", text, re.M)
+    return rc, sum(int(b) for b in buckets) if buckets else None, err
 
 
 def med(xs):
