@@ -24,6 +24,7 @@
  * Nothing of ours is left: /proc/PID/timers is empty and SigCgt clear.
  */
 #include "attach.h"
+#include "session_internal.h"
 #include "util/util.h"
 
 #include <dirent.h>
@@ -36,15 +37,6 @@
 #include <time.h>
 
 #define PROF_SIG_LOW 35 /* glibc keeps 32 and 33; SIGRTMIN (34) is the first applications get */
-
-static int rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
-		int64_t *out)
-{
-	int ret = tracee_syscall(&s->t, nr, a1, a2, a3, a4, 0, 0, out);
-	if (ret)
-		return ret;
-	return *out < 0 && *out > -4096 ? (int)*out : 0;
-}
 
 /* The OR of every "Key:\t%llx" mask line named key in a status file. */
 static uint64_t status_mask(const char *path, const char *key)
@@ -140,7 +132,7 @@ static int install_action(struct att_session *s)
 		return -ENOENT;
 	int ret = tracee_scratch(&s->t, act, sizeof(act), &at);
 	if (!ret)
-		ret = rsys(s, SYS_rt_sigaction, s->prof_sig, at, at + sizeof(act[0]), 8, &r);
+		ret = att_rsys(s, SYS_rt_sigaction, s->prof_sig, at, at + sizeof(act[0]), 8, 0, 0, &r);
 	if (!ret)
 		ret = tracee_read(&s->t, at + sizeof(act[0]), &s->prof_old, sizeof(s->prof_old));
 	if (!ret) {
@@ -170,8 +162,8 @@ static int add_timer(struct att_session *s, struct rt_shm_header *h, uint64_t ha
 	int64_t r;
 	int ret = tracee_scratch(&s->t, &ev, sizeof(ev), &at);
 	if (!ret)
-		ret = rsys(s, SYS_timer_create, CLOCK_PROCESS_CPUTIME_ID, at,
-			   at + offsetof(__typeof__(ev), timer), 0, &r);
+		ret = att_rsys(s, SYS_timer_create, CLOCK_PROCESS_CPUTIME_ID, at,
+			   at + offsetof(__typeof__(ev), timer), 0, 0, 0, &r);
 	if (!ret)
 		ret = tracee_read(&s->t, at + offsetof(__typeof__(ev), timer), &ev.timer,
 				  sizeof(ev.timer));
@@ -189,7 +181,7 @@ static int add_timer(struct att_session *s, struct rt_shm_header *h, uint64_t ha
 		    {(int64_t)(p / 1000000000ull), (int64_t)(p % 1000000000ull)}};
 	ret = tracee_scratch(&s->t, its, sizeof(its), &at);
 	if (!ret)
-		ret = rsys(s, SYS_timer_settime, (uint64_t)ev.timer, 0, at, 0, &r);
+		ret = att_rsys(s, SYS_timer_settime, (uint64_t)ev.timer, 0, at, 0, 0, 0, &r);
 	return ret;
 }
 
@@ -229,7 +221,7 @@ void att_profile_remove(struct att_session *s)
 	int64_t r;
 	uint64_t at;
 	for (int i = 0; i < s->nprof_timers; i++)
-		rsys(s, SYS_timer_delete, (uint64_t)s->prof_timers[i], 0, 0, 0, &r);
+		att_rsys(s, SYS_timer_delete, (uint64_t)s->prof_timers[i], 0, 0, 0, 0, 0, &r);
 	s->nprof_timers = 0;
 	if (!s->prof_installed)
 		return;
@@ -237,15 +229,15 @@ void att_profile_remove(struct att_session *s)
 	/* an action the application set after attach is its own: leave it */
 	struct rt_sigaction_k cur;
 	if (tracee_scratch(&s->t, &cur, sizeof(cur), &at) ||
-	    rsys(s, SYS_rt_sigaction, s->prof_sig, 0, at, 8, &r) ||
+	    att_rsys(s, SYS_rt_sigaction, s->prof_sig, 0, at, 8, 0, 0, &r) ||
 	    tracee_read(&s->t, at, &cur, sizeof(cur)) || cur.handler != s->prof_handler)
 		return;
 	/* SIG_IGN discards what is still pending in every thread; then the
 	 * application's action (the default: it had none) */
 	struct rt_sigaction_k acts[2] = {{.handler = 1 /* SIG_IGN */}, s->prof_old};
 	if (!tracee_scratch(&s->t, acts, sizeof(acts), &at)) {
-		rsys(s, SYS_rt_sigaction, s->prof_sig, at, 0, 8, &r);
-		rsys(s, SYS_rt_sigaction, s->prof_sig, at + sizeof(acts[0]), 0, 8, &r);
+		att_rsys(s, SYS_rt_sigaction, s->prof_sig, at, 0, 8, 0, 0, &r);
+		att_rsys(s, SYS_rt_sigaction, s->prof_sig, at + sizeof(acts[0]), 0, 8, 0, 0, &r);
 	}
 	for (int i = 0; i < s->t.nthreads; i++)
 		if (s->t.threads && s->t.threads[i].pending_sig == s->prof_sig)

@@ -17,6 +17,7 @@
  * process_vm_readv path: slower, never unsafe.
  */
 #include "attach.h"
+#include "session_internal.h"
 #include "attach/elfsym.h"
 #include "util/util.h"
 
@@ -26,16 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-
-/* a remote system call: 0, or -errno from ptrace or from the call itself */
-static int rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
-		int64_t *out)
-{
-	int ret = tracee_syscall(&s->t, nr, a1, a2, a3, a4, 0, 0, out);
-	if (ret)
-		return ret;
-	return *out < 0 && *out > -4096 ? (int)*out : 0;
-}
 
 static const struct {
 	const char *sym, *handler;
@@ -137,7 +128,7 @@ static int install_one(struct att_session *s, int sig, struct rt_sigaction_k *ol
 	int64_t r;
 	int ret = tracee_scratch(&s->t, both, sizeof(both), &at);
 	if (!ret)
-		ret = rsys(s, SYS_rt_sigaction, sig, at, at + sizeof(both[0]), 8, &r);
+		ret = att_rsys(s, SYS_rt_sigaction, sig, at, at + sizeof(both[0]), 8, 0, 0, &r);
 	if (!ret)
 		ret = tracee_read(&s->t, at + sizeof(both[0]), old, sizeof(*old));
 	return ret;
@@ -189,11 +180,11 @@ static void remove_one(struct att_session *s, int sig, const struct rt_sigaction
 	int64_t r;
 	if (tracee_scratch(&s->t, old, sizeof(*old), &at))
 		return;
-	if (rsys(s, SYS_rt_sigaction, sig, 0, at + 64, 8, &r) ||
+	if (att_rsys(s, SYS_rt_sigaction, sig, 0, at + 64, 8, 0, 0, &r) ||
 	    tracee_read(&s->t, at + 64, &cur, sizeof(cur)))
 		return;
 	if (cur.handler == s->rt_sigsegv)
-		rsys(s, SYS_rt_sigaction, sig, at, 0, 8, &r);
+		att_rsys(s, SYS_rt_sigaction, sig, at, 0, 8, 0, 0, &r);
 }
 
 void att_read_remove(struct att_session *s)
