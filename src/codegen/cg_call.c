@@ -52,8 +52,8 @@ static LLVMValueRef fs_load32(struct cg *c, int64_t off)
 }
 
 /* A runtime function, declared on first use. */
-static LLVMValueRef rt_fn(struct cg *c, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
-			  int np, LLVMTypeRef *fty)
+LLVMValueRef cg_rt_fn(struct cg *c, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
+		      int np, LLVMTypeRef *fty)
 {
 	*fty = LLVMFunctionType(ret, params, np, 0);
 	LLVMValueRef f = LLVMGetNamedFunction(c->mod, name);
@@ -111,7 +111,7 @@ static LLVMValueRef builtin_probe(struct cg *c, const struct ast_node *n, bool f
 static LLVMValueRef builtin_call(struct cg *c, const char *name, LLVMTypeRef ret, uint32_t arg)
 {
 	LLVMTypeRef fty, p[] = {c->i32};
-	LLVMValueRef f = rt_fn(c, name, ret, p, arg == ~0u ? 0 : 1, &fty);
+	LLVMValueRef f = cg_rt_fn(c, name, ret, p, arg == ~0u ? 0 : 1, &fty);
 	LLVMValueRef a = LLVMConstInt(c->i32, arg, 0);
 	LLVMValueRef v = LLVMBuildCall2(c->b, fty, f, &a, arg == ~0u ? 0 : 1, "");
 	return ret == c->i64 ? v : LLVMBuildZExt(c->b, v, c->i64, "");
@@ -138,7 +138,6 @@ static LLVMValueRef rseq_field(struct cg *c, int64_t field, uint32_t what)
 }
 
 static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp);
-static LLVMValueRef gep_const(struct cg *c, LLVMValueRef p, uint64_t off);
 
 /*
  * comm, uid, gid: the thread's cached copy (struct rt_ids in its slot,
@@ -164,7 +163,7 @@ static LLVMValueRef ids_ptr(struct cg *c, uint32_t use)
 	} else {
 		t = thread_slot(c, &ok);
 	}
-	LLVMValueRef ids = gep_const(c, t, offsetof(struct rt_thread, ids));
+	LLVMValueRef ids = cg_gep_const(c, t, offsetof(struct rt_thread, ids));
 	LLVMValueRef tg = LLVMBuildLoad2(c->b, c->i64, ids, "ids_gen");
 	LLVMValueRef hg = LLVMBuildLoad2(c->b, c->i64,
 					 cg_shm_ptr(c, offsetof(struct rt_shm_header, ids_gen)), "");
@@ -177,15 +176,11 @@ static LLVMValueRef ids_ptr(struct cg *c, uint32_t use)
 	LLVMBuildCondBr(c->b, ok, done, slow);
 	LLVMPositionBuilderAtEnd(c->b, slow);
 	LLVMTypeRef fty, p[] = {c->ptr};
-	LLVMValueRef f = rt_fn(c, "rt_ids_load", c->void_t, p, 1, &fty);
+	LLVMValueRef f = cg_rt_fn(c, "rt_ids_load", c->void_t, p, 1, &fty);
 	LLVMBuildCall2(c->b, fty, f, &tmp, 1, "");
 	LLVMBuildBr(c->b, done);
 	LLVMPositionBuilderAtEnd(c->b, done);
-	LLVMValueRef phi = LLVMBuildPhi(c->b, c->ptr, "ids");
-	LLVMValueRef vals[] = {ids, tmp};
-	LLVMBasicBlockRef bbs[] = {here, slow};
-	LLVMAddIncoming(phi, vals, bbs, 2);
-	return phi;
+	return cg_phi2(c, c->ptr, ids, here, tmp, slow, "ids");
 }
 
 /* uid (what 0) or gid (what 1) */
@@ -195,7 +190,7 @@ static LLVMValueRef builtin_cred(struct cg *c, uint32_t what)
 	if (!p)
 		return builtin_call(c, "rt_ids", c->i64, what);
 	uint64_t off = what ? offsetof(struct rt_ids, gid) : offsetof(struct rt_ids, uid);
-	return LLVMBuildZExt(c->b, LLVMBuildLoad2(c->b, c->i32, gep_const(c, p, off), ""), c->i64,
+	return LLVMBuildZExt(c->b, LLVMBuildLoad2(c->b, c->i32, cg_gep_const(c, p, off), ""), c->i64,
 			     "");
 }
 
@@ -204,12 +199,12 @@ static LLVMValueRef builtin_comm(struct cg *c)
 	LLVMValueRef buf = cg_alloca(c, LLVMArrayType(c->i8, 16), "comm");
 	LLVMValueRef p = ids_ptr(c, RT_IDS_COMM);
 	if (p) {
-		LLVMBuildMemCpy(c->b, buf, 8, gep_const(c, p, offsetof(struct rt_ids, comm)), 8,
+		LLVMBuildMemCpy(c->b, buf, 8, cg_gep_const(c, p, offsetof(struct rt_ids, comm)), 8,
 				cg_const(c, 16));
 		return buf;
 	}
 	LLVMTypeRef fty, pt[] = {c->ptr};
-	LLVMValueRef f = rt_fn(c, "rt_comm", c->void_t, pt, 1, &fty);
+	LLVMValueRef f = cg_rt_fn(c, "rt_comm", c->void_t, pt, 1, &fty);
 	LLVMBuildCall2(c->b, fty, f, &buf, 1, "");
 	return buf;
 }
@@ -386,7 +381,7 @@ LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n)
 
 /* ---- calls ------------------------------------------------------------ */
 
-static const struct sema_printf *find_printf(struct cg *c, const struct ast_node *call)
+const struct sema_printf *cg_find_printf(struct cg *c, const struct ast_node *call)
 {
 	for (int i = 0; i < c->info->nprintfs; i++)
 		if (c->info->printfs[i]->call == call)
@@ -410,7 +405,7 @@ static void emit_args_event(struct cg *c, uint32_t type, uint32_t id, const stru
 
 /* ---- the thread slot and its ring, inline ------------------------------ */
 
-static LLVMValueRef gep_const(struct cg *c, LLVMValueRef p, uint64_t off)
+LLVMValueRef cg_gep_const(struct cg *c, LLVMValueRef p, uint64_t off)
 {
 	LLVMValueRef o = cg_const(c, off);
 	return LLVMBuildGEP2(c->b, c->i8, p, &o, 1, "");
@@ -447,7 +442,7 @@ static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp)
 			LLVMBuildIntToPtr(c->b, cg_const(c, (uint64_t)(int64_t)c->facts->tid_off),
 					  c->ptr_fs, ""), "");
 		LLVMValueRef st = LLVMBuildLoad2(
-			c->b, c->i32, gep_const(c, t, offsetof(struct rt_thread, tid)), "");
+			c->b, c->i32, cg_gep_const(c, t, offsetof(struct rt_thread, tid)), "");
 		ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntEQ, tid, st, ""), "");
 	}
 	*okp = ok;
@@ -457,7 +452,7 @@ static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp)
 LLVMValueRef cg_thread_enter(struct cg *c)
 {
 	LLVMValueRef ok, t = thread_slot(c, &ok);
-	LLVMValueRef busyp = gep_const(c, t, offsetof(struct rt_thread, busy));
+	LLVMValueRef busyp = cg_gep_const(c, t, offsetof(struct rt_thread, busy));
 	LLVMValueRef busy = LLVMBuildLoad2(c->b, c->i32, busyp, "");
 	LLVMSetVolatile(busy, 1);
 	ok = LLVMBuildAnd(c->b, ok,
@@ -474,11 +469,7 @@ LLVMValueRef cg_thread_enter(struct cg *c)
 	LLVMValueRef st2 = LLVMBuildCall2(c->b, c->ty_thread_enter, c->fn_thread_enter, NULL, 0, "");
 	LLVMBuildBr(c->b, done);
 	LLVMPositionBuilderAtEnd(c->b, done);
-	LLVMValueRef phi = LLVMBuildPhi(c->b, c->ptr, "thread");
-	LLVMValueRef vals[] = {t, st2};
-	LLVMBasicBlockRef bbs[] = {fast, slow};
-	LLVMAddIncoming(phi, vals, bbs, 2);
-	return phi;
+	return cg_phi2(c, c->ptr, t, fast, st2, slow, "thread");
 }
 
 /* rt_thread_exit(), inline: the guard is released after everything else. */
@@ -486,7 +477,7 @@ void cg_thread_exit(struct cg *c)
 {
 	signal_fence(c);
 	LLVMValueRef st = LLVMBuildStore(c->b, LLVMConstInt(c->i32, 0, 0),
-					 gep_const(c, c->thread, offsetof(struct rt_thread, busy)));
+					 cg_gep_const(c, c->thread, offsetof(struct rt_thread, busy)));
 	LLVMSetVolatile(st, 1);
 }
 
@@ -497,22 +488,22 @@ void cg_thread_exit(struct cg *c)
  * the slow path counted the loss).  The common case is inline: the record
  * fits before the ring's end and the ring has room.  Otherwise
  * rt_ring_reserve() pads, or counts the loss.  *newhead is what
- * ring_commit() publishes.
+ * cg_ring_commit() publishes.
  */
-static LLVMValueRef ring_reserve(struct cg *c, uint32_t len, uint32_t type, uint32_t id,
-				 LLVMValueRef *newhead, LLVMBasicBlockRef *skip)
+LLVMValueRef cg_ring_reserve(struct cg *c, uint32_t len, uint32_t type, uint32_t id,
+			     LLVMValueRef *newhead, LLVMBasicBlockRef *skip)
 {
 	const struct cg_layout *l = c->layout;
 	uint64_t size = l->ring_size;
 	len = ALIGN_UP(len, 8u);
 	LLVMValueRef t = c->thread;
 	LLVMValueRef head = LLVMBuildLoad2(c->b, c->i64,
-					   gep_const(c, t, offsetof(struct rt_thread, ring_head)), "");
+					   cg_gep_const(c, t, offsetof(struct rt_thread, ring_head)), "");
 	/* the tail this thread last saw: ubt only ever moves the real one
 	 * forward, so room counted from it is there; short of room, the slow
 	 * path reads the real tail */
 	LLVMValueRef tail = LLVMBuildLoad2(c->b, c->i64,
-					   gep_const(c, t, offsetof(struct rt_thread, tail_seen)), "");
+					   cg_gep_const(c, t, offsetof(struct rt_thread, tail_seen)), "");
 	LLVMValueRef pos = LLVMBuildAnd(c->b, head, cg_const(c, size - 1), "");
 	LLVMValueRef nh = LLVMBuildAdd(c->b, head, cg_const(c, len), "");
 	LLVMValueRef fits = LLVMBuildICmp(c->b, LLVMIntULE, pos, cg_const(c, size - len), "");
@@ -545,27 +536,22 @@ static LLVMValueRef ring_reserve(struct cg *c, uint32_t len, uint32_t type, uint
 	LLVMBuildCondBr(c->b, LLVMBuildIsNull(c->b, rec_slow, ""), *skip, slow_ok);
 	LLVMPositionBuilderAtEnd(c->b, slow_ok);
 	LLVMValueRef nh_slow = LLVMBuildLoad2(
-		c->b, c->i64, gep_const(c, t, offsetof(struct rt_thread, ring_resv)), "");
+		c->b, c->i64, cg_gep_const(c, t, offsetof(struct rt_thread, ring_resv)), "");
 	LLVMBuildBr(c->b, fill);
 
 	LLVMPositionBuilderAtEnd(c->b, fill);
-	LLVMValueRef rec = LLVMBuildPhi(c->b, c->ptr, "rec");
-	LLVMValueRef rv[] = {rec_fast, rec_slow};
-	LLVMBasicBlockRef rb[] = {fast, slow_ok};
-	LLVMAddIncoming(rec, rv, rb, 2);
-	*newhead = LLVMBuildPhi(c->b, c->i64, "newhead");
-	LLVMValueRef hv[] = {nh, nh_slow};
-	LLVMAddIncoming(*newhead, hv, rb, 2);
+	LLVMValueRef rec = cg_phi2(c, c->ptr, rec_fast, fast, rec_slow, slow_ok, "rec");
+	*newhead = cg_phi2(c, c->i64, nh, fast, nh_slow, slow_ok, "newhead");
 	uint64_t hdr = (uint64_t)len | ((uint64_t)type << 32) | ((uint64_t)id << 48);
 	LLVMBuildStore(c->b, cg_const(c, hdr), rec);
 	return rec;
 }
 
 /* Publishes the record: a release store of ring_head (rt_ring_commit). */
-static void ring_commit(struct cg *c, LLVMValueRef newhead, LLVMBasicBlockRef skip)
+void cg_ring_commit(struct cg *c, LLVMValueRef newhead, LLVMBasicBlockRef skip)
 {
 	LLVMValueRef st = LLVMBuildStore(c->b, newhead,
-					 gep_const(c, c->thread, offsetof(struct rt_thread, ring_head)));
+					 cg_gep_const(c, c->thread, offsetof(struct rt_thread, ring_head)));
 	LLVMSetOrdering(st, LLVMAtomicOrderingRelease);
 	LLVMSetAlignment(st, 8);
 	LLVMBuildBr(c->b, skip);
@@ -582,7 +568,7 @@ static void store_args(struct cg *c, LLVMValueRef rec, uint64_t off, const struc
 {
 	for (int i = 0; i < n; i++) {
 		const struct ast_node *a = args[i];
-		LLVMValueRef dst = gep_const(c, rec, off);
+		LLVMValueRef dst = cg_gep_const(c, rec, off);
 		if (a->type.kind == TY_STR || cg_is_bytes(&a->type)) {
 			LLVMBuildMemSet(c->b, dst, LLVMConstInt(c->i8, 0, 0), cg_const(c, arg_bytes(a)),
 					1);
@@ -601,7 +587,7 @@ static void store_args(struct cg *c, LLVMValueRef rec, uint64_t off, const struc
  */
 static void call_printf(struct cg *c, const struct ast_node *n)
 {
-	const struct sema_printf *pf = find_printf(c, n);
+	const struct sema_printf *pf = cg_find_printf(c, n);
 	if (!pf || !c->thread) {
 		cg_fail(c, n, "internal: printf without format information");
 		return;
@@ -624,9 +610,9 @@ static void emit_args_event(struct cg *c, uint32_t type, uint32_t id, const stru
 	}
 	LLVMValueRef nh;
 	LLVMBasicBlockRef skip;
-	LLVMValueRef rec = ring_reserve(c, len, type, id, &nh, &skip);
+	LLVMValueRef rec = cg_ring_reserve(c, len, type, id, &nh, &skip);
 	store_args(c, rec, sizeof(struct rt_event_hdr), args, vals, nargs);
-	ring_commit(c, nh, skip);
+	cg_ring_commit(c, nh, skip);
 }
 
 /* Reserves a ring record of len bytes with its header written; returns the
@@ -634,7 +620,7 @@ static void emit_args_event(struct cg *c, uint32_t type, uint32_t id, const stru
 static LLVMValueRef event_begin(struct cg *c, uint32_t len, uint32_t type,
 				LLVMBasicBlockRef *skip, LLVMValueRef *nh)
 {
-	return ring_reserve(c, len, type, 0, nh, skip);
+	return cg_ring_reserve(c, len, type, 0, nh, skip);
 }
 
 static void event_store(struct cg *c, LLVMValueRef rec, uint64_t off, LLVMValueRef v)
@@ -645,7 +631,7 @@ static void event_store(struct cg *c, LLVMValueRef rec, uint64_t off, LLVMValueR
 
 static void event_end(struct cg *c, LLVMBasicBlockRef skip, LLVMValueRef nh)
 {
-	ring_commit(c, nh, skip);
+	cg_ring_commit(c, nh, skip);
 }
 
 static uint64_t literal_arg(const struct ast_node *n, int i)
@@ -715,7 +701,7 @@ static LLVMValueRef call_str(struct cg *c, const struct ast_node *n)
 	/* fault-tolerant (runtime/rt_read.c); the thread slot says how to read */
 	LLVMValueRef th = c->thread ? c->thread : LLVMConstNull(c->ptr);
 	LLVMTypeRef fty, p[] = {c->ptr, c->ptr, c->i64, c->i64};
-	LLVMValueRef f = rt_fn(c, "rt_read_str", c->i64, p, 4, &fty);
+	LLVMValueRef f = cg_rt_fn(c, "rt_read_str", c->i64, p, 4, &fty);
 	LLVMBuildMemSet(c->b, buf, LLVMConstInt(c->i8, 0, 0), cg_const(c, size), 1);
 	LLVMValueRef args[] = {th, buf, src, len};
 	LLVMValueRef rd = LLVMBuildCall2(c->b, fty, f, args, 4, "");
@@ -731,7 +717,7 @@ static LLVMValueRef call_str(struct cg *c, const struct ast_node *n)
  */
 static void call_deferred(struct cg *c, const struct ast_node *n)
 {
-	const struct sema_printf *pf = find_printf(c, n);
+	const struct sema_printf *pf = cg_find_printf(c, n);
 	if (!pf || !c->thread) {
 		cg_fail(c, n, "internal: call without format information");
 		return;
@@ -772,11 +758,11 @@ static LLVMValueRef call_strfn(struct cg *c, const struct ast_node *n)
 	if (!strcmp(n->str, "strncmp")) {
 		uint64_t lim = literal_arg(n, 2);
 		LLVMTypeRef p5[] = {c->ptr, c->i64, c->ptr, c->i64, c->i64};
-		LLVMValueRef f = rt_fn(c, "rt_strncmp", c->i64, p5, 5, &fty);
+		LLVMValueRef f = cg_rt_fn(c, "rt_strncmp", c->i64, p5, 5, &fty);
 		LLVMValueRef a5[] = {args[0], args[1], args[2], args[3], cg_const(c, lim)};
 		return LLVMBuildCall2(c->b, fty, f, a5, 5, "strncmp");
 	}
-	LLVMValueRef f = rt_fn(c, "rt_strcontains", c->i64, p, 4, &fty);
+	LLVMValueRef f = cg_rt_fn(c, "rt_strcontains", c->i64, p, 4, &fty);
 	return LLVMBuildCall2(c->b, fty, f, args, 4, "strcontains");
 }
 
@@ -799,12 +785,11 @@ static LLVMValueRef call_len(struct cg *c, const struct ast_node *n)
 	if (!ml->hdr.key_size)
 		return cg_const(c, 1);
 	LLVMTypeRef fty, p[] = {c->ptr};
-	LLVMValueRef f = rt_fn(c, "rt_map_len", c->i64, p, 1, &fty);
+	LLVMValueRef f = cg_rt_fn(c, "rt_map_len", c->i64, p, 1, &fty);
 	LLVMValueRef m = cg_shm_ptr(c, ml->off);
 	return LLVMBuildCall2(c->b, fty, f, &m, 1, "len");
 }
 
-static LLVMValueRef cg_fmt_call(struct cg *c, const struct ast_node *n);
 /*
  * reg("name") (sema_reg_call says where each is available): a profile probe
  * reads its struct rt_regs_mid (runtime/rt_profile.c filled every word from
@@ -866,13 +851,13 @@ static void call_signal(struct cg *c, const struct ast_node *n)
 {
 	LLVMValueRef sig = n->cval ? cg_const(c, n->cval) : cg_expr(c, n->kids[0]);
 	LLVMTypeRef fty, p[] = {c->i64};
-	LLVMValueRef f = rt_fn(c, "rt_signal", c->void_t, p, 1, &fty);
+	LLVMValueRef f = cg_rt_fn(c, "rt_signal", c->void_t, p, 1, &fty);
 	LLVMBuildCall2(c->b, fty, f, &sig, 1, "");
 }
 
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 {
-	LLVMValueRef fv = cg_fmt_call(c, n); /* buf, strftime, join, ...: below */
+	LLVMValueRef fv = cg_fmt_call(c, n); /* buf, strftime, join, ...: cg_fmt.c */
 	if (fv)
 		return fv;
 	if (!strcmp(n->str, "str"))
@@ -946,158 +931,4 @@ LLVMValueRef cg_sym_func(struct cg *c)
 	LLVMValueRef zero = LLVMConstInt(c->i32, 0, 0);
 	LLVMValueRef ra = LLVMBuildCall2(c->b, fty, f, &zero, 1, "ra");
 	return LLVMBuildPtrToInt(c->b, ra, c->i64, "func");
-}
-
-
-/* ---- value formatting (issue 4): buf, strftime, join, strerror, ntop,
- * pton, macaddr.  Probe code only gathers the bytes (the layouts are in
- * ast.h, TY_BUF .. TY_MACADDR); ubt turns them into text when it prints
- * them (output/values.c, output/calls.c). ------------------------------ */
-
-#include <arpa/inet.h>
-#include <sys/socket.h>
-
-/* A zeroed buffer of size bytes in the probe's frame. */
-static LLVMValueRef fmt_buffer(struct cg *c, int size, const char *name)
-{
-	LLVMValueRef b = cg_alloca(c, LLVMArrayType(c->i8, (unsigned)size), name);
-	LLVMBuildMemSet(c->b, b, LLVMConstInt(c->i8, 0, 0), cg_const(c, (uint64_t)size), 1);
-	return b;
-}
-
-/*
- * len bytes of argument a into dst: copied when a is a value in the
- * probe's frame (an array, a string), else read from the target at the
- * address a holds, fault-tolerant (a bad address leaves zeros).
- */
-static void fmt_bytes_of(struct cg *c, const struct ast_node *site, const struct ast_node *a,
-			 LLVMValueRef dst, LLVMValueRef len)
-{
-	LLVMValueRef v = cg_expr(c, a);
-	if (cg_is_buffer(&a->type)) {
-		LLVMBuildMemCpy(c->b, dst, 1, v, 1, len);
-		return;
-	}
-	LLVMValueRef rd = cg_read_target(c, dst, v, len);
-	cg_check_read(c, site, rd, a->type.as, false); /* -kk (cg_check.c) */
-}
-
-/* buf(p, n) | buf(array): [u8 length][bytes], length = min(n, the buffer's size) */
-static LLVMValueRef fmt_buf(struct cg *c, const struct ast_node *n)
-{
-	int size = n->type.size;
-	LLVMValueRef b = fmt_buffer(c, size, "buf");
-	LLVMValueRef cap = cg_const(c, (uint64_t)(size - 1)), len = cap;
-	if (n->nkids == 2) {
-		LLVMValueRef want = cg_expr(c, n->kids[1]);
-		len = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntULT, want, cap, ""), want, cap,
-				      "buflen");
-	}
-	LLVMBuildStore(c->b, LLVMBuildTrunc(c->b, len, c->i8, ""), b);
-	LLVMValueRef one = cg_const(c, 1);
-	fmt_bytes_of(c, n, n->kids[0], LLVMBuildGEP2(c->b, c->i8, b, &one, 1, ""), len);
-	return b;
-}
-
-static void fmt_store64(struct cg *c, LLVMValueRef buf, uint64_t off, LLVMValueRef v)
-{
-	LLVMValueRef o = cg_const(c, off);
-	LLVMValueRef st = LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->i8, buf, &o, 1, ""));
-	LLVMSetAlignment(st, 1);
-}
-
-/* ntop([af,] addr): [u64 af][16 address bytes] */
-static LLVMValueRef fmt_ntop(struct cg *c, const struct ast_node *n)
-{
-	LLVMValueRef b = fmt_buffer(c, 24, "inet");
-	const struct ast_node *a = n->kids[n->nkids - 1];
-	LLVMValueRef af;
-	if (n->nkids == 2)
-		af = cg_expr(c, n->kids[0]);
-	else
-		af = cg_const(c, a->type.kind == TY_INT || a->type.size == 4 ? AF_INET : AF_INET6);
-	LLVMValueRef o8 = cg_const(c, 8);
-	LLVMValueRef dst = LLVMBuildGEP2(c->b, c->i8, b, &o8, 1, "");
-	if (a->type.kind == TY_INT) {
-		/* the integer's own bytes, as bpftrace 0.17 stores it */
-		int bytes = a->type.size > 0 && a->type.size <= 8 ? a->type.size : 8;
-		LLVMValueRef v = LLVMBuildTrunc(c->b, cg_expr(c, a),
-						LLVMIntTypeInContext(c->ctx, (unsigned)bytes * 8), "");
-		LLVMSetAlignment(LLVMBuildStore(c->b, v, dst), 1);
-	} else {
-		LLVMBuildMemCpy(c->b, dst, 1, cg_expr(c, a), 1,
-				cg_const(c, (uint64_t)(a->type.size > 16 ? 16 : a->type.size)));
-	}
-	fmt_store64(c, b, 0, af);
-	return b;
-}
-
-/* pton("addr"): the address's bytes, a constant */
-static LLVMValueRef fmt_pton(struct cg *c, const struct ast_node *n)
-{
-	unsigned char bytes[16] = {0};
-	int count = n->type.count == 4 ? 4 : 16;
-	inet_pton(count == 4 ? AF_INET : AF_INET6, n->kids[0]->str, bytes); /* sema checked it */
-	LLVMValueRef g = LLVMAddGlobal(c->mod, LLVMArrayType(c->i8, (unsigned)count), "pton");
-	LLVMSetInitializer(g, LLVMConstStringInContext(c->ctx, (const char *)bytes,
-							(unsigned)count, 1));
-	LLVMSetGlobalConstant(g, 1);
-	LLVMSetLinkage(g, LLVMPrivateLinkage);
-	return g;
-}
-
-/*
- * join(argv[, delim]): an RT_EV_CALL record of RT_JOIN_MAX string slots,
- * filled by rt_fmt_join (runtime/rt_fmt.c) straight into the ring.
- */
-static void fmt_join(struct cg *c, const struct ast_node *n)
-{
-	const struct sema_printf *pf = find_printf(c, n);
-	if (!pf || !c->thread) {
-		cg_fail(c, n, "internal: join without format information");
-		return;
-	}
-	LLVMValueRef argv = cg_expr(c, n->kids[0]);
-	LLVMValueRef nh;
-	LLVMBasicBlockRef skip;
-	uint32_t len = sizeof(struct rt_event_hdr) + RT_JOIN_MAX * RT_JOIN_ARG_SIZE;
-	LLVMValueRef rec = ring_reserve(c, len, RT_EV_CALL, (uint32_t)pf->id, &nh, &skip);
-	LLVMTypeRef fty, p[] = {c->ptr, c->ptr, c->i64};
-	LLVMValueRef f = rt_fn(c, "rt_fmt_join", c->void_t, p, 3, &fty);
-	LLVMValueRef args[] = {c->thread, gep_const(c, rec, sizeof(struct rt_event_hdr)), argv};
-	LLVMBuildCall2(c->b, fty, f, args, 3, "");
-	ring_commit(c, nh, skip);
-}
-
-/* The value of a formatting call (a buffer), or NULL if n is not one. */
-static LLVMValueRef cg_fmt_call(struct cg *c, const struct ast_node *n)
-{
-	const char *f = n->str;
-	if (!strcmp(f, "buf"))
-		return fmt_buf(c, n);
-	if (!strcmp(f, "ntop"))
-		return fmt_ntop(c, n);
-	if (!strcmp(f, "pton"))
-		return fmt_pton(c, n);
-	if (!strcmp(f, "strftime") || !strcmp(f, "strerror")) {
-		bool ts = f[3] == 'f';
-		LLVMValueRef b = fmt_buffer(c, ts ? 16 : 8, f);
-		LLVMValueRef v = cg_expr(c, n->kids[ts ? 1 : 0]);
-		if (ts) {
-			const struct sema_printf *pf = find_printf(c, n);
-			fmt_store64(c, b, 0, cg_const(c, pf ? (uint64_t)pf->id : 0));
-		}
-		fmt_store64(c, b, ts ? 8 : 0, v);
-		return b;
-	}
-	if (!strcmp(f, "macaddr")) {
-		LLVMValueRef b = fmt_buffer(c, 6, "mac");
-		fmt_bytes_of(c, n, n->kids[0], b, cg_const(c, 6));
-		return b;
-	}
-	if (!strcmp(f, "join")) {
-		fmt_join(c, n);
-		return cg_const(c, 0);
-	}
-	return NULL;
 }

@@ -38,6 +38,17 @@ LLVMBasicBlockRef cg_new_bb(struct cg *c, const char *name)
 }
 
 /* Allocas go to the entry block, where mem2reg can promote them. */
+/* A phi at the builder's position: a when coming from block ba, b from bb. */
+LLVMValueRef cg_phi2(struct cg *c, LLVMTypeRef t, LLVMValueRef a, LLVMBasicBlockRef ba,
+		     LLVMValueRef b, LLVMBasicBlockRef bb, const char *name)
+{
+	LLVMValueRef phi = LLVMBuildPhi(c->b, t, name);
+	LLVMValueRef vals[] = {a, b};
+	LLVMBasicBlockRef bbs[] = {ba, bb};
+	LLVMAddIncoming(phi, vals, bbs, 2);
+	return phi;
+}
+
 LLVMValueRef cg_alloca(struct cg *c, LLVMTypeRef t, const char *name)
 {
 	LLVMBuilderRef b = LLVMCreateBuilderInContext(c->ctx);

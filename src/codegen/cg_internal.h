@@ -47,6 +47,8 @@ LLVMValueRef cg_expr(struct cg *c, const struct ast_node *n);
 void cg_stmt(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_alloca(struct cg *c, LLVMTypeRef t, const char *name);
 LLVMBasicBlockRef cg_new_bb(struct cg *c, const char *name);
+LLVMValueRef cg_phi2(struct cg *c, LLVMTypeRef t, LLVMValueRef a, LLVMBasicBlockRef ba,
+		     LLVMValueRef b, LLVMBasicBlockRef bb, const char *name);
 LLVMValueRef cg_bool64(struct cg *c, LLVMValueRef i1);
 LLVMValueRef cg_var_ptr(struct cg *c, const struct ast_node *n);
 bool cg_is_buffer(const struct ast_type *t);
@@ -54,6 +56,16 @@ bool cg_reads_target(const struct ast_node *n);
 LLVMValueRef cg_read_target(struct cg *c, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef n);
 
 /* cg_call.c: builtins and calls */
+/* cg_call.c, shared with cg_fmt.c */
+LLVMValueRef cg_rt_fn(struct cg *c, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
+		      int np, LLVMTypeRef *fty); /* a runtime function, declared on first use */
+const struct sema_printf *cg_find_printf(struct cg *c, const struct ast_node *call);
+LLVMValueRef cg_gep_const(struct cg *c, LLVMValueRef p, uint64_t off);
+LLVMValueRef cg_ring_reserve(struct cg *c, uint32_t len, uint32_t type, uint32_t id,
+			     LLVMValueRef *newhead, LLVMBasicBlockRef *skip);
+void cg_ring_commit(struct cg *c, LLVMValueRef newhead, LLVMBasicBlockRef skip);
+/* cg_fmt.c: buf, strftime, join, strerror, ntop, pton, macaddr (NULL: not one of them) */
+LLVMValueRef cg_fmt_call(struct cg *c, const struct ast_node *n);
 bool cg_is_call(const struct ast_node *n, const char *name);
 bool cg_needs_thread(const struct ast_node *n);
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n);

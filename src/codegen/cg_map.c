@@ -328,11 +328,7 @@ static LLVMValueRef cg_map_lookup_inline(struct cg *c, const struct cg_map_layou
 	LLVMBuildBr(c->b, done);
 
 	LLVMPositionBuilderAtEnd(c->b, done);
-	LLVMValueRef phi = LLVMBuildPhi(c->b, c->i64, "idx");
-	LLVMValueRef vals[] = {idx, sidx};
-	LLVMBasicBlockRef bbs[] = {live_end, slow_end};
-	LLVMAddIncoming(phi, vals, bbs, 2);
-	return phi;
+	return cg_phi2(c, c->i64, idx, live_end, sidx, slow_end, "idx");
 }
 
 /*

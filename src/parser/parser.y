@@ -80,22 +80,6 @@ static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *
 			(cur).col = (tok).col;   \
 		}                               \
 	} while (0)
-static struct ast_node *mk(struct parse_state *ps, enum ast_kind kind, struct src_loc loc);
-static struct ast_node *fin(struct parse_state *ps, struct ast_node *n);
-static struct ast_node *mk_binop(struct parse_state *ps, struct ast_node *l, int op,
-				 struct ast_node *r, struct src_loc loc);
-static struct ast_node *mk_unop(struct parse_state *ps, enum ast_kind kind, int op,
-				struct ast_node *e, struct src_loc loc);
-static struct ast_node *mk_named(struct parse_state *ps, enum ast_kind kind, char *name,
-				 struct src_loc loc);
-static struct ast_node *take_kids(struct ast_node *dst, struct ast_node *list);
-static struct ast_node *grow(struct parse_state *ps, struct ast_node *list, struct ast_node *kid);
-static struct ast_node *mk_call(struct parse_state *ps, char *name, struct src_loc loc,
-				struct src_loc name_loc);
-static char *cat(char *a, const char *b);
-static struct ast_node *mk_cast(struct parse_state *ps, struct ast_node *t, struct ast_node *e,
-				struct src_loc loc);
-static struct src_loc span(struct src_loc a, struct src_loc b);
 %}
 
 %union {
@@ -191,25 +175,25 @@ config:
 	;
 
 config_list:
-		config_list config_item ";" { $$ = grow(ps, $1, $2); }
-	|	config_list config_item     { $$ = grow(ps, $1, $2); }
-	|	%empty                      { $$ = mk(ps, AST_CONFIG, @$); }
+		config_list config_item ";" { $$ = parse_grow(ps, $1, $2); }
+	|	config_list config_item     { $$ = parse_grow(ps, $1, $2); }
+	|	%empty                      { $$ = parse_node(ps, AST_CONFIG, @$); }
 	;
 
 config_item:
 		IDENT ASSIGN expr
 		{
-			$$ = mk(ps, AST_ASSIGN, @2);
+			$$ = parse_node(ps, AST_ASSIGN, @2);
 			$$->op = '=';
-			$$->lhs = mk_named(ps, AST_IDENT, $1, @1);
+			$$->lhs = parse_named(ps, AST_IDENT, $1, @1);
 			$$->rhs = $3;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	;
 
 probes:
 		probes probe { $$ = $1; ast_add_kid($$, $2); }
-	|	probe        { $$ = mk(ps, AST_PROGRAM, @1); ast_add_kid($$, $1); }
+	|	probe        { $$ = parse_node(ps, AST_PROGRAM, @1); ast_add_kid($$, $1); }
 	;
 
 /* probe -> attach_point (',' attach_point)* ['/' expr '/'] block */
@@ -221,7 +205,7 @@ probe:
 			$$->body = $3;
 			if ($2)
 				$$->pred_loc = @2;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	attach_points END
 		{
@@ -235,26 +219,26 @@ probe:
 
 attach_points:
 		attach_points "," attach_point { $$ = $1; ast_add_kid($$, $3); }
-	|	attach_point                   { $$ = mk(ps, AST_PROBE, @1); ast_add_kid($$, $1); }
+	|	attach_point                   { $$ = parse_node(ps, AST_PROBE, @1); ast_add_kid($$, $1); }
 	;
 
 attach_point:
-		attach_point_def { $$ = mk(ps, AST_ATTACH, @1); $$->str = $1; }
+		attach_point_def { $$ = parse_node(ps, AST_ATTACH, @1); $$->str = $1; }
 	;
 
 /* The attach text is glued back together from tokens, as bpftrace does:
  * "uprobe:./t:f" arrives as IDENT PATH PATH, "/bin/a+b" as PATH "+" IDENT. */
 attach_point_def:
-		attach_point_def ident      { AP_START(@$, $1, @2); $$ = cat($1, $2); free($2); }
-	|	attach_point_def STRING     { AP_START(@$, $1, @2); $$ = cat(cat(cat($1, "\""), $2.p), "\""); free($2.p); }
-	|	attach_point_def PATH       { AP_START(@$, $1, @2); $$ = cat($1, $2); free($2); }
-	|	attach_point_def INT        { AP_START(@$, $1, @2); char b[24]; snprintf(b, sizeof(b), "%llu", (unsigned long long)$2); $$ = cat($1, b); }
-	|	attach_point_def ":"        { AP_START(@$, $1, @2); $$ = cat($1, ":"); }
-	|	attach_point_def "."        { AP_START(@$, $1, @2); $$ = cat($1, "."); }
-	|	attach_point_def "+"        { AP_START(@$, $1, @2); $$ = cat($1, "+"); }
-	|	attach_point_def "*"        { AP_START(@$, $1, @2); $$ = cat($1, "*"); }
-	|	attach_point_def "["        { AP_START(@$, $1, @2); $$ = cat($1, "["); }
-	|	attach_point_def "]"        { AP_START(@$, $1, @2); $$ = cat($1, "]"); }
+		attach_point_def ident      { AP_START(@$, $1, @2); $$ = parse_cat($1, $2); free($2); }
+	|	attach_point_def STRING     { AP_START(@$, $1, @2); $$ = parse_cat(parse_cat(parse_cat($1, "\""), $2.p), "\""); free($2.p); }
+	|	attach_point_def PATH       { AP_START(@$, $1, @2); $$ = parse_cat($1, $2); free($2); }
+	|	attach_point_def INT        { AP_START(@$, $1, @2); char b[24]; snprintf(b, sizeof(b), "%llu", (unsigned long long)$2); $$ = parse_cat($1, b); }
+	|	attach_point_def ":"        { AP_START(@$, $1, @2); $$ = parse_cat($1, ":"); }
+	|	attach_point_def "."        { AP_START(@$, $1, @2); $$ = parse_cat($1, "."); }
+	|	attach_point_def "+"        { AP_START(@$, $1, @2); $$ = parse_cat($1, "+"); }
+	|	attach_point_def "*"        { AP_START(@$, $1, @2); $$ = parse_cat($1, "*"); }
+	|	attach_point_def "["        { AP_START(@$, $1, @2); $$ = parse_cat($1, "["); }
+	|	attach_point_def "]"        { AP_START(@$, $1, @2); $$ = parse_cat($1, "]"); }
 	|	%empty                      { $$ = xstrdup(""); }
 	;
 
@@ -282,10 +266,10 @@ block:
 /* Expressions must be followed by ';' unless they end the block; if
  * statements need no ';'. */
 stmt_list:
-		expr_stmt ";" stmt_list { $$ = grow(ps, $3, $1); }
-	|	expr_stmt               { $$ = grow(ps, mk(ps, AST_BLOCK, @1), $1); }
-	|	block_stmt stmt_list    { $$ = grow(ps, $2, $1); }
-	|	%empty                  { $$ = mk(ps, AST_BLOCK, @$); }
+		expr_stmt ";" stmt_list { $$ = parse_grow(ps, $3, $1); }
+	|	expr_stmt               { $$ = parse_grow(ps, parse_node(ps, AST_BLOCK, @1), $1); }
+	|	block_stmt stmt_list    { $$ = parse_grow(ps, $2, $1); }
+	|	%empty                  { $$ = parse_node(ps, AST_BLOCK, @$); }
 	;
 
 block_stmt:
@@ -296,7 +280,7 @@ block_stmt:
 	;
 
 expr_stmt:
-		expr        { $$ = mk_unop(ps, AST_EXPR_STMT, 0, $1, @1); }
+		expr        { $$ = parse_unop(ps, AST_EXPR_STMT, 0, $1, @1); }
 	|	assign_stmt { $$ = $1; }
 	|	jump_stmt   { $$ = $1; }
 	|	let_stmt    { $$ = $1; }
@@ -304,34 +288,34 @@ expr_stmt:
 
 /* jump_stmt -> 'break' | 'continue' | 'return' [expr] */
 jump_stmt:
-		BREAK       { $$ = mk(ps, AST_BREAK, @1); }
-	|	CONTINUE    { $$ = mk(ps, AST_CONTINUE, @1); }
-	|	RETURN      { $$ = mk(ps, AST_RETURN, @1); }
-	|	RETURN expr { $$ = mk(ps, AST_RETURN, @1); $$->lhs = $2; $$ = fin(ps, $$); }
+		BREAK       { $$ = parse_node(ps, AST_BREAK, @1); }
+	|	CONTINUE    { $$ = parse_node(ps, AST_CONTINUE, @1); }
+	|	RETURN      { $$ = parse_node(ps, AST_RETURN, @1); }
+	|	RETURN expr { $$ = parse_node(ps, AST_RETURN, @1); $$->lhs = $2; $$ = parse_fin(ps, $$); }
 	;
 
 /* loop_stmt -> 'unroll' '(' (int | param) ')' block | 'while' '(' expr ')' block */
 loop_stmt:
 		UNROLL "(" int ")" block
 		{
-			$$ = mk(ps, AST_UNROLL, span(@1, @4));
+			$$ = parse_node(ps, AST_UNROLL, parse_span(@1, @4));
 			$$->lhs = $3;
 			$$->body = $5;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	UNROLL "(" param ")" block
 		{
-			$$ = mk(ps, AST_UNROLL, span(@1, @4));
+			$$ = parse_node(ps, AST_UNROLL, parse_span(@1, @4));
 			$$->lhs = $3;
 			$$->body = $5;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	WHILE "(" expr ")" block
 		{
-			$$ = mk(ps, AST_WHILE, span(@1, @4));
+			$$ = parse_node(ps, AST_WHILE, parse_span(@1, @4));
 			$$->cond = $3;
 			$$->body = $5;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	;
 
@@ -340,20 +324,20 @@ loop_stmt:
 for_stmt:
 		FOR "(" var COLON map ")" block
 		{
-			$$ = mk(ps, AST_FOR_MAP, span(@1, @6));
+			$$ = parse_node(ps, AST_FOR_MAP, parse_span(@1, @6));
 			$$->lhs = $3;
 			$$->rhs = $5;
 			$$->body = $7;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	FOR "(" var COLON shift_expr DOTDOT shift_expr ")" block
 		{
-			$$ = mk(ps, AST_FOR_RANGE, span(@1, @8));
+			$$ = parse_node(ps, AST_FOR_RANGE, parse_span(@1, @8));
 			$$->lhs = $3;
 			ast_add_kid($$, $5);
 			ast_add_kid($$, $7);
 			$$->body = $9;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	;
 
@@ -361,41 +345,41 @@ for_stmt:
 let_stmt:
 		LET var
 		{
-			$$ = mk(ps, AST_LET, @$);
+			$$ = parse_node(ps, AST_LET, @$);
 			$$->lhs = $2;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	LET var COLON decl_type
 		{
-			$$ = mk(ps, AST_LET, @$);
+			$$ = parse_node(ps, AST_LET, @$);
 			$$->lhs = $2;
 			$$->tyn = $4;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	LET var ASSIGN expr
 		{
-			$$ = mk(ps, AST_LET, @$);
+			$$ = parse_node(ps, AST_LET, @$);
 			$$->lhs = $2;
 			$$->rhs = $4;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	LET var COLON decl_type ASSIGN expr
 		{
-			$$ = mk(ps, AST_LET, @$);
+			$$ = parse_node(ps, AST_LET, @$);
 			$$->lhs = $2;
 			$$->tyn = $4;
 			$$->rhs = $6;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	;
 
 /* A type in a declaration: int8 .. uint64, typedef names, struct/union/enum
  * x, each with any number of '*'; string[N] and int8[N]. */
 cast_type:
-		IDENT                 { $$ = mk_named(ps, AST_TYPE, $1, @$); }
-	|	IDENT stars           { $$ = mk_named(ps, AST_TYPE, $1, @$); $$->uval = $2; }
-	|	type_word ident       { $$ = mk_named(ps, AST_TYPE, cat(cat($1, " "), $2), @$); free($2); }
-	|	type_word ident stars { $$ = mk_named(ps, AST_TYPE, cat(cat($1, " "), $2), @$); free($2); $$->uval = $3; }
+		IDENT                 { $$ = parse_named(ps, AST_TYPE, $1, @$); }
+	|	IDENT stars           { $$ = parse_named(ps, AST_TYPE, $1, @$); $$->uval = $2; }
+	|	type_word ident       { $$ = parse_named(ps, AST_TYPE, parse_cat(parse_cat($1, " "), $2), @$); free($2); }
+	|	type_word ident stars { $$ = parse_named(ps, AST_TYPE, parse_cat(parse_cat($1, " "), $2), @$); free($2); $$->uval = $3; }
 	;
 
 stars:
@@ -412,30 +396,30 @@ type_word:
 /* In a declaration also string[N] and int8[N]. */
 decl_type:
 		cast_type              { $$ = $1; }
-	|	IDENT "[" INT "]"      { $$ = mk_named(ps, AST_TYPE, $1, @$); $$->slen = $3 ? $3 : 1; if ($3 > 1u << 20) $$->slen = 1u << 20; }
+	|	IDENT "[" INT "]"      { $$ = parse_named(ps, AST_TYPE, $1, @$); $$->slen = $3 ? $3 : 1; if ($3 > 1u << 20) $$->slen = 1u << 20; }
 	;
 
 param:
-		PARAM      { $$ = mk_named(ps, AST_POSPARAM, $1, @1); $$->uval = strtoull($1 + 1, NULL, 10); }
-	|	PARAMCOUNT { $$ = mk(ps, AST_PARAMCOUNT, @1); }
+		PARAM      { $$ = parse_named(ps, AST_POSPARAM, $1, @1); $$->uval = strtoull($1 + 1, NULL, 10); }
+	|	PARAMCOUNT { $$ = parse_node(ps, AST_PARAMCOUNT, @1); }
 	;
 
 /* if_stmt -> 'if' '(' expr ')' block ['else' (block | if_stmt)] */
 if_stmt:
 		IF "(" expr ")" block
 		{
-			$$ = mk(ps, AST_IF, span(@1, @4));
+			$$ = parse_node(ps, AST_IF, parse_span(@1, @4));
 			$$->cond = $3;
 			$$->body = $5;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	IF "(" expr ")" block ELSE block_or_if
 		{
-			$$ = mk(ps, AST_IF, span(@1, @4));
+			$$ = parse_node(ps, AST_IF, parse_span(@1, @4));
 			$$->cond = $3;
 			$$->body = $5;
 			$$->els = $7;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	;
 
@@ -448,56 +432,56 @@ block_or_if:
 assign_stmt:
 		map ASSIGN expr
 		{
-			$$ = mk(ps, AST_ASSIGN, @2);
+			$$ = parse_node(ps, AST_ASSIGN, @2);
 			$$->op = '=';
 			$$->lhs = $1;
 			$$->rhs = $3;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	var ASSIGN expr
 		{
-			$$ = mk(ps, AST_ASSIGN, @2);
+			$$ = parse_node(ps, AST_ASSIGN, @2);
 			$$->op = '=';
 			$$->lhs = $1;
 			$$->rhs = $3;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	map compound_op expr
 		{
-			$$ = mk(ps, AST_ASSIGN, @$);
+			$$ = parse_node(ps, AST_ASSIGN, @$);
 			$$->op = $2;
 			$$->lhs = $1;
 			$$->rhs = $3;
 			$$->pred_loc = @2; /* the operator, where bpftrace puts the binop */
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	var compound_op expr
 		{
-			$$ = mk(ps, AST_ASSIGN, @$);
+			$$ = parse_node(ps, AST_ASSIGN, @$);
 			$$->op = $2;
 			$$->lhs = $1;
 			$$->rhs = $3;
 			$$->pred_loc = @2;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	;
 
 primary_expr:
-		IDENT              { $$ = mk_named(ps, AST_IDENT, $1, @1); }
+		IDENT              { $$ = parse_named(ps, AST_IDENT, $1, @1); }
 	|	int                { $$ = $1; }
-	|	STRING             { $$ = mk(ps, AST_STR, @1); $$->str = $1.p; $$->slen = $1.n; }
-	|	BUILTIN            { $$ = mk_named(ps, AST_BUILTIN, $1, @1); }
-	|	CALL_BUILTIN       { $$ = mk_named(ps, AST_BUILTIN, $1, @1); }
+	|	STRING             { $$ = parse_node(ps, AST_STR, @1); $$->str = $1.p; $$->slen = $1.n; }
+	|	BUILTIN            { $$ = parse_named(ps, AST_BUILTIN, $1, @1); }
+	|	CALL_BUILTIN       { $$ = parse_named(ps, AST_BUILTIN, $1, @1); }
 	|	"(" expr ")"       { $$ = $2; }
 	|	"(" expr "," vargs ")"
 		{
-			$$ = mk(ps, AST_TUPLE, @$);
+			$$ = parse_node(ps, AST_TUPLE, @$);
 			ast_add_kid($$, $2);
-			$$ = fin(ps, take_kids($$, $4));
+			$$ = parse_fin(ps, parse_take_kids($$, $4));
 		}
 	|	map_or_var         { $$ = $1; }
 	|	param              { $$ = $1; }
-	|	STACK_MODE         { $$ = mk_named(ps, AST_IDENT, $1, @1); }
+	|	STACK_MODE         { $$ = parse_named(ps, AST_IDENT, $1, @1); }
 	;
 
 postfix_expr:
@@ -505,47 +489,47 @@ postfix_expr:
 	|	call                 { $$ = $1; }
 	|	postfix_expr DOT INT
 		{
-			$$ = mk(ps, AST_TUPLE_INDEX, @$);
+			$$ = parse_node(ps, AST_TUPLE_INDEX, @$);
 			$$->lhs = $1;
 			$$->uval = $3;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	postfix_expr DOT ident
 		{
-			$$ = mk_named(ps, AST_FIELD, $3, @$);
+			$$ = parse_named(ps, AST_FIELD, $3, @$);
 			$$->op = '.';
 			$$->lhs = $1;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	postfix_expr PTR ident
 		{
-			$$ = mk_named(ps, AST_FIELD, $3, @$);
+			$$ = parse_named(ps, AST_FIELD, $3, @$);
 			$$->op = OP_PTR;
 			$$->lhs = $1;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	postfix_expr "[" expr "]"
 		{
-			$$ = mk(ps, AST_INDEX, @$);
+			$$ = parse_node(ps, AST_INDEX, @$);
 			$$->lhs = $1;
 			$$->rhs = $3;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	SIZEOF "(" expr ")"
 		{
-			$$ = mk(ps, AST_SIZEOF, @$);
+			$$ = parse_node(ps, AST_SIZEOF, @$);
 			$$->lhs = $3;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	|	SIZEOF "(" type_word ident ")"
 		{
-			$$ = mk(ps, AST_SIZEOF, @$);
-			$$->tyn = mk_named(ps, AST_TYPE, cat(cat($3, " "), $4), span(@3, @4));
+			$$ = parse_node(ps, AST_SIZEOF, @$);
+			$$->tyn = parse_named(ps, AST_TYPE, parse_cat(parse_cat($3, " "), $4), parse_span(@3, @4));
 			free($4);
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
-	|	map_or_var INCREMENT { $$ = mk_unop(ps, AST_INCDEC, OP_INC, $1, @2); }
-	|	map_or_var DECREMENT { $$ = mk_unop(ps, AST_INCDEC, OP_DEC, $1, @2); }
+	|	map_or_var INCREMENT { $$ = parse_unop(ps, AST_INCDEC, OP_INC, $1, @2); }
+	|	map_or_var DECREMENT { $$ = parse_unop(ps, AST_INCDEC, OP_DEC, $1, @2); }
 	|	INCREMENT ident
 		{
 			diag_error(ps->diags, @1, "The ++ operator must be applied to a map or variable");
@@ -563,10 +547,10 @@ postfix_expr:
 	;
 
 unary_expr:
-		unary_op cast_expr   { $$ = mk_unop(ps, AST_UNOP, $1, $2, @1); }
+		unary_op cast_expr   { $$ = parse_unop(ps, AST_UNOP, $1, $2, @1); }
 	|	postfix_expr         { $$ = $1; }
-	|	INCREMENT map_or_var { $$ = mk_unop(ps, AST_INCDEC, OP_INC, $2, @1); $$->uval = 1; }
-	|	DECREMENT map_or_var { $$ = mk_unop(ps, AST_INCDEC, OP_DEC, $2, @1); $$->uval = 1; }
+	|	INCREMENT map_or_var { $$ = parse_unop(ps, AST_INCDEC, OP_INC, $2, @1); $$->uval = 1; }
+	|	DECREMENT map_or_var { $$ = parse_unop(ps, AST_INCDEC, OP_DEC, $2, @1); $$->uval = 1; }
 	|	ident DECREMENT
 		{
 			diag_error(ps->diags, @1, "The -- operator must be applied to a map or variable");
@@ -599,70 +583,70 @@ conditional_expr:
 		logical_or_expr { $$ = $1; }
 	|	logical_or_expr QUES expr COLON conditional_expr
 		{
-			$$ = mk(ps, AST_TERNARY, @$);
+			$$ = parse_node(ps, AST_TERNARY, @$);
 			$$->cond = $1;
 			$$->lhs = $3;
 			$$->rhs = $5;
-			$$ = fin(ps, $$);
+			$$ = parse_fin(ps, $$);
 		}
 	;
 
 logical_or_expr:
 		logical_and_expr                     { $$ = $1; }
-	|	logical_or_expr LOR logical_and_expr { $$ = mk_binop(ps, $1, OP_LOR, $3, @2); }
+	|	logical_or_expr LOR logical_and_expr { $$ = parse_binop(ps, $1, OP_LOR, $3, @2); }
 	;
 
 logical_and_expr:
 		or_expr                       { $$ = $1; }
-	|	logical_and_expr LAND or_expr { $$ = mk_binop(ps, $1, OP_LAND, $3, @2); }
+	|	logical_and_expr LAND or_expr { $$ = parse_binop(ps, $1, OP_LAND, $3, @2); }
 	;
 
 or_expr:
 		xor_expr             { $$ = $1; }
-	|	or_expr BOR xor_expr { $$ = mk_binop(ps, $1, '|', $3, @2); }
+	|	or_expr BOR xor_expr { $$ = parse_binop(ps, $1, '|', $3, @2); }
 	;
 
 xor_expr:
 		and_expr               { $$ = $1; }
-	|	xor_expr BXOR and_expr { $$ = mk_binop(ps, $1, '^', $3, @2); }
+	|	xor_expr BXOR and_expr { $$ = parse_binop(ps, $1, '^', $3, @2); }
 	;
 
 and_expr:
 		equality_expr               { $$ = $1; }
-	|	and_expr BAND equality_expr { $$ = mk_binop(ps, $1, '&', $3, @2); }
+	|	and_expr BAND equality_expr { $$ = parse_binop(ps, $1, '&', $3, @2); }
 	;
 
 equality_expr:
 		relational_expr                  { $$ = $1; }
-	|	equality_expr EQ relational_expr { $$ = mk_binop(ps, $1, OP_EQ, $3, @2); }
-	|	equality_expr NE relational_expr { $$ = mk_binop(ps, $1, OP_NE, $3, @2); }
+	|	equality_expr EQ relational_expr { $$ = parse_binop(ps, $1, OP_EQ, $3, @2); }
+	|	equality_expr NE relational_expr { $$ = parse_binop(ps, $1, OP_NE, $3, @2); }
 	;
 
 relational_expr:
 		shift_expr                    { $$ = $1; }
-	|	relational_expr LE shift_expr { $$ = mk_binop(ps, $1, OP_LE, $3, @2); }
-	|	relational_expr GE shift_expr { $$ = mk_binop(ps, $1, OP_GE, $3, @2); }
-	|	relational_expr LT shift_expr { $$ = mk_binop(ps, $1, '<', $3, @2); }
-	|	relational_expr GT shift_expr { $$ = mk_binop(ps, $1, '>', $3, @2); }
+	|	relational_expr LE shift_expr { $$ = parse_binop(ps, $1, OP_LE, $3, @2); }
+	|	relational_expr GE shift_expr { $$ = parse_binop(ps, $1, OP_GE, $3, @2); }
+	|	relational_expr LT shift_expr { $$ = parse_binop(ps, $1, '<', $3, @2); }
+	|	relational_expr GT shift_expr { $$ = parse_binop(ps, $1, '>', $3, @2); }
 	;
 
 shift_expr:
 		addi_expr                  { $$ = $1; }
-	|	shift_expr LEFT addi_expr  { $$ = mk_binop(ps, $1, OP_SHL, $3, @2); }
-	|	shift_expr RIGHT addi_expr { $$ = mk_binop(ps, $1, OP_SHR, $3, @2); }
+	|	shift_expr LEFT addi_expr  { $$ = parse_binop(ps, $1, OP_SHL, $3, @2); }
+	|	shift_expr RIGHT addi_expr { $$ = parse_binop(ps, $1, OP_SHR, $3, @2); }
 	;
 
 muli_expr:
 		cast_expr               { $$ = $1; }
-	|	muli_expr MUL cast_expr { $$ = mk_binop(ps, $1, '*', $3, @2); }
-	|	muli_expr DIV cast_expr { $$ = mk_binop(ps, $1, '/', $3, @2); }
-	|	muli_expr MOD cast_expr { $$ = mk_binop(ps, $1, '%', $3, @2); }
+	|	muli_expr MUL cast_expr { $$ = parse_binop(ps, $1, '*', $3, @2); }
+	|	muli_expr DIV cast_expr { $$ = parse_binop(ps, $1, '/', $3, @2); }
+	|	muli_expr MOD cast_expr { $$ = parse_binop(ps, $1, '%', $3, @2); }
 	;
 
 addi_expr:
 		muli_expr                 { $$ = $1; }
-	|	addi_expr PLUS muli_expr  { $$ = mk_binop(ps, $1, '+', $3, @2); }
-	|	addi_expr MINUS muli_expr { $$ = mk_binop(ps, $1, '-', $3, @2); }
+	|	addi_expr PLUS muli_expr  { $$ = parse_binop(ps, $1, '+', $3, @2); }
+	|	addi_expr MINUS muli_expr { $$ = parse_binop(ps, $1, '-', $3, @2); }
 	;
 
 /* cast_expr -> '(' type ')' cast_expr.  `(x)` followed by an operand is
@@ -670,28 +654,28 @@ addi_expr:
 cast_expr:
 		unary_expr { $$ = $1; }
 	|	"(" IDENT ")" cast_expr
-		{ $$ = mk_cast(ps, mk_named(ps, AST_TYPE, $2, @2), $4, @$); }
+		{ $$ = parse_cast(ps, parse_named(ps, AST_TYPE, $2, @2), $4, @$); }
 	|	"(" IDENT stars ")" cast_expr
 		{
-			struct ast_node *t = mk_named(ps, AST_TYPE, $2, span(@2, @3));
+			struct ast_node *t = parse_named(ps, AST_TYPE, $2, parse_span(@2, @3));
 			t->uval = $3;
-			$$ = mk_cast(ps, t, $5, @$);
+			$$ = parse_cast(ps, t, $5, @$);
 		}
 	|	"(" type_word ident ")" cast_expr
-		{ $$ = mk_cast(ps, mk_named(ps, AST_TYPE, cat(cat($2, " "), $3), span(@2, @3)), $5, @$); free($3); }
+		{ $$ = parse_cast(ps, parse_named(ps, AST_TYPE, parse_cat(parse_cat($2, " "), $3), parse_span(@2, @3)), $5, @$); free($3); }
 	|	"(" type_word ident stars ")" cast_expr
 		{
-			struct ast_node *t = mk_named(ps, AST_TYPE, cat(cat($2, " "), $3), span(@2, @4));
+			struct ast_node *t = parse_named(ps, AST_TYPE, parse_cat(parse_cat($2, " "), $3), parse_span(@2, @4));
 			t->uval = $4;
 			free($3);
-			$$ = mk_cast(ps, t, $6, @$);
+			$$ = parse_cast(ps, t, $6, @$);
 		}
 	;
 
 /* A '-' directly before a literal belongs to the literal: `-1` is int -1. */
 int:
-		MINUS INT { $$ = mk(ps, AST_INT, @$); $$->uval = ~$2 + 1; }
-	|	INT       { $$ = mk(ps, AST_INT, @$); $$->uval = $1; }
+		MINUS INT { $$ = parse_node(ps, AST_INT, @$); $$->uval = ~$2 + 1; }
+	|	INT       { $$ = parse_node(ps, AST_INT, @$); $$->uval = $1; }
 	;
 
 ident:
@@ -705,25 +689,25 @@ ident:
 /* call -> name '(' [expr (',' expr)*] ')'.  Any name parses; sema says
  * "Unknown function: x" for names it does not know. */
 call:
-		CALL "(" ")"                { $$ = mk_call(ps, $1, @$, @1); }
-	|	CALL "(" vargs ")"          { $$ = take_kids(mk_call(ps, $1, @$, @1), $3); $$ = fin(ps, $$); }
-	|	CALL_BUILTIN "(" ")"        { $$ = mk_call(ps, $1, @$, @1); }
-	|	CALL_BUILTIN "(" vargs ")"  { $$ = take_kids(mk_call(ps, $1, @$, @1), $3); $$ = fin(ps, $$); }
-	|	IDENT "(" ")"               { $$ = mk_call(ps, $1, @$, @1); }
-	|	IDENT "(" vargs ")"         { $$ = take_kids(mk_call(ps, $1, @$, @1), $3); $$ = fin(ps, $$); }
-	|	BUILTIN "(" ")"             { $$ = mk_call(ps, $1, @$, @1); }
-	|	BUILTIN "(" vargs ")"       { $$ = take_kids(mk_call(ps, $1, @$, @1), $3); $$ = fin(ps, $$); }
-	|	STACK_MODE "(" ")"          { $$ = mk_call(ps, $1, @$, @1); }
-	|	STACK_MODE "(" vargs ")"    { $$ = take_kids(mk_call(ps, $1, @$, @1), $3); $$ = fin(ps, $$); }
+		CALL "(" ")"                { $$ = parse_call(ps, $1, @$, @1); }
+	|	CALL "(" vargs ")"          { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	CALL_BUILTIN "(" ")"        { $$ = parse_call(ps, $1, @$, @1); }
+	|	CALL_BUILTIN "(" vargs ")"  { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	IDENT "(" ")"               { $$ = parse_call(ps, $1, @$, @1); }
+	|	IDENT "(" vargs ")"         { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	BUILTIN "(" ")"             { $$ = parse_call(ps, $1, @$, @1); }
+	|	BUILTIN "(" vargs ")"       { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	STACK_MODE "(" ")"          { $$ = parse_call(ps, $1, @$, @1); }
+	|	STACK_MODE "(" vargs ")"    { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
 	;
 
 map:
-		MAP               { $$ = mk_named(ps, AST_MAP, $1, @$); }
-	|	MAP "[" vargs "]" { $$ = take_kids(mk_named(ps, AST_MAP, $1, @$), $3); $$ = fin(ps, $$); }
+		MAP               { $$ = parse_named(ps, AST_MAP, $1, @$); }
+	|	MAP "[" vargs "]" { $$ = parse_take_kids(parse_named(ps, AST_MAP, $1, @$), $3); $$ = parse_fin(ps, $$); }
 	;
 
 var:
-		VAR { $$ = mk_named(ps, AST_VAR, $1, @$); }
+		VAR { $$ = parse_named(ps, AST_VAR, $1, @$); }
 	;
 
 map_or_var:
@@ -732,10 +716,10 @@ map_or_var:
 	;
 
 /* Argument and key lists are collected in a scratch AST_BLOCK node and
- * moved into the call or map by take_kids(). */
+ * moved into the call or map by parse_take_kids(). */
 vargs:
-		vargs "," expr { $$ = grow(ps, $1, $3); }
-	|	expr           { $$ = grow(ps, mk(ps, AST_BLOCK, @1), $1); }
+		vargs "," expr { $$ = parse_grow(ps, $1, $3); }
+	|	expr           { $$ = parse_grow(ps, parse_node(ps, AST_BLOCK, @1), $1); }
 	;
 
 compound_op:
@@ -752,124 +736,6 @@ compound_op:
 	;
 
 %%
-
-static struct ast_node *mk(struct parse_state *ps, enum ast_kind kind, struct src_loc loc)
-{
-	(void)ps;
-	struct ast_node *n = ast_new(kind, loc);
-	n->depth = 1;
-	return n;
-}
-
-static int height(const struct ast_node *n)
-{
-	return n ? n->depth : 0;
-}
-
-/* Records the height of a finished node; reports, once, a tree that grew
- * past AST_MAX_DEPTH.  The parse then fails and the tree is freed by the
- * iterative ast_free(), so no recursive walker ever sees it. */
-static struct ast_node *fin(struct parse_state *ps, struct ast_node *n)
-{
-	int h = 0;
-	const struct ast_node *one[] = { n->lhs, n->rhs, n->cond, n->body, n->els, n->pred, n->tyn };
-	for (size_t i = 0; i < ARRAY_SIZE(one); i++)
-		if (height(one[i]) > h)
-			h = height(one[i]);
-	for (int i = 0; i < n->nkids; i++)
-		if (height(n->kids[i]) > h)
-			h = height(n->kids[i]);
-	n->depth = h + 1;
-	bool empty = n->loc.line == n->loc.end_line && n->loc.col == n->loc.end_col;
-	if (n->depth > AST_MAX_DEPTH && !ps->too_deep && !empty) {
-		ps->too_deep = true;
-		diag_error(ps->diags, n->loc, "expression nested too deeply");
-	}
-	return n;
-}
-
-/* Appends to a list node in O(1): only the new kid can raise its height. */
-static struct ast_node *grow(struct parse_state *ps, struct ast_node *list, struct ast_node *kid)
-{
-	ast_add_kid(list, kid);
-	if (kid->depth + 1 > list->depth) {
-		list->depth = kid->depth + 1;
-		bool empty = list->loc.line == list->loc.end_line && list->loc.col == list->loc.end_col;
-		if (list->depth > AST_MAX_DEPTH && !ps->too_deep && !empty) {
-			ps->too_deep = true;
-			diag_error(ps->diags, list->loc, "expression nested too deeply");
-		}
-	}
-	return list;
-}
-
-static struct ast_node *mk_binop(struct parse_state *ps, struct ast_node *l, int op,
-				 struct ast_node *r, struct src_loc loc)
-{
-	struct ast_node *n = mk(ps, AST_BINOP, loc);
-	n->op = op;
-	n->lhs = l;
-	n->rhs = r;
-	return fin(ps, n);
-}
-
-static struct ast_node *mk_unop(struct parse_state *ps, enum ast_kind kind, int op,
-				struct ast_node *e, struct src_loc loc)
-{
-	struct ast_node *n = mk(ps, kind, loc);
-	n->op = op;
-	n->lhs = e;
-	return fin(ps, n);
-}
-
-static struct ast_node *mk_named(struct parse_state *ps, enum ast_kind kind, char *name,
-				 struct src_loc loc)
-{
-	struct ast_node *n = mk(ps, kind, loc);
-	n->str = name;
-	return n;
-}
-
-static struct ast_node *mk_call(struct parse_state *ps, char *name, struct src_loc loc,
-				struct src_loc name_loc)
-{
-	struct ast_node *n = mk_named(ps, AST_CALL, name, loc);
-	n->pred_loc = name_loc;
-	return n;
-}
-
-static struct ast_node *mk_cast(struct parse_state *ps, struct ast_node *t, struct ast_node *e,
-				struct src_loc loc)
-{
-	struct ast_node *n = mk(ps, AST_CAST, loc);
-	n->tyn = t;
-	n->lhs = e;
-	return fin(ps, n);
-}
-
-static struct ast_node *take_kids(struct ast_node *dst, struct ast_node *list)
-{
-	for (int i = 0; i < list->nkids; i++)
-		ast_add_kid(dst, list->kids[i]);
-	list->nkids = 0;
-	ast_free(list);
-	return dst;
-}
-
-static char *cat(char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	a = xrealloc(a, la + lb + 1);
-	memcpy(a + la, b, lb + 1);
-	return a;
-}
-
-static struct src_loc span(struct src_loc a, struct src_loc b)
-{
-	a.end_line = b.end_line;
-	a.end_col = b.end_col;
-	return a;
-}
 
 static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *ps,
 			const char *msg)

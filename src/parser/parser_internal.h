@@ -37,4 +37,22 @@ int cdefs_preproc(struct ast_program *p, const char *text, struct src_loc loc,
 /* attach_spec.c: attach point text -> provider/target/func, with bpftrace's checks. */
 int parse_attach_points(struct ast_node *prog, struct diags *diags);
 
+/* parse_tree.c: node builders for the grammar's actions */
+struct ast_node *parse_node(struct parse_state *ps, enum ast_kind kind, struct src_loc loc);
+struct ast_node *parse_fin(struct parse_state *ps, struct ast_node *n); /* height, depth check */
+struct ast_node *parse_grow(struct parse_state *ps, struct ast_node *list, struct ast_node *kid);
+struct ast_node *parse_binop(struct parse_state *ps, struct ast_node *l, int op,
+			     struct ast_node *r, struct src_loc loc);
+struct ast_node *parse_unop(struct parse_state *ps, enum ast_kind kind, int op,
+			    struct ast_node *e, struct src_loc loc);
+struct ast_node *parse_named(struct parse_state *ps, enum ast_kind kind, char *name,
+			     struct src_loc loc);
+struct ast_node *parse_call(struct parse_state *ps, char *name, struct src_loc loc,
+			    struct src_loc name_loc);
+struct ast_node *parse_cast(struct parse_state *ps, struct ast_node *t, struct ast_node *e,
+			    struct src_loc loc);
+struct ast_node *parse_take_kids(struct ast_node *dst, struct ast_node *list);
+char *parse_cat(char *a, const char *b); /* a (reallocated) followed by b */
+struct src_loc parse_span(struct src_loc a, struct src_loc b);
+
 #endif

@@ -170,9 +170,6 @@ bool sema_builtin_ret(struct sema *s, struct ast_node *n)
 
 static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use,
 			   const struct ast_node *user);
-static bool sema_fmt_call(struct sema *s, struct ast_node *n, enum call_use use,
-			  const struct ast_node *user);
-static bool fmt_is_string_like(enum ast_type_kind k);
 static bool sema_reg_call(struct sema *s, struct ast_node *n);
 
 /* bpftrace's function names; only some are implemented in ubt so far. */
@@ -212,8 +209,8 @@ static struct src_loc name_loc(const struct ast_node *n)
 	return n->pred_loc.line ? n->pred_loc : n->loc;
 }
 
-static bool check_use(struct sema *s, struct ast_node *n, enum call_use use,
-		      const struct ast_node *user, bool want_map)
+bool sema_check_use(struct sema *s, struct ast_node *n, enum call_use use,
+		    const struct ast_node *user, bool want_map)
 {
 	if (want_map && use != USE_MAP) {
 		diag_error(s->diags, n->loc, "%s() should be directly assigned to a map", n->str);
@@ -227,7 +224,7 @@ static bool check_use(struct sema *s, struct ast_node *n, enum call_use use,
 	return true;
 }
 
-static bool check_nargs(struct sema *s, struct ast_node *n, int want)
+bool sema_check_nargs(struct sema *s, struct ast_node *n, int want)
 {
 	if (n->nkids == want)
 		return true;
@@ -287,8 +284,6 @@ static size_t fmt_spec(const char *p, const char **token, size_t *token_len, enu
 	return 0;
 }
 
-static void register_fmt(struct sema *s, struct ast_node *n, const char *fmt, size_t len,
-			 int first);
 
 static void check_printf_format(struct sema *s, struct ast_node *n)
 {
@@ -354,7 +349,7 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 		}
 		/* %s of a tuple prints it as print() does (newer bpftrace; 0.17 refuses) */
 		if (at->kind != want && !((at->kind == TY_USYM || at->kind == TY_USTACK ||
-					   at->kind == TY_TUPLE || fmt_is_string_like(at->kind)) &&
+					   at->kind == TY_TUPLE || sema_fmt_string_like(at->kind)) &&
 					  want == TY_STR)) {
 			diag_error(s->diags, n->loc,
 				   "%s: %%%.*s specifier expects a value of type %s (%s supplied)",
@@ -369,7 +364,7 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 			   ARRAY_SIZE(((struct sema_printf *)0)->args));
 		return;
 	}
-	register_fmt(s, n, fmt->str, fmt->slen, 1);
+	sema_register_fmt(s, n, fmt->str, fmt->slen, 1);
 }
 
 /*
@@ -377,8 +372,8 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
  * time) and the types of its arguments kids[first..].  Probe code sends
  * the id with the values (runtime/abi.h).
  */
-static void register_fmt(struct sema *s, struct ast_node *n, const char *fmt, size_t len,
-			 int first)
+void sema_register_fmt(struct sema *s, struct ast_node *n, const char *fmt, size_t len,
+		       int first)
 {
 	int nargs = n->nkids - first;
 	struct sema_printf *pf = xcalloc(1, sizeof(*pf));
@@ -430,7 +425,7 @@ static void whole_map_arg(struct sema *s, struct ast_node *n)
 		diag_error(s->diags, m->loc, "Undefined map: %s", m->str);
 }
 
-static bool int_literal(const struct ast_node *n, int64_t *v)
+bool sema_int_literal(const struct ast_node *n, int64_t *v)
 {
 	if (n->kind == AST_INT) {
 		*v = (int64_t)n->uval;
@@ -448,8 +443,8 @@ static void check_agg1(struct sema *s, struct ast_node *n, enum call_use use,
 		       const struct ast_node *user, enum ast_type_kind kind)
 {
 	bool sign = false;
-	check_use(s, n, use, user, true);
-	if (check_nargs(s, n, 1)) {
+	sema_check_use(s, n, use, user, true);
+	if (sema_check_nargs(s, n, 1)) {
 		const struct ast_type *at = &n->kids[0]->type;
 		if (s->final && at->kind != TY_INT)
 			diag_error(s->diags, n->loc, "%s() only supports integer arguments (%s provided)",
@@ -463,20 +458,20 @@ static void check_agg1(struct sema *s, struct ast_node *n, enum call_use use,
 static void check_lhist(struct sema *s, struct ast_node *n, enum call_use use,
 			const struct ast_node *user)
 {
-	check_use(s, n, use, user, true);
+	sema_check_use(s, n, use, user, true);
 	n->type = (struct ast_type){ TY_LHIST, 8, false, AS_NONE };
-	if (!check_nargs(s, n, 4))
+	if (!sema_check_nargs(s, n, 4))
 		return;
 	int64_t mn, mx, st;
-	if (!int_literal(n->kids[1], &mn)) {
+	if (!sema_int_literal(n->kids[1], &mn)) {
 		diag_error(s->diags, n->loc, "lhist: invalid min value (must be non-negative literal)");
 		return;
 	}
-	if (!int_literal(n->kids[2], &mx)) {
+	if (!sema_int_literal(n->kids[2], &mx)) {
 		diag_error(s->diags, n->loc, "lhist: invalid max value (must be non-negative literal)");
 		return;
 	}
-	if (!int_literal(n->kids[3], &st)) {
+	if (!sema_int_literal(n->kids[3], &st)) {
 		diag_error(s->diags, n->loc, "lhist: invalid step value (must be non-negative literal)");
 		return;
 	}
@@ -515,7 +510,7 @@ static void check_lhist(struct sema *s, struct ast_node *n, enum call_use use,
 static void check_print(struct sema *s, struct ast_node *n, enum call_use use,
 			const struct ast_node *user)
 {
-	check_use(s, n, use, user, false);
+	sema_check_use(s, n, use, user, false);
 	n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
 	if (n->nkids < 1 || n->nkids > 3) {
 		if (n->nkids > 3)
@@ -529,7 +524,7 @@ static void check_print(struct sema *s, struct ast_node *n, enum call_use use,
 		whole_map_arg(s, n);
 		for (int i = 1; i < n->nkids; i++) {
 			int64_t v;
-			if (!int_literal(n->kids[i], &v) || v < 0)
+			if (!sema_int_literal(n->kids[i], &v) || v < 0)
 				diag_error(s->diags, n->loc,
 					   "print() expects a non-negative integer literal (argument %d)",
 					   i + 1);
@@ -544,20 +539,20 @@ static void check_print(struct sema *s, struct ast_node *n, enum call_use use,
 	const struct ast_type *t = &n->kids[0]->type;
 	if (s->final && t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_TUPLE &&
 	    t->kind != TY_USYM && t->kind != TY_BUF && t->kind != TY_ARRAY &&
-	    !fmt_is_string_like(t->kind))
+	    !sema_fmt_string_like(t->kind))
 		diag_error(s->diags, n->loc, "print() does not support values of type %s",
 			   sema_kind_name(t));
 	else if (s->final)
-		register_fmt(s, n, "", 0, 0);
+		sema_register_fmt(s, n, "", 0, 0);
 }
 
 /* delete(@m[k]) | clear(@m) | zero(@m) */
 static void check_map_func(struct sema *s, struct ast_node *n, enum call_use use,
 			   const struct ast_node *user)
 {
-	check_use(s, n, use, user, false);
+	sema_check_use(s, n, use, user, false);
 	n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
-	if (!check_nargs(s, n, 1))
+	if (!sema_check_nargs(s, n, 1))
 		return;
 	if (!strcmp(n->str, "delete")) {
 		if (n->kids[0]->kind != AST_MAP)
@@ -597,8 +592,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	n->type = ty_none;
 
 	if (!strcmp(n->str, "count")) {
-		check_use(s, n, use, user, true);
-		check_nargs(s, n, 0);
+		sema_check_use(s, n, use, user, true);
+		sema_check_nargs(s, n, 0);
 		n->type = (struct ast_type){ TY_COUNT, 8, true, AS_NONE };
 	} else if (!strcmp(n->str, "sum")) {
 		check_agg1(s, n, use, user, TY_SUM);
@@ -635,7 +630,7 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 		if (!strcmp(n->str, "system") && !sema_unsafe)
 			diag_error(s->diags, n->loc,
 				   "system() is an unsafe function being used in safe mode");
-		check_use(s, n, use, user, false);
+		sema_check_use(s, n, use, user, false);
 		n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
 		if (n->nkids < 1) {
 			diag_error(s->diags, n->loc, "printf() requires at least one argument (0 provided)");
@@ -651,7 +646,7 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	} else if (sema_sym_call(s, n, use, user)) {
 		/* usym(), ustack(), uaddr(): issue 7, below */
 	} else if (sema_fmt_call(s, n, use, user)) {
-		/* buf, strftime, join, strerror, ntop, pton, macaddr: below */
+		/* buf, strftime, join, strerror, ntop, pton, macaddr: sema_fmt.c */
 	} else if (sema_reg_call(s, n)) {
 		/* reg("name"): below */
 	} else if (sema_call_more(s, n, use, user)) {
@@ -701,7 +696,7 @@ bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
 		return true;
 	if (strcmp(n->str, "usym"))
 		return false;
-	if (check_nargs(s, n, 1) && s->final && n->kids[0]->type.kind != TY_INT &&
+	if (sema_check_nargs(s, n, 1) && s->final && n->kids[0]->type.kind != TY_INT &&
 	    n->kids[0]->type.kind != TY_USYM)
 		diag_error(s->diags, n->loc, "usym() expects an integer argument (%s provided)",
 			   sema_kind_name(&n->kids[0]->type));
@@ -781,14 +776,14 @@ static void sema_signal_call(struct sema *s, struct ast_node *n, enum call_use u
 			break;
 		}
 	}
-	check_use(s, n, use, user, false);
+	sema_check_use(s, n, use, user, false);
 	const struct ast_node *a = n->kids[0];
 	int64_t v;
 	if (a->kind == AST_STR) {
 		n->cval = (uint64_t)signal_number(a->str);
 		if (!n->cval)
 			diag_error(s->diags, n->loc, "%s is not a valid signal", a->str);
-	} else if (int_literal(a, &v)) {
+	} else if (sema_int_literal(a, &v)) {
 		if (v < 1 || v > 64)
 			diag_error(s->diags, n->loc, "%lld is not a valid signal, allowed range: [1,64]",
 				   (long long)v);
@@ -808,7 +803,7 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 {
 	const char *f = n->str;
 	if (!strcmp(f, "exit")) {
-		check_use(s, n, use, user, false);
+		sema_check_use(s, n, use, user, false);
 		if (n->nkids > 1)
 			diag_error(s->diags, n->loc, "exit() takes up to one argument (%d provided)",
 				   n->nkids);
@@ -820,7 +815,7 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 	}
 	if (!strcmp(f, "bswap")) {
 		n->type = ty_uint64;
-		if (check_nargs(s, n, 1)) {
+		if (sema_check_nargs(s, n, 1)) {
 			const struct ast_type *t = &n->kids[0]->type;
 			if (s->final && t->kind != TY_INT)
 				diag_error(s->diags, n->loc, "bswap() only supports integer arguments (%s provided)",
@@ -833,29 +828,29 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 	if (!strcmp(f, "strncmp")) {
 		n->type = ty_uint64;
 		int64_t v;
-		if (!check_nargs(s, n, 3))
+		if (!sema_check_nargs(s, n, 3))
 			return true;
 		if (s->final && (!is_str(n->kids[0]) || !is_str(n->kids[1])))
 			diag_error(s->diags, n->loc, "strncmp() expects a string for its first two arguments");
-		else if (!int_literal(n->kids[2], &v) || v < 0)
+		else if (!sema_int_literal(n->kids[2], &v) || v < 0)
 			diag_error(s->diags, n->loc, "Builtin strncmp requires a non-negative integer literal as its third argument");
 		return true;
 	}
 	if (!strcmp(f, "strcontains")) {
 		n->type = ty_uint64;
-		if (check_nargs(s, n, 2) && s->final && (!is_str(n->kids[0]) || !is_str(n->kids[1])))
+		if (sema_check_nargs(s, n, 2) && s->final && (!is_str(n->kids[0]) || !is_str(n->kids[1])))
 			diag_error(s->diags, n->loc, "strcontains() expects string arguments");
 		return true;
 	}
 	if (!strcmp(f, "has_key")) {
 		n->type = ty_uint64;
-		if (check_nargs(s, n, 1) && (n->kids[0]->kind != AST_MAP || !n->kids[0]->nkids))
+		if (sema_check_nargs(s, n, 1) && (n->kids[0]->kind != AST_MAP || !n->kids[0]->nkids))
 			diag_error(s->diags, n->loc, "has_key() expects a map with a key: has_key(@m[k])");
 		return true;
 	}
 	if (!strcmp(f, "len")) {
 		n->type = ty_uint64;
-		if (check_nargs(s, n, 1))
+		if (sema_check_nargs(s, n, 1))
 			whole_map_arg(s, n);
 		return true;
 	}
@@ -864,7 +859,7 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 		return true;
 	}
 	if (!strcmp(f, "time")) {
-		check_use(s, n, use, user, false);
+		sema_check_use(s, n, use, user, false);
 		n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
 		if (n->nkids > 1)
 			diag_error(s->diags, n->loc, "time() takes up to one argument (%d provided)",
@@ -872,231 +867,14 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 		else if (n->nkids == 1 && n->kids[0]->kind != AST_STR)
 			diag_error(s->diags, n->loc, "time() expects a string literal");
 		else if (s->final && n->nkids == 1)
-			register_fmt(s, n, n->kids[0]->str, n->kids[0]->slen, 1);
+			sema_register_fmt(s, n, n->kids[0]->str, n->kids[0]->slen, 1);
 		else if (s->final)
-			register_fmt(s, n, "%H:%M:%S\n", 9, 0);
+			sema_register_fmt(s, n, "%H:%M:%S\n", 9, 0);
 		return true;
 	}
 	return false;
 }
 
-
-/* ---- value formatting (issue 4: buf, strftime, join, strerror, ntop,
- * pton, macaddr).  The values are bytes probe code fills (ast.h, TY_BUF ..
- * TY_MACADDR); ubt turns them into text when it prints them
- * (output/values.c), as bpftrace 0.17 does in user space.  Messages are
- * bpftrace 0.17's, typos included. ------------------------------------ */
-
-#include <arpa/inet.h>
-
-/* Values printed as text by %s (bpftrace 0.17 treats them as strings). */
-static bool fmt_is_string_like(enum ast_type_kind k)
-{
-	return k == TY_TSTAMP || k == TY_INET || k == TY_STRERROR || k == TY_USERNAME ||
-	       k == TY_MACADDR;
-}
-
-/* bpftrace's check_varargs(): between lo and hi arguments */
-static bool fmt_varargs(struct sema *s, struct ast_node *n, int lo, int hi)
-{
-	if (n->nkids < lo) {
-		if (lo == 1)
-			diag_error(s->diags, n->loc, "%s() requires at least one argument (%d provided)",
-				   n->str, n->nkids);
-		else
-			diag_error(s->diags, n->loc, "%s() requires at least %d arguments (%d provided)",
-				   n->str, lo, n->nkids);
-		return false;
-	}
-	if (n->nkids > hi) {
-		if (hi == 1)
-			diag_error(s->diags, n->loc, "%s() takes up to one argument (%d provided)",
-				   n->str, n->nkids);
-		else
-			diag_error(s->diags, n->loc, "%s() takes up to %d arguments (%d provided)",
-				   n->str, hi, n->nkids);
-		return false;
-	}
-	return true;
-}
-
-/* bpftrace's check_arg(): argument i is an integer (or a string literal) */
-static bool fmt_arg(struct sema *s, struct ast_node *n, int i, enum ast_type_kind want,
-		    bool literal)
-{
-	const struct ast_node *a = n->kids[i];
-	const char *wname = want == TY_STR ? "string" : "integer";
-	if (literal && (a->kind != (want == TY_STR ? AST_STR : AST_INT) || a->type.kind != want)) {
-		int64_t v;
-		if (want == TY_INT && int_literal(a, &v))
-			return true;
-		diag_error(s->diags, n->loc, "%s() expects a %s literal (%s provided)", n->str, wname,
-			   sema_kind_name(&a->type));
-		return false;
-	}
-	if (s->final && a->type.kind != want) {
-		diag_error(s->diags, n->loc, "%s() only supports %s arguments (%s provided)", n->str,
-			   wname, sema_kind_name(&a->type));
-		return false;
-	}
-	return true;
-}
-
-/* buf(p, n) | buf(array): 1 + min(n, BPFTRACE_STRLEN) bytes */
-static void fmt_buf(struct sema *s, struct ast_node *n)
-{
-	int max = sema_strlen(), size = max;
-	n->type = (struct ast_type){ TY_BUF, 1 + max, false, AS_KERNEL };
-	if (!fmt_varargs(s, n, 1, 2))
-		return;
-	const struct ast_type *t = &n->kids[0]->type;
-	if (s->final && t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_PTR &&
-	    t->kind != TY_ARRAY)
-		diag_error(s->diags, n->loc,
-			   "buf() expects an integer, string, or array argument but saw %s",
-			   sema_kind_name(t));
-	if (n->nkids == 1) {
-		if (t->kind == TY_ARRAY)
-			size = t->size;
-		else if (s->final)
-			diag_error(s->diags, n->loc,
-				   "buf() expects a length argument for non-array type %s",
-				   sema_kind_name(t));
-	} else {
-		if (s->final)
-			fmt_arg(s, n, 1, TY_INT, false);
-		int64_t v;
-		if (int_literal(n->kids[1], &v)) {
-			if (v < 0)
-				diag_error(s->diags, n->loc, "buf cannot use negative length (%lld)",
-					   (long long)v);
-			size = v < 0 ? 0 : v > 0x7fffffff ? 0x7fffffff : (int)v;
-		}
-	}
-	if (size > max) {
-		if (s->final)
-			diag_warning(s->diags, n->loc,
-				     "buf() length is too long and will be shortened to %d bytes (see BPFTRACE_STRLEN)",
-				     max);
-		size = max;
-	}
-	n->type.size = 1 + size;
-}
-
-/* ntop([af,] addr): addr an integer (IPv4) or 4 or 16 bytes */
-static void fmt_ntop(struct sema *s, struct ast_node *n)
-{
-	n->type = (struct ast_type){ TY_INET, 24, false, AS_NONE };
-	if (!fmt_varargs(s, n, 1, 2))
-		return;
-	const struct ast_type *t = &n->kids[n->nkids - 1]->type;
-	if (n->nkids == 2)
-		fmt_arg(s, n, 0, TY_INT, false);
-	if (!s->final)
-		return;
-	if (t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_ARRAY)
-		diag_error(s->diags, n->loc, "ntop() expects an integer or array argument, got %s",
-			   sema_kind_name(t));
-	if ((t->kind == TY_ARRAY || t->kind == TY_STR) && t->size != 4 && t->size != 16)
-		diag_error(s->diags, n->loc, "ntop() argument must be 4 or 16 bytes in size");
-}
-
-/* pton("addr"): the address as uint8[4] or uint8[16], known at compile time */
-static void fmt_pton(struct sema *s, struct ast_node *n)
-{
-	n->type = ty_none;
-	if (!check_nargs(s, n, 1))
-		return;
-	const struct ast_node *a = n->kids[0];
-	if (a->kind != AST_STR) {
-		diag_error(s->diags, n->loc, "pton() expects a string literal (%s provided)",
-			   sema_kind_name(&a->type));
-		return;
-	}
-	int af = strchr(a->str, '.') ? AF_INET : strchr(a->str, ':') ? AF_INET6 : 0;
-	unsigned char dst[16];
-	if (!af) {
-		diag_error(s->diags, n->loc,
-			   "pton() expects an string argument of an IPv4/IPv6 address, got %s", a->str);
-		return;
-	}
-	if (inet_pton(af, a->str, dst) != 1) {
-		diag_error(s->diags, n->loc, "pton() expects a valid IPv4/IPv6 address, got %s",
-			   a->str);
-		return;
-	}
-	struct ast_type *e = ast_arena_alloc(s->prog, sizeof(*e));
-	*e = (struct ast_type){ TY_INT, 1, false, AS_NONE };
-	int count = af == AF_INET ? 4 : 16;
-	n->type = (struct ast_type){ .kind = TY_ARRAY, .size = count, .elem = e, .count = count,
-				     .as = AS_KERNEL };
-}
-
-/* macaddr(p): six bytes from a pointer, an integer address or a char[6] */
-static void fmt_macaddr(struct sema *s, struct ast_node *n)
-{
-	n->type = (struct ast_type){ TY_MACADDR, 6, false, AS_NONE };
-	if (!check_nargs(s, n, 1) || !s->final)
-		return;
-	const struct ast_node *a = n->kids[0];
-	const struct ast_type *t = &a->type;
-	if (t->kind != TY_INT && t->kind != TY_ARRAY && t->kind != TY_STR && t->kind != TY_PTR)
-		diag_error(s->diags, n->loc,
-			   "macaddr() only supports array or pointer arguments (%s provided)",
-			   sema_kind_name(t));
-	if ((t->kind == TY_ARRAY || t->kind == TY_STR) && t->size != 6)
-		diag_error(s->diags, n->loc, "macaddr() argument must be 6 bytes in size");
-	if (t->kind == TY_STR && a->kind == AST_STR)
-		diag_error(s->diags, n->loc, "macaddr() does not support literal string arguments");
-}
-
-/* join(char **argv [, "delim"]): prints the joined strings as a line of its own */
-static void fmt_join(struct sema *s, struct ast_node *n, enum call_use use,
-		     const struct ast_node *user)
-{
-	check_use(s, n, use, user, false);
-	n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
-	if (!fmt_varargs(s, n, 1, 2) || !s->final)
-		return;
-	const struct ast_type *t = &n->kids[0]->type;
-	/* sic: bpftrace 0.17 leaves the function's name out */
-	if (t->kind != TY_INT && t->kind != TY_PTR)
-		diag_error(s->diags, n->loc, "() only supports int or pointer arguments (%s provided)",
-			   sema_kind_name(t));
-	if (n->nkids == 2 && !fmt_arg(s, n, 1, TY_STR, true))
-		return;
-	register_fmt(s, n, n->nkids == 2 ? n->kids[1]->str : " ",
-		     n->nkids == 2 ? n->kids[1]->slen : 1, n->nkids);
-}
-
-static bool sema_fmt_call(struct sema *s, struct ast_node *n, enum call_use use,
-			  const struct ast_node *user)
-{
-	const char *f = n->str;
-	if (!strcmp(f, "buf")) {
-		fmt_buf(s, n);
-	} else if (!strcmp(f, "strftime")) {
-		n->type = (struct ast_type){ TY_TSTAMP, 16, false, AS_NONE };
-		if (fmt_varargs(s, n, 2, 2) && s->final && fmt_arg(s, n, 0, TY_STR, true) &&
-		    fmt_arg(s, n, 1, TY_INT, false))
-			register_fmt(s, n, n->kids[0]->str, n->kids[0]->slen, n->nkids);
-	} else if (!strcmp(f, "strerror")) {
-		n->type = (struct ast_type){ TY_STRERROR, 8, false, AS_NONE };
-		if (check_nargs(s, n, 1))
-			fmt_arg(s, n, 0, TY_INT, false);
-	} else if (!strcmp(f, "ntop")) {
-		fmt_ntop(s, n);
-	} else if (!strcmp(f, "pton")) {
-		fmt_pton(s, n);
-	} else if (!strcmp(f, "macaddr")) {
-		fmt_macaddr(s, n);
-	} else if (!strcmp(f, "join")) {
-		fmt_join(s, n, use, user);
-	} else {
-		return false;
-	}
-	return true;
-}
 
 /* ---- reg("name") (probes work) ---------------------------------------- */
 
@@ -1138,7 +916,7 @@ static bool sema_reg_call(struct sema *s, struct ast_node *n)
 	if (strcmp(n->str, "reg"))
 		return false;
 	n->type = ty_uint64;
-	if (!check_nargs(s, n, 1))
+	if (!sema_check_nargs(s, n, 1))
 		return true;
 	const struct ast_node *a = n->kids[0];
 	if (a->kind != AST_STR) {

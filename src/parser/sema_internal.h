@@ -60,6 +60,16 @@ bool sema_sym_builtin(struct sema *s, struct ast_node *n);
 bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
 		   const struct ast_node *user);
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use, const struct ast_node *user);
+/* sema_call.c, shared with sema_fmt.c */
+bool sema_check_use(struct sema *s, struct ast_node *n, enum call_use use,
+		    const struct ast_node *user, bool want_map);
+bool sema_check_nargs(struct sema *s, struct ast_node *n, int want);
+bool sema_int_literal(const struct ast_node *n, int64_t *v);
+void sema_register_fmt(struct sema *s, struct ast_node *n, const char *fmt, size_t len, int first);
+/* sema_fmt.c: buf, strftime, join, strerror, ntop, pton, macaddr */
+bool sema_fmt_call(struct sema *s, struct ast_node *n, enum call_use use,
+		   const struct ast_node *user);
+bool sema_fmt_string_like(enum ast_type_kind k); /* printed as text by %s */
 /* sema_stack.c, issue 7: ustack, uaddr() */
 bool sema_stack_call(struct sema *s, struct ast_node *n);
 bool sema_uaddr_call(struct sema *s, struct ast_node *n);
