@@ -80,6 +80,28 @@ static const char *const end_funcs[] = {"__libc_start_call_main", "start_thread"
 
 static const uint8_t *stk_data; /* the data part, for out_stack_text() */
 
+/*
+ * The flags of executable mapping m's code range (RT_CODE_FP when its
+ * object keeps frame pointers); with ends, its outermost functions
+ * (end_funcs) become RT_CODE_END ranges of f first.
+ */
+static uint32_t mapping_flags(struct rt_stack_facts *f, const struct proc_map *m, bool ends)
+{
+	const struct out_sym_func *fs;
+	int n;
+	uint64_t bias;
+	void *elf;
+	if (out_sym_funcs(m->start, &fs, &n, &bias, &elf))
+		return 0;
+	for (int k = 0; ends && k < n; k++)
+		for (size_t e = 0; e < ARRAY_SIZE(end_funcs); e++)
+			if (!strcmp(fs[k].name, end_funcs[e]) && fs[k].size &&
+			    bias + fs[k].value >= m->start && bias + fs[k].value < m->end)
+				add_range(f, bias + fs[k].value, bias + fs[k].value + fs[k].size,
+					  RT_CODE_END);
+	return object_keeps_fp(elf, fs, n) ? RT_CODE_FP : 0;
+}
+
 void out_stack_prepare(void *data)
 {
 	struct rt_shm_header *h = data;
@@ -99,21 +121,7 @@ void out_stack_prepare(void *data)
 		}
 		if (m->perms[2] != 'x' || m->path[0] != '/' || ncode >= RT_STACK_RANGES)
 			continue;
-		const struct out_sym_func *fs;
-		int n;
-		uint64_t bias;
-		void *elf;
-		uint32_t flags = 0;
-		if (!out_sym_funcs(m->start, &fs, &n, &bias, &elf)) {
-			if (object_keeps_fp(elf, fs, n))
-				flags = RT_CODE_FP;
-			for (int k = 0; k < n; k++)
-				for (size_t e = 0; e < ARRAY_SIZE(end_funcs); e++)
-					if (!strcmp(fs[k].name, end_funcs[e]) && fs[k].size &&
-					    bias + fs[k].value >= m->start && bias + fs[k].value < m->end)
-						add_range(f, bias + fs[k].value,
-							  bias + fs[k].value + fs[k].size, RT_CODE_END);
-		}
+		uint32_t flags = mapping_flags(f, m, true);
 		code[ncode++] = (struct rt_code_range){m->start, m->end, flags, 0};
 	}
 	for (int i = 0; i < ncode; i++) /* END ranges first: they lie inside code ranges */
@@ -144,13 +152,8 @@ void out_stack_loaded(void *data)
 				!(f->ranges[k].flags & RT_CODE_END);
 		if (known)
 			continue;
-		const struct out_sym_func *fs;
-		int n;
-		uint64_t bias;
-		void *elf;
-		uint32_t flags = 0;
-		if (!out_sym_funcs(m->start, &fs, &n, &bias, &elf) && object_keeps_fp(elf, fs, n))
-			flags = RT_CODE_FP;
+		/* no END ranges: they must come before the code ranges around them */
+		uint32_t flags = mapping_flags(f, m, false);
 		f->ranges[f->nranges] = (struct rt_code_range){m->start, m->end, flags, 0};
 		if (m->start < f->code_lo)
 			__atomic_store_n(&f->code_lo, m->start, __ATOMIC_RELEASE);
