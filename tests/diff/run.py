@@ -43,6 +43,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from proc import kill_session  # noqa: E402  (tests/lib/proc.py)
+from maptext import sort_ties  # noqa: E402  (tests/lib/maptext.py)
 
 TARGET_LINE = re.compile(r"^(total|checksum) -?\d+$")
 MAP_LINE = re.compile(r"^(@[A-Za-z0-9_]*)\[.*\]: (.*)$")
@@ -170,22 +171,7 @@ def normalise(text, case):
     # tracer's lines depends on when its buffered stdout is flushed
     lines = [l for l in lines if "RLIMIT_MEMLOCK" not in l and not TARGET_LINE.match(l)]
     lines = [json_map_order(l) if l.startswith("{") else l for l in lines]
-    out, i = [], 0
-    while i < len(lines):
-        m = MAP_LINE.match(lines[i])
-        if not m:
-            out.append(lines[i])
-            i += 1
-            continue
-        j = i + 1
-        while j < len(lines):
-            n = MAP_LINE.match(lines[j])
-            if not n or n.groups() != m.groups():
-                break
-            j += 1
-        out.extend(sorted(lines[i:j]))
-        i = j
-    return "\n".join(out)
+    return "\n".join(sort_ties(lines, MAP_LINE))
 
 
 def check(case, ubt, bpftrace, progdir, timeout):

@@ -90,6 +90,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from proc import leftovers  # noqa: E402  (tests/lib/proc.py)
+from maptext import sort_ties  # noqa: E402  (tests/lib/maptext.py)
 
 RLIMIT_NOISE = re.compile(r"^ERROR: .*RLIMIT_MEMLOCK.*$\n?", re.M)
 
@@ -530,23 +531,7 @@ def normalise(text, pids):
     text = re.sub(r"/proc/\d+/", "/proc/<pid>/", text)
     text = re.sub(r"0x[0-9a-fA-F]{6,}", "<addr>", text)
     lines = text.split("\n")
-    out = []
-    i = 0
-    while i < len(lines):
-        m = MAP_LINE.match(lines[i])
-        if not m:
-            out.append(lines[i])
-            i += 1
-            continue
-        j = i + 1
-        while j < len(lines):
-            n = MAP_LINE.match(lines[j])
-            if not n or n.groups() != m.groups():
-                break
-            j += 1
-        out.extend(sorted(lines[i:j]))
-        i = j
-    return "\n".join(out)
+    return "\n".join(sort_ties(lines, MAP_LINE))
 
 
 def unified(a, b, na, nb):
