@@ -454,7 +454,10 @@ class Runner:
         if res["notes"]:
             raise Failure(pre + "; ".join(res["notes"]))
         if res["rc"] != t.exit:
-            raise Failure("%sexit code %s, expected %d" % (pre, res["rc"], t.exit))
+            # the last lines each stream printed say why (a helper's FAIL: line)
+            tail = [l for st in ("out", "err") for l in res[st].splitlines()[-5:]]
+            raise Failure("%sexit code %s, expected %d%s" % (
+                pre, res["rc"], t.exit, "".join("\n      | " + l for l in tail)))
         for stream, what in (("out", "stdout"), ("err", "stderr")):
             exps = [(k, a) for s, k, a in t.expect if s == stream]
             self.match_in_order(res[stream], exps, pre + what)
