@@ -34,6 +34,16 @@ struct cg {
 	const char *site_name; /* `probe` of the sites of the variant being generated, or NULL */
 	uint32_t mid_regs;     /* cg_object.mid_regs, collected by cg_reg() */
 	uint32_t ids_used;     /* cg_object.ids_used, collected by comm/uid/gid (cg_call.c) */
+	/* entry indexes that map lookups of this probe found for keys whose
+	 * value cannot change inside it (`tid`, `pid`), for a later
+	 * delete() of the same key (cg_map.c) */
+	struct cg_idx_memo {
+		const struct cg_map_layout *ml;
+		const char *key;       /* the builtin's name */
+		LLVMValueRef idx;      /* i64, -1: not found */
+		LLVMBasicBlockRef bb;  /* where idx is defined */
+	} idx_memo[8];
+	int nidx_memo;
 	const struct sema_info *info;
 	const struct cg_layout *layout;
 	const struct cg_facts *facts;
@@ -41,6 +51,10 @@ struct cg {
 	struct diags *diags;
 	int failed;
 };
+
+/* bytes before a map key built by cg_map_key: {map, insert mode} for the
+ * slow path's call (cg_map.c) */
+#define CG_KEY_HDR 16
 
 /* cg_expr.c: expressions and statements */
 LLVMValueRef cg_expr(struct cg *c, const struct ast_node *n);

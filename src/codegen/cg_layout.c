@@ -109,6 +109,11 @@ static uint64_t layout_map(const struct sema_map *m, const struct cg_options *op
 	h->vals_off = off;
 	uint64_t one = ALIGN_UP(places * h->val_size, 64);
 	if (cg_map_percpu(h)) {
+		/* a small per-CPU array (a scalar hist: 520 bytes) gets a
+		 * power-of-two stride, so probes scale the CPU number with a
+		 * shift instead of a multiply (cg_percpu_op) */
+		if (one <= 4096)
+			one = pow2_at_least(one);
 		h->cpu_stride = one;
 		off += one * (opt->ncpu + 1);
 	} else {

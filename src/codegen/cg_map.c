@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const struct cg_map_layout *cg_map_of(struct cg *c, const struct ast_node *n)
@@ -133,10 +134,9 @@ static LLVMValueRef byte_off(struct cg *c, LLVMValueRef p, LLVMValueRef off)
 }
 
 /*
- * hist(): 0 for v < 0, 1 for 0, else 65 - clz(v) (1 -> 2, 2..3 -> 3, ...).
- * clz of v | 1 is never asked about 0, so it is one bsr without the
- * branch x86-64 (no lzcnt in the baseline) needs for clz(0); v = 0 and
- * v < 0 are selects.
+ * hist(): 0 for v < 0, 1 for 0, else 65 - clz(v) (1 -> 2, 2..3 -> 3, ...);
+ * clz(0) = 64 makes 0 bucket 1 without a compare.  With the machine's
+ * lzcnt (codegen.c) that is lzcnt, a subtract and a select.
  */
 static LLVMValueRef hist_bucket(struct cg *c, LLVMValueRef v)
 {
@@ -144,11 +144,9 @@ static LLVMValueRef hist_bucket(struct cg *c, LLVMValueRef v)
 	unsigned id = LLVMLookupIntrinsicID("llvm.ctlz", 9);
 	LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->mod, id, ty, 1);
 	LLVMTypeRef fty = LLVMIntrinsicGetType(c->ctx, id, ty, 1);
-	LLVMValueRef args[] = {LLVMBuildOr(c->b, v, cg_const(c, 1), ""), LLVMConstInt(c->i1, 1, 0)};
+	LLVMValueRef args[] = {v, LLVMConstInt(c->i1, 0, 0)};
 	LLVMValueRef clz = LLVMBuildCall2(c->b, fty, f, args, 2, "");
 	LLVMValueRef b = LLVMBuildSub(c->b, cg_const(c, 65), clz, "");
-	LLVMValueRef zero = LLVMBuildICmp(c->b, LLVMIntEQ, v, cg_const(c, 0), "");
-	b = LLVMBuildSelect(c->b, zero, cg_const(c, 1), b, "");
 	LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, v, cg_const(c, 0), "");
 	return LLVMBuildSelect(c->b, neg, cg_const(c, 0), b, "bucket");
 }
@@ -211,7 +209,9 @@ LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n)
 	const struct cg_map_layout *ml = cg_map_of(c, n);
 	const struct sema_map *m = n->map;
 	uint32_t size = ml->hdr.key_size ? ml->hdr.key_size : 8;
-	LLVMValueRef key = cg_alloca(c, LLVMArrayType(c->i8, size), "key");
+	/* behind a header for the slow path's call (slow_lookup) */
+	LLVMValueRef key = cg_gep_const(
+		c, cg_alloca(c, LLVMArrayType(c->i8, CG_KEY_HDR + size), "keybuf"), CG_KEY_HDR);
 	uint64_t off = 0;
 	bool pad = false;
 	for (int i = 0; i < m->nkeys; i++)
@@ -242,6 +242,30 @@ LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n)
 /* Keys of at most this many words are hashed and compared inline. */
 #define CG_INLINE_KEY_WORDS 8
 
+/*
+ * The slow path of an inline lookup: rt_map_lookup through the runtime's
+ * rt_map_lookup_r11 (rt_map.c), which takes the map, the insert mode and
+ * the key in the CG_KEY_HDR bytes before the key (cg_map_key) and
+ * returns the index in %r11, keeping every other register.  A call in
+ * the C convention would need %rdi, %rsi and %rdx, which the probe's
+ * prologue would then save and restore on every hit.
+ */
+static LLVMValueRef slow_lookup(struct cg *c, const struct cg_map_layout *ml, LLVMValueRef key,
+				enum rt_map_insert insert)
+{
+	LLVMValueRef hdr = LLVMBuildGEP2(c->b, c->i8, key,
+					 (LLVMValueRef[]){cg_const(c, -(uint64_t)CG_KEY_HDR)}, 1, "");
+	LLVMBuildStore(c->b, cg_shm_ptr(c, ml->off), hdr);
+	LLVMBuildStore(c->b, cg_const(c, insert), cg_gep_const(c, hdr, 8));
+	LLVMTypeRef params[] = {c->ptr};
+	LLVMTypeRef fty = LLVMFunctionType(c->i64, params, 1, 0);
+	static const char tmpl[] = "call rt_map_lookup_r11";
+	static const char cons[] = "={r11},{r11},~{memory},~{cc},~{dirflag},~{fpsr},~{flags}";
+	LLVMValueRef ia = LLVMGetInlineAsm(fty, (char *)tmpl, sizeof(tmpl) - 1, (char *)cons,
+					   sizeof(cons) - 1, 1, 0, LLVMInlineAsmDialectATT, 0);
+	return LLVMBuildCall2(c->b, fty, ia, &hdr, 1, "idx");
+}
+
 static LLVMValueRef load_acquire(struct cg *c, LLVMTypeRef t, LLVMValueRef p, unsigned align)
 {
 	LLVMValueRef v = LLVMBuildLoad2(c->b, t, p, "");
@@ -253,8 +277,10 @@ static LLVMValueRef load_acquire(struct cg *c, LLVMTypeRef t, LLVMValueRef p, un
 /*
  * The entry index of the key in the buffer `key` (i64, -1 when absent or
  * dropped).  The common case, the key sitting in the first slot its hash
- * names and live, is inline: rt_map.c's hash (rt_hash_key, repeated here
- * word for word), one slot load, the key compare, the live flag.
+ * names and live, is inline: abi.h's rt_map_hash and rt_map_slot0 (for an
+ * integer key a multiply and a shift), one slot load, the key compare,
+ * the live flag.  The slot's tag is not checked: the key compare decides
+ * and costs one load more than the tag's test for an integer key.
  * Everything else (a collision, an insert, a dead entry) calls
  * rt_map_lookup, which starts over.  For `@m[tid] = count()` this saves
  * the call, the spill of the key and the loop set-up: 5.7 -> 3.x ns.
@@ -272,26 +298,23 @@ static LLVMValueRef cg_map_lookup_inline(struct cg *c, const struct cg_map_layou
 				      "idx");
 	}
 	LLVMValueRef kw[CG_INLINE_KEY_WORDS];
-	LLVMValueRef hv = cg_const(c, 0x84222325cbf29ce4ull);
+	LLVMValueRef hv = cg_const(c, 0);
 	for (uint32_t w = 0; w < words; w++) {
 		kw[w] = LLVMBuildLoad2(c->b, c->i64, byte_off(c, key, cg_const(c, 8 * w)), "");
-		hv = LLVMBuildXor(c->b, hv, kw[w], "");
-		hv = LLVMBuildMul(c->b, hv, cg_const(c, 0x9e3779b97f4a7c15ull), "");
-		hv = LLVMBuildXor(c->b, hv, LLVMBuildLShr(c->b, hv, cg_const(c, 29), ""), "");
+		if (w)
+			hv = LLVMBuildXor(c->b, hv, LLVMBuildLShr(c->b, hv, cg_const(c, 29), ""), "");
+		hv = LLVMBuildMul(c->b, LLVMBuildXor(c->b, hv, kw[w], ""),
+				  cg_const(c, RT_MAP_HASH_MUL), "");
 	}
-	LLVMValueRef i = LLVMBuildAnd(c->b, hv, cg_const(c, h->nslots - 1), "");
+	LLVMValueRef i = LLVMBuildLShr(c->b, hv, cg_const(c, 64 - (uint64_t)__builtin_ctz(h->nslots)),
+				       "");
 	LLVMValueRef slotp = LLVMBuildGEP2(c->b, c->i64, cg_shm_ptr(c, ml->off + h->slots_off),
 					   &i, 1, "");
 	LLVMValueRef s = load_acquire(c, c->i64, slotp, 8);
-	LLVMValueRef tag = LLVMBuildLShr(c->b, s, cg_const(c, 32), "");
 	LLVMValueRef lo = LLVMBuildAnd(c->b, s, cg_const(c, 0xffffffffu), "");
-	LLVMValueRef ok = LLVMBuildAnd(
-		c->b, LLVMBuildICmp(c->b, LLVMIntEQ, tag, LLVMBuildLShr(c->b, hv, cg_const(c, 32), ""), ""),
-		LLVMBuildICmp(c->b, LLVMIntNE, lo, cg_const(c, 0), ""), "");
-	LLVMBasicBlockRef from = LLVMGetInsertBlock(c->b);
+	LLVMValueRef ok = LLVMBuildICmp(c->b, LLVMIntNE, lo, cg_const(c, 0), "");
 	LLVMBasicBlockRef cmp = cg_new_bb(c, "mk_cmp"), live = cg_new_bb(c, "mk_live");
 	LLVMBasicBlockRef slow = cg_new_bb(c, "mk_slow"), done = cg_new_bb(c, "mk_done");
-	(void)from;
 	LLVMBuildCondBr(c->b, ok, cmp, slow);
 
 	LLVMPositionBuilderAtEnd(c->b, cmp);
@@ -322,13 +345,95 @@ static LLVMValueRef cg_map_lookup_inline(struct cg *c, const struct cg_map_layou
 	LLVMBasicBlockRef live_end = LLVMGetInsertBlock(c->b);
 
 	LLVMPositionBuilderAtEnd(c->b, slow);
-	LLVMValueRef sidx = LLVMBuildCall2(c->b, c->ty_map_lookup, c->fn_map_lookup, slow_args, 3,
-					   "idx");
+	LLVMValueRef sidx = slow_lookup(c, ml, key, insert);
 	LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(c->b);
 	LLVMBuildBr(c->b, done);
 
 	LLVMPositionBuilderAtEnd(c->b, done);
 	return cg_phi2(c, c->i64, idx, live_end, sidx, slow_end, "idx");
+}
+
+/*
+ * Remembering entry indexes.  A key's entry never moves (keys stay in the
+ * hash; delete and clear only clear live flags), so an index found for
+ * `@s[tid]` is still the entry of `@s[tid]` later in the same probe, and
+ * delete(@s[tid]) after a read of it (the latency idiom's return) is one
+ * store instead of a second hash lookup.  Only keys that are one builtin
+ * whose value is fixed for the probe's run count, and only where the
+ * earlier lookup's block dominates the delete.
+ */
+static const char *memo_key(const struct ast_node *n)
+{
+	if (n->nkids != 1 || n->kids[0]->kind != AST_BUILTIN)
+		return NULL;
+	const char *b = n->kids[0]->str;
+	return !strcmp(b, "tid") || !strcmp(b, "pid") ? b : NULL;
+}
+
+static void memo_put(struct cg *c, const struct ast_node *n, LLVMValueRef idx)
+{
+	const char *k = memo_key(n);
+	if (!k || c->nidx_memo == (int)(sizeof(c->idx_memo) / sizeof(c->idx_memo[0])))
+		return;
+	c->idx_memo[c->nidx_memo++] = (struct cg_idx_memo){
+		.ml = cg_map_of(c, n), .key = k, .idx = idx, .bb = LLVMGetInsertBlock(c->b)};
+}
+
+/*
+ * Whether every path from the function's entry to `to` passes through
+ * `d`, in the blocks built so far.  Edges added later only lead to blocks
+ * created before them as joins, loop heads and exits, so a dominance seen
+ * here at a use still holds when the function is complete.
+ */
+static bool dominates(LLVMBasicBlockRef d, LLVMBasicBlockRef to)
+{
+	LLVMValueRef fn = LLVMGetBasicBlockParent(to);
+	unsigned nb = LLVMCountBasicBlocks(fn);
+	LLVMBasicBlockRef *bbs = xcalloc(nb, sizeof(*bbs));
+	LLVMGetBasicBlocks(fn, bbs);
+	bool *seen = xcalloc(nb, sizeof(*seen));
+	unsigned *stack = xcalloc(nb, sizeof(*stack)), top = 0;
+	bool dom = true;
+	for (unsigned i = 0; i < nb; i++)
+		if (bbs[i] == to) {
+			seen[i] = true;
+			stack[top++] = i;
+		}
+	while (dom && top) {
+		unsigned b = stack[--top];
+		if (bbs[b] == d)
+			continue;
+		if (b == 0) {
+			dom = false; /* reached the entry around d */
+			break;
+		}
+		for (unsigned p = 0; p < nb; p++) {
+			LLVMValueRef t = LLVMGetBasicBlockTerminator(bbs[p]);
+			unsigned ns = t ? LLVMGetNumSuccessors(t) : 0;
+			for (unsigned k = 0; k < ns && !seen[p]; k++)
+				if (LLVMGetSuccessor(t, k) == bbs[b]) {
+					seen[p] = true;
+					stack[top++] = p;
+				}
+		}
+	}
+	free(bbs);
+	free(seen);
+	free(stack);
+	return dom;
+}
+
+/* An index remembered for map node n's key where the builder is, or NULL. */
+static LLVMValueRef memo_get(struct cg *c, const struct ast_node *n)
+{
+	const char *k = memo_key(n);
+	const struct cg_map_layout *ml = k ? cg_map_of(c, n) : NULL;
+	for (int i = c->nidx_memo - 1; k && i >= 0; i--) {
+		const struct cg_idx_memo *m = &c->idx_memo[i];
+		if (m->ml == ml && !strcmp(m->key, k) && dominates(m->bb, LLVMGetInsertBlock(c->b)))
+			return m->idx;
+	}
+	return NULL;
 }
 
 /*
@@ -346,6 +451,7 @@ static LLVMValueRef map_index(struct cg *c, const struct ast_node *n, enum rt_ma
 		return cg_const(c, 0);
 	LLVMValueRef key = cg_map_key(c, n);
 	LLVMValueRef idx = cg_map_lookup_inline(c, ml, key, insert, insert == RT_INS_OVERWRITE);
+	memo_put(c, n, idx);
 	LLVMBasicBlockRef hit = cg_new_bb(c, "map_hit");
 	*miss = cg_new_bb(c, "map_miss");
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, idx, cg_const(c, 0), ""), hit,
@@ -512,12 +618,32 @@ void cg_map_delete(struct cg *c, const struct ast_node *map)
 		LLVMBuildCall2(c->b, c->ty_map_delete, c->fn_map_delete, args, 2, "");
 		return;
 	}
-	LLVMValueRef key = cg_map_key(c, map);
-	LLVMValueRef idx = cg_map_lookup_inline(c, ml, key, RT_INS_NONE, true);
 	LLVMBasicBlockRef del = cg_new_bb(c, "del"), cont = cg_new_bb(c, "del_done");
+	LLVMValueRef vals[2];
+	LLVMBasicBlockRef from[2];
+	unsigned n = 0;
+	LLVMValueRef known = memo_get(c, map);
+	if (known) {
+		/* found before in this probe: that entry; not found then (rare:
+		 * a delete without a value), rt_map_lookup (a dead entry is
+		 * absent to it, and deleting it changes nothing) */
+		LLVMBasicBlockRef look = cg_new_bb(c, "del_look");
+		vals[n] = known;
+		from[n++] = LLVMGetInsertBlock(c->b);
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, known, cg_const(c, 0), ""),
+				del, look);
+		LLVMPositionBuilderAtEnd(c->b, look);
+	}
+	LLVMValueRef key = cg_map_key(c, map);
+	LLVMValueRef idx = known ? slow_lookup(c, ml, key, RT_INS_NONE)
+				 : cg_map_lookup_inline(c, ml, key, RT_INS_NONE, true);
+	vals[n] = idx;
+	from[n++] = LLVMGetInsertBlock(c->b);
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, idx, cg_const(c, 0), ""), del, cont);
 	LLVMPositionBuilderAtEnd(c->b, del);
-	LLVMValueRef st = LLVMBuildStore(c->b, LLVMConstInt(c->i32, 0, 0), live_ptr(c, ml, idx));
+	LLVMValueRef at = LLVMBuildPhi(c->b, c->i64, "del_idx");
+	LLVMAddIncoming(at, vals, from, n);
+	LLVMValueRef st = LLVMBuildStore(c->b, LLVMConstInt(c->i32, 0, 0), live_ptr(c, ml, at));
 	LLVMSetAlignment(st, 4);
 	LLVMSetOrdering(st, LLVMAtomicOrderingRelease);
 	LLVMBuildBr(c->b, cont);

@@ -398,9 +398,11 @@ struct rt_event_hdr {
  *
  *   struct rt_map | slots[nslots] (u64) | keys[cap][key_size] | live[cap] (u32) | values
  *
- *   slot: 0 = empty, else (hash32 << 32) | (index + 1), published with a
+ *   slot: 0 = empty, else (tag << 32) | (index + 1), published with a
  *   release store after the key is written, so a lock-free reader that
- *   sees a slot sees its key.
+ *   sees a slot sees its key.  A key's first slot is the top bits of its
+ *   hash (rt_map_hash); the tag, other bits of it, only spares the C
+ *   lookup key compares (probe code's inline lookup compares the key).
  *
  *   values, per-CPU kinds (cpu_stride != 0): (ncpu + 1) arrays of
  *   cap * val_size bytes, cpu_stride apart; array ncpu takes updates from
@@ -462,6 +464,33 @@ struct rt_map {
 	uint32_t nbuckets;   /* hist, lhist: buckets per value */
 	uint32_t rows;       /* entry spread (rt_map_nth); 0: entries in order */
 };
+
+/*
+ * The hash of a map key of `words` 8-byte words: a multiply per word, the
+ * words mixed by a xor-shift between them (probe code repeats it inline,
+ * cg_map.c).  A key's first slot is the top log2(nslots) bits: they
+ * depend on every bit of the key, so one multiply and one shift place an
+ * integer key (a tid, a pointer) without further mixing.
+ */
+#define RT_MAP_HASH_MUL 0x9e3779b97f4a7c15ull
+
+static inline uint64_t rt_map_hash(const uint64_t *key, uint32_t words)
+{
+	uint64_t h = 0;
+	for (uint32_t i = 0; i < words; i++) {
+		if (i)
+			h ^= h >> 29;
+		h = (h ^ key[i]) * RT_MAP_HASH_MUL;
+	}
+	return h;
+}
+
+/* The first slot of hash h in a table of nslots (a power of two; keyed
+ * maps have at least 2). */
+static inline uint32_t rt_map_slot0(uint64_t h, uint32_t nslots)
+{
+	return nslots < 2 ? 0 : (uint32_t)(h >> (64 - __builtin_ctz(nslots)));
+}
 
 /*
  * Where the n-th entry allocated lives.  Entries are appended, so the first
@@ -550,8 +579,9 @@ struct rt_regs {
 /* (rt_map_lookup/delete themselves are plain C: as no_caller_saved_registers
  * functions they save fifteen registers, which measured slower when every
  * update called them.  Probe code inlines the common lookup (cg_map.c) and
- * calls them only on its slow path, through the _pm wrappers, so that the
- * probe need not save the caller-saved registers a C call clobbers.) */
+ * calls rt_map_lookup only on its slow path, through rt_map_lookup_r11
+ * (rt_map.c: one register in and out, so the probe's hot path sets up no
+ * arguments), and through the _pm wrappers where it cannot inline.) */
 
 struct rt_entry_frame {
 	uint64_t r11;

@@ -22,17 +22,6 @@
 
 #define RT_LOCK_SPINS 4096
 
-static inline uint64_t rt_hash_key(const uint64_t *key, uint32_t words)
-{
-	uint64_t h = 0x84222325cbf29ce4ull;
-	for (uint32_t i = 0; i < words; i++) {
-		h ^= key[i];
-		h *= 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
-	}
-	return h;
-}
-
 static inline int rt_key_eq(const uint64_t *a, const uint64_t *b, uint32_t words)
 {
 	for (uint32_t i = 0; i < words; i++)
@@ -105,12 +94,12 @@ static int64_t rt_map_revive_locked(struct rt_map *m, uint32_t idx)
 int64_t rt_map_lookup(struct rt_map *m, const uint64_t *key, int insert)
 {
 	uint32_t words = m->key_size / 8;
-	uint64_t hv = rt_hash_key(key, words);
-	uint32_t h32 = (uint32_t)(hv >> 32);
+	uint64_t hv = rt_map_hash(key, words);
+	uint32_t h32 = (uint32_t)hv;
 	uint64_t *slots = (uint64_t *)((char *)m + m->slots_off);
 	char *keys = (char *)m + m->keys_off;
 	uint32_t mask = m->nslots - 1;
-	uint32_t i = (uint32_t)hv & mask;
+	uint32_t i = rt_map_slot0(hv, m->nslots);
 	uint32_t n;
 
 	for (n = 0; n <= mask; n++, i = (i + 1) & mask) {
@@ -179,10 +168,39 @@ void rt_map_delete(struct rt_map *m, const uint64_t *key)
 }
 
 /*
- * The same two as probe code calls them, on the slow path of its inline
- * lookup (cg_map.c): preserve_most (abi.h, RT_PRESERVING_FUNCS), so the
- * probe's hot path does not save and restore the registers a C call may
- * clobber; these save them only when the slow path runs.
+ * rt_map_lookup as probe code calls it on the slow path of its inline
+ * lookup (cg_map.c, slow_lookup): %r11 points at {struct rt_map *m;
+ * uint64_t insert; uint64_t key[]} in the probe's frame and receives the
+ * index; every other register is kept (the runtime uses general registers
+ * only) and the stack is aligned here, so the probe's hot path sets up
+ * no argument registers and its prologue saves none for this call.
+ */
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl rt_map_lookup_r11\n"
+	".hidden rt_map_lookup_r11\n"
+	"rt_map_lookup_r11:\n"
+	"\tpush %rbp\n"
+	"\tmov %rsp, %rbp\n"
+	"\tand $-16, %rsp\n"
+	"\tpush %rax\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n"
+	"\tpush %rdi\n\tpush %r8\n\tpush %r9\n\tpush %r10\n"
+	"\tmov (%r11), %rdi\n"
+	"\tmov 8(%r11), %edx\n"
+	"\tlea 16(%r11), %rsi\n"
+	"\tcall rt_map_lookup\n"
+	"\tmov %rax, %r11\n"
+	"\tpop %r10\n\tpop %r9\n\tpop %r8\n\tpop %rdi\n"
+	"\tpop %rsi\n\tpop %rdx\n\tpop %rcx\n\tpop %rax\n"
+	"\tmov %rbp, %rsp\n"
+	"\tpop %rbp\n"
+	"\tret\n");
+
+/*
+ * The same two as probe code calls them for keys too long to look up
+ * inline and for delete(@m) of a scalar map (cg_map.c): preserve_most
+ * (abi.h, RT_PRESERVING_FUNCS), so the probe does not save and restore
+ * the registers a C call may clobber; these save them only when called.
  */
 int64_t rt_map_lookup_pm(struct rt_map *m, const uint64_t *key, int insert) RT_API RT_PRESERVING;
 int64_t rt_map_lookup_pm(struct rt_map *m, const uint64_t *key, int insert)
