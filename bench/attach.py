@@ -20,20 +20,11 @@ import re
 import signal
 import statistics
 import subprocess
+import sys
 import time
 
-
-def ubt_rss_kb(pid):
-    """Resident KiB of ubt's shared memory in the target, and of pages the
-    patches copied (text pages become private copies when written)."""
-    total, in_ubt = 0, False
-    with open("/proc/%d/smaps" % pid) as f:
-        for line in f:
-            if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
-                in_ubt = "memfd:ubt" in line
-            elif line.startswith("Rss:") and in_ubt:
-                total += int(line.split()[1])
-    return total
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+from proc import ubt_rss_kb  # noqa: E402
 
 
 def attach_once(ubt, target):

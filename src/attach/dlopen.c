@@ -21,6 +21,7 @@
  * system call while nothing is loaded.
  */
 #include "attach.h"
+#include "attach/session_internal.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -59,41 +60,16 @@ int att_dl_plan(struct att_session *s, struct proc_map *maps, int nmaps)
 	struct elf_symbol fn = {0}, rd = {0};
 	uint64_t bias;
 	int ret = -ENOENT;
-	if (ld) {
-		char *path = xasprintf("/proc/%d/root%s", s->t.pid, ld->path);
-		ret = elf_file_open(&f, path);
-		free(path);
-	}
-	if (!ret) {
-		if (!(ret = proc_load_bias(maps, nmaps, &f, &bias)) &&
-		    !(ret = elf_find_func(&f, "_dl_debug_state", &fn)))
+	if (ld && !(ret = att_open_mapped(s, ld, maps, nmaps, &f, &bias))) {
+		if (!(ret = elf_find_func(&f, "_dl_debug_state", &fn)))
 			ret = elf_find_symbol(&f, "_r_debug", &rd);
 		elf_file_close(&f);
 	}
-	if (!ret && s->nsites == ATT_MAX_SITES)
-		ret = -E2BIG;
-	if (!ret) {
-		/* one internal site; `ret` alone is shorter than a jump: then an
-		 * int3, handled in the target (a few us per dlopen) */
-		uint64_t addr = bias + fn.value;
-		size_t len = fn.size ? fn.size : ARCH_MAX_DISPLACED;
-		uint8_t *code = xmalloc(len);
-		struct att_site *site = &s->sites[s->nsites];
-		memset(site, 0, sizeof(*site));
-		site->func_addr = addr;
-		site->func_len = fn.size;
-		site->internal = "rt_dl_notify";
-		site->island = -1;
-		site->nhandlers = 1;
-		ret = tracee_read(&s->t, addr, code, len);
-		if (!ret)
-			ret = arch_plan_site(code, fn.size, addr, addr, &site->plan);
-		free(code);
-		if (!ret) {
-			s->nsites++;
-			s->dl_state = bias + rd.value + DL_R_STATE_OFF;
-		}
-	}
+	/* one internal site; `ret` alone is shorter than a jump: then an
+	 * int3, handled in the target (a few us per dlopen) */
+	if (!ret && !(ret = att_add_internal_site(s, bias + fn.value, fn.size, "rt_dl_notify",
+						  false)))
+		s->dl_state = bias + rd.value + DL_R_STATE_OFF;
 	free(fn.name);
 	free(rd.name);
 	if (ret)

@@ -45,36 +45,12 @@ static int add_watch(struct att_session *s, struct elf_file *f, uint64_t bias, c
 	int ret = elf_find_func(f, sym, &es);
 	if (ret)
 		return ret;
-	uint64_t addr = bias + es.value;
-	size_t len = es.size ? es.size : ARCH_MAX_DISPLACED;
-	for (int i = 0; i < s->nsites; i++)
-		if (s->sites[i].func_addr == addr) {
-			free(es.name);
-			return -EEXIST; /* the script probes it too */
-		}
-	if (s->nsites == ATT_MAX_SITES) {
-		free(es.name);
-		return -E2BIG;
-	}
-	uint8_t *code = xmalloc(len);
-	struct att_site *site = &s->sites[s->nsites];
-	memset(site, 0, sizeof(*site));
-	site->func_addr = addr;
-	site->func_len = es.size;
-	site->internal = handler;
-	site->island = -1;
-	ret = tracee_read(&s->t, addr, code, len);
-	if (!ret)
-		ret = arch_plan_site(code, es.size, addr, addr, &site->plan);
-	free(code);
+	uint64_t addr = bias + es.value, size = es.size;
 	free(es.name);
-	if (!ret && site->plan.kind != ARCH_PATCH_JMP)
-		ret = -ENOTSUP;
-	if (ret)
-		return ret;
-	site->nhandlers = 1;
-	s->nsites++;
-	return 0;
+	for (int i = 0; i < s->nsites; i++)
+		if (s->sites[i].func_addr == addr)
+			return -EEXIST; /* the script probes it too */
+	return att_add_internal_site(s, addr, size, handler, true);
 }
 
 int att_read_plan(struct att_session *s, const struct cg_object *obj, struct proc_map *maps,
@@ -87,21 +63,15 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
 	struct elf_file f;
 	uint64_t bias;
 	int ret = -ENOENT, added = 0;
-	if (libc) {
-		char *path = xasprintf("/proc/%d/root%s", s->t.pid, libc->path);
-		ret = elf_file_open(&f, path);
-		free(path);
-		if (!ret) {
-			ret = proc_load_bias(maps, nmaps, &f, &bias);
-			for (size_t i = 0; !ret && i < ARRAY_SIZE(watched); i++) {
-				int r = add_watch(s, &f, bias, watched[i].sym, watched[i].handler);
-				if (!r)
-					added++;
-				else if (r != -EEXIST)
-					ret = r;
-			}
-			elf_file_close(&f);
+	if (libc && !(ret = att_open_mapped(s, libc, maps, nmaps, &f, &bias))) {
+		for (size_t i = 0; !ret && i < ARRAY_SIZE(watched); i++) {
+			int r = add_watch(s, &f, bias, watched[i].sym, watched[i].handler);
+			if (!r)
+				added++;
+			else if (r != -EEXIST)
+				ret = r;
 		}
+		elf_file_close(&f);
 	}
 	if (ret) {
 		/* take back what was added: reads then always use the system call */

@@ -12,6 +12,7 @@
  */
 #include "attach.h"
 #include "attach/elfsym.h"
+#include "attach/session_internal.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -39,57 +40,29 @@ int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps)
 {
 	if (!att_ret_wanted(s))
 		return 0;
-	const struct proc_map *ld = proc_find_libc(maps, nmaps);
+	const struct proc_map *libc = proc_find_libc(maps, nmaps);
 	struct elf_file f;
 	struct elf_symbol sym = {0};
 	uint64_t bias;
 	int ret = -ENOENT;
-	if (ld) {
-		char *path = xasprintf("/proc/%d/root%s", s->t.pid, ld->path);
-		ret = elf_file_open(&f, path);
-		free(path);
-		if (!ret) {
-			ret = elf_find_func(&f, "_dl_find_object", &sym);
-			if (!ret)
-				ret = proc_load_bias(maps, nmaps, &f, &bias);
-			elf_file_close(&f);
-		}
+	if (libc && !(ret = att_open_mapped(s, libc, maps, nmaps, &f, &bias))) {
+		ret = elf_find_func(&f, "_dl_find_object", &sym);
+		elf_file_close(&f);
 	}
+	free(sym.name);
 	if (ret) {
 		fprintf(stderr, "WARNING: the target's libc has no _dl_find_object: C++ exceptions, "
 				"backtrace() and thread cancellation through functions with return "
 				"probes will not work\n");
-		free(sym.name);
 		return 0;
 	}
-	uint64_t addr = bias + sym.value;
-	size_t len = sym.size ? sym.size : ARCH_MAX_DISPLACED;
-	if (s->nsites == ATT_MAX_SITES) {
-		free(sym.name);
+	if (s->nsites == ATT_MAX_SITES)
 		return 0;
-	}
-	uint8_t *code = xmalloc(len);
-	struct att_site *site = &s->sites[s->nsites]; /* in the shared session */
-	memset(site, 0, sizeof(*site));
-	site->func_addr = addr;
-	site->func_len = sym.size;
-	site->internal = "rt_ret_unwind";
-	site->island = -1;
-	ret = tracee_read(&s->t, addr, code, len);
-	if (!ret)
-		ret = arch_plan_site(code, sym.size, addr, addr, &site->plan);
-	free(code);
-	free(sym.name);
-	if (!ret && site->plan.kind != ARCH_PATCH_JMP)
-		ret = -ENOTSUP;
-	if (ret) {
+	ret = att_add_internal_site(s, bias + sym.value, sym.size, "rt_ret_unwind", true);
+	if (ret)
 		fprintf(stderr, "WARNING: cannot probe _dl_find_object in libc (%s): C++ exceptions "
 				"through functions with return probes will not work\n",
 			strerror(-ret));
-		return 0;
-	}
-	site->nhandlers = 1;
-	s->nsites++;
 	return 0;
 }
 

@@ -90,6 +90,55 @@ int att_open(struct att_session *s, pid_t pid, char *const *argv)
 
 /* ---- planning --------------------------------------------------------- */
 
+/*
+ * Opens the file behind mapping m as the target sees it (through
+ * /proc/PID/root) and finds its load bias.  0 with *f open (the caller
+ * closes it), or -errno with nothing open.
+ */
+int att_open_mapped(const struct att_session *s, const struct proc_map *m,
+		    const struct proc_map *maps, int nmaps, struct elf_file *f, uint64_t *bias)
+{
+	char *path = xasprintf("/proc/%d/root%s", s->t.pid, m->path);
+	int ret = elf_file_open(f, path);
+	free(path);
+	if (!ret && (ret = proc_load_bias(maps, nmaps, f, bias)))
+		elf_file_close(f);
+	return ret;
+}
+
+/*
+ * Plans one of ubt's own entry probes (the runtime's C handler `handler`,
+ * on a trampoline that passes struct rt_regs) on the function at addr,
+ * size bytes long (0: unknown), as the next site.  jmp_only refuses a
+ * site that would need a breakpoint.  0 (the site added) or -errno
+ * (nothing added).
+ */
+int att_add_internal_site(struct att_session *s, uint64_t addr, uint64_t size,
+			  const char *handler, bool jmp_only)
+{
+	if (s->nsites == ATT_MAX_SITES)
+		return -E2BIG;
+	size_t len = size ? size : ARCH_MAX_DISPLACED;
+	uint8_t *code = xmalloc(len);
+	struct att_site *site = &s->sites[s->nsites]; /* in the shared session */
+	memset(site, 0, sizeof(*site));
+	site->func_addr = addr;
+	site->func_len = size;
+	site->internal = handler;
+	site->island = -1;
+	int ret = tracee_read(&s->t, addr, code, len);
+	if (!ret)
+		ret = arch_plan_site(code, size, addr, addr, &site->plan);
+	free(code);
+	if (!ret && jmp_only && site->plan.kind != ARCH_PATCH_JMP)
+		ret = -ENOTSUP;
+	if (ret)
+		return ret;
+	site->nhandlers = 1;
+	s->nsites++;
+	return 0;
+}
+
 int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 {
 	for (int i = 0; i < s->npoints; i++) {

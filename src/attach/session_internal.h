@@ -24,6 +24,11 @@ static inline uint64_t att_now_ns(void)
 void att_sys_error(struct att_session *s, int err, const char *what);
 int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps);
 int att_place_sites(struct att_session *s, int first);
+struct elf_file;
+int att_open_mapped(const struct att_session *s, const struct proc_map *m,
+		    const struct proc_map *maps, int nmaps, struct elf_file *f, uint64_t *bias);
+int att_add_internal_site(struct att_session *s, uint64_t addr, uint64_t size,
+			  const char *handler, bool jmp_only);
 
 /* placement.c */
 int att_rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,

@@ -626,6 +626,23 @@ static void loop_body(struct cg *c, const struct ast_node *body, LLVMBasicBlockR
 }
 
 /*
+ * The rest of a counted loop (for_range, cg_map_for), from its body block:
+ * body (break -> done, continue -> step); step: ++*iv, back to cond; the
+ * builder ends at done.
+ */
+void cg_loop_rest(struct cg *c, const struct ast_node *body, LLVMValueRef iv,
+		  LLVMBasicBlockRef cond, LLVMBasicBlockRef step, LLVMBasicBlockRef done)
+{
+	loop_body(c, body, done, step);
+	LLVMBuildBr(c->b, step);
+	LLVMPositionBuilderAtEnd(c->b, step);
+	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, iv, ""), cg_const(c, 1), ""),
+		       iv);
+	LLVMBuildBr(c->b, cond);
+	LLVMPositionBuilderAtEnd(c->b, done);
+}
+
+/*
  * while (cond) body, at most AST_LOOP_MAX times:
  *   cond: if (++iters > MAX || !cond) goto done;  body;  goto cond
  */
@@ -673,13 +690,7 @@ static void for_range(struct cg *c, const struct ast_node *n)
 	LLVMValueRef ok = LLVMBuildICmp(c->b, LLVMIntULE, k, cg_const(c, AST_LOOP_MAX), "");
 	LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, in, ok, ""), body, done);
 	LLVMPositionBuilderAtEnd(c->b, body);
-	loop_body(c, n->body, done, step);
-	LLVMBuildBr(c->b, step);
-	LLVMPositionBuilderAtEnd(c->b, step);
-	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, iv, ""), cg_const(c, 1), ""),
-		       iv);
-	LLVMBuildBr(c->b, cond);
-	LLVMPositionBuilderAtEnd(c->b, done);
+	cg_loop_rest(c, n->body, iv, cond, step, done);
 }
 
 /* let $x [: type] [= e]: (re)initialised each time it runs */
@@ -735,7 +746,7 @@ void cg_stmt(struct cg *c, const struct ast_node *n)
 		if (!kv)
 			cg_fail(c, n, "internal: unknown loop variable");
 		else
-			cg_map_for(c, n, kv, loop_body); /* cg_map.c */
+			cg_map_for(c, n, kv); /* cg_map.c */
 		break;
 	}
 	case AST_BREAK:

@@ -68,6 +68,8 @@ LLVMValueRef cg_var_ptr(struct cg *c, const struct ast_node *n);
 bool cg_is_buffer(const struct ast_type *t);
 bool cg_reads_target(const struct ast_node *n);
 LLVMValueRef cg_read_target(struct cg *c, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef n);
+void cg_loop_rest(struct cg *c, const struct ast_node *body, LLVMValueRef iv,
+		  LLVMBasicBlockRef cond, LLVMBasicBlockRef step, LLVMBasicBlockRef done);
 
 /* cg_call.c: builtins and calls */
 /* cg_call.c, shared with cg_fmt.c */
@@ -106,10 +108,7 @@ LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n);
 void cg_map_delete(struct cg *c, const struct ast_node *map);
 LLVMValueRef cg_nsecs(struct cg *c); /* cg_time.c */
-/* for ($kv : @m): body(c, stmt, break_bb, continue_bb) emits the loop body */
-void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv,
-		void (*body)(struct cg *, const struct ast_node *, LLVMBasicBlockRef,
-			     LLVMBasicBlockRef));
+void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv);
 
 /* codegen.c */
 LLVMValueRef cg_shm_ptr(struct cg *c, uint64_t off);

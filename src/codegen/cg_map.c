@@ -745,9 +745,7 @@ static void copy_elem(struct cg *c, LLVMValueRef dst, const struct ast_type *t, 
  * seen or not, never half.  Works on both sides (BEGIN/END in ubt read the
  * same shared memory).
  */
-void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv,
-		void (*body)(struct cg *, const struct ast_node *, LLVMBasicBlockRef,
-			     LLVMBasicBlockRef))
+void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv)
 {
 	const struct ast_node *map = n->rhs;
 	const struct cg_map_layout *ml = cg_map_of(c, map);
@@ -812,12 +810,5 @@ void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv,
 		LLVMValueRef tr = LLVMBuildTrunc(c->b, v, LLVMIntTypeInContext(c->ctx, (unsigned)bytes * 8), "");
 		LLVMSetAlignment(LLVMBuildStore(c->b, tr, vdst), 1);
 	}
-	body(c, n->body, done, step);
-	LLVMBuildBr(c->b, step);
-
-	LLVMPositionBuilderAtEnd(c->b, step);
-	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, iv, ""), cg_const(c, 1), ""),
-		       iv);
-	LLVMBuildBr(c->b, cond);
-	LLVMPositionBuilderAtEnd(c->b, done);
+	cg_loop_rest(c, n->body, iv, cond, step, done);
 }

@@ -1,11 +1,13 @@
 """tests/lib/proc.py - processes that a test runner starts in a session of
 their own (start_new_session=True), and how they are ended.
 
-Used by tests/e2e/run.py and tests/diff/run.py.  Only a session the runner
+Used by tests/e2e/run.py and tests/diff/run.py (ubt_rss_kb also by
+tests/stress/stress.py and bench/attach.py).  Only a session the runner
 created is ever signalled, by its process group or, for whatever a tracer
 left behind in it (a `-c` child, a watchdog), by session id: never by name.
 """
 import os
+import re
 import signal
 import time
 
@@ -53,3 +55,19 @@ def kill_session(p, grace=1.0):
     except (ProcessLookupError, PermissionError):
         pass
     return leftovers(p.pid, time.monotonic() + grace)
+
+
+def ubt_rss_kb(pid):
+    """Resident KiB of ubt's shared memory (the memfd mappings) in process
+    pid, -1 when the process is gone."""
+    total, in_ubt = 0, False
+    try:
+        with open("/proc/%d/smaps" % pid) as f:
+            for line in f:
+                if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+                    in_ubt = "memfd:ubt" in line
+                elif line.startswith("Rss:") and in_ubt:
+                    total += int(line.split()[1])
+    except FileNotFoundError:
+        return -1
+    return total

@@ -39,6 +39,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from proc import ubt_rss_kb  # noqa: E402
+
 
 def read_bytes(pid, addr, n=16):
     with open("/proc/%d/mem" % pid, "rb", buffering=0) as f:
@@ -188,21 +191,6 @@ def kills(ubt, prog, n, fails, figures):
     if rc != 0 or " bad 0" not in out:
         fails.append("kills: target reported %r (rc %d)" % (out.strip(), rc))
         figures["target crashes or wrong results"] += 1
-
-
-def ubt_rss_kb(pid):
-    """Resident KiB of ubt's mappings (the memfd) in process pid."""
-    total, in_ubt = 0, False
-    try:
-        with open("/proc/%d/smaps" % pid) as f:
-            for line in f:
-                if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
-                    in_ubt = "memfd:ubt" in line
-                elif line.startswith("Rss:") and in_ubt:
-                    total += int(line.split()[1])
-    except FileNotFoundError:
-        return -1
-    return total
 
 
 def count_events(out):
