@@ -231,16 +231,26 @@ static int seize_new_threads(struct tracee *t, int *added)
 	return err;
 }
 
-/* Waits for threads [first, nthreads) to stop; clones found meanwhile are appended. */
+/*
+ * Waits for threads [first, nthreads) to stop; clones found meanwhile are
+ * appended.  The thread group leader comes last: when the process dies
+ * (a target killed by a fault while ubt seized its threads), the kernel
+ * reports the leader's exit only after every other thread was reaped, and
+ * those are traced zombies that only this loop reaps.  Waiting for the
+ * leader first would wait for ever.
+ */
 static int wait_all_from(struct tracee *t, int first)
 {
-	for (int i = first; i < t->nthreads; i++) {
-		int r = wait_stop(t, i);
-		if (r < 0)
-			return r;
-		if (r == WS_GONE)
-			remove_thread(t, i--);
-	}
+	for (int leader = 0; leader < 2; leader++)
+		for (int i = first; i < t->nthreads; i++) {
+			if ((t->threads[i].tid == t->pid) != leader)
+				continue;
+			int r = wait_stop(t, i);
+			if (r < 0)
+				return r;
+			if (r == WS_GONE)
+				remove_thread(t, i--);
+		}
 	return 0;
 }
 
