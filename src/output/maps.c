@@ -7,6 +7,12 @@
  * min/max, combined) here.  Entries whose live flag is clear were deleted
  * and are skipped.
  *
+ * The layout of a map (kind, sizes, capacity, offsets) is ubt's own copy
+ * (cg_map_layout.hdr); from the shared header only `used`, `written` and
+ * `drops` are read, and `used` is bounded by the capacity (trust.c).
+ * Keys are copied out before they are sorted, so a target rewriting them
+ * meanwhile cannot make the comparison inconsistent under qsort.
+ *
  * Order inside a map, as bpftrace: count/sum/int/min/max by value
  * ascending (signed), avg/stats by average, hist/lhist by total count,
  * strings by key; ties by key (bpftrace leaves them unordered).
@@ -33,16 +39,30 @@ struct entry {
 	uint8_t *own_key; /* ustack keys: a copy with canonical ids (merge_stacks) */
 };
 
-static const struct rt_map *map_hdr(const struct out *o, const struct cg_map_layout *ml)
+/* The map's header in shared memory: only its counters are read from there. */
+static const struct rt_map *map_shm(const struct out *o, const struct cg_map_layout *ml)
 {
 	return (const struct rt_map *)(o->data + ml->off);
 }
 
+/* Entry idx's value on CPU cpu (idx < the map's places, cpu <= ncpu). */
 static const uint8_t *val_ptr(const struct out *o, const struct cg_map_layout *ml, uint32_t idx,
 			      uint32_t cpu)
 {
-	const struct rt_map *h = map_hdr(o, ml);
+	const struct rt_map *h = &ml->hdr;
 	return o->data + ml->off + h->vals_off + cpu * h->cpu_stride + (uint64_t)idx * h->val_size;
+}
+
+/* Entries allocated, as the target says, at most the capacity. */
+static uint32_t map_used(const struct out *o, const struct cg_map_layout *ml)
+{
+	uint32_t used = __atomic_load_n(&map_shm(o, ml)->used, __ATOMIC_ACQUIRE);
+	if (used > ml->hdr.cap) {
+		out_bad("map used", "%s: %u entries used of %u; the first %u are read",
+			ml->map->name, used, ml->hdr.cap, ml->hdr.cap);
+		used = ml->hdr.cap;
+	}
+	return used;
 }
 
 static int64_t ld64(const uint8_t *p)
@@ -56,7 +76,7 @@ static int64_t ld64(const uint8_t *p)
 static void read_entry(const struct out *o, const struct cg_map_layout *ml, uint32_t idx,
 		       struct entry *e)
 {
-	const struct rt_map *h = map_hdr(o, ml);
+	const struct rt_map *h = &ml->hdr;
 	uint32_t copies = cg_map_percpu(h) ? o->layout->ncpu + 1 : 1;
 	switch (h->kind) {
 	case RT_MAP_STR:
@@ -176,9 +196,7 @@ static void merge_stacks(const struct cg_map_layout *ml, const struct rt_map *h,
 	if (!any)
 		return;
 	for (uint32_t i = 0; i < *n; i++) {
-		es[i].own_key = xmalloc(h->key_size);
-		memcpy(es[i].own_key, es[i].key, h->key_size);
-		uint8_t *key = es[i].own_key;
+		uint8_t *key = es[i].own_key; /* collect()'s copy */
 		for (int k = 0; k < m->nkeys; k++) {
 			if (m->keys[k].kind == TY_USTACK) {
 				uint64_t id;
@@ -188,7 +206,6 @@ static void merge_stacks(const struct cg_map_layout *ml, const struct rt_map *h,
 			}
 			key += cg_key_bytes(&m->keys[k]);
 		}
-		es[i].key = es[i].own_key;
 	}
 	uint32_t out = 0;
 	for (uint32_t i = 0; i < *n; i++) {
@@ -230,13 +247,11 @@ static void merge_stacks(const struct cg_map_layout *ml, const struct rt_map *h,
 	*n = out;
 }
 
-/* Live entries of a keyed map, in bpftrace's order. */
+/* Live entries of a keyed map, in bpftrace's order; keys copied out. */
 static struct entry *collect(const struct out *o, const struct cg_map_layout *ml, uint32_t *n)
 {
-	const struct rt_map *h = map_hdr(o, ml);
-	uint32_t used = __atomic_load_n(&h->used, __ATOMIC_ACQUIRE);
-	if (used > h->cap)
-		used = h->cap;
+	const struct rt_map *h = &ml->hdr;
+	uint32_t used = map_used(o, ml);
 	const uint32_t *live = (const uint32_t *)(o->data + ml->off + h->live_off);
 	struct entry *es = xcalloc(used ? used : 1, sizeof(*es));
 	uint32_t k = 0;
@@ -244,7 +259,10 @@ static struct entry *collect(const struct out *o, const struct cg_map_layout *ml
 		uint32_t i = rt_map_nth(h->rows, n);
 		if (!__atomic_load_n(&live[i], __ATOMIC_ACQUIRE))
 			continue;
-		es[k].key = o->data + ml->off + h->keys_off + (uint64_t)i * h->key_size;
+		es[k].own_key = xmalloc(h->key_size ? h->key_size : 1);
+		memcpy(es[k].own_key, o->data + ml->off + h->keys_off + (uint64_t)i * h->key_size,
+		       h->key_size);
+		es[k].key = es[k].own_key;
 		read_entry(o, ml, i, &es[k]);
 		k++;
 	}
@@ -434,11 +452,11 @@ static void map_text(struct out *o, struct buf *b, const struct cg_map_layout *m
 		     uint64_t div)
 {
 	const struct sema_map *m = ml->map;
-	const struct rt_map *h = map_hdr(o, ml);
+	const struct rt_map *h = &ml->hdr;
 	bool hist = h->kind == RT_MAP_HIST || h->kind == RT_MAP_LHIST;
 	if (m->nkeys == 0) {
 		struct entry e = {0};
-		if (h->kind != RT_MAP_COUNT && !h->written) {
+		if (h->kind != RT_MAP_COUNT && !map_shm(o, ml)->written) {
 			buf_append(b, blank_after_map(h) ? "\n\n" : "\n", blank_after_map(h) ? 2 : 1);
 			return;
 		}
@@ -574,9 +592,9 @@ static void map_json(struct out *o, struct buf *b, const struct cg_map_layout *m
 		     uint64_t div)
 {
 	const struct sema_map *m = ml->map;
-	const struct rt_map *h = map_hdr(o, ml);
+	const struct rt_map *h = &ml->hdr;
 	/* where the text format prints an empty line, JSON prints nothing */
-	if (m->nkeys == 0 && h->kind != RT_MAP_COUNT && !h->written)
+	if (m->nkeys == 0 && h->kind != RT_MAP_COUNT && !map_shm(o, ml)->written)
 		return;
 	uint32_t n = 0;
 	struct entry *es = m->nkeys ? collect(o, ml, &n) : NULL;
@@ -650,12 +668,10 @@ void out_print_maps(struct out *o)
  * bpftrace, whose clear() is asynchronous too. */
 void out_map_op(struct out *o, const struct cg_map_layout *ml, uint32_t op)
 {
-	struct rt_map *h = (struct rt_map *)(o->data + ml->off);
-	uint32_t used = h->key_size ? __atomic_load_n(&h->used, __ATOMIC_ACQUIRE) : 1;
+	const struct rt_map *h = &ml->hdr;
+	uint32_t used = h->key_size ? map_used(o, ml) : 1;
 	uint32_t copies = cg_map_percpu(h) ? o->layout->ncpu + 1 : 1;
 	uint32_t *live = (uint32_t *)(o->data + ml->off + h->live_off);
-	if (used > h->cap)
-		used = h->cap;
 	for (uint32_t n = 0; n < used; n++) {
 		uint32_t i = rt_map_nth(h->rows, n);
 		if (op == RT_MOP_CLEAR && h->key_size) {
@@ -666,5 +682,5 @@ void out_map_op(struct out *o, const struct cg_map_layout *ml, uint32_t op)
 			memset((uint8_t *)val_ptr(o, ml, i, c), 0, h->val_size);
 	}
 	if (op == RT_MOP_CLEAR && !h->key_size)
-		h->written = 0;
+		((struct rt_map *)(o->data + ml->off))->written = 0;
 }
