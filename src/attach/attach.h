@@ -111,6 +111,7 @@ struct att_session {
 	uint64_t remote_priv;    /* target address of the private page (struct rt_priv) */
 	bool remote_mapped;
 	bool trap_installed; /* our SIGTRAP handler is the target's action */
+	int ntraps;          /* entries of the header's traps[] (written there, never read back) */
 	struct rt_sigaction_k old_trap; /* the application's SIGTRAP action */
 	uint64_t rt_sigtrap;            /* our handler's address in the target */
 	/* fault-tolerant reads (readsafe.c) */
@@ -134,6 +135,8 @@ struct att_session {
 	uint8_t *host_code;      /* + the host's private page at its end */
 	size_t host_code_size;
 	struct rt_priv *host_priv;
+	uint8_t *host_layout;    /* the headers of the data part, ubt's read-only copy: what
+				  * the host's runtime reads the layout from (`ubt_layout`) */
 	struct link_image host_image;
 	const struct cg_layout *layout;
 	struct cg_facts facts; /* the target's, as probe code was built for */

@@ -122,14 +122,15 @@ int att_read_install(struct att_session *s, struct rt_shm_header *h)
 	if (!s->read_watched)
 		return 0;
 	s->rt_sigsegv = link_lookup(&s->image, "rt_sigsegv");
-	int ret = install_one(s, SIGSEGV, &h->old_segv);
+	/* into ubt's copies first: the header's are the target's to change */
+	int ret = install_one(s, SIGSEGV, &s->old_segv);
 	if (!ret) {
-		s->old_segv = h->old_segv;
+		h->old_segv = s->old_segv;
 		s->segv_installed = true;
-		ret = install_one(s, SIGBUS, &h->old_bus);
+		ret = install_one(s, SIGBUS, &s->old_bus);
 	}
 	if (!ret) {
-		s->old_bus = h->old_bus;
+		h->old_bus = s->old_bus;
 		s->bus_installed = true;
 		uint32_t gen = 1;
 		ret = tracee_write(&s->t, s->remote_priv + offsetof(struct rt_priv, rd_gen), &gen,

@@ -226,10 +226,17 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 	return att_usdt_plan(s, maps, nmaps);
 }
 
-static void write_headers(struct att_session *s, const struct cg_layout *l,
-			  const struct cg_facts *facts)
+/*
+ * The layout part of the headers at base: the header's sizes and offsets,
+ * every map's struct rt_map, the stack table's header.  Written into the
+ * data part for the target's runtime, and into ubt's read-only copy for
+ * the runtime linked into ubt (BEGIN, END, interval): the target can
+ * rewrite the first, never the second (DESIGN.md decision 10).
+ */
+static void write_layout(uint8_t *base, const struct att_session *s, const struct cg_layout *l,
+			 const struct cg_facts *facts)
 {
-	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
+	struct rt_shm_header *h = (struct rt_shm_header *)base;
 	h->size = sizeof(*h);
 	h->version = RT_ABI_VERSION;
 	h->magic = RT_SHM_MAGIC;
@@ -243,27 +250,48 @@ static void write_headers(struct att_session *s, const struct cg_layout *l,
 	h->rseq_off = facts->rseq_off;
 	h->tid_off = facts->tid_off;
 	h->pid = s->has_target ? (uint32_t)s->t.pid : (uint32_t)getpid();
-	att_clock_calibrate(h);
 	for (int i = 0; i < l->nmaps; i++)
-		memcpy(att_data(s) + l->maps[i].off, &l->maps[i].hdr, sizeof(struct rt_map));
+		memcpy(base + l->maps[i].off, &l->maps[i].hdr, sizeof(struct rt_map));
 	if (l->stacks_off) { /* ustack's table; output/stack.c fills the rest of h->stk */
-		memcpy(att_data(s) + l->stacks_off, &l->stacks, sizeof(l->stacks));
+		memcpy(base + l->stacks_off, &l->stacks, sizeof(l->stacks));
 		h->stk.table_off = l->stacks_off;
 	}
 }
 
+/* Bytes of the data part that write_layout() writes into. */
+static size_t layout_extent(const struct cg_layout *l)
+{
+	uint64_t end = sizeof(struct rt_shm_header);
+	for (int i = 0; i < l->nmaps; i++)
+		if (l->maps[i].off + sizeof(struct rt_map) > end)
+			end = l->maps[i].off + sizeof(struct rt_map);
+	if (l->stacks_off && l->stacks_off + sizeof(l->stacks) > end)
+		end = l->stacks_off + sizeof(l->stacks);
+	return ALIGN_UP(end, PAGE);
+}
+
+static void write_headers(struct att_session *s, const struct cg_layout *l,
+			  const struct cg_facts *facts)
+{
+	write_layout(att_data(s), s, l, facts);
+	att_clock_calibrate((struct rt_shm_header *)att_data(s));
+}
+
 /* ---- linking ---------------------------------------------------------- */
 
+/* layout: where the runtime reads sizes and offsets (`ubt_layout`): the
+ * data part itself in the target, ubt's read-only copy in ubt */
 static int link_code(const struct cg_object *obj, uint64_t base, uint64_t shm, uint64_t priv,
-		     struct link_image *img)
+		     uint64_t layout, struct link_image *img)
 {
 	struct link_input in[2] = {
 		{ubt_rt_object, ubt_rt_object_size, "runtime"},
 		{obj ? obj->elf : NULL, obj ? obj->elf_size : 0, "probes"},
 	};
-	struct link_extern ext[] = {{"ubt_shm", shm}, {"ubt_priv", priv}};
+	struct link_extern ext[] = {{"ubt_shm", shm}, {"ubt_priv", priv}, {"ubt_layout", layout}};
 	char err[256];
-	int ret = link_objects(in, obj && obj->elf ? 2 : 1, base, ext, 2, img, err, sizeof(err));
+	int ret = link_objects(in, obj && obj->elf ? 2 : 1, base, ext, ARRAY_SIZE(ext), img, err,
+			       sizeof(err));
 	if (ret)
 		diag_sys(NULL, "internal: linking probe code: %s", err);
 	return ret;
@@ -285,10 +313,11 @@ static int install_trap_handler(struct att_session *s, struct rt_shm_header *h)
 	if (!ret)
 		ret = att_rsys(s, SYS_rt_sigaction, SIGTRAP, at, at + sizeof(act), 8, 0, 0, &r);
 	if (!ret)
-		ret = tracee_read(&s->t, at + sizeof(act), &h->old_trap, sizeof(h->old_trap));
+		ret = tracee_read(&s->t, at + sizeof(act), &s->old_trap, sizeof(s->old_trap));
 	if (!ret) {
-		/* copies the watchdog can use without ubt's mappings */
-		s->old_trap = h->old_trap;
+		/* ubt's copy (the watchdog can use it without ubt's mappings, and
+		 * the target cannot change it), then the runtime's for chaining */
+		h->old_trap = s->old_trap;
 		s->rt_sigtrap = act.handler;
 	}
 	if (ret)
@@ -404,17 +433,18 @@ int att_place_sites(struct att_session *s, int first)
 		if (!site->island)
 			off += ALIGN_UP(len, 64);
 		if (site->plan.kind == ARCH_PATCH_INT3) {
-			if (h->ntraps == RT_TRAP_MAX) {
+			/* the count is ubt's: the header is the target's to scribble on */
+			if (s->ntraps == RT_TRAP_MAX) {
 				diag_sys(NULL, "too many probes need a breakpoint (at most %d)",
 					 RT_TRAP_MAX);
 				return -E2BIG;
 			}
-			h->traps[h->ntraps].site = site->plan.site;
-			h->traps[h->ntraps].tramp = site->tramp;
-			h->ntraps++;
+			h->traps[s->ntraps].site = site->plan.site;
+			h->traps[s->ntraps].tramp = site->tramp;
+			__atomic_store_n(&h->ntraps, (uint32_t)++s->ntraps, __ATOMIC_RELEASE);
 		}
 	}
-	if (h->ntraps && !s->trap_installed)
+	if (s->ntraps && !s->trap_installed)
 		return install_trap_handler(s, h);
 	return 0;
 }
@@ -452,7 +482,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		att_group_sites(s, 0, &lo, &hi, &ref);
 		/* the image's size does not depend on where it is linked */
 		struct link_image probe;
-		if ((ret = link_code(target_obj, 0, 0, 0, &probe)))
+		if ((ret = link_code(target_obj, 0, 0, 0, 0, &probe)))
 			goto out;
 		s->code_size = ALIGN_UP(probe.size + 16 + att_tramp_bytes(s, 0), PAGE);
 		link_image_free(&probe);
@@ -482,7 +512,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		    (ret = att_map_islands(s, &maps, &nmaps)))
 			goto out;
 		if ((ret = link_code(target_obj, s->remote_code, s->remote_data, s->remote_priv,
-				     &s->image)))
+				     s->remote_data, &s->image)))
 			goto out;
 		memcpy(s->local, s->image.bytes, s->image.size);
 		write_headers(s, layout, &facts);
@@ -505,14 +535,21 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 	}
 	if (host_obj && host_obj->nprobes) {
 		struct link_image probe;
-		if ((ret = link_code(host_obj, 0, 0, 0, &probe)))
+		if ((ret = link_code(host_obj, 0, 0, 0, 0, &probe)))
 			goto out;
-		size_t size = probe.size;
+		size_t size = probe.size, extent = layout_extent(layout);
 		link_image_free(&probe);
-		if ((ret = att_map_host_code(s, size)))
+		if ((ret = att_map_host_code(s, size, extent)))
 			goto out;
+		write_layout(s->host_layout, s, layout, &facts);
+		if (mprotect(s->host_layout, extent, PROT_READ)) {
+			ret = -errno;
+			diag_sys(NULL, "mprotect: %s", strerror(errno));
+			goto out;
+		}
 		if ((ret = link_code(host_obj, (uint64_t)s->host_code, (uint64_t)att_data(s),
-				     (uint64_t)s->host_priv, &s->host_image)))
+				     (uint64_t)s->host_priv, (uint64_t)s->host_layout,
+				     &s->host_image)))
 			goto out;
 		memcpy(s->host_code, s->host_image.bytes, s->host_image.size);
 	}
