@@ -204,8 +204,9 @@ void out_stack_loaded(void)
 
 /*
  * The entry of id, copied into K.entry and checked, or NULL: not recorded
- * (table full, BEGIN/END), or corrupt (said once).  Only the ids the
- * runtime's probing can have put there are looked at, each read once.
+ * (table full, BEGIN/END), or corrupt (said once).  Only the entries the
+ * runtime's probing can have put id in are looked at (RT_STACK_PROBES),
+ * so a table the target filled with ids costs 64 reads per lookup.
  */
 static const struct rt_stack_entry *find_entry(uint64_t id)
 {
@@ -214,7 +215,7 @@ static const struct rt_stack_entry *find_entry(uint64_t id)
 		return NULL;
 	const uint8_t *base = K.data + K.table_off + t->entries_off;
 	uint64_t mask = t->cap - 1;
-	for (uint64_t k = 0; k <= mask; k++) {
+	for (uint64_t k = 0; k < RT_STACK_PROBES && k <= mask; k++) {
 		const struct rt_stack_entry *e = (const void *)(base + ((id + k) & mask) * t->entry_size);
 		uint64_t cur = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
 		if (!cur)

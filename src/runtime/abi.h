@@ -123,6 +123,8 @@ enum rt_stack_entry_flags {
 };
 
 #define RT_STACK_LOST 1ull /* the id of every stack the table had no room for */
+#define RT_STACK_PROBES 64 /* entries tried from id's own before a stack is dropped: no
+			    * reader looks further (output/stack.c) */
 
 struct rt_stack_entry {
 	volatile uint64_t id; /* 0 = free */

@@ -50,7 +50,6 @@
  */
 #include "rt.h"
 
-#define RT_STACK_PROBES 64 /* table slots tried before a stack is dropped */
 #define RT_MIB (1ull << 20)
 
 static inline struct rt_stack_table *rt_stack_table(void)

@@ -108,10 +108,138 @@ static void test_maps(void)
 	cg_layout_free(&l);
 }
 
+/* ---- shared memory the target wrote nonsense into (output/trust.c) ---- */
+
+/* Appends a record (len bytes, header then payload) to ring 0. */
+static void put_rec(uint8_t *data, const struct cg_layout *l, uint64_t *head, uint32_t len,
+		    uint16_t type, uint16_t id, const void *payload, size_t plen)
+{
+	uint8_t *ring = data + l->rings_off;
+	struct rt_event_hdr h = {len, type, id};
+	memcpy(ring + (*head & (l->ring_size - 1)), &h, sizeof(h));
+	if (plen)
+		memcpy(ring + (*head & (l->ring_size - 1)) + sizeof(h), payload, plen);
+	*head += len;
+}
+
+/* Drains ring 0 with ring_head = head; returns stdout's text (malloc'ed). */
+static char *drain(struct out *o, uint8_t *data, const struct cg_layout *l, uint64_t head)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	o->f = f;
+	((struct rt_thread *)(data + l->threads_off))->ring_head = head;
+	out_drain(o);
+	fclose(f);
+	return text;
+}
+
+static void test_hostile(void)
+{
+	struct sema_map m = {.name = "@m", .id = 0, .nkeys = 1};
+	m.keys[0] = t_int(false);
+	m.value.kind = TY_COUNT;
+	struct sema_map *maps[] = {&m};
+	struct ast_node call = {.kind = AST_CALL, .str = "printf"};
+	struct sema_printf pf = {.id = 0, .fmt = "v %d %s|\n", .nargs = 2, .call = &call};
+	pf.args[0] = t_int(true);
+	pf.args[1] = t_str(16);
+	struct sema_printf *pfs[] = {&pf};
+	struct sema_info info = {.maps = maps, .nmaps = 1, .printfs = pfs, .nprintfs = 1};
+	struct cg_options co = {.map_keys_max = 8, .ring_size = 4096, .nthreads = 4, .ncpu = 2};
+	struct cg_layout l;
+	cg_layout(&info, &co, &l);
+	uint8_t *data = calloc(1, l.data_size);
+	for (int i = 0; i < l.nmaps; i++)
+		memcpy(data + l.maps[i].off, &l.maps[i].hdr, sizeof(struct rt_map));
+	out_bad_init(0);
+	struct out o;
+	out_init(&o, stdout, &info, &l, data);
+	struct ast_node prog = {.kind = AST_PROGRAM};
+	out_map_ops_from(&o, &prog); /* the script prints no map */
+	struct {
+		int64_t v;
+		char s[16];
+	} args = {-3, "ok"};
+	uint64_t head = 0;
+
+	put_rec(data, &l, &head, 32, RT_EV_PRINTF, 0, &args, sizeof(args));
+	/* a record shorter than its arguments: what is missing reads as zeros */
+	put_rec(data, &l, &head, 16, RT_EV_PRINTF, 0, &args, 8);
+	/* a print(@m) the script does not have, an unknown printf id */
+	struct rt_ev_map mo = {RT_MOP_PRINT, 0, 0, 0};
+	put_rec(data, &l, &head, 32, RT_EV_MAP, 0, &mo, sizeof(mo));
+	put_rec(data, &l, &head, 32, RT_EV_PRINTF, 7, &args, sizeof(args));
+	char *t = drain(&o, data, &l, head);
+	expect_str("short record, forged ids", t, "v -3 ok|\nv -3 |\n");
+	free(t);
+	if (out_bad_count() != 2) {
+		printf("FAIL forged records: %llu reported, want 2\n",
+		       (unsigned long long)out_bad_count());
+		failed++;
+	}
+
+	/* a record longer than what is pending, then one of length 0: the
+	 * rest of the ring is skipped and reading resumes at the head */
+	uint64_t start = head;
+	put_rec(data, &l, &head, 4000, RT_EV_PRINTF, 0, &args, sizeof(args));
+	t = drain(&o, data, &l, start + 64);
+	expect_str("record past the head", t ? t : "", "");
+	free(t);
+	head = start + 64;
+	start = head;
+	put_rec(data, &l, &head, 0, RT_EV_PRINTF, 0, &args, sizeof(args));
+	head = start + 32;
+	t = drain(&o, data, &l, head);
+	expect_str("record of length 0", t ? t : "", "");
+	free(t);
+	put_rec(data, &l, &head, 32, RT_EV_PRINTF, 0, &args, sizeof(args));
+	t = drain(&o, data, &l, head);
+	expect_str("resumed at the head", t, "v -3 ok|\n");
+	free(t);
+	/* a head far ahead (2^63) and one moved back: nothing read, the tail follows */
+	t = drain(&o, data, &l, head + (1ull << 63));
+	expect_str("head far ahead", t ? t : "", "");
+	free(t);
+	t = drain(&o, data, &l, 8);
+	expect_str("head moved back", t ? t : "", "");
+	free(t);
+	head = 8;
+	put_rec(data, &l, &head, 32, RT_EV_PRINTF, 0, &args, sizeof(args));
+	t = drain(&o, data, &l, head);
+	expect_str("resumed after the head moved back", t, "v -3 ok|\n");
+	free(t);
+	if (((struct rt_thread *)(data + l.threads_off))->ring_tail != head) {
+		printf("FAIL ring_tail not put back to %llu\n", (unsigned long long)head);
+		failed++;
+	}
+
+	/* the map's header rewritten: ubt reads with its own layout, used
+	 * at most the capacity */
+	struct rt_map *h = (struct rt_map *)(data + l.maps[0].off);
+	uint64_t key = 5;
+	memcpy(data + l.maps[0].off + l.maps[0].hdr.keys_off, &key, 8);
+	((uint32_t *)(data + l.maps[0].off + l.maps[0].hdr.live_off))[0] = 1;
+	((uint64_t *)(data + l.maps[0].off + l.maps[0].hdr.vals_off))[0] = 9;
+	memset(h, 0xff, sizeof(*h));
+	char *text = NULL;
+	size_t len = 0;
+	o.f = open_memstream(&text, &len);
+	out_print_maps(&o);
+	fclose(o.f);
+	expect_str("map header rewritten", text, "@m[5]: 9\n");
+	free(text);
+	out_fini(&o);
+	free(data);
+	cg_layout_free(&l);
+}
+
 int main(void)
 {
 	test_printf();
 	test_maps();
+	test_hostile();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
