@@ -48,9 +48,17 @@ void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct
 	 * record, zeros up to the most any record type reads (a record shorter
 	 * than its type says prints zeros, never ubt's heap) */
 	size_t most = sizeof(struct rt_ev_map) + sizeof(struct rt_ev_warn);
-	for (int i = 0; i < info->nprintfs; i++)
-		if (payload_max(info->printfs[i]) > most)
-			most = payload_max(info->printfs[i]);
+	o->ids = xcalloc(info->nprintfs ? info->nprintfs : 1, sizeof(*o->ids));
+	for (int i = 0; i < info->nprintfs; i++) {
+		const struct sema_printf *pf = info->printfs[i];
+		const char *fn = pf->call && pf->call->str ? pf->call->str : "";
+		o->ids[i].type = !strcmp(fn, "printf") ? RT_EV_PRINTF
+				 : !strcmp(fn, "print") ? (pf->nargs ? RT_EV_VALUE : 0)
+							: RT_EV_CALL;
+		o->ids[i].need = payload_max(pf);
+		if (o->ids[i].need > most)
+			most = o->ids[i].need;
+	}
 	o->rec_size = (size_t)layout->ring_size + sizeof(struct rt_event_hdr) + most;
 	o->rec = xcalloc(1, o->rec_size);
 	out_stack_bind(data, layout);
@@ -73,15 +81,11 @@ void out_fini(struct out *o)
 	free(o->tails);
 	free(o->rec);
 	free(o->map_ops);
+	free(o->ids);
+	o->ids = NULL;
 	o->tails = NULL;
 	o->rec = NULL;
 	o->map_ops = NULL;
-}
-
-/* The name of the call that sent a record of pf ("printf", "print", "system", ...). */
-static const char *call_name(const struct sema_printf *pf)
-{
-	return pf->call && pf->call->str ? pf->call->str : "";
 }
 
 /* An RT_EV_MAP record: the script has this operation on this map. */
@@ -102,12 +106,14 @@ static bool map_op_ok(const struct out *o, const struct rt_ev_map *mo)
 static void print_event(struct out *o, uint8_t *rec, uint32_t len, uint32_t slot)
 {
 	const struct rt_event_hdr *h = (const struct rt_event_hdr *)rec;
-	const struct sema_printf *pf =
-		h->id < (uint32_t)o->info->nprintfs ? o->info->printfs[h->id] : NULL;
-	const char *fn = pf ? call_name(pf) : "";
+	/* an id is good for the one record type its call sends */
+	const struct sema_printf *pf = h->id < (uint32_t)o->info->nprintfs &&
+						       o->ids[h->id].type == h->type
+					       ? o->info->printfs[h->id]
+					       : NULL;
 	size_t need = sizeof(*h) + (h->type == RT_EV_MAP    ? sizeof(struct rt_ev_map)
 				    : h->type == RT_EV_WARN ? sizeof(struct rt_ev_warn)
-				    : pf                    ? payload_max(pf)
+				    : pf                    ? o->ids[h->id].need
 							    : 0);
 	if (len < need) /* short: what the type reads beyond it is zero */
 		memset(rec + len, 0, need - len);
@@ -132,14 +138,13 @@ static void print_event(struct out *o, uint8_t *rec, uint32_t len, uint32_t slot
 		return;
 	case RT_EV_VALUE:
 	case RT_EV_CALL:
-		if (!pf || (h->type == RT_EV_VALUE) != !strcmp(fn, "print") ||
-		    (h->type == RT_EV_VALUE && pf->nargs < 1) || !strcmp(fn, "printf"))
+		if (!pf)
 			break;
 		flush_buf(o);
 		out_event_call(o, h->type, h->id, rec + sizeof(*h), len - sizeof(*h));
 		return;
 	case RT_EV_PRINTF:
-		if (!pf || strcmp(fn, "printf"))
+		if (!pf)
 			break;
 		if (o->json) {
 			struct buf b = {0};

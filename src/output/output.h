@@ -30,6 +30,10 @@ struct out {
 	uint8_t *rec;     /* a private copy of the record being printed */
 	size_t rec_size;  /* its size: ring_size plus the most any record type reads */
 	uint8_t *map_ops; /* per map: bit op set when the script has print/clear/zero of it */
+	struct out_id {   /* per printf id (sema_printf): */
+		uint32_t need;  /* bytes of payload its formatting reads at most */
+		uint16_t type;  /* the record type its call sends (enum rt_event_type) */
+	} *ids;
 };
 
 void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct cg_layout *layout,

@@ -105,6 +105,22 @@ SANITIZER = ("AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer",
              "runtime error:", "ThreadSanitizer")
 
 
+def session_stacks(sid):
+    """Where each process of a hung case is (gdb, when installed)."""
+    text = ""
+    try:
+        pids = subprocess.run(["pgrep", "-s", str(sid)], capture_output=True,
+                              text=True).stdout.split()
+        for pid in pids:
+            bt = subprocess.run(["gdb", "-p", pid, "-batch", "-ex", "thread apply all bt 10"],
+                                capture_output=True, text=True, timeout=60).stdout
+            text += "\n== pid %s\n" % pid + "\n".join(
+                l for l in bt.splitlines() if l.startswith(("#", "Thread")))
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return text
+
+
 def run_case(args, seed):
     flags, text = script_for(seed)
     cmd = [args.tracer] + shlex.split(flags) + [
@@ -117,10 +133,12 @@ def run_case(args, seed):
         p = subprocess.Popen(cmd, cwd=args.progs, stdin=subprocess.DEVNULL, stdout=out,
                              stderr=err, env=env, start_new_session=True)
         timed_out = False
+        stacks = ""
         try:
             p.wait(timeout=args.timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
+            stacks = session_stacks(p.pid)
         # whatever is left of the session (ubt, its watchdog, the target)
         try:
             os.killpg(p.pid, signal.SIGKILL)
@@ -130,7 +148,7 @@ def run_case(args, seed):
         secs = time.monotonic() - t0
         out_len = out.seek(0, 2)
         err.seek(0)
-        stderr = err.read().decode("utf-8", "replace")
+        stderr = err.read().decode("utf-8", "replace") + stacks
     why = None
     if timed_out:
         why = "no end after %d s" % args.timeout
@@ -178,7 +196,7 @@ def main():
                     print("FAIL  seed %d: %s (exit %d, %.1f s, %d bytes of output)"
                           % (seed, why, rc, secs, out_len))
                     print("      cd %s && %s" % (args.progs, " ".join(shlex.quote(c) for c in cmd)))
-                    for line in stderr.splitlines()[-25:]:
+                    for line in stderr.splitlines()[-60:]:
                         print("      | " + line)
                 else:
                     passed += 1

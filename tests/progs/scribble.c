@@ -202,12 +202,15 @@ static unsigned width(void)
 
 /* ---- the parts ------------------------------------------------------------ */
 
+/* a field of a struct, for picking one at random: F(name) in each table */
+struct field {
+	unsigned off, size;
+};
+
 static void fuzz_header(void)
 {
 	/* the fields ubt or the runtime read, and anything else in the page */
-	static const struct {
-		unsigned off, size;
-	} f[] = {
+	static const struct field f[] = {
 #define F(x) {offsetof(struct rt_shm_header, x), sizeof(((struct rt_shm_header *)0)->x)}
 		F(size),        F(version),      F(magic),       F(data_size),   F(ncpu),
 		F(nthreads),    F(ring_size),    F(flags),       F(threads_off), F(rings_off),
@@ -242,9 +245,7 @@ static struct rt_thread *some_thread(void)
 
 static void fuzz_thread(void)
 {
-	static const struct {
-		unsigned off, size;
-	} f[] = {
+	static const struct field f[] = {
 #define F(x) {offsetof(struct rt_thread, x), sizeof(((struct rt_thread *)0)->x)}
 		F(tp), F(tid), F(busy), F(ring_head), F(lost), F(ring_resv), F(tail_seen), F(ring_tail),
 		F(ids.gen), F(ids.uid), F(ids.comm),
@@ -293,9 +294,7 @@ static void fuzz_ring(void)
 
 static void fuzz_map(void)
 {
-	static const struct {
-		unsigned off, size;
-	} f[] = {
+	static const struct field f[] = {
 #define F(x) {offsetof(struct rt_map, x), sizeof(((struct rt_map *)0)->x)}
 		F(size),     F(kind),     F(key_size), F(val_size), F(cap),      F(nslots),
 		F(used),     F(lock),     F(drops),    F(written),  F(slots_off), F(keys_off),
@@ -345,9 +344,7 @@ static struct rt_stack_table *stack_table(void)
 
 static void fuzz_stack(void)
 {
-	static const struct {
-		unsigned off, size;
-	} tf[] = {
+	static const struct field tf[] = {
 #define F(x) {offsetof(struct rt_stack_table, x), sizeof(((struct rt_stack_table *)0)->x)}
 		F(size), F(max_frames), F(cap), F(copy_size), F(entry_size), F(entries_off),
 		F(used), F(drops),

@@ -59,6 +59,17 @@ static void test_printf(void)
 	check_fmt("%c", "%c%c", 2, ti, (int64_t[]){'o', 'k'}, "ok");
 }
 
+/* A zeroed data part for info's maps (8 keys each), their headers written as attach does. */
+static uint8_t *data_part(const struct sema_info *info, struct cg_layout *l)
+{
+	struct cg_options co = {.map_keys_max = 8, .ring_size = 4096, .nthreads = 4, .ncpu = 2};
+	cg_layout(info, &co, l);
+	uint8_t *data = calloc(1, l->data_size);
+	for (int i = 0; i < l->nmaps; i++)
+		memcpy(data + l->maps[i].off, &l->maps[i].hdr, sizeof(struct rt_map));
+	return data;
+}
+
 /* Builds a data part with one keyed count map holding the given entries. */
 static void test_maps(void)
 {
@@ -72,12 +83,8 @@ static void test_maps(void)
 	x.value.kind = TY_INT;
 	struct sema_map *maps[] = {&m, &s, &x};
 	struct sema_info info = {.maps = maps, .nmaps = 3};
-	struct cg_options co = {.map_keys_max = 8, .ring_size = 4096, .nthreads = 4, .ncpu = 2};
 	struct cg_layout l;
-	cg_layout(&info, &co, &l);
-	uint8_t *data = calloc(1, l.data_size);
-	for (int i = 0; i < l.nmaps; i++)
-		memcpy(data + l.maps[i].off, &l.maps[i].hdr, sizeof(struct rt_map));
+	uint8_t *data = data_part(&info, &l);
 	/* @m: keys (1,7) -> 1, (2,7) -> 2 split across CPUs, (0,7) -> 3 in the fallback slot */
 	struct rt_map *h = (struct rt_map *)(data + l.maps[0].off);
 	uint64_t keys[3][2] = {{1, 7}, {2, 7}, {0, 7}};
@@ -147,12 +154,8 @@ static void test_hostile(void)
 	pf.args[1] = t_str(16);
 	struct sema_printf *pfs[] = {&pf};
 	struct sema_info info = {.maps = maps, .nmaps = 1, .printfs = pfs, .nprintfs = 1};
-	struct cg_options co = {.map_keys_max = 8, .ring_size = 4096, .nthreads = 4, .ncpu = 2};
 	struct cg_layout l;
-	cg_layout(&info, &co, &l);
-	uint8_t *data = calloc(1, l.data_size);
-	for (int i = 0; i < l.nmaps; i++)
-		memcpy(data + l.maps[i].off, &l.maps[i].hdr, sizeof(struct rt_map));
+	uint8_t *data = data_part(&info, &l);
 	out_bad_init(0);
 	struct out o;
 	out_init(&o, stdout, &info, &l, data);
