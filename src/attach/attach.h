@@ -136,7 +136,8 @@ struct att_session {
 	size_t host_code_size;
 	struct rt_priv *host_priv;
 	uint8_t *host_layout;    /* the headers of the data part, ubt's read-only copy: what
-				  * the host's runtime reads the layout from (`ubt_layout`) */
+				  * the host's runtime reads the layout from (rt_priv.layout) */
+	size_t host_layout_size;
 	struct link_image host_image;
 	const struct cg_layout *layout;
 	struct cg_facts facts; /* the target's, as probe code was built for */

@@ -228,23 +228,18 @@ int att_map_local_only(struct att_session *s)
 	return 0;
 }
 
-/*
- * Anonymous RWX memory for BEGIN/END code within rel32 reach of our data:
- * the code, the private page, then room for the headers the host's runtime
- * reads its layout from (session.c makes those pages read-only).
- */
-int att_map_host_code(struct att_session *s, size_t size, size_t layout)
+/* Anonymous RWX memory for BEGIN/END code within rel32 reach of our data. */
+int att_map_host_code(struct att_session *s, size_t size)
 {
 	uint64_t data = (uint64_t)att_data(s);
-	s->host_code_size = ALIGN_UP(size, PAGE) + PAGE + ALIGN_UP(layout, PAGE);
+	s->host_code_size = ALIGN_UP(size, PAGE) + PAGE; /* + the private page */
 	for (uint64_t at = (data - s->code_size - s->host_code_size - PAGE) & ~(PAGE - 1);
 	     data - at < (1ull << 30); at -= 1ull << 20) {
 		void *p = mmap((void *)at, s->host_code_size, PROT_READ | PROT_WRITE | PROT_EXEC,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 		if (p != MAP_FAILED) {
 			s->host_code = p;
-			s->host_priv = (struct rt_priv *)((uint8_t *)p + ALIGN_UP(size, PAGE));
-			s->host_layout = (uint8_t *)s->host_priv + PAGE;
+			s->host_priv = (struct rt_priv *)((uint8_t *)p + s->host_code_size - PAGE);
 			s->host_priv->size = sizeof(struct rt_priv);
 			s->host_priv->enabled = 1;
 			s->host_priv->pid = (uint32_t)getpid();

@@ -270,6 +270,31 @@ static size_t layout_extent(const struct cg_layout *l)
 	return ALIGN_UP(end, PAGE);
 }
 
+/*
+ * ubt's read-only copy of the headers, for the runtime linked into ubt
+ * (host_priv->layout, runtime/rt.h): sparse memory as large as the headers'
+ * extent, of which only the header page and the maps' first pages are ever
+ * touched.
+ */
+static int map_host_layout(struct att_session *s, const struct cg_layout *l,
+			   const struct cg_facts *facts)
+{
+	size_t extent = layout_extent(l);
+	void *p = mmap(NULL, extent, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED || (write_layout(p, s, l, facts), mprotect(p, extent, PROT_READ))) {
+		int err = errno;
+		diag_sys(NULL, "mapping the layout for BEGIN/END: %s", strerror(err));
+		if (p != MAP_FAILED)
+			munmap(p, extent);
+		return -err;
+	}
+	s->host_layout = p;
+	s->host_layout_size = extent;
+	s->host_priv->layout = (uint64_t)p;
+	return 0;
+}
+
 static void write_headers(struct att_session *s, const struct cg_layout *l,
 			  const struct cg_facts *facts)
 {
@@ -279,16 +304,14 @@ static void write_headers(struct att_session *s, const struct cg_layout *l,
 
 /* ---- linking ---------------------------------------------------------- */
 
-/* layout: where the runtime reads sizes and offsets (`ubt_layout`): the
- * data part itself in the target, ubt's read-only copy in ubt */
 static int link_code(const struct cg_object *obj, uint64_t base, uint64_t shm, uint64_t priv,
-		     uint64_t layout, struct link_image *img)
+		     struct link_image *img)
 {
 	struct link_input in[2] = {
 		{ubt_rt_object, ubt_rt_object_size, "runtime"},
 		{obj ? obj->elf : NULL, obj ? obj->elf_size : 0, "probes"},
 	};
-	struct link_extern ext[] = {{"ubt_shm", shm}, {"ubt_priv", priv}, {"ubt_layout", layout}};
+	struct link_extern ext[] = {{"ubt_shm", shm}, {"ubt_priv", priv}};
 	char err[256];
 	int ret = link_objects(in, obj && obj->elf ? 2 : 1, base, ext, ARRAY_SIZE(ext), img, err,
 			       sizeof(err));
@@ -482,7 +505,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		att_group_sites(s, 0, &lo, &hi, &ref);
 		/* the image's size does not depend on where it is linked */
 		struct link_image probe;
-		if ((ret = link_code(target_obj, 0, 0, 0, 0, &probe)))
+		if ((ret = link_code(target_obj, 0, 0, 0, &probe)))
 			goto out;
 		s->code_size = ALIGN_UP(probe.size + 16 + att_tramp_bytes(s, 0), PAGE);
 		link_image_free(&probe);
@@ -512,7 +535,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		    (ret = att_map_islands(s, &maps, &nmaps)))
 			goto out;
 		if ((ret = link_code(target_obj, s->remote_code, s->remote_data, s->remote_priv,
-				     s->remote_data, &s->image)))
+				     &s->image)))
 			goto out;
 		memcpy(s->local, s->image.bytes, s->image.size);
 		write_headers(s, layout, &facts);
@@ -535,21 +558,14 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 	}
 	if (host_obj && host_obj->nprobes) {
 		struct link_image probe;
-		if ((ret = link_code(host_obj, 0, 0, 0, 0, &probe)))
+		if ((ret = link_code(host_obj, 0, 0, 0, &probe)))
 			goto out;
-		size_t size = probe.size, extent = layout_extent(layout);
+		size_t size = probe.size;
 		link_image_free(&probe);
-		if ((ret = att_map_host_code(s, size, extent)))
+		if ((ret = att_map_host_code(s, size)) || (ret = map_host_layout(s, layout, &facts)))
 			goto out;
-		write_layout(s->host_layout, s, layout, &facts);
-		if (mprotect(s->host_layout, extent, PROT_READ)) {
-			ret = -errno;
-			diag_sys(NULL, "mprotect: %s", strerror(errno));
-			goto out;
-		}
 		if ((ret = link_code(host_obj, (uint64_t)s->host_code, (uint64_t)att_data(s),
-				     (uint64_t)s->host_priv, (uint64_t)s->host_layout,
-				     &s->host_image)))
+				     (uint64_t)s->host_priv, &s->host_image)))
 			goto out;
 		memcpy(s->host_code, s->host_image.bytes, s->host_image.size);
 	}
@@ -590,6 +606,8 @@ void att_close(struct att_session *s)
 		munmap(s->local, s->code_size + s->data_size);
 	if (s->host_code)
 		munmap(s->host_code, s->host_code_size);
+	if (s->host_layout)
+		munmap(s->host_layout, s->host_layout_size);
 	link_image_free(&s->image);
 	link_image_free(&s->host_image);
 	for (int i = 0; i < s->npoints; i++) {

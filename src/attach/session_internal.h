@@ -39,9 +39,7 @@ int att_find_gap(struct proc_map *maps, int n, uint64_t lo, uint64_t hi, uint64_
 		 uint64_t size, uint64_t *addr);
 int att_map_remote(struct att_session *s, uint64_t at);
 int att_map_local_only(struct att_session *s);
-/* BEGIN/END code of size bytes, its private page, and `layout` bytes for
- * the host's private copy of the data part's headers (s->host_layout). */
-int att_map_host_code(struct att_session *s, size_t size, size_t layout);
+int att_map_host_code(struct att_session *s, size_t size);
 size_t att_tramp_max(const struct att_site *site);
 size_t att_tramp_bytes(const struct att_session *s, int island);
 int att_map_islands(struct att_session *s, struct proc_map **maps, int *nmaps);

@@ -287,7 +287,7 @@ static LLVMValueRef load_acquire(struct cg *c, LLVMTypeRef t, LLVMValueRef p, un
  * The index in the slot is shared memory's: it is used only below the
  * map's room (one unsigned compare, which also tells an empty slot, whose
  * index - 1 wraps), so END and interval probes, which run in ubt, never
- * address ubt's memory with a value the target wrote (rt.h, ubt_layout).
+ * address ubt's memory with a value the target wrote (rt.h, rt_lay).
  */
 static LLVMValueRef cg_map_lookup_inline(struct cg *c, const struct cg_map_layout *ml,
 					 LLVMValueRef key, enum rt_map_insert insert,

@@ -531,6 +531,12 @@ struct rt_priv {
 	 * thread check again before reading directly.
 	 */
 	volatile uint32_t rd_gen;
+	/*
+	 * Where the runtime reads sizes and offsets (rt.h, rt_lay): 0 in a
+	 * target (the data part itself); in ubt, for BEGIN/END/interval, ubt's
+	 * read-only copy of the data part's headers, at the same offsets.
+	 */
+	uint64_t layout;
 };
 
 /*

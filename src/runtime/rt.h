@@ -28,28 +28,34 @@ static inline struct rt_shm_header *rt_hdr(void)
 	return (struct rt_shm_header *)ubt_shm;
 }
 
+/* This process's private page (abi.h, struct rt_priv); defined by the linker. */
+extern struct rt_priv ubt_priv RT_API;
+
 /*
  * Where the runtime reads the layout (sizes, offsets, capacities of the
- * header, the thread table, the rings and each map): `ubt_layout`, a copy
- * of the data part's headers at the same offsets.  In the target it is the
- * data part itself.  In ubt (BEGIN, END, interval probes run there against
- * the same shared memory) it is ubt's read-only copy, so a target that
- * rewrites the shared headers cannot steer ubt's own writes
+ * header, the thread table, the rings and each map): a copy of the data
+ * part's headers at the same offsets.  In the target it is the data part
+ * itself (ubt_priv.layout is 0).  In ubt (BEGIN, END, interval probes run
+ * there against the same shared memory) it is ubt's read-only copy, so a
+ * target that rewrites the shared headers cannot steer ubt's own writes
  * (docs/ARCHITECTURE.md, "Shared memory is untrusted").  Counters and
  * contents (used, lock, slots, keys, values, ring heads) are always read
  * from ubt_shm, and an index found there is checked against the layout.
  */
-extern char ubt_layout[] RT_API;
+static inline const char *rt_layout_base(void)
+{
+	return ubt_priv.layout ? (const char *)ubt_priv.layout : ubt_shm;
+}
 
 static inline const struct rt_shm_header *rt_lay(void)
 {
-	return (const struct rt_shm_header *)ubt_layout;
+	return (const struct rt_shm_header *)rt_layout_base();
 }
 
 /* The layout of the map whose shared header is m. */
 static inline const struct rt_map *rt_map_lay(const struct rt_map *m)
 {
-	return (const struct rt_map *)(ubt_layout + ((const char *)m - ubt_shm));
+	return (const struct rt_map *)(rt_layout_base() + ((const char *)m - ubt_shm));
 }
 
 /* Entries a map's arrays have room for (rt_map_nth's range). */

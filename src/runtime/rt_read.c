@@ -47,11 +47,9 @@
 #define RT_UC_RIP 168       /* offsetof(ucontext_t, uc_mcontext.gregs[REG_RIP]) */
 #define RT_USER_TOP 0x7ffffffff000ull /* end of user space with 4-level paging */
 
-extern char ubt_priv[] RT_API;
-
 static inline struct rt_priv *rt_priv(void)
 {
-	return (struct rt_priv *)ubt_priv;
+	return &ubt_priv;
 }
 
 /*
