@@ -43,6 +43,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* What waiting for one thread's stop found. */
@@ -297,6 +298,32 @@ fail:
 
 static void remove_stub(struct tracee *t);
 
+/*
+ * Threads that could not be detached because they died while stopped (a
+ * fatal signal delivered by the release of another thread, a SIGKILL):
+ * each is a zombie that only its tracer can reap, and until it is reaped
+ * the process never ends, its pidfd never fires and ubt waited for ever
+ * (a target crashing while ubt held its threads).  Reaped here, waiting at
+ * most 100 ms for each to finish dying; not the leader of ubt's own child,
+ * whose exit status tracee_wait_exit() collects.
+ */
+static void reap_gone(struct tracee *t)
+{
+	for (int i = 0; i < t->nthreads; i++) {
+		struct tracee_thread *th = &t->threads[i];
+		if (!th->gone || (t->is_child && th->tid == t->pid))
+			continue;
+		int st;
+		for (int k = 0; k < 100; k++) {
+			pid_t r = waitpid(th->tid, &st, __WALL | WNOHANG);
+			if (r != 0 && !(r < 0 && errno == EINTR))
+				break;
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
 int tracee_release(struct tracee *t)
 {
 	if (t->stopped)
@@ -308,11 +335,16 @@ int tracee_release(struct tracee *t)
 		    errno != ESRCH && !err)
 			err = -errno;
 		long sig = th->in_signal_stop ? th->pending_sig : 0;
-		if (ptrace(PTRACE_DETACH, th->tid, NULL, (void *)sig) < 0 && errno != ESRCH && !err)
-			err = -errno;
+		th->gone = false;
+		if (ptrace(PTRACE_DETACH, th->tid, NULL, (void *)sig) < 0) {
+			if (errno != ESRCH && !err)
+				err = -errno;
+			th->gone = errno == ESRCH;
+		}
 		if (th->pending_sig && !th->in_signal_stop)
 			syscall(SYS_tgkill, t->pid, th->tid, th->pending_sig);
 	}
+	reap_gone(t);
 	free(t->threads);
 	t->threads = NULL;
 	t->nthreads = 0;
