@@ -693,8 +693,10 @@ int main(int argc, char **argv)
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
 	att_run_host(s, &hobj, "BEGIN");
 	out_drain(&out); /* BEGIN's output comes before any probe's */
-	if (att_arm(s))
+	if (att_arm(s)) {
+		out_fini(&out);
 		goto out_detach;
+	}
 	if (o.verbose && s->has_target) {
 		int ntraps = 0;
 		for (int i = 0; i < s->nsites; i++)

@@ -72,6 +72,23 @@ static int64_t ld64(const uint8_t *p)
 	return v;
 }
 
+/*
+ * Sums and quotients of values as the target wrote them: they wrap instead
+ * of overflowing (C's signed overflow is undefined, and INT64_MIN / -1
+ * traps), so a value the target corrupted is a wrong number, never a crash.
+ */
+static int64_t add_s(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static int64_t div_s(int64_t a, int64_t b)
+{
+	if (b == 0)
+		return 0;
+	return b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
+}
+
 /* Reads entry idx's value, combining the per-CPU copies. */
 static void read_entry(const struct out *o, const struct cg_map_layout *ml, uint32_t idx,
 		       struct entry *e)
@@ -99,10 +116,10 @@ static void read_entry(const struct out *o, const struct cg_map_layout *ml, uint
 	case RT_MAP_AVG:
 	case RT_MAP_STATS:
 		for (uint32_t c = 0; c < copies; c++) {
-			e->count += ld64(val_ptr(o, ml, idx, c));
-			e->total += ld64(val_ptr(o, ml, idx, c) + 8);
+			e->count = add_s(e->count, ld64(val_ptr(o, ml, idx, c)));
+			e->total = add_s(e->total, ld64(val_ptr(o, ml, idx, c) + 8));
 		}
-		e->v = e->count ? e->total / e->count : 0;
+		e->v = div_s(e->total, e->count);
 		break;
 	case RT_MAP_HIST:
 	case RT_MAP_LHIST:
@@ -111,11 +128,11 @@ static void read_entry(const struct out *o, const struct cg_map_layout *ml, uint
 			for (uint32_t b = 0; b < h->nbuckets; b++)
 				e->bkt[b] += (uint64_t)ld64(val_ptr(o, ml, idx, c) + 8 * b);
 		for (uint32_t b = 0; b < h->nbuckets; b++)
-			e->v += (int64_t)e->bkt[b];
+			e->v = add_s(e->v, (int64_t)e->bkt[b]);
 		break;
 	default: /* count, sum */
 		for (uint32_t c = 0; c < copies; c++)
-			e->v += ld64(val_ptr(o, ml, idx, c));
+			e->v = add_s(e->v, ld64(val_ptr(o, ml, idx, c)));
 		break;
 	}
 }
@@ -228,18 +245,18 @@ static void merge_stacks(const struct cg_map_layout *ml, const struct rt_map *h,
 			break;
 		case RT_MAP_AVG:
 		case RT_MAP_STATS:
-			d->count += s->count;
-			d->total += s->total;
-			d->v = d->count ? d->total / d->count : 0;
+			d->count = add_s(d->count, s->count);
+			d->total = add_s(d->total, s->total);
+			d->v = div_s(d->total, d->count);
 			break;
 		case RT_MAP_HIST:
 		case RT_MAP_LHIST:
 			for (uint32_t b = 0; b < h->nbuckets; b++)
 				d->bkt[b] += s->bkt[b];
-			d->v += s->v;
+			d->v = add_s(d->v, s->v);
 			break;
 		default:
-			d->v += s->v;
+			d->v = add_s(d->v, s->v);
 			break;
 		}
 		free(s->bkt), free(s->own_key);
@@ -425,7 +442,7 @@ static void value_text(struct buf *b, const struct rt_map *h, const struct sema_
 		break;
 	case RT_MAP_STATS:
 		buf_printf(b, "count %" PRId64 ", average %" PRId64 ", total %" PRId64 "\n",
-			   e->count / d, e->v / d, e->total / d);
+			   div_s(e->count, d), div_s(e->v, d), div_s(e->total, d));
 		break;
 	case RT_MAP_HIST:
 	case RT_MAP_LHIST:
@@ -434,7 +451,7 @@ static void value_text(struct buf *b, const struct rt_map *h, const struct sema_
 		break;
 	default:
 		if (value_signed(m))
-			buf_printf(b, "%" PRId64 "\n", e->v / d);
+			buf_printf(b, "%" PRId64 "\n", div_s(e->v, d));
 		else
 			buf_printf(b, "%" PRIu64 "\n", (uint64_t)e->v / (uint64_t)d);
 		break;
@@ -559,7 +576,7 @@ static void value_json(struct buf *b, const struct rt_map *h, const struct sema_
 		break;
 	case RT_MAP_STATS:
 		buf_printf(b, "{\"count\": %" PRId64 ", \"average\": %" PRId64 ", \"total\": %" PRId64 "}",
-			   e->count / d, e->v / d, e->total / d);
+			   div_s(e->count, d), div_s(e->v, d), div_s(e->total, d));
 		break;
 	case RT_MAP_HIST:
 	case RT_MAP_LHIST:
@@ -567,7 +584,7 @@ static void value_json(struct buf *b, const struct rt_map *h, const struct sema_
 		break;
 	default:
 		if (value_signed(m))
-			buf_printf(b, "%" PRId64, e->v / d);
+			buf_printf(b, "%" PRId64, div_s(e->v, d));
 		else
 			buf_printf(b, "%" PRIu64, (uint64_t)e->v / (uint64_t)d);
 		break;

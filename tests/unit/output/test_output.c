@@ -111,6 +111,7 @@ static void test_maps(void)
 	fclose(f);
 	expect_str("maps", text, "@: 10\n@m[1, 7]: 1\n@m[2, 7]: 2\n@m[0, 7]: 3\n\n");
 	free(text);
+	out_fini(&o);
 	free(data);
 	cg_layout_free(&l);
 }
@@ -232,6 +233,34 @@ static void test_hostile(void)
 	out_print_maps(&o);
 	fclose(o.f);
 	expect_str("map header rewritten", text, "@m[5]: 9\n");
+	free(text);
+	out_fini(&o);
+	free(data);
+	cg_layout_free(&l);
+
+	/* values that overflow when summed or divided: wrong numbers, no trap
+	 * (INT64_MIN / -1) and no undefined behaviour (UBSan in CI) */
+	struct sema_map a = {.name = "@a", .id = 0, .nkeys = 0};
+	a.value.kind = TY_AVG;
+	struct sema_map c = {.name = "@c", .id = 1, .nkeys = 0};
+	c.value.kind = TY_COUNT;
+	struct sema_map *vmaps[] = {&a, &c};
+	struct sema_info vinfo = {.maps = vmaps, .nmaps = 2};
+	data = data_part(&vinfo, &l);
+	const struct rt_map *ha = &l.maps[0].hdr, *hc = &l.maps[1].hdr;
+	int64_t *av = (int64_t *)(data + l.maps[0].off + ha->vals_off);
+	av[0] = -1;        /* count, CPU 0 */
+	av[1] = INT64_MIN; /* total */
+	((struct rt_map *)(data + l.maps[0].off))->written = 1;
+	int64_t *cv = (int64_t *)(data + l.maps[1].off + hc->vals_off);
+	cv[0] = INT64_MAX;
+	cv[hc->cpu_stride / 8] = INT64_MAX;
+	out_init(&o, NULL, &vinfo, &l, data);
+	text = NULL;
+	o.f = open_memstream(&text, &len);
+	out_print_maps(&o);
+	fclose(o.f);
+	expect_str("overflowing values", text, "@a: -9223372036854775808\n\n@c: 18446744073709551614\n");
 	free(text);
 	out_fini(&o);
 	free(data);
