@@ -130,8 +130,11 @@ def run_case(args, seed):
     env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.monotonic()
-        p = subprocess.Popen(cmd, cwd=args.progs, stdin=subprocess.DEVNULL, stdout=out,
-                             stderr=err, env=env, start_new_session=True)
+        try:
+            p = subprocess.Popen(cmd, cwd=args.progs, stdin=subprocess.DEVNULL, stdout=out,
+                                 stderr=err, env=env, start_new_session=True)
+        except OSError as e:
+            return seed, "cannot run: %s" % e, -1, 0.0, 0, "", cmd
         timed_out = False
         stacks = ""
         try:
