@@ -2,7 +2,10 @@
  * readsafe.c - the attach side of fault-tolerant reads (runtime/rt_read.c);
  * session.c calls these when the probe code reads target memory.
  *
- * att_read_plan() adds ubt's own entry probes on libc's __libc_sigaction
+ * att_read_plan() adds, when the probe code reads target memory or the
+ * script has return probes (whose shadow stacks check return slots on
+ * stacks that may have been freed, runtime/rt_ret.c), ubt's own entry
+ * probes on libc's __libc_sigaction
  * (which sigaction, signal and bsd_signal all end in), sigprocmask and
  * pthread_sigmask: their handlers raise ubt_priv.rd_gen so that every
  * thread checks again, before its next direct read, that the runtime's
@@ -57,7 +60,8 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
 		  int nmaps)
 {
 	s->read_watched = false;
-	if (!obj || !obj->reads_target)
+	/* return probes read return slots on stacks that may be gone (rt_ret.c) */
+	if (!att_ret_wanted(s) && (!obj || !obj->reads_target))
 		return 0;
 	const struct proc_map *libc = proc_find_libc(maps, nmaps);
 	struct elf_file f;

@@ -213,6 +213,13 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 				 p->path, p->func, site->plan.why);
 			return -ENOTSUP;
 		}
+		if (is_ret && !*nh && (ret = att_ret_check(s, p, addr))) {
+			if (ret != -ECANCELED)
+				return ret;
+			if (!site->nhandlers && !site->nrhandlers)
+				s->nsites--; /* planned for this probe alone */
+			continue;
+		}
 		/* handler addresses are filled in after linking; keep the probe index */
 		(is_ret ? site->rvariants : site->variants)[*nh] = p->variant;
 		(is_ret ? site->rhandlers : site->handlers)[(*nh)++] = (uint64_t)p->probe_index;

@@ -154,6 +154,16 @@ int arch_emit_ret_trampoline(const struct arch_site_plan *plan, uint64_t tramp_a
 			     const struct arch_ret_spec *spec, uint8_t *buf, size_t cap,
 			     size_t *len, uint64_t *copy_addr);
 
+/*
+ * Does the function at addr (code: len bytes of it, read from the target)
+ * keep its own return address to return through it again later (setjmp,
+ * getcontext, swapcontext save it with the caller's stack pointer; vfork
+ * pops it)?  1 yes, 0 not seen.  *next is set to the target of a direct
+ * jmp that the straight-line code from the entry ends in (setjmp's
+ * `jmp __sigsetjmp`), to be scanned the same way, else 0 (retaddr.c).
+ */
+int arch_copies_return(const uint8_t *code, size_t len, uint64_t addr, uint64_t *next);
+
 /* A reachable window for trampolines: [lo, hi) around addr (rel32 reach). */
 void arch_near_window(uint64_t addr, uint64_t *lo, uint64_t *hi);
 

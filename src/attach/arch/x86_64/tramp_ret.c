@@ -116,6 +116,7 @@ enum label {
 	L_PUSHED, /* entry: pushed, call the body */
 	L_PUSHN,  /* entry: push onto a non-empty stack */
 	L_PSLOW,  /* entry: from pushn to slow */
+	L_PUSHOK, /* entry: pushn, the new entry fits on top */
 	L_POPN,   /* return: pop from a stack deeper than one */
 	L_QSLOW,  /* return: from popn to lslow */
 	L_STUB,   /* the body returns here */
@@ -331,7 +332,8 @@ static void emit_entry(struct emitter *e, const struct arch_ret_spec *spec, uint
 	rel_to(e, "\xe8", 1, L_BODY);   /* call body */
 }
 
-static void emit_stub(struct emitter *e, const struct arch_ret_spec *spec, uint64_t site)
+static void emit_stub(struct emitter *e, const struct arch_ret_spec *spec, uint64_t site,
+		      uint64_t stub)
 {
 	here(e, L_STUB);
 	PUT(e, "\x48\x8d\x64\x24\xf8"); /* lea -8(%rsp),%rsp: the old slot, frame.ret */
@@ -347,6 +349,10 @@ static void emit_stub(struct emitter *e, const struct arch_ret_spec *spec, uint6
 	put(e, &(uint8_t){SLOT}, 1);
 	PUT(e, "\x4c\x3b\x98"); /* cmp e[0].sp(%rax),%r11 */
 	put32(e, (uint32_t)S_E);
+	rel_to(e, "\x0f\x85", 2, L_LSLOW);
+	lea_rip(e, "\x4c\x8d\x1d", stub); /* lea stub(%rip),%r11: the identity's other half */
+	PUT(e, "\x4c\x3b\x98");           /* cmp e[0].stub(%rax),%r11 */
+	put32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, stub)));
 	rel_to(e, "\x0f\x85", 2, L_LSLOW);
 	PUT(e, "\x4c\x8b\x98"); /* mov e[0].ret(%rax),%r11 */
 	put32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, ret)));
@@ -374,6 +380,7 @@ static void emit_slow(struct emitter *e, const struct arch_ret_spec *spec, uint6
 	push_c(e);
 	PUT(e, "\x48\x8d\x7c\x24"); /* lea SLOT+C_SAVED(%rsp),%rdi */
 	put(e, &(uint8_t){SLOT + C_SAVED}, 1);
+	lea_rip(e, "\x48\x8d\x35", stub); /* lea stub(%rip),%rsi */
 	call6(e, spec->leave);
 	pop_c(e);
 	rel_to(e, "\xe9", 1, L_LRET);
@@ -410,14 +417,26 @@ static void emit_general(struct emitter *e, uint64_t stub)
 	put(e, &(uint8_t){SLOT + 16}, 1);
 	PUT(e, "\x49\x89\xcb");     /* mov %rcx,%r11 */
 	PUT(e, "\x49\xc1\xe3\x05"); /* shl $5,%r11: top * sizeof(entry) */
-	PUT(e, "\x4a\x39\x94\x18"); /* cmp %rdx,e[-1].sp(%rax,%r11) */
-	put32(e, (uint32_t)(S_E - E_SIZE));
-	PUT(e, "\x76\x00"); /* jbe pslow: that frame was abandoned */
-	ref(e, L_PSLOW, true);
 	PUT(e, "\x83\xf9"); /* cmp $RT_RET_DEPTH,%ecx */
 	put(e, &(uint8_t){RT_RET_DEPTH}, 1);
 	PUT(e, "\x73\x00"); /* jae pslow */
 	ref(e, L_PSLOW, true);
+	PUT(e, "\x4a\x39\x94\x18"); /* cmp %rdx,e[-1].sp(%rax,%r11) */
+	put32(e, (uint32_t)(S_E - E_SIZE));
+	PUT(e, "\x77\x00"); /* ja pushok: the frame below is the caller's */
+	ref(e, L_PUSHOK, true);
+	PUT(e, "\x75\x00"); /* jne pslow: below this slot, that frame was abandoned */
+	ref(e, L_PSLOW, true);
+	/* the same slot: a tail call if it holds that entry's stub (a chain) */
+	PUT(e, "\x48\x8b\x4c\x24"); /* mov SLOT+16(%rsp),%rcx */
+	put(e, &(uint8_t){SLOT + 16}, 1);
+	PUT(e, "\x4a\x3b\x8c\x18"); /* cmp e[-1].stub(%rax,%r11),%rcx */
+	put32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, stub)));
+	PUT(e, "\x75\x00"); /* jne pslow */
+	ref(e, L_PSLOW, true);
+	PUT(e, "\x8b\x48"); /* mov top(%rax),%ecx: again */
+	put(e, &(uint8_t){S_TOP}, 1);
+	here(e, L_PUSHOK);
 	PUT(e, "\x4e\x8d\x9c\x18"); /* lea e(%rax,%r11),%r11 */
 	put32(e, (uint32_t)S_E);
 	PUT(e, "\x49\xc7\x03\xff\xff\xff\xff"); /* movq $RT_RET_PENDING,(%r11) */
@@ -450,6 +469,11 @@ static void emit_general(struct emitter *e, uint64_t stub)
 	PUT(e, "\x4a\x39\x94\x18"); /* cmp %rdx,e[-1].sp(%rax,%r11) */
 	put32(e, (uint32_t)(S_E - E_SIZE));
 	PUT(e, "\x75\x00");         /* jne qslow */
+	ref(e, L_QSLOW, true);
+	lea_rip(e, "\x48\x8d\x15", stub); /* lea stub(%rip),%rdx */
+	PUT(e, "\x4a\x3b\x94\x18");     /* cmp e[-1].stub(%rax,%r11),%rdx */
+	put32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, stub)));
+	PUT(e, "\x75\x00"); /* jne qslow */
 	ref(e, L_QSLOW, true);
 	PUT(e, "\x4a\x8b\x94\x18"); /* mov e[-1].ret(%rax,%r11),%rdx */
 	put32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, ret)));
@@ -530,7 +554,7 @@ int arch_emit_ret_trampoline(const struct arch_site_plan *plan, uint64_t tramp_a
 	emit_entry(e, spec, stub);
 	if (tramp_addr + e->p != stub)
 		return -EIO;
-	emit_stub(e, spec, plan->site);
+	emit_stub(e, spec, plan->site, stub);
 	emit_slow(e, spec, stub);
 	emit_general(e, stub);
 	here(e, L_BODY);
