@@ -10,6 +10,8 @@
  *                   entered on one stack returns, much later, on it after
  *                   the thread ran on the others
  *   coro swap N R   the same with co_swap(), a call of swapcontext
+ *   ... N R US      sleep US microseconds after each round (a tracer can
+ *                   detach while every coroutine is suspended in co_step)
  *
  * N coroutines each run R steps; a step (co_step, probed) yields in the
  * middle (co_yield -> co_switch or co_swap), so every coroutine's stack
@@ -151,6 +153,7 @@ int main(int argc, char **argv)
 	use_swap = argv[1][0] == 's';
 	int n = atoi(argv[2]);
 	rounds = atoi(argv[3]);
+	int pause_us = argc > 4 ? atoi(argv[4]) : 0;
 	if (getenv("RET_WAIT")) {
 		printf("ready\n");
 		fflush(stdout);
@@ -170,6 +173,8 @@ int main(int argc, char **argv)
 			else if (a != YIELD)
 				bad++;
 		}
+		if (pause_us)
+			usleep(pause_us);
 	}
 	for (int i = 0; i < n; i++)
 		if (cos[i]->steps != rounds || cos[i]->sum != rounds)
