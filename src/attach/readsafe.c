@@ -39,23 +39,6 @@ static const struct {
 	{"pthread_sigmask", "rt_read_on_sigmask"},
 };
 
-
-/* One internal entry probe on sym in libc; 0 or -errno (nothing added). */
-static int add_watch(struct att_session *s, struct elf_file *f, uint64_t bias, const char *sym,
-		     const char *handler)
-{
-	struct elf_symbol es = {0};
-	int ret = elf_find_func(f, sym, &es);
-	if (ret)
-		return ret;
-	uint64_t addr = bias + es.value, size = es.size;
-	free(es.name);
-	for (int i = 0; i < s->nsites; i++)
-		if (s->sites[i].func_addr == addr)
-			return -EEXIST; /* the script probes it too */
-	return att_add_internal_site(s, addr, size, handler, true);
-}
-
 int att_read_plan(struct att_session *s, const struct cg_object *obj, struct proc_map *maps,
 		  int nmaps)
 {
@@ -69,7 +52,7 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
 	int ret = -ENOENT, added = 0;
 	if (libc && !(ret = att_open_mapped(s, libc, maps, nmaps, &f, &bias))) {
 		for (size_t i = 0; !ret && i < ARRAY_SIZE(watched); i++) {
-			int r = add_watch(s, &f, bias, watched[i].sym, watched[i].handler);
+			int r = att_add_internal_func(s, &f, bias, watched[i].sym, watched[i].handler);
 			if (!r)
 				added++;
 			else if (r != -EEXIST)

@@ -41,23 +41,6 @@ bool att_ret_wanted(const struct att_session *s)
 	return false;
 }
 
-/* One of ubt's own entry probes on sym in f (loaded at bias): 0, -EEXIST
- * when the script probes that function itself, or -errno. */
-static int add_hook(struct att_session *s, struct elf_file *f, uint64_t bias, const char *sym,
-		    const char *handler)
-{
-	struct elf_symbol es = {0};
-	int ret = elf_find_func(f, sym, &es);
-	if (ret)
-		return ret;
-	uint64_t addr = bias + es.value, size = es.size;
-	free(es.name);
-	for (int i = 0; i < s->nsites; i++)
-		if (s->sites[i].func_addr == addr)
-			return -EEXIST;
-	return att_add_internal_site(s, addr, size, handler, true);
-}
-
 /* Mapping m is the first of a file that may hold libgcc's unwinder:
  * libgcc_s.so.1, or the program itself (static, or -static-libgcc). */
 static bool unwinder_file(const struct att_session *s, const struct proc_map *m)
@@ -89,7 +72,7 @@ static int plan_fde_hooks(struct att_session *s, struct proc_map *maps, int nmap
 		uint64_t bias;
 		if (!unwinder_file(s, &maps[i]) || att_open_mapped(s, &maps[i], maps, nmaps, &f, &bias))
 			continue;
-		int ret = add_hook(s, &f, bias, "_Unwind_Find_FDE", "rt_ret_unwind_fde");
+		int ret = att_add_internal_func(s, &f, bias, "_Unwind_Find_FDE", "rt_ret_unwind_fde");
 		elf_file_close(&f);
 		if (!ret)
 			added++;
@@ -117,7 +100,7 @@ int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps)
 	int ret = -ENOENT;
 	uint64_t bias;
 	if (libc && !(ret = att_open_mapped(s, libc, maps, nmaps, &f, &bias))) {
-		ret = add_hook(s, &f, bias, "_dl_find_object", "rt_ret_unwind");
+		ret = att_add_internal_func(s, &f, bias, "_dl_find_object", "rt_ret_unwind");
 		elf_file_close(&f);
 	}
 	if (ret && ret != -EEXIST && !s->ret_fde_hooked)

@@ -473,9 +473,17 @@ void rt_ret_unwind_fde(struct rt_regs *regs)
 		return;
 	if (rt_ret_peek(s, bases - 16, &ra) || rt_ret_peek(s, bases - 24, &cfa))
 		return;
-	if (ra != pc + 1 || cfa < 8 || !rt_ret_find(s, cfa - 8, ra))
+	if (ra != pc + 1 || cfa < 8)
 		return;
-	ra = rt_ret_real(s, cfa - 8, ra);
+	if (rt_ret_find(s, cfa - 8, ra)) {
+		ra = rt_ret_real(s, cfa - 8, ra);
+	} else { /* a coroutine's frame that another thread pushed */
+		uint64_t up = ra;
+		for (int k = 0; k < RT_RET_DEPTH && !rt_ret_foreign(h, s, cfa - 8, up, &ra); k++)
+			up = ra;
+		if (ra == pc + 1)
+			return;
+	}
 	*(uint64_t *)(bases - 16) = ra;
 	regs->rdi = ra - 1;
 	__atomic_fetch_add(&h->ret_unwound, 1, __ATOMIC_RELAXED);
