@@ -432,6 +432,20 @@ static const struct rt_ret_entry *rt_ret_find(const struct rt_ret_stack *s, uint
 	return 0;
 }
 
+/* Is v the stub of one of this thread's entries?  Compares only: no
+ * memory of the program is read. */
+static int rt_ret_is_stub(const struct rt_ret_stack *s, uint64_t v)
+{
+	uint32_t n = s->top < RT_RET_DEPTH ? s->top : RT_RET_DEPTH;
+	for (uint32_t i = 0; i < n; i++)
+		if (s->e[i].stub == v)
+			return 1;
+	for (uint32_t i = 0; i < RT_RET_PARK; i++)
+		if (s->park[i].sp && s->park[i].stub == v)
+			return 1;
+	return 0;
+}
+
 /* Is v the stub of an entry with slot sp?  Its ret then, down a chain. */
 static uint64_t rt_ret_real(const struct rt_ret_stack *s, uint64_t sp, uint64_t v)
 {
@@ -471,19 +485,13 @@ void rt_ret_unwind_fde(struct rt_regs *regs)
 
 	if (!s || s->busy || bases < own + 24 || bases - own > (1u << 20) || (bases & 7))
 		return;
+	if (!rt_ret_is_stub(s, pc + 1)) /* the common case: a frame with its own address */
+		return;
 	if (rt_ret_peek(s, bases - 16, &ra) || rt_ret_peek(s, bases - 24, &cfa))
 		return;
-	if (ra != pc + 1 || cfa < 8)
+	if (ra != pc + 1 || cfa < 8 || !rt_ret_find(s, cfa - 8, ra))
 		return;
-	if (rt_ret_find(s, cfa - 8, ra)) {
-		ra = rt_ret_real(s, cfa - 8, ra);
-	} else { /* a coroutine's frame that another thread pushed */
-		uint64_t up = ra;
-		for (int k = 0; k < RT_RET_DEPTH && !rt_ret_foreign(h, s, cfa - 8, up, &ra); k++)
-			up = ra;
-		if (ra == pc + 1)
-			return;
-	}
+	ra = rt_ret_real(s, cfa - 8, ra);
 	*(uint64_t *)(bases - 16) = ra;
 	regs->rdi = ra - 1;
 	__atomic_fetch_add(&h->ret_unwound, 1, __ATOMIC_RELAXED);
