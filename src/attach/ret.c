@@ -196,8 +196,10 @@ int att_ret_install(struct att_session *s, struct rt_shm_header *h)
  * Puts the caller's address back into every slot that holds an entry's
  * stub, for every entry of every thread's shadow stack and park (frames on
  * a suspended coroutine's stack included).  Chains resolve from the top:
- * the slot of a tail call first gets the stub below it, which the next
- * pass matches, so passes repeat until nothing changes.  A slot in a
+ * the slot of a tail call first gets the stub below it, which the entry
+ * below then matches; e[] is walked from the top and a chain is parked top
+ * first, so one pass does it, and a few more (bounded: the shadow stacks
+ * are the target's memory) catch any other order.  A slot in a
  * stopped thread's red zone (128 bytes below its rsp: a leaf's locals) is
  * never written.
  */
@@ -242,7 +244,8 @@ void att_ret_detach(struct att_session *s)
 	uint32_t n = s->layout->nthreads;
 	struct rt_ret_stack *tab = xcalloc(n, sizeof(*tab));
 	if (!tracee_read(&s->t, s->remote_rets, tab, (size_t)n * sizeof(*tab)))
-		for (int pass = 0; pass <= RT_RET_DEPTH + RT_RET_PARK; pass++)
+		for (int pass = 0; pass < 4; pass++) /* chains resolve in one pass, in the
+						       * order they are pushed and parked */
 			if (!restore_pass(s, tab, n))
 				break;
 	free(tab);
