@@ -10,6 +10,8 @@
  *                       slot) tail-calls lj_b
  *   ret_tail mixed N    N times f1(i) and lj_x, alternating with a call of
  *                       f5 alone: chains that start in the middle
+ *   ret_tail nap N      prints `ready`, then N times f1(i) with f8 sleeping
+ *                       100 ms: a tracer detaches while a whole chain is live
  *
  * Prints the sum of the results, so a run with probes shows whether any
  * return went astray.  RET_WAIT: print `ready` and wait for a line on
@@ -19,15 +21,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, noipa))
 
 static volatile long sink;
 static jmp_buf jb;
+static int nap_us;
 
 NOINLINE long f8(long x)
 {
 	sink += x;
+	if (nap_us)
+		usleep(nap_us);
 	return x * 2;
 }
 NOINLINE long f7(long x) { return f8(x + 1); }
@@ -57,13 +63,18 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "chain";
 	int n = argc > 2 ? atoi(argv[2]) : 1000;
 	volatile long t = 0; /* kept across the longjmps */
+	if (!strcmp(mode, "nap")) {
+		printf("ready\n");
+		fflush(stdout);
+		nap_us = 100000;
+	}
 	if (getenv("RET_WAIT")) {
 		printf("ready\n");
 		fflush(stdout);
 		getchar();
 	}
 	for (int i = 0; i < n; i++) {
-		if (!strcmp(mode, "chain")) {
+		if (!strcmp(mode, "chain") || !strcmp(mode, "nap")) {
 			t += f1(i);
 		} else if (!strcmp(mode, "ljtail")) {
 			if (!setjmp(jb))
