@@ -11,9 +11,9 @@
  * The common case, a shadow-stack push at entry and a pop at return, is
  * done by the trampoline itself (a few dozen instructions, no call); the
  * C functions rt_ret_enter/rt_ret_leave take every other case (first call
- * of a thread, a new thread on a reused TCB, frames abandoned by longjmp,
- * slots handed to an unwinder, a full stack, a signal interrupting the C
- * code).  Layout, with S = this thread's struct rt_ret_stack, found by
+ * of a thread, a new thread on a reused TCB, frames left behind by
+ * longjmp or a stack switch, a return whose entry is not on top, slots
+ * handed to an unwinder, a full stack, a signal interrupting the C code).  Layout, with S = this thread's struct rt_ret_stack, found by
  * hashing the thread pointer exactly as rt_ret.c does (RT_TP_HASH_*):
  *
  *   T:      push %r11                          struct rt_entry_frame (abi.h)
@@ -32,21 +32,25 @@
  *           push r11 rax                         the slot is at 16(%rsp)
  *           S as above; S->busy == 0, else lslow
  *           S->top != 1: popn
- *           e[0].sp == slot, else lslow
+ *           e[0].sp == slot and e[0].stub == stub (the entry's identity), else lslow
  *           *slot = e[0].ret; S->top = 0 (one store)
  *   lret:   lea site(%rip),%r11; push %r11       func: struct rt_ret_frame
  *           { call return_handler_k }
  *           lea 8(%rsp),%rsp; pop rax r11
  *           ret                                  pairs with the caller's call
- *   lslow:  push rcx rdx rsi rdi r8 r9 r10; rt_ret_leave(slot); pop them; jmp lret
+ *   lslow:  push rcx rdx rsi rdi r8 r9 r10; rt_ret_leave(slot, stub); pop them;
+ *           jmp lret
  *   slow:   push the same; rt_ret_enter(slot, stub); pop them
  *           test %eax,%eax; jnz pushed
  *   nopush: pop rax r11; jmp body                the call runs without return probe
  *   pushn:  push rcx rdx; top = S->top; e = &S->e[top]
- *           e[-1].sp <= slot (an abandoned frame) or top >= RT_RET_DEPTH: slow
+ *           top >= RT_RET_DEPTH: slow
+ *           e[-1].sp < slot (a frame left behind): slow
+ *           e[-1].sp == slot: a tail call if *slot == e[-1].stub (a chain:
+ *           the new entry's ret is that stub), else slow
  *           e->sp = RT_RET_PENDING; S->top = top + 1
  *           e->ret = *slot; e->stub = stub; e->sp = slot; pop rdx rcx; jmp pushed
- *   popn:   push rcx rdx; top = S->top; top > 0 && S->e[top-1].sp == slot,
+ *   popn:   push rcx rdx; top = S->top; top > 0 && S->e[top-1] is {slot, stub},
  *           else lslow; *slot = e->ret; S->top = top - 1; pop rdx rcx; jmp lret
  *   body:   displaced instructions, relocated; jmp site + orig_len
  *   pool:   64-bit targets of calls out of rel32 reach, relocation literals
