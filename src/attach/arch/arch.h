@@ -128,11 +128,12 @@ int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t p
  * Return probes (tramp_ret.c): a call-style trampoline.  The entry
  * handlers run as in arch_emit_trampoline(); then the caller's return
  * address is pushed on the thread's shadow stack (runtime/abi.h, struct
- * rt_ret_stack: inline in the common case, else enter(regs, stub) in
+ * rt_ret_stack: inline in the common case, else enter(slot, stub) in
  * runtime/rt_ret.c) and the relocated body is `call`ed, so it returns into
- * stub, which pops it (inline, else leave(regs) puts the caller's address
- * into regs->ret), runs each return handler with %r11 in regs = the probed
- * function (plan->site), and returns to the caller.
+ * stub, which pops the entry matching its slot and its own address (inline,
+ * else leave(slot, stub) puts the caller's address into the slot), runs
+ * each return handler with func = the probed function (plan->site), and
+ * returns to the caller.
  */
 struct arch_ret_spec {
 	const uint64_t *handlers;  /* entry handlers */
