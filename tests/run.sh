@@ -31,7 +31,8 @@ BUILDDIR=${BUILDDIR:-build}
 SANDIR=${BUILDDIR}-san
 UBT_SANITIZE=${UBT_SANITIZE:-1}
 PACKAGES="llvm-19-dev clang-19 libzydis-dev libelf-dev libdw-dev flex bison meson
-ninja-build systemtap-sdt-dev bpftrace pkg-config python3 gcc g++ liburing-dev libaio-dev"
+ninja-build systemtap-sdt-dev bpftrace pkg-config python3 gcc g++ liburing-dev libaio-dev
+qemu-utils redis-server"
 
 passed=0 failed=0 skipped=0
 log() { printf '== %s\n' "$*"; }

@@ -131,6 +131,7 @@ struct att_session {
 	} islands[8];
 	int nislands;
 	uint64_t remote_rets; /* private shadow stacks of return probes (ret.c), 0: none */
+	bool ret_fde_hooked;  /* libgcc's _Unwind_Find_FDE has ubt's probe (ret.c) */
 	/* BEGIN/END, linked for ubt's own address space */
 	uint8_t *host_code;      /* + the host's private page at its end */
 	size_t host_code_size;
@@ -277,6 +278,10 @@ att_host_fn att_host_probe(struct att_session *s, const struct cg_object *host_o
 bool att_ret_wanted(const struct att_session *s);
 int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps);
 int att_ret_install(struct att_session *s, struct rt_shm_header *h);
+/* dlopen.c: libgcc_s loaded after attach gets the unwinder probe too */
+bool att_ret_wants_loader(const struct att_session *s);
+int att_ret_plan_late(struct att_session *s, struct proc_map *maps, int nmaps);
+void att_ret_armed_late(struct att_session *s, int first);
 /* readsafe.c: the SIGSEGV/SIGBUS handler behind fault-tolerant reads */
 int att_read_plan(struct att_session *s, const struct cg_object *obj, struct proc_map *maps,
 		  int nmaps);

@@ -139,6 +139,26 @@ int att_add_internal_site(struct att_session *s, uint64_t addr, uint64_t size,
 	return 0;
 }
 
+/*
+ * One of ubt's own entry probes (att_add_internal_site, a jump only) on
+ * the function named sym in f, loaded at bias: 0, -EEXIST when the script
+ * probes that function itself, or -errno (nothing added).
+ */
+int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bias,
+			  const char *sym, const char *handler)
+{
+	struct elf_symbol es = {0};
+	int ret = elf_find_func(f, sym, &es);
+	if (ret)
+		return ret;
+	uint64_t addr = bias + es.value, size = es.size;
+	free(es.name);
+	for (int i = 0; i < s->nsites; i++)
+		if (s->sites[i].func_addr == addr)
+			return -EEXIST; /* the script probes it too */
+	return att_add_internal_site(s, addr, size, handler, true);
+}
+
 int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 {
 	for (int i = 0; i < s->npoints; i++) {
@@ -212,6 +232,13 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			diag_sys(NULL, "%s:%s: a return probe needs a jump at the function's entry: %s",
 				 p->path, p->func, site->plan.why);
 			return -ENOTSUP;
+		}
+		if (is_ret && !*nh && (ret = att_ret_check(s, p, addr))) {
+			if (ret != -ECANCELED)
+				return ret;
+			if (!site->nhandlers && !site->nrhandlers)
+				s->nsites--; /* planned for this probe alone */
+			continue;
 		}
 		/* handler addresses are filled in after linking; keep the probe index */
 		(is_ret ? site->rvariants : site->variants)[*nh] = p->variant;

@@ -113,6 +113,8 @@ struct rt_thread *rt_thread_find(void) RT_API;
 void rt_signal(uint64_t sig) RT_API;
 int64_t rt_read(struct rt_thread *t, void *dst, uint64_t src, uint64_t n) RT_API;
 int64_t rt_read_str(struct rt_thread *t, char *dst, uint64_t src, uint64_t n) RT_API;
+int64_t rt_read_u64(uint32_t *state, uint64_t *dst, uint64_t src) RT_API;
+int64_t rt_write_u64(uint64_t dst, uint64_t v) RT_API;
 void rt_sigsegv(int sig, void *info, void *ucv) RT_API;
 uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n) RT_API;
 int64_t rt_strncmp(const char *a, uint64_t asize, const char *b, uint64_t bsize, uint64_t n) RT_API;
