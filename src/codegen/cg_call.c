@@ -26,7 +26,7 @@ bool cg_needs_thread(const struct ast_node *n)
 	    cg_is_call(n, "zero") || cg_is_call(n, "time") || cg_is_call(n, "system") ||
 	    cg_is_call(n, "cat") || cg_is_call(n, "join") || cg_is_call(n, "macaddr"))
 		return true;
-	if (cg_reads_target(n)) /* rt_read's per-thread state (cg_expr.c) */
+	if (cg_reads_target(n) || cg_is_stack(n)) /* rt_read's per-thread state (cg_expr.c) */
 		return true;
 	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
 	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)

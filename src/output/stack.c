@@ -115,10 +115,6 @@ void out_stack_prepare(void *data)
 	int ncode = 0;
 	for (int i = 0; i < nmaps; i++) {
 		const struct proc_map *m = &maps[i];
-		if (!strcmp(m->path, "[stack]")) {
-			f->main_lo = m->start;
-			f->main_hi = m->end;
-		}
 		if (m->perms[2] != 'x' || m->path[0] != '/' || ncode >= RT_STACK_RANGES)
 			continue;
 		uint32_t flags = mapping_flags(f, m, true);
