@@ -3,9 +3,9 @@
  * stacks that are not a thread's (tests/e2e/coro.test).  The probed
  * function coro_leaf runs on:
  *
- *   mmap    a coroutine stack from mmap, with nothing mapped right above it
- *           (as QEMU's coroutine stacks can lie under another thread's
- *           guard page): a read past its top faults
+ *   mmap    a coroutine stack from mmap with an inaccessible page right
+ *           above it (as QEMU's coroutine stacks can lie under another
+ *           thread's guard page): a read past its top faults
  *   malloc  a coroutine stack from malloc (Boost.Context's fixedsize_stack,
  *           libco's shared stacks), inside the heap
  *   thread  a coroutine on an mmap'd stack, switched to from a pthread
@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #define STACK_SIZE (64 * 1024)
-#define HOLE (64 * 1024)
+#define GUARD 4096
 
 static ucontext_t main_ctx, coro_ctx;
 static volatile long sink;
@@ -63,14 +63,15 @@ static void coro_entry(void)
 	swapcontext(&coro_ctx, &main_ctx);
 }
 
-/* A stack from mmap whose top is followed by an unmapped hole. */
+/* A stack from mmap whose top is followed by an inaccessible page (as a
+ * QEMU coroutine stack under another thread's guard page). */
 static void *stack_mmap(void)
 {
-	char *p = mmap(NULL, STACK_SIZE + HOLE, PROT_READ | PROT_WRITE,
+	char *p = mmap(NULL, STACK_SIZE + GUARD, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	munmap(p + STACK_SIZE, HOLE);
+	mprotect(p + STACK_SIZE, GUARD, PROT_NONE);
 	return p;
 }
 
@@ -90,7 +91,7 @@ static void *thread_main(void *arg)
 	(void)arg;
 	void *st = stack_mmap();
 	int r = run_on(st);
-	munmap(st, STACK_SIZE);
+	munmap(st, STACK_SIZE + GUARD);
 	return (void *)(long)r;
 }
 
@@ -129,7 +130,7 @@ static int run(const char *kind)
 	if (!strcmp(kind, "mmap")) {
 		void *st = stack_mmap();
 		int r = run_on(st);
-		munmap(st, STACK_SIZE);
+		munmap(st, STACK_SIZE + GUARD);
 		return r;
 	}
 	if (!strcmp(kind, "malloc")) {
