@@ -5,7 +5,9 @@
 #   bash tests/run.sh
 #
 # 1. as root, installs the Debian packages the build and the tests need
-#    (skipped quickly when they are all present) and mounts tracefs and
+#    (among them qemu-utils, postgresql-15, redis-server and sqlite3, the
+#    real programs of tests/e2e/realprog.test; skipped quickly when they
+#    are all present) and mounts tracefs and
 #    debugfs (bpftrace, the reference of the differential tests, needs them);
 # 2. configures and builds ubt with meson + ninja in build/;
 # 3. runs the unit tests (`meson test`), then again in build-san/ under
@@ -29,6 +31,8 @@ SANDIR=${BUILDDIR}-san
 UBT_SANITIZE=${UBT_SANITIZE:-1}
 PACKAGES="llvm-19-dev clang-19 libzydis-dev libelf-dev libdw-dev flex bison meson
 ninja-build systemtap-sdt-dev bpftrace pkg-config python3 gcc g++ liburing-dev libaio-dev"
+# Debian's own programs traced by tests/e2e/realprog.test (tests/lib/realprog.py)
+PACKAGES="$PACKAGES qemu-utils postgresql-15 redis-server sqlite3"
 
 passed=0 failed=0 skipped=0
 log() { printf '== %s\n' "$*"; }
