@@ -45,6 +45,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
@@ -89,6 +90,22 @@ def _end(p, sig=signal.SIGTERM, timeout=10):
     except subprocess.TimeoutExpired:
         p.kill()
         return p.wait()
+
+
+def _start_server(argv, cwd, stop_sig):
+    """Starts a server that logs `... ready to accept connections` (postgres
+    and redis-server both do) and waits for that line; ends it on failure."""
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, cwd=cwd)
+    try:
+        _wait_line(p, p.stdout, lambda l: "ready to accept connections" in l, 60,
+                   "%s to accept connections" % os.path.basename(argv[0]))
+    except Fail:
+        _end(p, stop_sig)
+        raise
+    # keep reading its log so that a full pipe never blocks it
+    threading.Thread(target=lambda: p.stdout.read(), daemon=True).start()
+    return p
 
 
 class Tracer:
@@ -137,17 +154,10 @@ class Postgres:
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=self.dir)
         if r.returncode:
             raise Fail("initdb: " + r.stdout.decode(errors="replace")[-400:])
-        self.p = subprocess.Popen(
+        self.p = _start_server(
             self.as_pg + [PG_BIN + "/postgres", "-D", data, "-k", self.sock, "-c",
                           "listen_addresses=", "-c", "fsync=off", "-c", "max_connections=10"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            cwd=self.dir)
-        try:
-            _wait_line(self.p, self.p.stderr, lambda l: "ready to accept connections" in l,
-                       60, "postgres to accept connections")
-        except Fail:
-            _end(self.p, signal.SIGINT)
-            raise
+            self.dir, signal.SIGINT)
         self.pid = self.p.pid
         return self
 
@@ -211,17 +221,10 @@ class Redis:
         self.p = None
 
     def __enter__(self):
-        self.p = subprocess.Popen(
+        self.p = _start_server(
             ["redis-server", "--port", "0", "--unixsocket", self.sock, "--save", "",
              "--appendonly", "no", "--dir", self.tmp, "--daemonize", "no"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            cwd=self.tmp)
-        try:
-            _wait_line(self.p, self.p.stdout, lambda l: "ready to accept connections" in l,
-                       60, "redis-server to accept connections")
-        except Fail:
-            _end(self.p)
-            raise
+            self.tmp, signal.SIGTERM)
         self.pid = self.p.pid
         return self
 
