@@ -71,7 +71,9 @@ static inline __attribute__((always_inline)) int rt_ld8(uint64_t addr, uint64_t 
 {
 	uint64_t x;
 	int err = 0;
-	__asm__ volatile("1: movq (%[a]), %[x]\n"
+	/* the word is an "m" operand, not a "memory" clobber: a clobber would make
+	 * a loop over the stack reload everything it keeps in registers */
+	__asm__ volatile("1: movq %[m], %[x]\n"
 			 "2:\n"
 			 ".pushsection .text.rt_fixup,\"ax\"\n"
 			 "3: movl $1, %[e]\n"
@@ -84,8 +86,7 @@ static inline __attribute__((always_inline)) int rt_ld8(uint64_t addr, uint64_t 
 			 ".long 3b - .\n"
 			 ".popsection\n"
 			 : [x] "=r"(x), [e] "+r"(err)
-			 : [a] "r"(addr)
-			 : "memory");
+			 : [m] "m"(*(const uint64_t *)addr));
 	*v = x;
 	return err ? -14 : 0;
 }

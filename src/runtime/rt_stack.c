@@ -286,9 +286,10 @@ hash_copy_(struct walk *w, uint64_t id, uint64_t sp, uint64_t hi, uint64_t cap, 
 	const struct rt_stack_facts *f = &rt_hdr()->stk;
 	uint64_t copy = (hi - sp < cap ? hi - sp : cap) & ~7ull;
 	uint64_t lo = f->code_lo, span = f->code_hi - f->code_lo;
+	struct win *win = w->win;
 	for (uint64_t i = 0; i < copy / 8; i++) {
 		uint64_t v;
-		if (ld(w->win, sp + i * 8, &v)) {
+		if (ld(win, sp + i * 8, &v)) {
 			copy = i * 8; /* the mapping changed: copy what was read */
 			w->cut = 1;
 			break;
