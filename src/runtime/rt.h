@@ -64,31 +64,30 @@ static inline long rt_syscall0(long nr)
 /*
  * One 8-byte load of target memory that may fault: 0 with *v, or -EFAULT.
  * Its entry in the exception table (.rt_extable, rt_read.c) sends a thread
- * that faults here to the fixup, which sets the error and comes back.
+ * that faults here to the label `fault`, with every register as it was
+ * before the load.
  * Only where a fault reaches rt_sigsegv: rt_read_direct(t) said yes.
  */
 static inline __attribute__((always_inline)) int rt_ld8(uint64_t addr, uint64_t *v)
 {
 	uint64_t x;
-	int err = 0;
-	/* the word is an "m" operand, not a "memory" clobber: a clobber would make
-	 * a loop over the stack reload everything it keeps in registers */
-	__asm__ volatile("1: movq %[m], %[x]\n"
-			 "2:\n"
-			 ".pushsection .text.rt_fixup,\"ax\"\n"
-			 "3: movl $1, %[e]\n"
-			 "xorl %k[x], %k[x]\n"
-			 "jmp 2b\n"
-			 ".popsection\n"
-			 ".pushsection .rt_extable,\"a\"\n"
-			 ".p2align 2\n"
-			 ".long 1b - .\n"
-			 ".long 3b - .\n"
-			 ".popsection\n"
-			 : [x] "=r"(x), [e] "+r"(err)
-			 : [m] "m"(*(const uint64_t *)addr));
+	/* asm goto: the fixup is the C label, so a load costs no test; the word
+	 * is an "m" operand, not a "memory" clobber, which would make a loop
+	 * over the stack reload everything it keeps in registers */
+	__asm__ goto("1: movq %[m], %[x]\n"
+		     ".pushsection .rt_extable,\"a\"\n"
+		     ".p2align 2\n"
+		     ".long 1b - .\n"
+		     ".long %l[fault] - .\n"
+		     ".popsection\n"
+		     : [x] "=r"(x)
+		     : [m] "m"(*(const uint64_t *)addr)
+		     :
+		     : fault);
 	*v = x;
-	return err ? -14 : 0;
+	return 0;
+fault:
+	return -14;
 }
 
 /* rt_read.c: may this thread read directly (a fault reaches rt_sigsegv)? */

@@ -280,13 +280,12 @@ claim(struct rt_stack_table *t, uint64_t id, int *lost)
  * hijacked return slot counts as the return address it stands for.
  */
 static inline __attribute__((always_inline)) uint64_t
-hash_copy_(struct walk *w, uint64_t id, uint64_t sp, uint64_t hi, uint64_t cap, uint64_t *copyp,
-	   struct shadow *sh)
+hash_copy_(struct walk *w, struct win *win, uint64_t id, uint64_t sp, uint64_t hi, uint64_t cap,
+	   uint64_t *copyp, struct shadow *sh)
 {
 	const struct rt_stack_facts *f = &rt_hdr()->stk;
 	uint64_t copy = (hi - sp < cap ? hi - sp : cap) & ~7ull;
 	uint64_t lo = f->code_lo, span = f->code_hi - f->code_lo;
-	struct win *win = w->win;
 	for (uint64_t i = 0; i < copy / 8; i++) {
 		uint64_t v;
 		if (ld(win, sp + i * 8, &v)) {
@@ -409,7 +408,7 @@ stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, const int with_re
 	uint64_t copy = 0;
 	if (w.cfi && hi > sp) {
 		sh = all;
-		id = hash_copy_(&w, id, sp, hi, t->copy_size, &copy, with_ret && sh.k ? &sh : 0);
+		id = hash_copy_(&w, win, id, sp, hi, t->copy_size, &copy, with_ret && sh.k ? &sh : 0);
 	}
 	if (w.cut) {
 		if (hi)

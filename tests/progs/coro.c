@@ -12,6 +12,10 @@
  *   altstack  a SIGUSR1 handler on a sigaltstack from malloc
  *   blocked the mmap coroutine with SIGSEGV blocked (a fault could not be
  *           caught: ubt reads the stack with process_vm_readv instead)
+ *   shrink  a coroutine on a 64 KiB stack, then on the lower half of the same
+ *           mapping with the upper half made inaccessible: what ubt learnt
+ *           of the mapping is stale, and its read past the new top faults
+ *           (caught: the stack counts as cut short)
  *   main    the main thread's own stack (for comparison)
  *
  *   prog_coro N [KIND...]   runs each KIND (default: all) N times, then
@@ -75,15 +79,20 @@ static void *stack_mmap(void)
 	return p;
 }
 
-static int run_on(void *stack)
+static int run_on_size(void *stack, size_t size)
 {
 	if (!stack || getcontext(&coro_ctx))
 		return -1;
 	coro_ctx.uc_stack.ss_sp = stack;
-	coro_ctx.uc_stack.ss_size = STACK_SIZE;
+	coro_ctx.uc_stack.ss_size = size;
 	coro_ctx.uc_link = &main_ctx;
 	makecontext(&coro_ctx, coro_entry, 0);
 	return swapcontext(&main_ctx, &coro_ctx);
+}
+
+static int run_on(void *stack)
+{
+	return run_on_size(stack, STACK_SIZE);
 }
 
 static void *thread_main(void *arg)
@@ -117,6 +126,24 @@ static int run_altstack(void)
 	return 0;
 }
 
+/* The same 64 KiB-aligned place each time, so both sizes share the granule
+ * ubt caches the mapping by (runtime/rt_vma.c). */
+static int run_shrink(void)
+{
+	static char *r;
+	if (!r) {
+		char *p = mmap(NULL, 4 * STACK_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return -1;
+		r = (char *)(((unsigned long)p + STACK_SIZE - 1) & ~(unsigned long)(STACK_SIZE - 1));
+	}
+	if (mprotect(r, STACK_SIZE, PROT_READ | PROT_WRITE) || run_on(r))
+		return -1;
+	if (mprotect(r + STACK_SIZE / 2, STACK_SIZE / 2, PROT_NONE))
+		return -1;
+	return run_on_size(r, STACK_SIZE / 2);
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_term(int sig)
@@ -148,6 +175,8 @@ static int run(const char *kind)
 	}
 	if (!strcmp(kind, "altstack"))
 		return run_altstack();
+	if (!strcmp(kind, "shrink"))
+		return run_shrink();
 	if (!strcmp(kind, "blocked")) {
 		sigset_t set, old;
 		sigemptyset(&set);
