@@ -123,7 +123,12 @@ static void read_table(Elf *e, struct symfile *sf, Elf64_Word type)
 			if (!name || !*name)
 				continue;
 			char *dem = S.demangle ? demangle(name) : NULL;
-			sf->syms = xrealloc(sf->syms, (sf->nsyms + 1) * sizeof(*sf->syms));
+			/* doubling: libicu or libcrypto has thousands of functions, and one
+			 * realloc each made loading quadratic (minutes under ASan) */
+			int n = sf->nsyms; /* capacity: 16, then doubled when full */
+			if (n == 0 || (n >= 16 && !(n & (n - 1))))
+				sf->syms = xrealloc(sf->syms,
+						    (n ? 2 * (size_t)n : 16) * sizeof(*sf->syms));
 			sf->syms[sf->nsyms++] =
 			    (struct sym){s.st_value, s.st_size, dem ? dem : xstrdup(name)};
 		}
@@ -228,7 +233,8 @@ static void load_file(struct symfile *sf)
 		}
 		free(dbg);
 	}
-	qsort(sf->syms, sf->nsyms, sizeof(*sf->syms), sym_cmp);
+	if (sf->nsyms) /* a stripped file without .dynsym functions has none (syms NULL) */
+		qsort(sf->syms, sf->nsyms, sizeof(*sf->syms), sym_cmp);
 }
 
 static struct symfile *file_of(const struct proc_map *m)
