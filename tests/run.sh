@@ -159,6 +159,11 @@ if [ "$UBT_SANITIZE" = 1 ] && [ -x "$SANDIR/tools/ubt" ]; then
 		suite "e2e tests, ubt under ASan+UBSan" 1200 python3 tests/e2e/run.py \
 		--builddir "$BUILDDIR" --tracer "$PWD/$SANDIR/tools/ubt"
 fi
+# Debian's own programs (qemu-io, postgres, redis-server, sqlite3), once, with
+# the plain build: a real program's symbol tables under the sanitizer build
+# would take most of the suite's time
+suite "real programs (tests/real)" 1500 python3 tests/e2e/run.py --builddir "$BUILDDIR" \
+	tests/real/realprog.test
 suite "differential tests against bpftrace (tests/diff)" 1800 \
 	python3 tests/diff/run.py --builddir "$BUILDDIR"
 # Fewer rounds than the full run (python3 tests/stress/stress.py: 200 cycles, 50 kills).

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/lib/realprog.py - Debian's own programs as tracing targets, for
-end-to-end tests (tests/e2e/realprog.test) and anyone writing more of them.
+end-to-end tests (tests/real/realprog.test) and anyone writing more of them.
 
 A tracer (ubt, or bpftrace for the differential half of a test) is attached
 with -p to a real program that this module starts in a temporary directory,
