@@ -5,7 +5,9 @@
 #   bash tests/run.sh
 #
 # 1. as root, installs the Debian packages the build and the tests need
-#    (skipped quickly when they are all present) and mounts tracefs and
+#    (among them qemu-utils, postgresql-15, redis-server and sqlite3, the
+#    real programs of tests/e2e/realprog.test; skipped quickly when they
+#    are all present) and mounts tracefs and
 #    debugfs (bpftrace, the reference of the differential tests, needs them);
 # 2. configures and builds ubt with meson + ninja in build/;
 # 3. runs the unit tests (`meson test`), then again in build-san/ under
@@ -31,8 +33,9 @@ BUILDDIR=${BUILDDIR:-build}
 SANDIR=${BUILDDIR}-san
 UBT_SANITIZE=${UBT_SANITIZE:-1}
 PACKAGES="llvm-19-dev clang-19 libzydis-dev libelf-dev libdw-dev flex bison meson
-ninja-build systemtap-sdt-dev bpftrace pkg-config python3 gcc g++ liburing-dev libaio-dev
-qemu-utils redis-server"
+ninja-build systemtap-sdt-dev bpftrace pkg-config python3 gcc g++ liburing-dev libaio-dev"
+# Debian's own programs traced by tests/real/realprog.test (tests/lib/realprog.py)
+PACKAGES="$PACKAGES qemu-utils postgresql-15 redis-server sqlite3"
 
 passed=0 failed=0 skipped=0
 log() { printf '== %s\n' "$*"; }
@@ -167,6 +170,11 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	suite "shared memory fuzzing: the target writes into ubt's memory (tests/fuzz/shm_fuzz.py)" 900 \
 	python3 tests/fuzz/shm_fuzz.py --builddir "$BUILDDIR" --tracer "$fuzz_tracer" \
 	--seeds "${SHM_FUZZ_SEEDS:-60}"
+# Debian's own programs (qemu-io, postgres, redis-server, sqlite3), once, with
+# the plain build: a real program's symbol tables under the sanitizer build
+# would take most of the suite's time
+suite "real programs (tests/real)" 1500 python3 tests/e2e/run.py --builddir "$BUILDDIR" \
+	tests/real/realprog.test
 suite "differential tests against bpftrace (tests/diff)" 1800 \
 	python3 tests/diff/run.py --builddir "$BUILDDIR"
 # Fewer rounds than the full run (python3 tests/stress/stress.py: 200 cycles, 50 kills).

@@ -26,7 +26,7 @@ bool cg_needs_thread(const struct ast_node *n)
 	    cg_is_call(n, "zero") || cg_is_call(n, "time") || cg_is_call(n, "system") ||
 	    cg_is_call(n, "cat") || cg_is_call(n, "join") || cg_is_call(n, "macaddr"))
 		return true;
-	if (cg_reads_target(n)) /* rt_read's per-thread state (cg_expr.c) */
+	if (cg_reads_target(n) || cg_is_stack(n)) /* rt_read's per-thread state (cg_expr.c) */
 		return true;
 	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
 	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
@@ -323,14 +323,25 @@ LLVMValueRef cg_usdt_arg(struct cg *c, const struct ast_node *n)
 	const struct cg_usdt_arg *a = &c->usdt_spec->args[n->builtin_arg];
 	LLVMTypeRef ity = LLVMIntTypeInContext(c->ctx, a->size * 8);
 	LLVMValueRef v;
+	if (a->kind == CG_USDT_BAD) {
+		cg_fail(c, n, "internal: usdt argument cannot be read"); /* usdt.c refused it */
+		return cg_const(c, 0);
+	}
 	if (a->kind == CG_USDT_CONST) {
 		v = cg_const(c, (uint64_t)a->val);
+		if (a->pcrel)
+			v = LLVMBuildAdd(c->b, v, usdt_reg(c, offsetof(struct rt_regs_mid, pc)), "");
 	} else if (a->kind == CG_USDT_REG) {
 		v = usdt_reg(c, a->reg);
 		if (a->shift)
 			v = LLVMBuildLShr(c->b, v, cg_const(c, a->shift), "");
 	} else {
 		LLVMValueRef addr = cg_const(c, (uint64_t)a->val);
+		if (a->pcrel) /* a symbol: relative to the location's run-time address */
+			addr = LLVMBuildAdd(c->b, addr, usdt_reg(c, offsetof(struct rt_regs_mid, pc)), "");
+		if (a->seg == CG_USDT_SEG_FS) /* the probe runs on the thread: %fs:0 is its base */
+			addr = LLVMBuildAdd(c->b, addr,
+					    LLVMBuildLoad2(c->b, c->i64, LLVMConstNull(c->ptr_fs), ""), "");
 		if (a->reg != CG_USDT_NOREG)
 			addr = LLVMBuildAdd(c->b, addr, usdt_reg(c, a->reg), "");
 		if (a->index != CG_USDT_NOREG)

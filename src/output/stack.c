@@ -145,10 +145,6 @@ void out_stack_prepare(void)
 	int ncode = 0;
 	for (int i = 0; i < nmaps; i++) {
 		const struct proc_map *m = &maps[i];
-		if (!strcmp(m->path, "[stack]")) {
-			f->main_lo = m->start;
-			f->main_hi = m->end;
-		}
 		if (m->perms[2] != 'x' || m->path[0] != '/' || ncode >= RT_STACK_RANGES)
 			continue;
 		uint32_t flags = mapping_flags(f, m, true);
@@ -492,7 +488,8 @@ char *out_stack_text(uint64_t id, const struct ast_type *t, int indent)
  * Stacks the table had no room for (runtime/rt_stack.c): they print as an
  * empty key `@[]` (bpftrace's text for a failed stack id, which it
  * reports with "ERROR: failed to look up stack id"), so the count is said
- * once at the end, on stderr, like the drops of full maps.
+ * once at the end, on stderr, like the drops of full maps.  So are stacks
+ * cut short, which print with the frames found before the cut.
  */
 void out_stack_report_drops(void)
 {
@@ -505,6 +502,13 @@ void out_stack_report_drops(void)
 			"WARNING: %llu stack%s not recorded: the stack table was full (%u stacks); "
 			"they print as an empty stack: @[]\n",
 			(unsigned long long)n, n == 1 ? "" : "s", K.table.cap);
+	/* rt_stack.c: sp in no readable mapping, or a read failed (the mapping changed) */
+	uint64_t c = __atomic_load_n(&t->cut, __ATOMIC_RELAXED);
+	if (c)
+		fprintf(stderr,
+			"WARNING: %llu stack%s cut short: the stack pointer was in no readable "
+			"mapping, or a read of the stack failed\n",
+			(unsigned long long)c, c == 1 ? "" : "s");
 }
 
 /*

@@ -232,7 +232,8 @@ static void load_file(struct symfile *sf)
 		}
 		free(dbg);
 	}
-	qsort(sf->syms, sf->nsyms, sizeof(*sf->syms), sym_cmp);
+	if (sf->nsyms) /* a stripped file without .dynsym functions has none (syms NULL) */
+		qsort(sf->syms, sf->nsyms, sizeof(*sf->syms), sym_cmp);
 }
 
 static struct symfile *file_of(const struct proc_map *m)

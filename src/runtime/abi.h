@@ -41,6 +41,7 @@
 enum rt_shm_flags {
 	RT_F_RSEQ = 1 << 0, /* rseq_off is valid: per-CPU slots via rseq cpu_id */
 	RT_F_TID = 1 << 1,  /* tid_off is valid: the kernel tid is at %fs:tid_off */
+	RT_F_NO_PROCMAP_QUERY = 1 << 2, /* tests: rt_vma.c parses /proc/self/maps instead */
 };
 
 /*
@@ -78,9 +79,11 @@ struct rt_sigaction_k {
  * registers and a copy of the stack (flag RT_STK_COPY), which ubt unwinds
  * with the object's CFI (.eh_frame).  A frame in an RT_CODE_END range
  * (__libc_start_call_main, start_thread) is the last one, as in bpftrace.
- * Every read stays inside the thread's stack: [sp, tp) for a thread whose
- * TCB sits above its stack (glibc's pthreads), else the main thread's stack
- * mapping [main_lo, main_hi); a stack in neither gets no walk.
+ * Every read stays inside the mapping sp is in (a thread's stack, a
+ * coroutine's stack from mmap or malloc, a sigaltstack: rt_vma.c finds it)
+ * and is fault-tolerant (rt_ld8, or process_vm_readv where a fault would
+ * not reach the runtime's handler); a stack whose mapping is not found, or
+ * where a read fails, keeps the frames found so far and counts in `cut`.
  */
 #define RT_STACK_RANGES 48
 #define RT_STACK_MAX 127     /* frames at most: ustack(n) with n <= 127, bpftrace's limit */
@@ -99,7 +102,6 @@ struct rt_code_range {
 
 struct rt_stack_facts {
 	uint64_t table_off;         /* struct rt_stack_table in the data part; 0: none */
-	uint64_t main_lo, main_hi;  /* the main thread's stack mapping */
 	uint64_t code_lo, code_hi;  /* hull of ranges[]: a quick test for "not code" */
 	uint32_t nranges;           /* END ranges first, then code ranges */
 	uint32_t pad;
@@ -145,6 +147,7 @@ struct rt_stack_table {
 	uint64_t entries_off; /* from this struct */
 	volatile uint64_t used;
 	volatile uint64_t drops; /* stacks not recorded: table full */
+	volatile uint64_t cut;   /* stacks cut short: no mapping found for sp, or a read failed */
 };
 
 /* rt_stack_id(regs, site, kind, n): where the probe runs */
@@ -524,6 +527,9 @@ static inline uint32_t rt_map_nth(uint32_t rows, uint32_t n)
  * there and the child's probes return at once instead of writing into the
  * parent's maps and rings.  Probe code refers to it as `ubt_priv`.
  */
+#define RT_VMA_SLOTS 64
+#define RT_VMA_PAGE_BITS 29 /* pages of one cached mapping: up to 2 TiB */
+
 struct rt_priv {
 	uint32_t size;             /* sizeof(struct rt_priv) */
 	volatile uint32_t enabled; /* probes run only when non-zero */
@@ -542,6 +548,13 @@ struct rt_priv {
 	 * read-only copy of the data part's headers, at the same offsets.
 	 */
 	uint64_t layout;
+	/*
+	 * The mappings stacks were found in (rt_vma.c): slot i caches the
+	 * readable mapping holding some address whose 64 KiB granule hashes
+	 * to i, as (lo >> 12) << 29 | pages (0: empty).  Private, so a forked
+	 * child, whose page starts zeroed, learns its own.
+	 */
+	volatile uint64_t vma[RT_VMA_SLOTS];
 };
 
 /*

@@ -217,7 +217,7 @@ static void fuzz_header(void)
 		F(rseq_off),    F(tid_off),      F(pid),         F(exit_req),    F(exit_code),
 		F(threads_full), F(reentered),   F(trap_hits),   F(ntraps),      F(rets_addr),
 		F(ret_lost),    F(tsc_base),     F(ns_base),     F(tsc_mult),    F(start_ns),
-		F(rd_min_addr), F(read_faults),  F(stk.table_off), F(stk.main_lo), F(stk.main_hi),
+		F(rd_min_addr), F(read_faults),  F(stk.table_off),
 		F(stk.code_lo), F(stk.code_hi),  F(stk.nranges), F(dl_events),   F(dl_rstate),
 		F(dl_ack),      F(prof_sig),     F(nprof),       F(cgroup_id),   F(ids_gen),
 #undef F
