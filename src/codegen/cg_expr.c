@@ -137,10 +137,41 @@ static LLVMValueRef binop_values(struct cg *c, int op, bool sgn, LLVMValueRef l,
 	return cg_const(c, 0);
 }
 
+/*
+ * `a == b`, `a != b` of values kept in buffers.  Strings compare as
+ * bpftrace 0.17 does: character by character up to a NUL, over at most the
+ * shorter buffer (`comm == "nginx"` reads 6 bytes of comm); arrays,
+ * records and tuples byte for byte.  Both in the runtime (rt_str.c).
+ */
+static LLVMValueRef compare_buffers(struct cg *c, const struct ast_node *n)
+{
+	const struct ast_type *lt = &n->lhs->type, *rt = &n->rhs->type;
+	LLVMValueRef l = cg_expr(c, n->lhs), r = cg_expr(c, n->rhs), ne;
+	uint64_t len = (uint64_t)(lt->size < rt->size ? lt->size : rt->size);
+	LLVMTypeRef fty;
+	if (lt->kind == TY_STR) {
+		LLVMTypeRef p[] = {c->ptr, c->i64, c->ptr, c->i64, c->i64};
+		LLVMValueRef f = cg_rt_fn(c, "rt_strncmp", c->i64, p, 5, &fty);
+		LLVMValueRef a[] = {l, cg_const(c, (uint64_t)lt->size), r, cg_const(c, (uint64_t)rt->size),
+				    cg_const(c, len)};
+		ne = LLVMBuildCall2(c->b, fty, f, a, 5, "strcmp");
+	} else {
+		LLVMTypeRef p[] = {c->ptr, c->ptr, c->i64};
+		LLVMValueRef f = cg_rt_fn(c, "rt_memneq", c->i64, p, 3, &fty);
+		LLVMValueRef a[] = {l, r, cg_const(c, len)};
+		ne = LLVMBuildCall2(c->b, fty, f, a, 3, "memcmp");
+	}
+	return cg_bool64(c, LLVMBuildICmp(c->b, n->op == OP_EQ ? LLVMIntEQ : LLVMIntNE, ne,
+					  cg_const(c, 0), ""));
+}
+
 static LLVMValueRef binop(struct cg *c, const struct ast_node *n)
 {
 	if (n->op == OP_LAND || n->op == OP_LOR)
 		return logical(c, n);
+	if ((n->op == OP_EQ || n->op == OP_NE) && cg_is_buffer(&n->lhs->type) &&
+	    cg_is_buffer(&n->rhs->type))
+		return compare_buffers(c, n);
 	/* signed only when both sides are (C's rule for 64-bit operands) */
 	bool sgn = n->lhs->type.is_signed && n->rhs->type.is_signed;
 	LLVMValueRef l = cg_expr(c, n->lhs);

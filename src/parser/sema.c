@@ -391,6 +391,21 @@ static void binop_int_warnings(struct sema *s, const struct ast_node *n, const s
 }
 
 
+/* Arrays compare element by element, as bpftrace 0.17: only == and !=,
+ * only arrays of integers of one type and count. */
+static void binop_array_checks(struct sema *s, const struct ast_type *lt,
+			       const struct ast_type *rt, int op, struct src_loc oploc)
+{
+	if (op != OP_EQ && op != OP_NE)
+		diag_error(s->diags, oploc, "The %s operator cannot be used on arrays.",
+			   ast_op_text(op));
+	if (lt->count != rt->count)
+		diag_error(s->diags, oploc, "Only arrays of same size support comparison operators.");
+	if (lt->elem->kind != TY_INT || !ast_type_eq(lt, rt))
+		diag_error(s->diags, oploc,
+			   "Only arrays of same sized integer support comparison operators.");
+}
+
 /* The type of `l op r`; also the checks bpftrace makes on it.  Used for
  * AST_BINOP and for compound assignments (`@x += r` is `@x = @x + r`). */
 static struct ast_type binop_type(struct sema *s, const struct ast_node *n,
@@ -429,6 +444,8 @@ static struct ast_type binop_type(struct sema *s, const struct ast_node *n,
 	char a[64], b[64];
 	if (lt->kind == TY_INT && rt->kind == TY_INT) {
 		binop_int_warnings(s, n, l, r, oploc, op);
+	} else if (lt->kind == TY_ARRAY && rt->kind == TY_ARRAY) {
+		binop_array_checks(s, lt, rt, op, oploc);
 	} else if (lt->kind != rt->kind) {
 		diag_error(s->diags, join(l->loc, r->loc),
 			   "Type mismatch for '%s': comparing '%s' with '%s'", ast_op_text(op), sema_tn(lt, a),
@@ -437,6 +454,15 @@ static struct ast_type binop_type(struct sema *s, const struct ast_node *n,
 		diag_error(s->diags, oploc,
 			   "The %s operator can not be used on expressions of types %s, %s",
 			   ast_op_text(op), sema_tn(lt, a), sema_tn(rt, b));
+	} else if (op == OP_EQ && lt->kind == TY_STR && (l->kind == AST_STR) != (r->kind == AST_STR)) {
+		/* the bytes compared are at most the shorter buffer's (codegen):
+		 * `comm == "a_name_of_17_chars"` can never hold */
+		const struct ast_node *lit = l->kind == AST_STR ? l : r;
+		const struct ast_node *var = lit == l ? r : l;
+		if ((int)lit->slen > var->type.size)
+			diag_warning(s->diags, join(l->loc, r->loc),
+				     "The literal is longer than the variable string (size=%d), condition will always be false",
+				     var->type.size);
 	}
 	return t;
 }
