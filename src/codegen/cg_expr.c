@@ -414,7 +414,9 @@ static LLVMValueRef load_place(struct cg *c, struct place pl, const struct ast_t
 	}
 	if (bit_off)
 		v = LLVMBuildLShr(c->b, v, cg_const(c, (uint64_t)bit_off), "");
-	return extend(c, v, width, t->is_signed && t->kind == TY_INT);
+	/* bpftrace 0.17 reads a bitfield as its bits, never sign-extended: an
+	 * `int e:9` holding 500 reads 500 */
+	return extend(c, v, width, t->is_signed && t->kind == TY_INT && !(field && field->bit_width));
 }
 
 /* `*p`, `p->f`, `s.f`, `a[i]`, `(struct x)e` */
