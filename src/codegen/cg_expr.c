@@ -165,6 +165,34 @@ static LLVMValueRef compare_buffers(struct cg *c, const struct ast_node *n)
 					  cg_const(c, 0), ""));
 }
 
+/*
+ * Pointer arithmetic steps by the pointee's size, as in C: `(int32 *)32 + 1`
+ * is 36, `$r + 1` of a `struct rec *` the next record.  A pointer to a
+ * pointer steps by 8, `void *` by 1 (GNU C).
+ */
+static uint64_t ptr_step(const struct ast_type *t)
+{
+	if (t->kind != TY_PTR || !t->elem || t->elem->kind == TY_NONE || t->elem->size <= 0)
+		return 1;
+	return (uint64_t)t->elem->size;
+}
+
+/* l op r where the result type says whether this is pointer arithmetic
+ * (`p + i`, `i + p`, `p - i`): the integer side scaled by ptr_step. */
+static LLVMValueRef arith_values(struct cg *c, int op, const struct ast_type *res,
+				 const struct ast_type *lt, const struct ast_type *rt, LLVMValueRef l,
+				 LLVMValueRef r)
+{
+	if (res->kind == TY_PTR && (op == '+' || op == '-')) {
+		uint64_t step = ptr_step(res);
+		if (lt->kind != TY_PTR)
+			l = LLVMBuildMul(c->b, l, cg_const(c, step), "");
+		else if (rt->kind != TY_PTR)
+			r = LLVMBuildMul(c->b, r, cg_const(c, step), "");
+	}
+	return binop_values(c, op, lt->is_signed && rt->is_signed, l, r);
+}
+
 static LLVMValueRef binop(struct cg *c, const struct ast_node *n)
 {
 	if (n->op == OP_LAND || n->op == OP_LOR)
@@ -173,10 +201,9 @@ static LLVMValueRef binop(struct cg *c, const struct ast_node *n)
 	    cg_is_buffer(&n->rhs->type))
 		return compare_buffers(c, n);
 	/* signed only when both sides are (C's rule for 64-bit operands) */
-	bool sgn = n->lhs->type.is_signed && n->rhs->type.is_signed;
 	LLVMValueRef l = cg_expr(c, n->lhs);
 	LLVMValueRef r = cg_expr(c, n->rhs);
-	return binop_values(c, n->op, sgn, l, r);
+	return arith_values(c, n->op, &n->type, &n->lhs->type, &n->rhs->type, l, r);
 }
 
 static LLVMValueRef ternary(struct cg *c, const struct ast_node *n)
@@ -225,8 +252,9 @@ LLVMValueRef cg_var_ptr(struct cg *c, const struct ast_node *n)
 /* ++/-- on a map or a variable; yields the old (postfix) or new (prefix) value. */
 static LLVMValueRef incdec(struct cg *c, const struct ast_node *n)
 {
-	LLVMValueRef delta = cg_const(c, n->op == OP_INC ? 1 : -1ull);
 	const struct ast_node *t = n->lhs;
+	uint64_t step = ptr_step(&t->type);
+	LLVMValueRef delta = cg_const(c, n->op == OP_INC ? step : -step);
 	LLVMValueRef res = cg_alloca(c, c->i64, "incdec");
 	LLVMBuildStore(c->b, cg_const(c, 0), res);
 	LLVMValueRef p;
@@ -589,13 +617,13 @@ static void assign(struct cg *c, const struct ast_node *n)
 	}
 	if (t->kind == AST_MAP) {
 		/* @x op= v: read-modify-write of an integer map, like bpftrace */
-		bool sgn = t->type.is_signed && n->rhs->type.is_signed;
 		LLVMValueRef v = cg_expr(c, n->rhs);
 		LLVMBasicBlockRef miss;
 		LLVMValueRef idx = cg_map_index(c, t, true, &miss);
 		LLVMValueRef p = cg_map_value_ptr(c, t, idx);
 		LLVMValueRef old = LLVMBuildLoad2(c->b, c->i64, p, "");
-		LLVMBuildStore(c->b, binop_values(c, op, sgn, old, v), p);
+		LLVMBuildStore(c->b, arith_values(c, op, &n->optype, &t->type, &n->rhs->type, old, v),
+			       p);
 		cg_mark_written(c, t);
 		cg_map_done(c, miss);
 		return;
@@ -616,10 +644,9 @@ static void assign(struct cg *c, const struct ast_node *n)
 		cg_copy_str(c, p, v, len);
 		return;
 	}
-	if (op) {
-		bool sgn = t->type.is_signed && n->rhs->type.is_signed;
-		v = binop_values(c, op, sgn, LLVMBuildLoad2(c->b, c->i64, p, ""), v);
-	}
+	if (op)
+		v = arith_values(c, op, &n->optype, &t->type, &n->rhs->type,
+				 LLVMBuildLoad2(c->b, c->i64, p, ""), v);
 	LLVMBuildStore(c->b, v, p);
 }
 

@@ -86,11 +86,11 @@ void out_value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, b
 		free(s);
 		return;
 	}
-	case TY_PTR: { /* bpftrace prints a pointer value in decimal (`(4198512, 1)`);
-			* only map keys are hex (maps.c) */
-		uint64_t a;
+	case TY_PTR: { /* bpftrace prints a pointer value as a signed decimal
+			* (`(4198512, 1)`, `@p: -6`); only map keys are hex (maps.c) */
+		int64_t a;
 		memcpy(&a, p, 8);
-		buf_printf(b, "%" PRIu64, a);
+		buf_printf(b, "%" PRId64, a);
 		return;
 	}
 	default: {

@@ -314,10 +314,8 @@ static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_typ
 {
 	struct map_priv *m = map_find(s, map->str, false);
 	char a[64], b[64];
-	/* a pointer is stored as its address, an unsigned 8-byte integer
-	 * (bpftrace prints `@v = (int64 *)arg0` in decimal too) */
-	if (t.kind == TY_PTR)
-		t = (struct ast_type){ TY_INT, 8, false, t.as };
+	/* a pointer keeps its type, so `@p += 1` and `@p[0]` step by and read
+	 * its pointee (bpftrace prints it in decimal, output/values.c) */
 	if (m && m->has_value) {
 		struct ast_type *mt = &m->pub.value;
 		if (mt->kind == TY_NONE) {
@@ -504,11 +502,14 @@ static void check_incdec(struct sema *s, struct ast_node *n)
 	}
 	sema_expr(s, t, USE_NONE, NULL);
 	char a[64];
-	if (s->final && t->type.kind != TY_INT)
+	if (s->final && t->type.kind != TY_INT && t->type.kind != TY_PTR)
 		diag_error(s->diags, n->loc,
 			   "The %s operator can not be used on expressions of type '%s'",
 			   ast_op_text(n->op), sema_tn(&t->type, a));
-	n->type = (struct ast_type){ TY_INT, 8, t->type.is_signed, AS_NONE };
+	if (t->type.kind == TY_PTR) /* `$p++` steps by the pointee (cg_expr.c) */
+		n->type = t->type;
+	else
+		n->type = (struct ast_type){ TY_INT, 8, t->type.is_signed, AS_NONE };
 }
 
 /* ternary -> expr '?' expr ':' expr */

@@ -347,8 +347,9 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 			p += l - 1;
 			continue;
 		}
-		/* %s of a tuple prints it as print() does (newer bpftrace; 0.17 refuses) */
-		if (at->kind != want && !((at->kind == TY_USYM || at->kind == TY_USTACK ||
+		/* %s of a tuple prints it as print() does (newer bpftrace; 0.17 refuses);
+		 * a pointer is an integer to every integer conversion, %p included */
+		if (at->kind != want && !(at->kind == TY_PTR && want == TY_INT) && !((at->kind == TY_USYM || at->kind == TY_USTACK ||
 					   at->kind == TY_TUPLE || sema_fmt_string_like(at->kind)) &&
 					  want == TY_STR)) {
 			diag_error(s->diags, n->loc,
@@ -537,9 +538,13 @@ static void check_print(struct sema *s, struct ast_node *n, enum call_use use,
 		return;
 	}
 	const struct ast_type *t = &n->kids[0]->type;
-	if (s->final && t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_TUPLE &&
-	    t->kind != TY_USYM && t->kind != TY_BUF && t->kind != TY_ARRAY &&
-	    !sema_fmt_string_like(t->kind))
+	char a[64];
+	if (s->final && t->kind == TY_PTR)
+		diag_error(s->diags, n->loc, "%s type passed to print() is not printable",
+			   sema_tn(t, a));
+	else if (s->final && t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_TUPLE &&
+		 t->kind != TY_USYM && t->kind != TY_BUF && t->kind != TY_ARRAY &&
+		 t->kind != TY_STRUCT && !sema_fmt_string_like(t->kind))
 		diag_error(s->diags, n->loc, "print() does not support values of type %s",
 			   sema_kind_name(t));
 	else if (s->final)
