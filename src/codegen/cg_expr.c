@@ -206,22 +206,34 @@ static LLVMValueRef binop(struct cg *c, const struct ast_node *n)
 	return arith_values(c, n->op, &n->type, &n->lhs->type, &n->rhs->type, l, r);
 }
 
+/* One arm of a ternary into res: an i64, or a string copied into the
+ * result's buffer (the arms may be smaller: `$c ? "a" : str(p)`). */
+static void ternary_arm(struct cg *c, const struct ast_node *n, const struct ast_node *arm,
+			LLVMValueRef res)
+{
+	LLVMValueRef v = cg_expr(c, arm);
+	if (n->type.kind == TY_STR)
+		cg_store_as(c, res, &n->type, v, &arm->type);
+	else
+		LLVMBuildStore(c->b, v, res);
+}
+
 static LLVMValueRef ternary(struct cg *c, const struct ast_node *n)
 {
 	bool str = n->type.kind == TY_STR;
-	LLVMTypeRef rt = str ? c->ptr : c->i64;
-	LLVMValueRef res = cg_alloca(c, rt, "tern");
+	LLVMValueRef res = str ? cg_alloca(c, LLVMArrayType(c->i8, (unsigned)n->type.size), "tern")
+			       : cg_alloca(c, c->i64, "tern");
 	LLVMValueRef cond = LLVMBuildICmp(c->b, LLVMIntNE, cg_expr(c, n->cond), cg_const(c, 0), "");
 	LLVMBasicBlockRef t = cg_new_bb(c, "tern_t"), f = cg_new_bb(c, "tern_f"), d = cg_new_bb(c, "tern_d");
 	LLVMBuildCondBr(c->b, cond, t, f);
 	LLVMPositionBuilderAtEnd(c->b, t);
-	LLVMBuildStore(c->b, cg_expr(c, n->lhs), res);
+	ternary_arm(c, n, n->lhs, res);
 	LLVMBuildBr(c->b, d);
 	LLVMPositionBuilderAtEnd(c->b, f);
-	LLVMBuildStore(c->b, cg_expr(c, n->rhs), res);
+	ternary_arm(c, n, n->rhs, res);
 	LLVMBuildBr(c->b, d);
 	LLVMPositionBuilderAtEnd(c->b, d);
-	return LLVMBuildLoad2(c->b, rt, res, "");
+	return str ? res : LLVMBuildLoad2(c->b, c->i64, res, "");
 }
 
 /* ---- expressions ------------------------------------------------------ */
@@ -471,6 +483,41 @@ static void store_value(struct cg *c, LLVMValueRef dst, const struct ast_type *t
 	LLVMSetAlignment(st, 1);
 }
 
+/*
+ * Stores value v of type st at dst, laid out as type dt: the same type, or
+ * one sema grew to hold it (sema.c's widen_type: `@ = ("hello", 0);
+ * @ = ("hi", 1)`): tuples element by element, strings cut or NUL-padded,
+ * integers at dt's size.  dst holds dt->size bytes.
+ */
+void cg_store_as(struct cg *c, LLVMValueRef dst, const struct ast_type *dt, LLVMValueRef v,
+		 const struct ast_type *st)
+{
+	if (dt->kind == TY_TUPLE && st->kind == TY_TUPLE && !ast_type_eq(dt, st) &&
+	    dt->tup->count == st->tup->count) {
+		for (int i = 0; i < dt->tup->count; i++) {
+			const struct ast_type *se = &st->tup->types[i];
+			LLVMValueRef so = cg_const(c, (uint64_t)st->tup->offsets[i]);
+			LLVMValueRef dof = cg_const(c, (uint64_t)dt->tup->offsets[i]);
+			LLVMValueRef sp = LLVMBuildGEP2(c->b, c->i8, v, &so, 1, "");
+			LLVMValueRef ev = cg_is_buffer(se) ? sp
+							   : load_place(c, (struct place){false, sp}, se,
+									NULL, NULL);
+			cg_store_as(c, LLVMBuildGEP2(c->b, c->i8, dst, &dof, 1, ""), &dt->tup->types[i],
+				    ev, se);
+		}
+		return;
+	}
+	if (cg_is_buffer(dt)) {
+		uint64_t n = (uint64_t)(st->size < dt->size ? st->size : dt->size);
+		if (n < (uint64_t)dt->size)
+			LLVMBuildMemSet(c->b, dst, LLVMConstInt(c->i8, 0, 0), cg_const(c, (uint64_t)dt->size),
+					1);
+		LLVMBuildMemCpy(c->b, dst, 1, v, 1, cg_const(c, n));
+		return;
+	}
+	store_value(c, dst, dt, v);
+}
+
 /* (a, b, ...): a buffer laid out as the tuple type says (ast_tuple_of) */
 static LLVMValueRef tuple_value(struct cg *c, const struct ast_node *n)
 {
@@ -635,7 +682,7 @@ static void assign(struct cg *c, const struct ast_node *n)
 	}
 	LLVMValueRef v = cg_expr(c, n->rhs);
 	if (t->type.kind != TY_STR && cg_is_buffer(&t->type)) {
-		LLVMBuildMemCpy(c->b, p, 1, v, 1, cg_const(c, (uint64_t)t->type.size));
+		cg_store_as(c, p, &t->type, v, &n->rhs->type);
 		return;
 	}
 	if (t->type.kind == TY_STR) {

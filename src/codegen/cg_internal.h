@@ -68,6 +68,8 @@ LLVMValueRef cg_var_ptr(struct cg *c, const struct ast_node *n);
 bool cg_is_buffer(const struct ast_type *t);
 bool cg_reads_target(const struct ast_node *n);
 LLVMValueRef cg_read_target(struct cg *c, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef n);
+void cg_store_as(struct cg *c, LLVMValueRef dst, const struct ast_type *dt, LLVMValueRef v,
+		 const struct ast_type *st);
 void cg_loop_rest(struct cg *c, const struct ast_node *body, LLVMValueRef iv,
 		  LLVMBasicBlockRef cond, LLVMBasicBlockRef step, LLVMBasicBlockRef done);
 

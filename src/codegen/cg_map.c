@@ -583,14 +583,11 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
 		cg_percpu_add(c, byte_off(c, p, off), stride, cg_const(c, 1));
 		break;
 	}
-	case RT_MAP_STR: {
-		uint64_t n = (uint64_t)rhs->type.size < ml->hdr.val_size ? (uint64_t)rhs->type.size
-									  : ml->hdr.val_size;
+	case RT_MAP_STR:
 		LLVMBuildMemSet(c->b, p, LLVMConstInt(c->i8, 0, 0), cg_const(c, ml->hdr.val_size),
 				1);
-		cg_copy_str(c, p, val, n);
+		cg_store_as(c, p, &map->map->value, val, &rhs->type);
 		break;
-	}
 	default:
 		LLVMBuildStore(c->b, val, p);
 		break;

@@ -245,6 +245,8 @@ void *ast_arena_alloc(struct ast_program *p, size_t size);
 /* The record named "struct x"/"union x", NULL if unknown; create makes an
  * incomplete one. */
 struct ast_record *ast_record_find(struct ast_program *p, const char *name, bool create);
+/* A value's alignment inside a tuple (C's for C types). */
+int ast_type_align(const struct ast_type *t);
 /* Interned pointer-to-t and tuple types. */
 struct ast_type ast_ptr_to(struct ast_program *p, struct ast_type t);
 struct ast_type ast_tuple_of(struct ast_program *p, const struct ast_type *types, int n);

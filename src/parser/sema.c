@@ -309,8 +309,65 @@ static void check_map(struct sema *s, struct ast_node *n)
 	n->map = m ? &m->pub : NULL;
 }
 
+/*
+ * Strings grow to hold both values, in tuples too, as bpftrace's
+ * update_string_size: `@ = ("hello", 0); @ = ("hi", 1)` keeps a
+ * (string[6], int64).  Codegen converts a value to the grown layout where
+ * it stores it (cg_store_as).
+ */
+static void widen_strings(struct sema *s, struct ast_type *stored, const struct ast_type *t)
+{
+	if (stored->kind == TY_STR && t->kind == TY_STR) {
+		if (t->size > stored->size)
+			stored->size = t->size;
+		return;
+	}
+	if (stored->kind != TY_TUPLE || t->kind != TY_TUPLE)
+		return;
+	int n = stored->tup->count;
+	if (n != t->tup->count || n > 64)
+		return;
+	struct ast_type el[64];
+	bool changed = false;
+	for (int i = 0; i < n; i++) {
+		el[i] = stored->tup->types[i];
+		widen_strings(s, &el[i], &t->tup->types[i]);
+		changed |= el[i].size != stored->tup->types[i].size;
+	}
+	if (changed)
+		*stored = ast_tuple_of(s->prog, el, n);
+}
+
+/* bpftrace's FitsInto: a t fits where stored values are kept. */
+static bool fits_into(const struct ast_type *t, const struct ast_type *stored)
+{
+	if (t->kind == TY_STR && stored->kind == TY_STR)
+		return t->size <= stored->size;
+	if (t->kind != TY_TUPLE || stored->kind != TY_TUPLE)
+		return ast_type_eq(t, stored);
+	if (t->tup->count != stored->tup->count)
+		return false;
+	for (int i = 0; i < t->tup->count; i++)
+		if (!fits_into(&t->tup->types[i], &stored->tup->types[i]))
+			return false;
+	return true;
+}
+
+/* A tuple assigned to a map or variable whose tuple type it does not fit,
+ * after string sizes grew (bpftrace checks in its last pass). */
+static void check_tuple_fits(struct sema *s, struct ast_type *stored, const struct ast_type *t,
+			     struct src_loc loc)
+{
+	char a[64], b[64];
+	widen_strings(s, stored, t);
+	if (s->final && !fits_into(t, stored))
+		diag_error(s->diags, loc, "Tuple type mismatch: %s != %s.", sema_tn(stored, a),
+			   sema_tn(t, b));
+}
+
 /* Records the value type of an assignment to a map, or reports a clash. */
-static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_type t)
+static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_type t,
+			    struct src_loc site)
 {
 	struct map_priv *m = map_find(s, map->str, false);
 	char a[64], b[64];
@@ -330,6 +387,8 @@ static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_typ
 				   map->str, sema_tn(&t, a), sema_tn(mt, b));
 		} else if (mt->kind == TY_STR && t.size > mt->size) {
 			mt->size = t.size;
+		} else if (mt->kind == TY_TUPLE) {
+			check_tuple_fits(s, mt, &t, site);
 		} else if (ast_type_is_blob(mt->kind) && !ast_type_eq(mt, &t)) {
 			diag_error(s->diags, map->loc,
 				   "Type mismatch for %s: trying to assign value of type '%s' when map already contains a value of type '%s",
@@ -498,7 +557,7 @@ static void check_incdec(struct sema *s, struct ast_node *n)
 	if (t->kind == AST_MAP) {
 		struct map_priv *m = map_find(s, t->str, false);
 		if (!m || !m->has_value)
-			assign_map_type(s, t, ty_int64);
+			assign_map_type(s, t, ty_int64, n->loc);
 	}
 	sema_expr(s, t, USE_NONE, NULL);
 	char a[64];
@@ -644,7 +703,7 @@ static void check_assign_map(struct sema *s, struct ast_node *n)
 		n->optype = binop_type(s, n, map, n->rhs, n->op, n->pred_loc);
 		t = n->optype;
 	}
-	assign_map_type(s, map, t);
+	assign_map_type(s, map, t, n->loc);
 	if (s->final && t.kind == TY_NONE)
 		diag_error(s->diags, n->rhs->loc, "Invalid expression for assignment: none");
 }
@@ -674,6 +733,8 @@ static void check_assign_var(struct sema *s, struct ast_node *n)
 		} else if (v->type.kind == TY_STR && t.kind == TY_STR) {
 			if (t.size > v->type.size)
 				v->type.size = t.size;
+		} else if (v->type.kind == TY_TUPLE && t.kind == TY_TUPLE) {
+			check_tuple_fits(s, &v->type, &t, n->loc);
 		} else if (v->type.kind != t.kind) {
 			diag_error(s->diags, n->loc,
 				   "Type mismatch for %s: trying to assign value of type '%s' when variable already contains a value of type '%s'",

@@ -305,8 +305,6 @@ void sema_tuple(struct sema *s, struct ast_node *n)
 			diag_error(s->diags, n->kids[i]->loc, "Map aggregations cannot be tuple elements");
 			ok = false;
 		}
-		if (t.kind == TY_INT)
-			t.size = 8;
 		if (i < 64)
 			types[i] = t;
 	}
