@@ -143,11 +143,13 @@ enum ast_type_kind {
 };
 
 /* Kept and copied as bytes, keyed and compared byte for byte, printed by
- * type (output/values.c): tuples and the formatted values above. */
+ * type (output/values.c): records, arrays, tuples and the formatted values
+ * above. */
 static inline bool ast_type_is_blob(enum ast_type_kind k)
 {
 	return k == TY_TUPLE || k == TY_BUF || k == TY_TSTAMP || k == TY_INET ||
-	       k == TY_STRERROR || k == TY_USERNAME || k == TY_MACADDR;
+	       k == TY_STRERROR || k == TY_USERNAME || k == TY_MACADDR || k == TY_STRUCT ||
+	       k == TY_ARRAY;
 }
 
 /* Address space a value's pointer-ish bits refer to; only shown by the

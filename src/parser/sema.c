@@ -230,9 +230,6 @@ static void check_map(struct sema *s, struct ast_node *n)
 		sema_expr(s, k, USE_KEY, n);
 		if (s->final && k->type.kind == TY_NONE)
 			diag_error(s->diags, k->loc, "Invalid expression for assignment: ");
-		if ((k->type.kind == TY_STRUCT || k->type.kind == TY_ARRAY) && s->pass == 1)
-			diag_error(s->diags, k->loc, "%s values cannot be map keys",
-				   sema_kind_name(&k->type));
 		if (k->type.kind != TY_INT && k->type.kind != TY_STR && !ast_type_is_blob(k->type.kind) &&
 		    k->type.kind != TY_PTR && k->type.kind != TY_USYM &&
 		    k->type.kind != TY_USTACK)
@@ -389,6 +386,14 @@ static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_typ
 			mt->size = t.size;
 		} else if (mt->kind == TY_TUPLE) {
 			check_tuple_fits(s, mt, &t, site);
+		} else if (mt->kind == TY_STRUCT && mt->rec != t.rec) {
+			/* sic: bpftrace 0.17 ends with two quotes */
+			diag_error(s->diags, site,
+				   "Type mismatch for %s: trying to assign value of type '%s' when map already contains a value of type '%s''",
+				   map->str, sema_tn(&t, a), sema_tn(mt, b));
+		} else if (mt->kind == TY_ARRAY && !ast_type_eq(mt, &t)) {
+			diag_error(s->diags, site, "Array type mismatch: %s != %s.", sema_tn(mt, a),
+				   sema_tn(&t, b));
 		} else if (ast_type_is_blob(mt->kind) && !ast_type_eq(mt, &t)) {
 			diag_error(s->diags, map->loc,
 				   "Type mismatch for %s: trying to assign value of type '%s' when map already contains a value of type '%s",
