@@ -121,7 +121,7 @@ static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *
 %type <node> primary_expr postfix_expr unary_expr cast_expr expr conditional_expr
 %type <node> logical_or_expr logical_and_expr or_expr xor_expr and_expr
 %type <node> equality_expr relational_expr shift_expr addi_expr muli_expr
-%type <node> int call map var map_or_var vargs
+%type <node> int call map var map_or_var vargs cargs carg
 %type <node> loop_stmt jump_stmt let_stmt cast_type decl_type param config config_list
 %type <node> config_item for_stmt
 %type <s> type_word
@@ -686,19 +686,32 @@ ident:
 	|	STACK_MODE   { $$ = $1; }
 	;
 
-/* call -> name '(' [expr (',' expr)*] ')'.  Any name parses; sema says
- * "Unknown function: x" for names it does not know. */
+/* call -> name '(' [arg (',' arg)*] ')'.  Any name parses; sema says
+ * "Unknown function: x" for names it does not know.  An argument may be a
+ * type name (`offsetof(struct Foo, y)`), as bpftrace's lexer makes
+ * `struct Foo` an identifier there; sema says what it thinks of it. */
 call:
 		CALL "(" ")"                { $$ = parse_call(ps, $1, @$, @1); }
-	|	CALL "(" vargs ")"          { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	CALL "(" cargs ")"          { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
 	|	CALL_BUILTIN "(" ")"        { $$ = parse_call(ps, $1, @$, @1); }
-	|	CALL_BUILTIN "(" vargs ")"  { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	CALL_BUILTIN "(" cargs ")"  { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
 	|	IDENT "(" ")"               { $$ = parse_call(ps, $1, @$, @1); }
-	|	IDENT "(" vargs ")"         { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	IDENT "(" cargs ")"         { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
 	|	BUILTIN "(" ")"             { $$ = parse_call(ps, $1, @$, @1); }
-	|	BUILTIN "(" vargs ")"       { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	BUILTIN "(" cargs ")"       { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
 	|	STACK_MODE "(" ")"          { $$ = parse_call(ps, $1, @$, @1); }
-	|	STACK_MODE "(" vargs ")"    { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	STACK_MODE "(" cargs ")"    { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	;
+
+cargs:
+		cargs "," carg { $$ = parse_grow(ps, $1, $3); }
+	|	carg           { $$ = parse_grow(ps, parse_node(ps, AST_BLOCK, @1), $1); }
+	;
+
+carg:
+		expr           { $$ = $1; }
+	|	type_word ident
+		{ $$ = parse_named(ps, AST_IDENT, parse_cat(parse_cat($1, " "), $2), @$); free($2); }
 	;
 
 map:

@@ -179,6 +179,7 @@ static const char *const known_funcs[] = {
 	"printf", "cgroup_path", "reg", "signal", "sizeof", "stats", "str", "strerror",
 	"strftime", "strncmp", "strcontains", "sum", "system", "time", "uaddr", "uptr", "usym",
 	"zero", "path", "unwatch", "bswap", "skboutput", "pton", "debugf", "kstack", "ustack",
+	"has_key", "len", /* newer bpftrace's */
 };
 
 static int edit_distance(const char *a, const char *b)
@@ -567,6 +568,56 @@ static void check_map_func(struct sema *s, struct ast_node *n, enum call_use use
 	whole_map_arg(s, n);
 }
 
+static bool unknown_function(struct sema *s, struct ast_node *n);
+
+/* bpftrace's checks of a call's argument count (its check_varargs). */
+static bool check_varargs(struct sema *s, struct ast_node *n, int min, int max)
+{
+	if (n->nkids < min) {
+		if (min == 1)
+			diag_error(s->diags, n->loc, "%s() requires at least one argument (%d provided)",
+				   n->str, n->nkids);
+		else
+			diag_error(s->diags, n->loc, "%s() requires at least %d arguments (%d provided)",
+				   n->str, min, n->nkids);
+		return false;
+	}
+	if (n->nkids > max) {
+		if (max == 1)
+			diag_error(s->diags, n->loc, "%s() takes up to one argument (%d provided)", n->str,
+				   n->nkids);
+		else
+			diag_error(s->diags, n->loc, "%s() takes up to %d arguments (%d provided)", n->str,
+				   max, n->nkids);
+		return false;
+	}
+	return true;
+}
+
+/* str(p [, n]): p an integer or a pointer (or, in ubt, a string), n an
+ * integer that is not a negative literal; bpftrace's texts. */
+static void check_str(struct sema *s, struct ast_node *n)
+{
+	char a[64];
+	n->type = ty_str(sema_strlen());
+	if (!check_varargs(s, n, 1, 2))
+		return;
+	const struct ast_type *t = &n->kids[0]->type;
+	if (s->final && t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_PTR)
+		diag_error(s->diags, n->loc,
+			   "str() expects an integer or a pointer type as first argument (%s provided)",
+			   sema_tn(t, a));
+	if (n->nkids < 2 || !s->final)
+		return;
+	const struct ast_node *len = n->kids[1];
+	int64_t v;
+	if (len->type.kind != TY_INT)
+		diag_error(s->diags, n->loc, "str() only supports integer arguments (%s provided)",
+			   sema_kind_name(&len->type));
+	else if (sema_int_literal(len, &v) && v < 0) /* sic: no space, as bpftrace 0.17 */
+		diag_error(s->diags, n->loc, "strcannot use negative length (%lld)", (long long)v);
+}
+
 /* call -> name '(' args ')': count(), sum(x), printf(fmt, ...), exit() */
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	       const struct ast_node *user)
@@ -584,6 +635,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 				   n->nkids);
 		return;
 	}
+	if (unknown_function(s, n))
+		return;
 	s->func = n->str;
 	for (int i = 0; i < n->nkids; i++) {
 		s->func_arg = i;
@@ -620,16 +673,7 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 		   !strcmp(n->str, "zero")) {
 		check_map_func(s, n, use, user);
 	} else if (!strcmp(n->str, "str")) {
-		n->type = ty_str(sema_strlen());
-		if (n->nkids < 1 || n->nkids > 2)
-			diag_error(s->diags, n->loc, "str() requires between 1 and 2 arguments (%d provided)",
-				   n->nkids);
-		else if (s->final && n->kids[0]->type.kind != TY_INT && n->kids[0]->type.kind != TY_STR &&
-			 n->kids[0]->type.kind != TY_PTR)
-			diag_error(s->diags, n->loc, "str() expects an integer or a pointer type as first argument (%s provided)",
-				   sema_kind_name(&n->kids[0]->type));
-		else if (s->final && n->nkids == 2 && n->kids[1]->type.kind != TY_INT)
-			diag_error(s->diags, n->loc, "str() only accepts an integer as second argument");
+		check_str(s, n);
 	} else if (!strcmp(n->str, "printf") || !strcmp(n->str, "system") ||
 		   !strcmp(n->str, "cat")) {
 		if (!strcmp(n->str, "system") && !sema_unsafe)
@@ -657,22 +701,32 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	} else if (sema_call_more(s, n, use, user)) {
 		/* exit, bswap, strncmp, strcontains, has_key, len, time, system, cat: below */
 	} else {
-		bool known = false;
-		const char *close = NULL;
-		for (size_t i = 0; i < ARRAY_SIZE(known_funcs); i++) {
-			if (!strcmp(n->str, known_funcs[i]))
-				known = true;
-			else if (!close && edit_distance(n->str, known_funcs[i]) <= 2)
-				close = known_funcs[i];
-		}
-		if (known) {
-			diag_error(s->diags, n->loc, "%s() is not supported yet", n->str);
-		} else {
-			struct diag *d = diag_error(s->diags, name_loc(n), "Unknown function: %s", n->str);
-			if (close)
-				diag_hint(d, "did you mean '%s'?", close);
-		}
+		diag_error(s->diags, n->loc, "%s() is not supported yet", n->str);
 	}
+}
+
+/*
+ * A name that is no function: "Unknown function", with a hint when a
+ * function's name is close.  Its arguments are not looked at (bpftrace
+ * 0.17's parser stops there), so `offsetof(struct Foo, m)` says only that
+ * offsetof is unknown.
+ */
+static bool unknown_function(struct sema *s, struct ast_node *n)
+{
+	const char *close = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(known_funcs); i++) {
+		if (!strcmp(n->str, known_funcs[i]))
+			return false;
+		if (!close && edit_distance(n->str, known_funcs[i]) <= 2)
+			close = known_funcs[i];
+	}
+	n->type = ty_none;
+	if (s->pass > 1)
+		return true; /* reported in the first pass */
+	struct diag *d = diag_error(s->diags, name_loc(n), "Unknown function: %s", n->str);
+	if (close)
+		diag_hint(d, "did you mean '%s'?", close);
+	return true;
 }
 
 
