@@ -638,10 +638,8 @@ static uint64_t literal_arg(const struct ast_node *n, int i)
 {
 	if (i >= n->nkids)
 		return 0;
-	const struct ast_node *a = n->kids[i];
-	if (a->kind == AST_INT)
-		return a->uval;
-	return 0;
+	int64_t v;
+	return ast_int_literal(n->kids[i], &v) ? (uint64_t)v : 0;
 }
 
 /* print(@m, top, div), clear(@m), zero(@m): an RT_EV_MAP event for ubt */
@@ -684,9 +682,17 @@ static LLVMValueRef call_str(struct cg *c, const struct ast_node *n)
 	LLVMValueRef buf = cg_alloca(c, LLVMArrayType(c->i8, size), "str");
 	LLVMValueRef src = cg_expr(c, a);
 	if (a->type.kind == TY_STR) {
-		/* already a string: copy (and cut) it */
+		/* already a string (`str($1)`): copied and cut at size - 1, and at
+		 * the length when there is one (`str($2, 3)`) */
 		LLVMBuildMemSet(c->b, buf, LLVMConstInt(c->i8, 0, 0), cg_const(c, size), 1);
 		cg_copy_str(c, buf, src, (uint64_t)(a->type.size < size ? a->type.size : size - 1));
+		if (n->nkids == 2) {
+			LLVMValueRef want = cg_expr(c, n->kids[1]), last = cg_const(c, size - 1);
+			LLVMValueRef at = LLVMBuildSelect(
+				c->b, LLVMBuildICmp(c->b, LLVMIntULT, want, last, ""), want, last, "");
+			LLVMBuildStore(c->b, LLVMConstInt(c->i8, 0, 0),
+				       LLVMBuildGEP2(c->b, c->i8, buf, &at, 1, ""));
+		}
 		return buf;
 	}
 	LLVMValueRef len = cg_const(c, size);

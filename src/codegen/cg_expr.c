@@ -626,6 +626,8 @@ LLVMValueRef cg_expr(struct cg *c, const struct ast_node *n)
 	case AST_CALL:
 		return cg_call(c, n);
 	case AST_BINOP:
+		if (n->type.kind == TY_STR && n->cstr) /* str($1 + 2): sema_str_param_offset */
+			return const_str(c, n->cstr, n->type.size);
 		return binop(c, n);
 	case AST_UNOP: {
 		if (n->op == '*')

@@ -169,6 +169,35 @@ struct ast_type ast_tuple_of(struct ast_program *p, const struct ast_type *types
 	return (struct ast_type){ .kind = TY_TUPLE, .size = off, .tup = tu };
 }
 
+bool ast_int_literal(const struct ast_node *n, int64_t *v)
+{
+	switch (n->kind) {
+	case AST_INT:
+		*v = (int64_t)n->uval;
+		return true;
+	case AST_UNOP:
+		if (n->op != '-' || n->lhs->kind != AST_INT)
+			return false;
+		*v = -(int64_t)n->lhs->uval;
+		return true;
+	case AST_POSPARAM:
+		if (n->type.kind != TY_INT)
+			return false;
+		*v = (int64_t)n->cval;
+		return true;
+	case AST_PARAMCOUNT:
+		*v = (int64_t)n->cval;
+		return true;
+	case AST_IDENT:
+		if (!n->uval) /* an enumerator or a string */
+			return false;
+		*v = (int64_t)n->cval;
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool ast_type_eq(const struct ast_type *a, const struct ast_type *b)
 {
 	if (a->kind != b->kind || a->size != b->size)

@@ -264,17 +264,20 @@ static int64_t cd_const_expr(struct cd *c)
 	return cd_binary(c, 0);
 }
 
-static void add_const(struct ast_program *p, const char *name, int64_t v, const char *str)
+static void add_const(struct ast_program *p, const char *name, int64_t v, const char *str,
+		      bool is_enum)
 {
 	for (int i = 0; i < p->nconsts; i++)
 		if (!strcmp(p->consts[i].name, name)) {
 			p->consts[i].value = v;
 			free(p->consts[i].str);
 			p->consts[i].str = str ? xstrdup(str) : NULL;
+			p->consts[i].is_enum = is_enum;
 			return;
 		}
 	p->consts = xrealloc(p->consts, (p->nconsts + 1) * sizeof(*p->consts));
-	p->consts[p->nconsts++] = (struct ast_const){ xstrdup(name), v, str ? xstrdup(str) : NULL };
+	p->consts[p->nconsts++] =
+		(struct ast_const){ xstrdup(name), v, str ? xstrdup(str) : NULL, is_enum };
 }
 
 /* ---- types ---------------------------------------------------------------- */
@@ -674,7 +677,7 @@ static void cd_enum_body(struct cd *c)
 		cd_next(c);
 		if (accept(c, "="))
 			next = cd_const_expr(c);
-		add_const(c->prog, name, next, NULL);
+		add_const(c->prog, name, next, NULL, true);
 		next++;
 		if (!accept(c, ","))
 			break;
@@ -765,14 +768,14 @@ int cdefs_preproc(struct ast_program *p, const char *text, struct src_loc loc, s
 			return 0; /* include guard or flag */
 		if (c.tok == CT_STR) {
 			char *s = xstrndup(c.text + 1, strlen(c.text) > 1 ? strlen(c.text) - 2 : 0);
-			add_const(p, name, 0, s);
+			add_const(p, name, 0, s, false);
 			free(s);
 			return 0;
 		}
 		int64_t v = cd_const_expr(&c);
 		if (c.failed || c.tok != CT_EOF)
 			return 0; /* not a constant; bpftrace would expand it textually */
-		add_const(p, name, v, NULL);
+		add_const(p, name, v, NULL, false);
 		return 0;
 	}
 	if (accept(&c, "include")) {

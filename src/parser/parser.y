@@ -239,6 +239,15 @@ attach_point_def:
 	|	attach_point_def "*"        { AP_START(@$, $1, @2); $$ = parse_cat($1, "*"); }
 	|	attach_point_def "["        { AP_START(@$, $1, @2); $$ = parse_cat($1, "["); }
 	|	attach_point_def "]"        { AP_START(@$, $1, @2); $$ = parse_cat($1, "]"); }
+	|	attach_point_def PARAM
+		{
+			/* `i:ms:$1`, `uprobe:BIN:$2`: the parameter's text, "" if
+			 * it was not given (bpftrace 0.17) */
+			AP_START(@$, $1, @2);
+			unsigned long k = strtoul($2 + 1, NULL, 10);
+			$$ = parse_cat($1, k >= 1 && k <= (unsigned long)ps->nparams ? ps->params[k - 1] : "");
+			free($2);
+		}
 	|	%empty                      { $$ = xstrdup(""); }
 	;
 
@@ -902,6 +911,12 @@ void ubt_yyset_lloc(struct src_loc *loc, yyscan_t scanner);
 
 int parse_script(const char *src, size_t len, struct diags *diags, struct ast_node **prog)
 {
+	return parse_script_params(src, len, 0, NULL, diags, prog);
+}
+
+int parse_script_params(const char *src, size_t len, int nparams, char **params,
+			struct diags *diags, struct ast_node **prog)
+{
 	*prog = NULL;
 	if (len > (size_t)1 << 30) {
 		diag_error(diags, (struct src_loc){ 0 }, "script too large (%zu bytes)", len);
@@ -910,7 +925,8 @@ int parse_script(const char *src, size_t len, struct diags *diags, struct ast_no
 	if (check_bytes(src, len, diags))
 		return -1;
 
-	struct parse_state ps = { .diags = diags, .step_line = 1, .step_col = 1 };
+	struct parse_state ps = { .diags = diags, .step_line = 1, .step_col = 1,
+				  .nparams = nparams, .params = params };
 	ps.prog = xcalloc(1, sizeof(*ps.prog));
 	ps.filename = diags->filename;
 	yyscan_t scanner;
@@ -940,6 +956,11 @@ int parse_script(const char *src, size_t len, struct diags *diags, struct ast_no
 		ast_free(ps.root);
 		return -1;
 	}
+	struct ast_program *pg = ps.root->prog;
+	pg->nparams = nparams;
+	pg->params = xcalloc(nparams ? (size_t)nparams : 1, sizeof(char *));
+	for (int i = 0; i < nparams; i++)
+		pg->params[i] = xstrdup(params[i]);
 	*prog = ps.root;
 	return 0;
 }

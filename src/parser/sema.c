@@ -414,13 +414,6 @@ static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_typ
 
 /* ---- expressions -------------------------------------------------------- */
 
-static bool is_int_literal(const struct ast_node *n, int64_t *v)
-{
-	if (n->kind != AST_INT)
-		return false;
-	*v = (int64_t)n->uval;
-	return true;
-}
 
 /* bpftrace's warnings for integer operands of different signedness. */
 static void binop_int_warnings(struct sema *s, const struct ast_node *n, const struct ast_node *l,
@@ -430,9 +423,9 @@ static void binop_int_warnings(struct sema *s, const struct ast_node *n, const s
 	int64_t v;
 	if (ls == rs)
 		return;
-	if (ls && !rs && is_int_literal(l, &v) && v >= 0)
+	if (ls && !rs && ast_int_literal(l, &v) && v >= 0)
 		return;
-	if (!ls && rs && is_int_literal(r, &v) && v >= 0)
+	if (!ls && rs && ast_int_literal(r, &v) && v >= 0)
 		return;
 	char a[64], b[64];
 	const char *what = NULL;
@@ -670,6 +663,8 @@ void sema_expr(struct sema *s, struct ast_node *n, enum call_use use,
 		sema_call(s, n, use, user);
 		break;
 	case AST_BINOP:
+		if (sema_str_param_offset(s, n)) /* str($1 + 2) */
+			break;
 		sema_expr(s, n->lhs, USE_NONE, NULL);
 		sema_expr(s, n->rhs, USE_NONE, NULL);
 		n->type = binop_type(s, n, n->lhs, n->rhs, n->op, n->loc);

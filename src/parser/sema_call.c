@@ -427,18 +427,6 @@ static void whole_map_arg(struct sema *s, struct ast_node *n)
 		diag_error(s->diags, m->loc, "Undefined map: %s", m->str);
 }
 
-bool sema_int_literal(const struct ast_node *n, int64_t *v)
-{
-	if (n->kind == AST_INT) {
-		*v = (int64_t)n->uval;
-		return true;
-	}
-	if (n->kind == AST_UNOP && n->op == '-' && n->lhs->kind == AST_INT) {
-		*v = -(int64_t)n->lhs->uval;
-		return true;
-	}
-	return false;
-}
 
 /* avg(x), min(x), max(x), stats(x), hist(x): one integer argument */
 static void check_agg1(struct sema *s, struct ast_node *n, enum call_use use,
@@ -456,7 +444,11 @@ static void check_agg1(struct sema *s, struct ast_node *n, enum call_use use,
 	n->type = (struct ast_type){ kind, 8, sign, AS_NONE };
 }
 
-/* lhist(value, min, max, step): min, max and step are literals */
+/*
+ * lhist(value, min, max, step): min, max and step are literals (`$1`
+ * given a number and #define'd integers too); bpftrace 0.17's checks and
+ * messages, in its order.
+ */
 static void check_lhist(struct sema *s, struct ast_node *n, enum call_use use,
 			const struct ast_node *user)
 {
@@ -464,46 +456,42 @@ static void check_lhist(struct sema *s, struct ast_node *n, enum call_use use,
 	n->type = (struct ast_type){ TY_LHIST, 8, false, AS_NONE };
 	if (!sema_check_nargs(s, n, 4))
 		return;
+	sema_check_arg(s, n, 0, TY_INT, false);
+	for (int i = 1; i < 4; i++)
+		sema_check_arg(s, n, i, TY_INT, true);
+	if (!s->final)
+		return;
 	int64_t mn, mx, st;
-	if (!sema_int_literal(n->kids[1], &mn)) {
-		diag_error(s->diags, n->loc, "lhist: invalid min value (must be non-negative literal)");
-		return;
-	}
-	if (!sema_int_literal(n->kids[2], &mx)) {
-		diag_error(s->diags, n->loc, "lhist: invalid max value (must be non-negative literal)");
-		return;
-	}
-	if (!sema_int_literal(n->kids[3], &st)) {
-		diag_error(s->diags, n->loc, "lhist: invalid step value (must be non-negative literal)");
-		return;
-	}
-	if (mn < 0) {
-		diag_error(s->diags, n->loc, "lhist() min must be non-negative (provided min %lld)",
-			   (long long)mn);
-		return;
-	}
-	if (mn > mx) {
-		diag_error(s->diags, n->loc,
-			   "lhist() min must be less than max (provided min %lld and max %lld)",
-			   (long long)mn, (long long)mx);
-		return;
-	}
-	if (st < 1) {
+	static const char *const what[] = { "min", "max", "step" };
+	int64_t *val[] = { &mn, &mx, &st };
+	for (int i = 0; i < 3; i++)
+		if (!ast_int_literal(n->kids[i + 1], val[i])) {
+			diag_error(s->diags, n->loc, "lhist: invalid %s value", what[i]);
+			return;
+		}
+	if (st <= 0)
 		diag_error(s->diags, n->loc, "lhist() step must be >= 1 (%lld provided)", (long long)st);
-		return;
-	}
-	if ((mx - mn) / st > 1000) {
+	else if ((mx - mn) / st > 1000)
 		diag_error(s->diags, n->loc,
 			   "lhist() too many buckets, must be <= 1000 (would need %lld)",
 			   (long long)((mx - mn) / st));
-		return;
-	}
+	if (mn < 0)
+		diag_error(s->diags, n->loc, "lhist() min must be non-negative (provided min %lld)",
+			   (long long)mn);
+	if (mn > mx)
+		diag_error(s->diags, n->loc,
+			   "lhist() min must be less than max (provided min %lld and max %lld)",
+			   (long long)mn, (long long)mx);
+	if (mx - mn < st)
+		diag_error(s->diags, n->loc,
+			   "lhist() step is too large for the given range (provided step %lld for range %lld)",
+			   (long long)st, (long long)(mx - mn));
 	if (use == USE_MAP && user && user->kind == AST_MAP) {
 		struct sema_map *m = map_by_name(s, user->str);
 		if (m) {
 			m->lhist_min = mn;
 			m->lhist_max = mx;
-			m->lhist_step = st;
+			m->lhist_step = st > 0 ? st : 1;
 		}
 	}
 }
@@ -526,7 +514,7 @@ static void check_print(struct sema *s, struct ast_node *n, enum call_use use,
 		whole_map_arg(s, n);
 		for (int i = 1; i < n->nkids; i++) {
 			int64_t v;
-			if (!sema_int_literal(n->kids[i], &v) || v < 0)
+			if (!ast_int_literal(n->kids[i], &v) || v < 0)
 				diag_error(s->diags, n->loc,
 					   "print() expects a non-negative integer literal (argument %d)",
 					   i + 1);
@@ -570,38 +558,48 @@ static void check_map_func(struct sema *s, struct ast_node *n, enum call_use use
 
 static bool unknown_function(struct sema *s, struct ast_node *n);
 
-/* bpftrace's checks of a call's argument count (its check_varargs). */
-static bool check_varargs(struct sema *s, struct ast_node *n, int min, int max)
+/* Does the subtree hold a `$N` or `$#`? */
+static const struct ast_node *find_param(const struct ast_node *n, int depth)
 {
-	if (n->nkids < min) {
-		if (min == 1)
-			diag_error(s->diags, n->loc, "%s() requires at least one argument (%d provided)",
-				   n->str, n->nkids);
-		else
-			diag_error(s->diags, n->loc, "%s() requires at least %d arguments (%d provided)",
-				   n->str, min, n->nkids);
-		return false;
+	if (!n || depth > AST_MAX_DEPTH)
+		return NULL;
+	if (n->kind == AST_POSPARAM || n->kind == AST_PARAMCOUNT)
+		return n;
+	const struct ast_node *sub[] = { n->lhs, n->rhs, n->cond };
+	for (size_t i = 0; i < ARRAY_SIZE(sub); i++) {
+		const struct ast_node *p = find_param(sub[i], depth + 1);
+		if (p)
+			return p;
 	}
-	if (n->nkids > max) {
-		if (max == 1)
-			diag_error(s->diags, n->loc, "%s() takes up to one argument (%d provided)", n->str,
-				   n->nkids);
-		else
-			diag_error(s->diags, n->loc, "%s() takes up to %d arguments (%d provided)", n->str,
-				   max, n->nkids);
-		return false;
+	for (int i = 0; i < n->nkids; i++) {
+		const struct ast_node *p = find_param(n->kids[i], depth + 1);
+		if (p)
+			return p;
 	}
-	return true;
+	return NULL;
 }
 
-/* str(p [, n]): p an integer or a pointer (or, in ubt, a string), n an
- * integer that is not a negative literal; bpftrace's texts. */
+/*
+ * str(p [, n]): p an integer or a pointer (or, in ubt, a string), n an
+ * integer that is not a negative literal; with a positional parameter in
+ * it, p must be `$N` or `$N + k` (its text, sema_posparam); bpftrace's
+ * texts.
+ */
 static void check_str(struct sema *s, struct ast_node *n)
 {
 	char a[64];
 	n->type = ty_str(sema_strlen());
-	if (!check_varargs(s, n, 1, 2))
+	if (!sema_check_varargs(s, n, 1, 2))
 		return;
+	const struct ast_node *arg = n->kids[0];
+	const struct ast_node *param = find_param(n, 0);
+	if (param && param->kind == AST_PARAMCOUNT)
+		diag_error(s->diags, param->loc, "use $#, not str($#)");
+	else if (param && arg->kind != AST_POSPARAM &&
+		 !(arg->kind == AST_BINOP &&
+		   (arg->lhs->kind == AST_POSPARAM || arg->rhs->kind == AST_POSPARAM)))
+		diag_error(s->diags, n->loc,
+			   "str() only accepts positional parameters directly or with a single constant offset added");
 	const struct ast_type *t = &n->kids[0]->type;
 	if (s->final && t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_PTR)
 		diag_error(s->diags, n->loc,
@@ -614,7 +612,7 @@ static void check_str(struct sema *s, struct ast_node *n)
 	if (len->type.kind != TY_INT)
 		diag_error(s->diags, n->loc, "str() only supports integer arguments (%s provided)",
 			   sema_kind_name(&len->type));
-	else if (sema_int_literal(len, &v) && v < 0) /* sic: no space, as bpftrace 0.17 */
+	else if (ast_int_literal(len, &v) && v < 0) /* sic: no space, as bpftrace 0.17 */
 		diag_error(s->diags, n->loc, "strcannot use negative length (%lld)", (long long)v);
 }
 
@@ -842,7 +840,7 @@ static void sema_signal_call(struct sema *s, struct ast_node *n, enum call_use u
 		n->cval = (uint64_t)signal_number(a->str);
 		if (!n->cval)
 			diag_error(s->diags, n->loc, "%s is not a valid signal", a->str);
-	} else if (sema_int_literal(a, &v)) {
+	} else if (ast_int_literal(a, &v)) {
 		if (v < 1 || v > 64)
 			diag_error(s->diags, n->loc, "%lld is not a valid signal, allowed range: [1,64]",
 				   (long long)v);
@@ -885,14 +883,15 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 		return true;
 	}
 	if (!strcmp(f, "strncmp")) {
+		/* strncmp(a, b, n): n a literal (`$1` given a number too) */
 		n->type = ty_uint64;
 		int64_t v;
 		if (!sema_check_nargs(s, n, 3))
 			return true;
-		if (s->final && (!is_str(n->kids[0]) || !is_str(n->kids[1])))
-			diag_error(s->diags, n->loc, "strncmp() expects a string for its first two arguments");
-		else if (!sema_int_literal(n->kids[2], &v) || v < 0)
-			diag_error(s->diags, n->loc, "Builtin strncmp requires a non-negative integer literal as its third argument");
+		sema_check_arg(s, n, 0, TY_STR, false);
+		sema_check_arg(s, n, 1, TY_STR, false);
+		if (sema_check_arg(s, n, 2, TY_INT, true) && ast_int_literal(n->kids[2], &v) && v < 0)
+			diag_error(s->diags, n->loc, "Builtin strncmp requires a non-negative size");
 		return true;
 	}
 	if (!strcmp(f, "strcontains")) {
