@@ -655,8 +655,12 @@ static void call_map_op(struct cg *c, const struct ast_node *n, uint32_t op)
 	LLVMValueRef rec = event_begin(c, len, RT_EV_MAP, &skip, &nh);
 	uint64_t h = sizeof(struct rt_event_hdr);
 	event_store(c, rec, h, cg_const(c, op | ((uint64_t)n->kids[0]->map->id << 32)));
-	event_store(c, rec, h + offsetof(struct rt_ev_map, top), cg_const(c, literal_arg(n, 1)));
-	event_store(c, rec, h + offsetof(struct rt_ev_map, div), cg_const(c, literal_arg(n, 2)));
+	/* stats maps ignore top and div, as in bpftrace 0.17 (sema warns) */
+	bool stats = n->kids[0]->map->value.kind == TY_STATS;
+	event_store(c, rec, h + offsetof(struct rt_ev_map, top),
+		    cg_const(c, stats ? 0 : literal_arg(n, 1)));
+	event_store(c, rec, h + offsetof(struct rt_ev_map, div),
+		    cg_const(c, stats ? 0 : literal_arg(n, 2)));
 	event_end(c, skip, nh);
 }
 

@@ -708,8 +708,11 @@ static LLVMValueRef map_value(struct cg *c, const struct cg_map_layout *ml, LLVM
 		LLVMValueRef z = LLVMBuildICmp(c->b, LLVMIntEQ, n, cg_const(c, 0), "");
 		v = LLVMBuildSDiv(c->b, t, LLVMBuildSelect(c->b, z, cg_const(c, 1), n, ""), "");
 	} else if (ml->hdr.kind == RT_MAP_MIN || ml->hdr.kind == RT_MAP_MAX) {
+		/* encoded as in cg_map_assign; 0 (no value, after zero()) reads 0 */
 		uint64_t x = ml->hdr.kind == RT_MAP_MIN ? INT64_MAX : 1ull << 63;
-		v = LLVMBuildXor(c->b, percpu_umax(c, p, ml->hdr.cpu_stride), cg_const(c, x), "");
+		LLVMValueRef raw = percpu_umax(c, p, ml->hdr.cpu_stride);
+		v = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, raw, cg_const(c, 0), ""),
+				    cg_const(c, 0), LLVMBuildXor(c->b, raw, cg_const(c, x), ""), "");
 	} else if (cg_map_percpu(&ml->hdr)) {
 		v = cg_const(c, 0); /* hist/lhist have no single value */
 	} else {

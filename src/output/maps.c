@@ -73,7 +73,10 @@ static void read_entry(const struct out *o, const struct cg_map_layout *ml, uint
 			if (x > best)
 				best = x;
 		}
-		e->v = (int64_t)(best ^ (h->kind == RT_MAP_MIN ? (uint64_t)INT64_MAX : 1ull << 63));
+		/* no copy holds a value (0 is "none": zero() just cleared them):
+		 * 0, as bpftrace prints a zeroed min or max */
+		e->v = best ? (int64_t)(best ^ (h->kind == RT_MAP_MIN ? (uint64_t)INT64_MAX : 1ull << 63))
+			    : 0;
 		break;
 	}
 	case RT_MAP_AVG:

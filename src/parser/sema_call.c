@@ -519,6 +519,9 @@ static void check_print(struct sema *s, struct ast_node *n, enum call_use use,
 					   "print() expects a non-negative integer literal (argument %d)",
 					   i + 1);
 		}
+		if (s->final && n->nkids > 1 && n->kids[0]->type.kind == TY_STATS)
+			diag_warning(s->diags, n->loc,
+				     "print()'s top and div arguments are ignored when used on stats() maps.");
 		return;
 	}
 	if (n->nkids > 1) {
