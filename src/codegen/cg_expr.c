@@ -274,7 +274,7 @@ static LLVMValueRef incdec(struct cg *c, const struct ast_node *n)
 	if (t->kind == AST_VAR) {
 		p = cg_var_ptr(c, t);
 	} else {
-		LLVMValueRef idx = cg_map_index(c, t, true, &miss);
+		LLVMValueRef idx = cg_map_index_checked(c, t, true, &miss, n);
 		p = cg_map_value_ptr(c, t, idx);
 	}
 	if (!p) {
@@ -668,7 +668,7 @@ static void assign(struct cg *c, const struct ast_node *n)
 		/* @x op= v: read-modify-write of an integer map, like bpftrace */
 		LLVMValueRef v = cg_expr(c, n->rhs);
 		LLVMBasicBlockRef miss;
-		LLVMValueRef idx = cg_map_index(c, t, true, &miss);
+		LLVMValueRef idx = cg_map_index_checked(c, t, true, &miss, t);
 		LLVMValueRef p = cg_map_value_ptr(c, t, idx);
 		LLVMValueRef old = LLVMBuildLoad2(c->b, c->i64, p, "");
 		LLVMBuildStore(c->b, arith_values(c, op, &n->optype, &t->type, &n->rhs->type, old, v),
