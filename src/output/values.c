@@ -276,6 +276,14 @@ static void fmt_text(struct buf *b, const struct ast_type *t, const uint8_t *p)
 	case TY_MACADDR:
 		buf_printf(b, "%02X:%02X:%02X:%02X:%02X:%02X", p[0], p[1], p[2], p[3], p[4], p[5]);
 		return;
+	case TY_CGPATH: {
+		uint64_t id;
+		memcpy(&w, p, 8);
+		memcpy(&id, p + 8, 8);
+		out_cgroup_path(b, out_fmt_info && w < (uint64_t)out_fmt_info->nprintfs
+				       ? out_fmt_info->printfs[w]->fmt : "*", id);
+		return;
+	}
 	default:
 		return;
 	}
@@ -324,7 +332,7 @@ bool out_fmt_value_text(struct buf *b, const struct ast_type *t, const uint8_t *
 		out_value_text(b, t, p, json);
 		return true;
 	}
-	if (t->kind < TY_BUF || t->kind > TY_MACADDR)
+	if (t->kind < TY_BUF || t->kind > TY_CGPATH)
 		return false;
 	if (!json) {
 		fmt_text(b, t, p);

@@ -141,6 +141,8 @@ enum ast_type_kind {
 	TY_STRERROR, /* strerror(e): 8 bytes, the error number */
 	TY_USERNAME, /* username: 8 bytes, the uid (ubt prints its /etc/passwd name) */
 	TY_MACADDR,  /* macaddr(p): the 6 bytes */
+	TY_CGPATH,   /* cgroup_path(id[, filter]): 16 bytes: u64 filter id (sema_printf),
+	              * u64 cgroup id; ubt names it from the cgroup mounts */
 };
 
 /* Kept and copied as bytes, keyed and compared byte for byte, printed by
@@ -149,8 +151,8 @@ enum ast_type_kind {
 static inline bool ast_type_is_blob(enum ast_type_kind k)
 {
 	return k == TY_TUPLE || k == TY_BUF || k == TY_TSTAMP || k == TY_INET ||
-	       k == TY_STRERROR || k == TY_USERNAME || k == TY_MACADDR || k == TY_STRUCT ||
-	       k == TY_ARRAY;
+	       k == TY_STRERROR || k == TY_USERNAME || k == TY_MACADDR || k == TY_CGPATH ||
+	       k == TY_STRUCT || k == TY_ARRAY;
 }
 
 /* Address space a value's pointer-ish bits refer to; only shown by the

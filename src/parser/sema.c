@@ -83,6 +83,7 @@ const char *sema_type_name(const struct ast_type *t, char *buf, size_t len)
 	case TY_STRERROR: return "strerror";
 	case TY_USERNAME: return "username";
 	case TY_MACADDR: return "mac_address";
+	case TY_CGPATH: return "cgroup_path";
 	case TY_NONE:
 	case TY_VOID:
 	default:
@@ -112,6 +113,7 @@ const char *sema_kind_name(const struct ast_type *t)
 	case TY_STRERROR: return "strerror";
 	case TY_USERNAME: return "string"; /* bpftrace 0.17's printf message says so */
 	case TY_MACADDR: return "mac_address";
+	case TY_CGPATH: return "cgroup_path";
 	default: return "none";
 	}
 }

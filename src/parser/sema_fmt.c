@@ -1,8 +1,8 @@
 /*
  * sema_fmt.c - semantic analysis of the value-formatting functions: buf,
- * strftime, join, strerror, ntop, pton, macaddr.  Called from sema_call()
+ * strftime, join, strerror, ntop, pton, macaddr, cgroup_path.  Called from sema_call()
  * (sema_call.c) for those names; the values are bytes probe code fills
- * (ast.h, TY_BUF .. TY_MACADDR) that ubt turns into text when it prints
+ * (ast.h, TY_BUF .. TY_CGPATH) that ubt turns into text when it prints
  * them (output/values.c), as bpftrace 0.17 does in user space.
  */
 #include <arpa/inet.h>
@@ -17,7 +17,7 @@
 bool sema_fmt_string_like(enum ast_type_kind k)
 {
 	return k == TY_TSTAMP || k == TY_INET || k == TY_STRERROR || k == TY_USERNAME ||
-	       k == TY_MACADDR;
+	       k == TY_MACADDR || k == TY_CGPATH;
 }
 
 /* bpftrace's check_varargs(): between lo and hi arguments */
@@ -204,6 +204,14 @@ bool sema_fmt_call(struct sema *s, struct ast_node *n, enum call_use use,
 		if (sema_check_varargs(s, n, 2, 2) && s->final && sema_check_arg(s, n, 0, TY_STR, true) &&
 		    sema_check_arg(s, n, 1, TY_INT, false))
 			sema_register_fmt(s, n, n->kids[0]->str, n->kids[0]->slen, n->nkids);
+	} else if (!strcmp(f, "cgroup_path")) {
+		/* cgroup_path(id[, "filter"]): the filter names which hierarchies
+		 * (bpftrace's wildcards; all of them without one) */
+		n->type = (struct ast_type){ TY_CGPATH, 16, false, AS_NONE };
+		if (sema_check_varargs(s, n, 1, 2) && s->final && sema_check_arg(s, n, 0, TY_INT, false) &&
+		    (n->nkids < 2 || sema_check_arg(s, n, 1, TY_STR, true)))
+			sema_register_fmt(s, n, n->nkids == 2 ? n->kids[1]->str : "*",
+					  n->nkids == 2 ? n->kids[1]->slen : 1, n->nkids);
 	} else if (!strcmp(f, "strerror")) {
 		n->type = (struct ast_type){ TY_STRERROR, 8, false, AS_NONE };
 		if (sema_check_nargs(s, n, 1))
