@@ -214,6 +214,8 @@ LLVMValueRef cg_builtin_uid(struct cg *c)
 	return builtin_cred(c, 0);
 }
 
+static LLVMValueRef builtin_sarg(struct cg *c, const struct ast_node *n);
+
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 {
 	if (cg_is_stack(n))
@@ -293,6 +295,8 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 		LLVMValueRef p = LLVMBuildGEP2(c->b, c->i8, c->frame_regs, &off, 1, "");
 		return LLVMBuildLoad2(c->b, c->i64, p, n->str);
 	}
+	if (!strncmp(n->str, "sarg", 4))
+		return builtin_sarg(c, n);
 	LLVMValueRef v = cg_builtin_ret(c, n);
 	if (v)
 		return v;
@@ -854,6 +858,27 @@ static LLVMValueRef cg_reg(struct cg *c, const struct ast_node *n)
 	int off = !strcmp(r, "ip") ? (int)offsetof(struct rt_regs, ret) : mid_off[n->cval];
 	LLVMValueRef o = cg_const(c, (uint64_t)off);
 	return LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, ""), r);
+}
+
+/*
+ * sargN: the word at sp + 8 * (N + 1), sp as reg("sp") has it (the return
+ * address's slot at an entry, the function's sp inside it), read
+ * fault-tolerantly: sarg9 of a function without stack arguments is
+ * whatever lies there, and a bad address yields 0.
+ */
+static LLVMValueRef builtin_sarg(struct cg *c, const struct ast_node *n)
+{
+	struct ast_node sp = {.kind = AST_CALL, .str = "reg"};
+	for (int i = 0; i < SEMA_NREGS; i++)
+		if (!strcmp(sema_reg_names[i], "sp"))
+			sp.cval = (uint64_t)i;
+	LLVMValueRef at = LLVMBuildAdd(c->b, cg_reg(c, &sp),
+				       cg_const(c, 8 * (uint64_t)(n->builtin_arg + 1)), "");
+	LLVMValueRef tmp = cg_alloca(c, c->i64, n->str);
+	LLVMBuildStore(c->b, cg_const(c, 0), tmp);
+	LLVMValueRef rd = cg_read_target(c, tmp, at, cg_const(c, 8));
+	cg_check_read(c, n, rd, AS_USER, false); /* -kk (cg_check.c) */
+	return LLVMBuildLoad2(c->b, c->i64, tmp, n->str);
 }
 
 /* signal(SIG): the number sema found (cval), else the computed value */

@@ -71,6 +71,29 @@ static bool sema_stack_args(const struct ast_node *probe)
 	return probe->nkids > 0;
 }
 
+/*
+ * sarg0 .. sarg9: the N-th word of stack arguments, at sp + 8 * (N + 1)
+ * (x86-64: sp points at the return address at a function's entry), as in
+ * bpftrace, in uprobes only; at an offset or address sp is the
+ * function's, which bpftrace warns about.
+ */
+static void sema_sarg(struct sema *s, struct ast_node *n)
+{
+	n->builtin_arg = n->str[4] - '0';
+	n->type = ty_uint64;
+	n->type.as = AS_USER;
+	for (int i = 0; i < s->probe->nkids; i++) {
+		const struct ast_attach *a = &s->probe->kids[i]->attach;
+		if (!a->provider || strcmp(a->provider, "uprobe"))
+			diag_error(s->diags, n->loc,
+				   "The %s builtin can only be used with 'kprobes' and 'uprobes' probes",
+				   n->str);
+		else if (s->final && (a->offset || a->address)) /* sic, as bpftrace 0.17 */
+			diag_warning(s->diags, n->loc,
+				     "Using an address offset with the sargX built-in canlead to unexpected behavior ");
+	}
+}
+
 /* builtin -> pid | tid | arg0 .. arg9 (others are known but refused) */
 void sema_builtin(struct sema *s, struct ast_node *n)
 {
@@ -117,6 +140,10 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 		 * room for the longest one at this probe's sites */
 		int len = s->probe->probe_name_len + 1;
 		n->type = ty_str(!strcmp(name, "probe") && len > sema_strlen() ? len : sema_strlen());
+		return;
+	}
+	if (!strncmp(name, "sarg", 4) && name[4] >= '0' && name[4] <= '9' && !name[5]) {
+		sema_sarg(s, n);
 		return;
 	}
 	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9' && !name[4]) {
