@@ -6,8 +6,9 @@
  * Values: every integer is carried as i64 (sign- or zero-extended from its
  * type by sema's rules); a string is a pointer to a buffer of its type's
  * size.  Semantics follow bpftrace where it is sane and C otherwise:
- * division by zero gives 0 (as in BPF) and never traps the target, signed
- * division of INT64_MIN by -1 wraps, shift counts are taken modulo 64.
+ * x / 0 gives 0 and x % 0 gives x (as in BPF), never a trap in the target;
+ * signed division of INT64_MIN by -1 wraps; shift counts are taken modulo
+ * 64.
  *
  * Loops: `while` runs at most AST_LOOP_MAX iterations per probe hit and a
  * range loop at most as many, so probe code can never hang its target;
@@ -90,7 +91,8 @@ static LLVMValueRef div_mod(struct cg *c, int op, bool sgn, LLVMValueRef l, LLVM
 		LLVMValueRef neg = op == '/' ? LLVMBuildNeg(c->b, l, "") : zero;
 		q = LLVMBuildSelect(c->b, rm1, neg, q, "");
 	}
-	return LLVMBuildSelect(c->b, rz, zero, q, "");
+	/* BPF's rule, which bpftrace's probes follow: x / 0 is 0, x % 0 is x */
+	return LLVMBuildSelect(c->b, rz, op == '/' ? zero : l, q, "");
 }
 
 static LLVMValueRef logical(struct cg *c, const struct ast_node *n)
