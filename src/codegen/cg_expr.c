@@ -192,6 +192,8 @@ static LLVMValueRef arith_values(struct cg *c, int op, const struct ast_type *re
 		else if (rt->kind != TY_PTR)
 			r = LLVMBuildMul(c->b, r, cg_const(c, step), "");
 	}
+	if (op == '-' && lt->kind == TY_PTR && rt->kind == TY_PTR) /* p - q: elements, as in C */
+		return LLVMBuildSDiv(c->b, LLVMBuildSub(c->b, l, r, ""), cg_const(c, ptr_step(lt)), "");
 	return binop_values(c, op, lt->is_signed && rt->is_signed, l, r);
 }
 
