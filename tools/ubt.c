@@ -580,14 +580,10 @@ int main(int argc, char **argv)
 	diag_init(&d, o.program ? "stdin" : o.file, src, len);
 	if (!(s = att_session_new()))
 		goto out;
-	if (parse_script(src, len, &d, &prog)) {
+	if (parse_script_params(src, len, o.nparams, o.params, &d, &prog)) {
 		diag_print(&d, stderr);
 		goto out;
 	}
-	prog->prog->nparams = o.nparams;
-	prog->prog->params = xcalloc(o.nparams ? o.nparams : 1, sizeof(char *));
-	for (int i = 0; i < o.nparams; i++)
-		prog->prog->params[i] = xstrdup(o.params[i]);
 	if (o.dump && !strcmp(o.dump, "ast"))
 		ast_dump(prog, false, stdout);
 	sema_unsafe = o.unsafe;

@@ -110,7 +110,10 @@ static void read_entry(const struct out *o, const struct cg_map_layout *ml, uint
 			if (x > best)
 				best = x;
 		}
-		e->v = (int64_t)(best ^ (h->kind == RT_MAP_MIN ? (uint64_t)INT64_MAX : 1ull << 63));
+		/* no copy holds a value (0 is "none": zero() just cleared them):
+		 * 0, as bpftrace prints a zeroed min or max */
+		e->v = best ? (int64_t)(best ^ (h->kind == RT_MAP_MIN ? (uint64_t)INT64_MAX : 1ull << 63))
+			    : 0;
 		break;
 	}
 	case RT_MAP_AVG:
@@ -196,6 +199,30 @@ static int entry_cmp_val(const void *pa, const void *pb)
 static int entry_cmp_key(const void *pa, const void *pb)
 {
 	return key_cmp(pa, pb);
+}
+
+/* bpftrace sorts numbers and aggregations by value, everything else
+ * (strings, records, pointers, usym) by key. */
+static bool by_value(const struct sema_map *m)
+{
+	switch (m->value.kind) {
+	case TY_COUNT: case TY_SUM: case TY_INT: case TY_MIN: case TY_MAX: case TY_AVG:
+	case TY_STATS: case TY_HIST: case TY_LHIST:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A usym() value: the symbol, or the address in hex (bpftrace 0.17). */
+static void usym_value(struct buf *b, const struct entry *e, bool json)
+{
+	char *s = out_sym_text((uint64_t)e->v, false);
+	if (json)
+		out_json_str(b, s, strlen(s));
+	else
+		buf_printf(b, "%s", s);
+	free(s);
 }
 
 /*
@@ -285,7 +312,7 @@ static struct entry *collect(const struct out *o, const struct cg_map_layout *ml
 	}
 	cmp_map = ml->map;
 	merge_stacks(ml, h, es, &k);
-	qsort(es, k, sizeof(*es), h->kind == RT_MAP_STR ? entry_cmp_key : entry_cmp_val);
+	qsort(es, k, sizeof(*es), by_value(ml->map) ? entry_cmp_val : entry_cmp_key);
 	*n = k;
 	return es;
 }
@@ -429,6 +456,11 @@ static void value_text(struct buf *b, const struct rt_map *h, const struct sema_
 		       const struct entry *e, uint64_t div)
 {
 	int64_t d = div ? (int64_t)div : 1;
+	if (m->value.kind == TY_USYM) {
+		usym_value(b, e, false);
+		buf_append(b, "\n", 1);
+		return;
+	}
 	switch (h->kind) {
 	case RT_MAP_STR:
 		if (ast_type_is_blob(m->value.kind))
@@ -564,6 +596,10 @@ static void value_json(struct buf *b, const struct rt_map *h, const struct sema_
 		       const struct entry *e, uint64_t div)
 {
 	int64_t d = div ? (int64_t)div : 1;
+	if (m->value.kind == TY_USYM) {
+		usym_value(b, e, true);
+		return;
+	}
 	switch (h->kind) {
 	case RT_MAP_STR:
 		if (ast_type_is_blob(m->value.kind))

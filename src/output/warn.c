@@ -31,6 +31,7 @@ static const char *helper_name(uint32_t helper)
 	case RT_WH_PROBE_READ_USER_STR: return "probe_read_user_str";
 	case RT_WH_MAP_UPDATE: return "map_update_elem";
 	case RT_WH_MAP_DELETE: return "map_delete_elem";
+	case RT_WH_MAP_LOOKUP: return "map_lookup_elem";
 	default: return "helper";
 	}
 }
@@ -78,9 +79,14 @@ void out_print_warn(struct out *o, const uint8_t *rec)
 			"script does not have; printed without it", w.line, w.col, w.end_col);
 		memset(&loc, 0, sizeof(loc));
 	}
-	int err = w.err < 0 && w.err > -4096 ? -w.err : 0;
-	diag_warning(&one, loc, "Failed to %s: %s (%d)", helper_name(w.helper),
-		     err ? strerror(err) : "Unknown error", w.err);
+	/* bpftrace's helper_error: the error's text for a negative code, the
+	 * code alone else (a lookup that found nothing: "... map_lookup_elem: 0");
+	 * the code is the target's to write, so only errno's range gets a text */
+	if (w.err < 0 && w.err > -4096)
+		diag_warning(&one, loc, "Failed to %s: %s (%d)", helper_name(w.helper),
+			     strerror(-w.err), w.err);
+	else
+		diag_warning(&one, loc, "Failed to %s: %d", helper_name(w.helper), w.err);
 	fflush(o->f);
 	diag_print(&one, o->f);
 	diag_free(&one);
