@@ -262,6 +262,12 @@ int att_check_target(struct att_session *s)
 	int n;
 	if (proc_maps_read(s->t.pid, &maps, &n))
 		return ATT_EXITED;
+	if (n == 0) {
+		/* an exiting process has no mappings left before its exit is
+		 * reported; a program after exec always has some */
+		proc_maps_free(maps, n);
+		return ATT_ALIVE;
+	}
 	bool found = false;
 	for (int i = 0; i < n && !found; i++)
 		found = maps[i].start == s->remote_code;
