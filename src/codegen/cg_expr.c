@@ -693,6 +693,37 @@ static void for_range(struct cg *c, const struct ast_node *n)
 	cg_loop_rest(c, n->body, iv, cond, step, done);
 }
 
+/*
+ * unroll(N) body (1 <= N <= 100): a counted loop, so neither the code nor
+ * the compile time grows with N (nested unrolls used to multiply into
+ * thousands of copies of the body in one function, and LLVM's passes are
+ * not linear in a function's size); LLVM unrolls it again where the body
+ * is small.  It is not a loop of the language: break and continue inside
+ * still mean the enclosing while or for.
+ */
+static void unroll_stmt(struct cg *c, const struct ast_node *n)
+{
+	if (n->uval <= 1) {
+		cg_stmt(c, n->body);
+		return;
+	}
+	LLVMValueRef k = cg_alloca(c, c->i64, "unroll_k");
+	LLVMBuildStore(c->b, cg_const(c, 0), k);
+	LLVMBasicBlockRef cond = cg_new_bb(c, "unroll_cond"), body = cg_new_bb(c, "unroll_body"),
+			  done = cg_new_bb(c, "unroll_done");
+	LLVMBuildBr(c->b, cond);
+	LLVMPositionBuilderAtEnd(c->b, cond);
+	LLVMValueRef kv = LLVMBuildLoad2(c->b, c->i64, k, "");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntULT, kv, cg_const(c, n->uval), ""), body,
+			done);
+	LLVMPositionBuilderAtEnd(c->b, body);
+	cg_stmt(c, n->body);
+	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, k, ""), cg_const(c, 1), ""),
+		       k);
+	LLVMBuildBr(c->b, cond);
+	LLVMPositionBuilderAtEnd(c->b, done);
+}
+
 /* let $x [: type] [= e]: (re)initialised each time it runs */
 static void let_stmt(struct cg *c, const struct ast_node *n)
 {
@@ -735,8 +766,7 @@ void cg_stmt(struct cg *c, const struct ast_node *n)
 		while_stmt(c, n);
 		break;
 	case AST_UNROLL:
-		for (uint64_t i = 0; i < n->uval; i++)
-			cg_stmt(c, n->body);
+		unroll_stmt(c, n);
 		break;
 	case AST_FOR_RANGE:
 		for_range(c, n);

@@ -207,7 +207,11 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 			continue;
 		LLVMTypeRef t = cg_is_buffer(&v->type) ? LLVMArrayType(c->i8, v->type.size) : c->i64;
 		c->vars[i] = LLVMBuildAlloca(c->b, t, v->name);
-		LLVMBuildStore(c->b, LLVMConstNull(t), c->vars[i]);
+		if (cg_is_buffer(&v->type))
+			LLVMBuildMemSet(c->b, c->vars[i], LLVMConstInt(c->i8, 0, 0),
+					cg_const(c, v->type.size), 1);
+		else
+			LLVMBuildStore(c->b, LLVMConstNull(t), c->vars[i]);
 	}
 
 	LLVMValueRef off = cg_const(c, offsetof(struct rt_priv, enabled));
