@@ -68,7 +68,8 @@ struct att_sema {
 	bool held;
 };
 
-#define ATT_MAX_SITES 1024 /* probed addresses in one session */
+/* ubt's own probes (readsafe.c, ret.c, dlopen.c) at most, besides one site per point */
+#define ATT_OWN_SITES 16
 #define ATT_MAX_SEMAS 256  /* usdt semaphores in one session */
 
 /* One patched address, shared by every probe on it. */
@@ -122,8 +123,9 @@ struct att_session {
 	struct rt_sigaction_k old_segv, old_bus; /* the application's actions */
 	uint64_t rt_sigsegv;            /* our handler's address in the target */
 	struct link_image image;
-	struct att_site *sites; /* ATT_MAX_SITES, in the session's shared memory */
-	int nsites;
+	struct att_site *sites; /* max_sites of them, in memory shared with the watchdog */
+	int nsites, max_sites;
+	size_t sites_bytes;
 	/* code pages for sites out of rel32 reach of the main code (anonymous, R-X) */
 	struct att_island {
 		uint64_t addr, size, used;

@@ -56,7 +56,7 @@ int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps)
 				"probes will not work\n");
 		return 0;
 	}
-	if (s->nsites == ATT_MAX_SITES)
+	if (s->nsites >= s->max_sites)
 		return 0;
 	ret = att_add_internal_site(s, bias + sym.value, sym.size, "rt_ret_unwind", true);
 	if (ret)
