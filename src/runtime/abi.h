@@ -241,6 +241,9 @@ struct rt_shm_header {
 	 * name or ids change (attach/ids.c); a thread's cached copy (struct
 	 * rt_ids) is good while its gen equals this one */
 	volatile uint64_t ids_gen;
+	/* the bounds of one probe hit (the target writes) */
+	volatile uint64_t hits_stopped; /* hits ended early: their loops ran past the
+					 * budget of one hit (parser/sema_loop.c, codegen/cg_loop.c) */
 };
 
 /* ubt's poll of the target's threads (attach/ids.c): what the script reads */
