@@ -784,6 +784,7 @@ int main(int argc, char **argv)
 	out_drain(&out);
 	out_report_lost(&out);
 	out_report_map_drops(&out);
+	out_report_skipped(&out);
 	att_ret_report(s, o.verbose);
 	/* bpftrace prints these two lines on stdout even with -o */
 	fputs("\n\n", stdout);

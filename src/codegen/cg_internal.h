@@ -28,6 +28,7 @@ struct cg {
 	LLVMValueRef thread; /* struct rt_thread *, or NULL when the probe needs none */
 	LLVMBasicBlockRef exit_bb;
 	LLVMBasicBlockRef loop_break, loop_continue; /* innermost loop (cg_expr.c) */
+	LLVMValueRef budget, loop_t0; /* i64 locals of a probe with loops (cg_loop.c) */
 	LLVMValueRef *vars; /* alloca per sema_var, indexed like sema_info.vars */
 	const struct ast_node *probe;
 	const struct cg_usdt_spec *usdt_spec; /* usdt variant being generated, or NULL */
@@ -68,8 +69,12 @@ LLVMValueRef cg_var_ptr(struct cg *c, const struct ast_node *n);
 bool cg_is_buffer(const struct ast_type *t);
 bool cg_reads_target(const struct ast_node *n);
 LLVMValueRef cg_read_target(struct cg *c, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef n);
-void cg_loop_rest(struct cg *c, const struct ast_node *body, LLVMValueRef iv,
+void cg_loop_rest(struct cg *c, const struct ast_node *n, LLVMValueRef iv,
 		  LLVMBasicBlockRef cond, LLVMBasicBlockRef step, LLVMBasicBlockRef done);
+
+/* cg_loop.c: the budget of one hit, paid by every turn of a loop */
+void cg_loop_budget(struct cg *c, const struct ast_node *probe); /* at the probe's start */
+void cg_loop_charge(struct cg *c, const struct ast_node *loop);
 
 /* cg_call.c: builtins and calls */
 /* cg_call.c, shared with cg_fmt.c */

@@ -810,5 +810,5 @@ void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv)
 		LLVMValueRef tr = LLVMBuildTrunc(c->b, v, LLVMIntTypeInContext(c->ctx, (unsigned)bytes * 8), "");
 		LLVMSetAlignment(LLVMBuildStore(c->b, tr, vdst), 1);
 	}
-	cg_loop_rest(c, n->body, iv, cond, step, done);
+	cg_loop_rest(c, n, iv, cond, step, done);
 }

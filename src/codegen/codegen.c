@@ -221,6 +221,7 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, en, LLVMConstInt(c->i32, 0, 0), ""),
 			ret, body);
 	LLVMPositionBuilderAtEnd(c->b, body);
+	cg_loop_budget(c, probe);
 	c->thread = NULL;
 	if (cg_needs_thread(probe)) {
 		c->thread = cg_thread_enter(c);
