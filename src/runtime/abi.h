@@ -193,8 +193,10 @@ struct rt_shm_header {
 	/* target writes */
 	volatile uint32_t exit_req;  /* exit() was called in a probe */
 	int32_t exit_code;
-	volatile uint64_t threads_full; /* probe hits that found no free thread slot */
-	volatile uint64_t reentered;    /* probe hits skipped: the thread was already in a probe */
+	volatile uint64_t threads_full; /* probe hits skipped: no thread slot was free */
+	volatile uint64_t reentered;    /* events dropped: their probe ran inside another probe of
+					 * the same thread (a signal handler) while that one was
+					 * writing an event into the thread's ring */
 	volatile uint64_t trap_hits;    /* probe hits through the int3 fallback */
 	/* int3 fallback (ubt writes, the SIGTRAP handler reads) */
 	uint32_t ntraps;               /* entries used in traps[] */
@@ -267,20 +269,30 @@ struct rt_ids {
 /*
  * One thread of the target (or ubt itself, for BEGIN/END).  A slot is
  * claimed by the first probe hit in a thread that needs per-thread state
- * (printf, re-entrancy guard, comm/uid/gid) and found again by its thread
- * pointer.  256 bytes (RT_THREAD_SHIFT): probe code finds slot i at
- * threads_off + (i << RT_THREAD_SHIFT).
+ * (printf, comm/uid/gid, reads) and found again by its thread pointer.
+ * 256 bytes (RT_THREAD_SHIFT): probe code finds slot i at threads_off +
+ * (i << RT_THREAD_SHIFT).
  *
- *   line 0 (the owning thread writes):  tp tid busy ring_head lost ring_resv tail_seen
+ *   line 0 (the owning thread writes):  tp tid depth ring_head lost ring_resv tail_seen
  *   line 1 (ubt writes):                ring_tail
  *   line 2 (the owning thread writes):  ids, away from ubt's writes to line 1
  *   line 3:                             unused
+ *
+ * The owner is the pair {tp, tid} (with depth: the first 16 bytes), which
+ * changes only by one cmpxchg16b (rt_thread.c): a free slot is claimed, and
+ * the slot of a thread that exited is taken over, its ring flowing on (the
+ * same tp with another tid: a new thread in the old one's TCB; a slot ubt's
+ * own threads did not claim whose tid no longer exists: any thread when the
+ * table is full).  ubt's threads (BEGIN, END, interval) mark their tid with
+ * RT_TID_HOST so that no target thread takes their slots.
  */
 #define RT_THREAD_SHIFT 8
+#define RT_TID_HOST 0x80000000u
 struct rt_thread {
 	volatile uint64_t tp; /* thread pointer (%fs:0); 0 = free */
 	uint32_t tid;
-	volatile uint32_t busy; /* re-entrancy guard: in a probe now */
+	volatile uint32_t depth; /* probes of this thread running now: more than 1 when a
+				  * signal handler's probe runs inside another */
 	volatile uint64_t ring_head; /* bytes ever produced */
 	volatile uint64_t lost;      /* events dropped because the ring was full */
 	uint64_t ring_resv;          /* producer's private head: reserved, not yet committed */
@@ -288,7 +300,8 @@ struct rt_thread {
 				      * against it, so the hot path does not load the line ubt
 				      * writes (rt_ring_reserve reloads it when short) */
 	uint64_t rd_state; /* rt_read.c: (rd_gen << 1) | direct reads allowed, as last checked */
-	uint64_t pad0[1];
+	volatile uint32_t writing; /* 1 from reading ring_head to publishing it (rt_ring.c) */
+	uint32_t pad0;
 	volatile uint64_t ring_tail; /* bytes ever consumed */
 	uint64_t pad1[7];
 	struct rt_ids ids; /* comm, uid, gid (rt_builtin.c) */
