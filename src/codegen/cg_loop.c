@@ -14,12 +14,18 @@
  *         b' < 0                      -> stop  the hit has used its budget
  *         ubt_priv.enabled == 0       -> stop  ubt is detaching: leave its code
  *         first check: t0 = nsecs
- *         nsecs - t0 > SEMA_HIT_NS    -> stop  slow work in the loops (reads of
- *                                              unmapped memory, a contended map)
+ *         nsecs - t0 > SEMA_HIT_NS    -> stop  slow work in the loops (reads
+ *                                              through a system call, a
+ *                                              contended map)
  *     stop: header.hits_stopped += 1; the hit ends (its exit block)
  *
  * The hit ends where it is, as after `return`: what it did before stays
- * done.  ubt reports the count at exit (output.c).
+ * done.  ubt reports the count at exit (output.c).  The clock is the TSC
+ * (nsecs), wall time: the thread's CPU time would not count time it was
+ * preempted, but reading it is a system call (6 us on the development VM),
+ * so SEMA_HIT_NS is long enough (100 ms) that preemption on a busy machine
+ * does not reach it in practice; the budget of instructions is the bound
+ * that matters, the time a net under slow operations.
  */
 #include "cg_internal.h"
 

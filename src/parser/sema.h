@@ -73,7 +73,7 @@ int sema_stack_kind(const struct ast_node *probe);
  * Loops that can never fit are refused by sema_check (sema_loop.c).
  */
 #define SEMA_HIT_BUDGET 1000000
-#define SEMA_HIT_NS 10000000ull
+#define SEMA_HIT_NS 100000000ull
 /* Instructions one iteration of a loop (while, for, unroll) charges against the budget. */
 uint64_t sema_loop_charge(const struct ast_node *loop);
 
