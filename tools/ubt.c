@@ -21,6 +21,7 @@
 #include "parser/sema.h"
 #include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -246,7 +247,39 @@ static int check_strlen_env(void)
 	return 0;
 }
 
-static void set_cg_options(struct cg_options *co)
+/* Threads of process pid now (its /proc/PID/task entries), 0 if unknown. */
+static uint32_t task_count(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	uint32_t n = 0;
+	if (!d)
+		return 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/*
+ * The thread table has a slot (and an event ring) per thread that hits a
+ * probe at the same time: 1,024, or twice the threads a -p target has now
+ * if that is more, within 1 GiB of rings.  A thread that exits leaves its
+ * slot to the next one (runtime/rt_thread.c); a hit that finds none is
+ * skipped and reported.
+ */
+static uint32_t table_threads(pid_t pid, uint32_t ring_size)
+{
+	uint64_t n = 1024, live = pid > 0 ? task_count(pid) : 0;
+	while (n < 2 * live)
+		n <<= 1;
+	while (n > 256 && n * ring_size > (1ull << 30))
+		n >>= 1;
+	return (uint32_t)n;
+}
+
+static void set_cg_options(struct cg_options *co, pid_t pid)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	co->ncpu = ncpu > 0 ? (uint32_t)ncpu : 1;
@@ -254,9 +287,10 @@ static void set_cg_options(struct cg_options *co)
 #ifdef UBT_SMALL_BUFFERS
 	co->ring_size = 4096;
 	co->nthreads = 16;
+	(void)table_threads;
 #else
 	co->ring_size = env_u32("BPFTRACE_PERF_RB_PAGES", 64) * 4096u; /* bpftrace's default */
-	co->nthreads = 256;
+	co->nthreads = table_threads(pid, co->ring_size);
 #endif
 }
 
@@ -691,7 +725,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	struct cg_options co;
-	set_cg_options(&co);
+	set_cg_options(&co, o.pid);
 	co.helper_checks = o.no_warnings ? 0 : o.helper_checks; /* -k, -kk */
 	cg_layout(&info, &co, &layout);
 	bool keep = o.dump && (!strcmp(o.dump, "ir") || !strcmp(o.dump, "asm"));

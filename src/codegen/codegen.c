@@ -64,7 +64,8 @@ static void declare_runtime(struct cg *c)
 	LLVMTypeRef p1[] = {c->ptr}, p2[] = {c->ptr, c->i32}, p3[] = {c->ptr, c->ptr, c->i32};
 	c->fn_thread_enter = declare(c, "rt_thread_enter", c->ptr, NULL, 0, &c->ty_thread_enter);
 	c->fn_thread_exit = declare(c, "rt_thread_exit", c->void_t, p1, 1, &c->ty_thread_exit);
-	c->fn_ring_reserve = declare(c, "rt_ring_reserve", c->ptr, p2, 2, &c->ty_ring_reserve);
+	/* the inline reservation's slow path (cg_ring_reserve set `writing`) */
+	c->fn_ring_reserve = declare(c, "rt_ring_reserve_slow", c->ptr, p2, 2, &c->ty_ring_reserve);
 	c->fn_ring_commit = declare(c, "rt_ring_commit", c->void_t, p1, 1, &c->ty_ring_commit);
 	c->fn_map_lookup = declare(c, "rt_map_lookup_pm", c->i64, p3, 3, &c->ty_map_lookup);
 	c->fn_gettid = declare(c, "rt_gettid", c->i32, NULL, 0, &c->ty_gettid);

@@ -159,6 +159,16 @@ void out_report_skipped(struct out *o)
 			"the bound of one hit (%d instructions or %llu ms)\n",
 			(unsigned long long)n, n == 1 ? "" : "s", n == 1 ? "its" : "their",
 			SEMA_HIT_BUDGET, SEMA_HIT_NS / 1000000);
+	if ((n = h->threads_full))
+		fprintf(stderr,
+			"WARNING: %llu probe hit%s skipped: more threads hit probes at once than "
+			"ubt's table holds (%u)\n",
+			(unsigned long long)n, n == 1 ? "" : "s", o->layout->nthreads);
+	if ((n = h->reentered))
+		fprintf(stderr,
+			"WARNING: %llu event%s dropped: %s probe ran in a signal handler that "
+			"interrupted a probe of the same thread while it wrote an event\n",
+			(unsigned long long)n, n == 1 ? "" : "s", n == 1 ? "its" : "their");
 }
 
 void out_report_lost(struct out *o)

@@ -16,8 +16,12 @@
  *   prog_bound_O2_pie threads T N     T threads alive at once, each calls
  *                                     f() N times once all have started;
  *                                     `threads T calls T*N`
- *   prog_bound_O2_pie shortlived T N  T threads, one after the other, each
- *                                     calls f() N times; `shortlived T calls T*N`
+ *   prog_bound_O2_pie shortlived T N  T threads, four at a time, each calls
+ *                                     f() N times; `shortlived T calls T*N`.
+ *                                     Each has a stack of its own that is
+ *                                     never reused, so no two have the same
+ *                                     thread pointer (glibc puts the TCB at
+ *                                     the top of the stack)
  *   prog_bound_O2_pie signals N       the main thread calls f() N times
  *                                     while a timer sends it SIGUSR1
  *                                     every 20 us; the handler calls f()
@@ -125,19 +129,28 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* T threads at once (together), or one after the other in groups of 4 */
+/* T threads at once (together), or in groups of 4, each on a new stack */
 static int threads(const char *what, long t, long n, int together)
 {
 	pthread_attr_t a;
 	pthread_t *ts = calloc((size_t)t, sizeof(*ts));
+	const size_t stack = 64 * 1024;
 	pthread_attr_init(&a);
-	pthread_attr_setstacksize(&a, 64 * 1024);
+	pthread_attr_setstacksize(&a, stack);
 	per_thread = n;
 	if (together) {
 		pthread_barrier_init(&start, NULL, (unsigned)t);
 		pthread_barrier_init(&end, NULL, (unsigned)t);
 	}
 	for (long i = 0; i < t; i++) {
+		if (!together) {
+			void *s = mmap(NULL, stack, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			if (s == MAP_FAILED || pthread_attr_setstack(&a, s, stack)) {
+				perror("thread stack");
+				return 1;
+			}
+		}
 		if (pthread_create(&ts[i], &a, worker, together ? (void *)1 : NULL)) {
 			fprintf(stderr, "pthread_create failed at thread %ld\n", i);
 			return 1;
