@@ -132,6 +132,8 @@ struct att_session {
 	} islands[8];
 	int nislands;
 	uint64_t remote_rets; /* private shadow stacks of return probes (ret.c), 0: none */
+	uint64_t remote_pstack; /* private probe stacks (pstack.c), 0: none */
+	size_t pstack_bytes;
 	/* BEGIN/END, linked for ubt's own address space */
 	uint8_t *host_code;      /* + the host's private page at its end */
 	size_t host_code_size;
@@ -282,6 +284,10 @@ int att_read_install(struct att_session *s, struct rt_shm_header *h);
 void att_read_remove(struct att_session *s);
 void att_ret_detach(struct att_session *s);
 void att_ret_unmap(struct att_session *s);
+/* pstack.c: probe stacks, where handlers that need more than a few words run */
+int att_pstack_install(struct att_session *s, const struct cg_object *obj);
+bool att_pstack_busy(const struct att_session *s, uint64_t rsp);
+void att_pstack_unmap(struct att_session *s);
 /* Says on stderr how many calls ran without their return probe. */
 void att_ret_report(const struct att_session *s, bool verbose);
 

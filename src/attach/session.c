@@ -490,7 +490,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			goto out;
 		memcpy(s->local, s->image.bytes, s->image.size);
 		write_headers(s, layout, &facts);
-		if ((ret = att_ret_install(s, (struct rt_shm_header *)att_data(s))))
+		if ((ret = att_ret_install(s, (struct rt_shm_header *)att_data(s))) ||
+		    (ret = att_pstack_install(s, target_obj)))
 			goto out;
 		if ((ret = place_trampolines(s, target_obj)))
 			goto out;

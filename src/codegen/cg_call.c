@@ -941,18 +941,14 @@ bool cg_sym_is_entry(const struct cg *c)
 }
 
 /*
- * func in a uprobe: the probe function's own return address, which lies in
- * the trampoline of the site that called it (one trampoline per site, so a
- * wildcard probe learns which function it is in for one load).  The output
- * maps trampoline addresses back to their site (out_sym_alias).
+ * func in a uprobe: the return address of the trampoline's call of the
+ * handler, which lies in the trampoline of the site (one trampoline per
+ * site, so a wildcard probe learns which function it is in for one load):
+ * the word below the handler's frame F (abi.h), the handler's own return
+ * address unless it runs on a probe stack.  The output maps trampoline
+ * addresses back to their site (out_sym_alias).
  */
 LLVMValueRef cg_sym_func(struct cg *c)
 {
-	LLVMTypeRef fty = LLVMFunctionType(c->ptr, &c->i32, 1, 0);
-	LLVMValueRef f = LLVMGetNamedFunction(c->mod, "llvm.returnaddress");
-	if (!f)
-		f = LLVMAddFunction(c->mod, "llvm.returnaddress", fty);
-	LLVMValueRef zero = LLVMConstInt(c->i32, 0, 0);
-	LLVMValueRef ra = LLVMBuildCall2(c->b, fty, f, &zero, 1, "ra");
-	return LLVMBuildPtrToInt(c->b, ra, c->i64, "func");
+	return LLVMBuildLoad2(c->b, c->i64, cg_gep_const(c, c->frame, (uint64_t)-8), "func");
 }

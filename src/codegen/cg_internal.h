@@ -26,6 +26,18 @@ struct cg {
 	LLVMValueRef frame_regs; /* the same (or struct rt_regs_mid *) whose `ret` is the real
 				  * return slot, for code that needs stack addresses (ustack) */
 	LLVMValueRef thread; /* struct rt_thread *, or NULL when the probe needs none */
+	LLVMValueRef frame;  /* a handler's F: its caller's frame (abi.h) */
+	bool pstack;         /* the handler runs on a probe stack (runtime/rt_pstack.c) */
+	bool uses_pstack;    /* some code does (cg_object.pstack) */
+	char **forced;       /* handlers whose frames were too big for the target's stack */
+	int nforced;
+	/* frame sizes LLVM reported (codegen.c, on_diag) */
+#define CG_MAX_FRAMES 1024
+	struct cg_frame {
+		char *name;
+		uint64_t size;
+	} frames[CG_MAX_FRAMES];
+	int nframes;
 	LLVMBasicBlockRef exit_bb;
 	LLVMBasicBlockRef loop_break, loop_continue; /* innermost loop (cg_expr.c) */
 	LLVMValueRef budget, loop_t0; /* i64 locals of a probe with loops (cg_loop.c) */

@@ -5,8 +5,9 @@
  * holds; output/stack.c prints it.
  *
  * Pipeline position: codegen, called from cg_builtin()/cg_call().  The
- * probe function gets "frame-pointer"="all" so rt_stack_id() can find the
- * probed code's %rbp through the saved frame pointers of our own frames.
+ * probe function gets "frame-pointer"="all": the probed code's %rbp is then
+ * the one its prologue saved (neither the trampoline nor the switch to the
+ * probe stack changes %rbp), passed to rt_stack_id().
  */
 #include "cg_internal.h"
 
@@ -27,14 +28,21 @@ LLVMValueRef cg_stack(struct cg *c, const struct ast_node *n)
 	LLVMAddAttributeAtIndex(c->fn, LLVMAttributeFunctionIndex,
 				LLVMCreateStringAttribute(c->ctx, "frame-pointer", 13, "all", 3));
 	LLVMValueRef site = kind == RT_STK_ENTRY ? cg_sym_func(c) : cg_const(c, 0);
-	LLVMTypeRef p[] = {c->ptr, c->i64, c->i32, c->i32};
-	LLVMTypeRef fty = LLVMFunctionType(c->i64, p, 4, 0);
+	LLVMTypeRef fa = LLVMFunctionType(c->ptr, &c->i32, 1, 0);
+	LLVMValueRef fr = LLVMGetNamedFunction(c->mod, "llvm.frameaddress.p0");
+	if (!fr)
+		fr = LLVMAddFunction(c->mod, "llvm.frameaddress.p0", fa);
+	LLVMValueRef zero = LLVMConstInt(c->i32, 0, 0);
+	LLVMValueRef fp = LLVMBuildLoad2(c->b, c->i64, LLVMBuildCall2(c->b, fa, fr, &zero, 1, ""),
+					 "probed_rbp");
+	LLVMTypeRef p[] = {c->ptr, c->i64, c->i32, c->i32, c->i64};
+	LLVMTypeRef fty = LLVMFunctionType(c->i64, p, 5, 0);
 	LLVMValueRef f = LLVMGetNamedFunction(c->mod, "rt_stack_id");
 	if (!f) {
 		f = LLVMAddFunction(c->mod, "rt_stack_id", fty);
 		LLVMSetVisibility(f, LLVMHiddenVisibility);
 	}
 	LLVMValueRef args[] = {c->frame_regs ? c->frame_regs : c->regs, site, LLVMConstInt(c->i32, (uint64_t)kind, 0),
-			       LLVMConstInt(c->i32, (uint64_t)AST_STACK_FRAMES(&n->type), 0)};
-	return LLVMBuildCall2(c->b, fty, f, args, 4, "stack");
+			       LLVMConstInt(c->i32, (uint64_t)AST_STACK_FRAMES(&n->type), 0), fp};
+	return LLVMBuildCall2(c->b, fty, f, args, 5, "stack");
 }

@@ -164,6 +164,11 @@ void out_report_skipped(struct out *o)
 			"WARNING: %llu probe hit%s skipped: more threads hit probes at once than "
 			"ubt's table holds (%u)\n",
 			(unsigned long long)n, n == 1 ? "" : "s", o->layout->nthreads);
+	if ((n = h->deep_skipped))
+		fprintf(stderr,
+			"WARNING: %llu probe hit%s skipped: %d probes of the thread were running "
+			"already (signal handlers inside probes)\n",
+			(unsigned long long)n, n == 1 ? "" : "s", RT_PSTACK_DEPTH);
 	if ((n = h->reentered))
 		fprintf(stderr,
 			"WARNING: %llu event%s dropped: %s probe ran in a signal handler that "

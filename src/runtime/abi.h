@@ -145,7 +145,7 @@ struct rt_stack_table {
 	volatile uint64_t drops; /* stacks not recorded: table full */
 };
 
-/* rt_stack_id(regs, site, kind, n): where the probe runs */
+/* rt_stack_id(regs, site, kind, n, fp): where the probe runs */
 enum rt_stack_kind {
 	RT_STK_ENTRY = 0, /* function entry: struct rt_regs, ret = caller */
 	RT_STK_MID = 1,   /* inside a function: struct rt_regs_mid */
@@ -246,6 +246,10 @@ struct rt_shm_header {
 	/* the bounds of one probe hit (the target writes) */
 	volatile uint64_t hits_stopped; /* hits ended early: their loops ran past the
 					 * budget of one hit (parser/sema_loop.c, codegen/cg_loop.c) */
+	volatile uint64_t deep_skipped; /* hits skipped: RT_PSTACK_DEPTH probes of the thread
+					 * were running already (signal handlers in probes) */
+	volatile uint64_t recycle_next; /* rt_thread.c: no look for exited threads' slots
+					 * (a system call per slot) before this nsecs */
 };
 
 /* ubt's poll of the target's threads (attach/ids.c): what the script reads */
@@ -301,7 +305,7 @@ struct rt_thread {
 				      * writes (rt_ring_reserve reloads it when short) */
 	uint64_t rd_state; /* rt_read.c: (rd_gen << 1) | direct reads allowed, as last checked */
 	volatile uint32_t writing; /* 1 from reading ring_head to publishing it (rt_ring.c) */
-	uint32_t pad0;
+	uint32_t pstack; /* 1: this slot's probe stack has its guard page (rt_priv.pstack_base) */
 	volatile uint64_t ring_tail; /* bytes ever consumed */
 	uint64_t pad1[7];
 	struct rt_ids ids; /* comm, uid, gid (rt_builtin.c) */
@@ -545,7 +549,50 @@ struct rt_priv {
 	 * thread check again before reading directly.
 	 */
 	volatile uint32_t rd_gen;
+	uint32_t pad;
+	/*
+	 * Probe stacks (rt_pstack.c): the private mapping of nthreads stacks
+	 * of pstack_size bytes, 0 when no handler needs one; pstack_seg: the
+	 * room of one probe nested in another (RT_PSTACK_DEPTH of them).
+	 * Here, not in the header: the mapping is this process's, and ubt's
+	 * own BEGIN/END never switch stacks.
+	 */
+	uint64_t pstack_base, pstack_size, pstack_seg;
 };
+
+/*
+ * Probe stacks (rt_pstack.c; DESIGN.md decision 15: any stack, any
+ * runtime).  A handler whose frame or callees would need more of the
+ * target's stack than RT_TARGET_FRAME bytes runs on a stack of its thread
+ * slot's instead, in a private anonymous mapping ubt makes (rt_priv
+ * pstack_*): slot i's is [lo, hi) = [base + i * size, base + (i + 1) *
+ * size), its lowest page made inaccessible when a thread first takes the
+ * slot.  Its stub sets %r11 to the handler and jumps to rt_pstack_call,
+ * which finds the thread's slot, raises its depth and calls, on the probe
+ * stack,
+ *
+ *     handler(rdi, rsi, rdx, rcx, r8, r9, F, thread)      preserve_most
+ *
+ * F: the trampoline's frame (what a handler on the target's stack finds
+ * just above its return address: struct rt_entry_frame, rt_ret_frame, or
+ * a pointer to struct rt_regs_mid), thread: the slot (its depth raised).
+ * A probe inside another (a signal handler's) starts seg below the one it
+ * interrupted, or right below the current %rsp when that is on the
+ * stack already (a handler running on it):
+ *
+ *    lo       lo + 4096                                                 hi
+ *    | guard |  ...                 | depth 2 | depth 1 | depth 0 (top) |
+ *                                              <- seg ->
+ *
+ * The target's own stack then sees the trampoline's words and
+ * rt_pstack_call's: 48 bytes below the probed function's stack pointer, up
+ * to ~190 the first time a thread hits a probe (rt_thread_find, in C).
+ * Handlers that stay on it (a count, a map update by tid) use at most
+ * RT_TARGET_FRAME bytes of frame (codegen checks LLVM's frame sizes).
+ */
+#define RT_PSTACK_DEPTH 4
+#define RT_PSTACK_GUARD 4096
+#define RT_TARGET_FRAME 96
 
 /*
  * Registers saved by a trampoline, in memory order from its stack

@@ -78,7 +78,7 @@ void rt_signal(uint64_t sig) RT_API;
 int64_t rt_read(struct rt_thread *t, void *dst, uint64_t src, uint64_t n) RT_API;
 int64_t rt_read_str(struct rt_thread *t, char *dst, uint64_t src, uint64_t n) RT_API;
 void rt_sigsegv(int sig, void *info, void *ucv) RT_API;
-uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n) RT_API;
+uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, uint64_t fp) RT_API;
 int64_t rt_strncmp(const char *a, uint64_t asize, const char *b, uint64_t bsize, uint64_t n) RT_API;
 int64_t rt_strcontains(const char *h, uint64_t hsize, const char *nd, uint64_t nsize) RT_API;
 int64_t rt_map_len(struct rt_map *m) RT_API;

@@ -20,7 +20,10 @@
  *     old thread is gone);
  *   - the table is full: a slot whose tid no longer exists in the process
  *     (tgkill(pid, tid, 0) fails with ESRCH), looking at most
- *     RT_RECYCLE_TRIES slots from the thread's own place.
+ *     RT_RECYCLE_TRIES slots from the thread's own place; after a look that
+ *     found none, no thread looks again for RT_RECYCLE_NS (each look is a
+ *     system call, a few us: a thread without a slot would otherwise pay
+ *     that on every hit).
  * A slot taken over keeps its ring (ubt drains it in order) and drops the
  * cached comm/uid/gid and read state.  A thread that still finds no slot
  * skips the hit, counted in threads_full, and ubt reports it at exit.
@@ -37,8 +40,10 @@
 #include "rt.h"
 
 #define RT_RECYCLE_TRIES 64
+#define RT_RECYCLE_NS 10000000ull
 
 extern struct rt_priv ubt_priv RT_API; /* this process's private page (abi.h) */
+uint64_t rt_nsecs(void) RT_API RT_PRESERVING; /* rt_time.c */
 
 static inline uint32_t rt_hash_tp(uint64_t tp, uint32_t mask)
 {
@@ -72,6 +77,21 @@ static int rt_owner_cas(struct rt_thread *t, uint64_t tp0, uint64_t td0, uint64_
 	return ok;
 }
 
+/*
+ * The lowest page of slot t's probe stack made inaccessible, once per slot
+ * (rt_pstack.c): a probe stack that overflows faults there instead of
+ * writing into the next slot's.
+ */
+static void rt_guard(struct rt_thread *t, const struct rt_shm_header *h)
+{
+	if (t->pstack || !ubt_priv.pstack_base)
+		return;
+	uint64_t i = (uint64_t)((char *)t - (ubt_shm + h->threads_off)) >> RT_THREAD_SHIFT;
+	rt_syscall4(10 /* mprotect */, (long)(ubt_priv.pstack_base + i * ubt_priv.pstack_size),
+		    RT_PSTACK_GUARD, 0 /* PROT_NONE */, 0);
+	t->pstack = 1;
+}
+
 /* Makes slot t, now {tp0, td0}, this thread's: 1 if it did. */
 static int rt_take(struct rt_thread *t, uint64_t tp0, uint64_t td0, uint64_t tp, uint32_t tid)
 {
@@ -81,6 +101,7 @@ static int rt_take(struct rt_thread *t, uint64_t tp0, uint64_t td0, uint64_t tp,
 		t->ids.gen = 0;
 		t->rd_state = 0;
 	}
+	rt_guard(t, rt_hdr());
 	return 1;
 }
 
@@ -100,7 +121,8 @@ struct rt_thread *rt_thread_find(void)
 	int host = ubt_priv.pid != h->pid;
 	uint32_t tid = rt_gettid() | (host ? RT_TID_HOST : 0);
 
-	/* slots are never freed, so this thread's is before the first free one */
+	/* slots are never freed, so this thread's is before the first free one
+	 * (a free slot another thread claimed first is passed over) */
 	for (uint32_t n = 0; n <= mask; n++, i = (i + 1) & mask) {
 		struct rt_thread *t = &tab[i];
 		uint64_t cur = t->tp, td = rt_owner_td(t);
@@ -112,12 +134,12 @@ struct rt_thread *rt_thread_find(void)
 		if ((cur == 0 || (cur == tp && ((uint32_t)td & RT_TID_HOST) == (tid & RT_TID_HOST))) &&
 		    rt_take(t, cur, td, tp, tid))
 			return t;
-		if (cur == 0)
-			break;
 	}
-	/* full: the slot of a thread that exited */
+	/* full: the slot of a thread that exited (ubt's threads never take one) */
+	uint64_t now = rt_nsecs();
+	int look = !host && now >= h->recycle_next;
 	i = home;
-	for (uint32_t n = 0; !host && n < RT_RECYCLE_TRIES && n <= mask; n++, i = (i + 1) & mask) {
+	for (uint32_t n = 0; look && n < RT_RECYCLE_TRIES && n <= mask; n++, i = (i + 1) & mask) {
 		struct rt_thread *t = &tab[i];
 		uint64_t cur = t->tp, td = rt_owner_td(t);
 		uint32_t old = (uint32_t)td;
@@ -127,6 +149,8 @@ struct rt_thread *rt_thread_find(void)
 		    rt_take(t, cur, td, tp, tid))
 			return t;
 	}
+	if (look)
+		h->recycle_next = now + RT_RECYCLE_NS;
 	__atomic_fetch_add(&h->threads_full, 1, __ATOMIC_RELAXED);
 	return 0;
 }

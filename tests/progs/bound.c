@@ -6,11 +6,13 @@
  *
  *   prog_bound_O2_pie strs N          take_str(s) N times; `strs N`
  *   prog_bound_O2_pie loop N          f(i) N times; `loop N`
- *   prog_bound_O2_pie smallstack N B  take_str(s) N times on a stack with
+ *   prog_bound_O2_pie smallstack N B [warm]
+ *                                     take_str(s) N times on a stack with
  *                                     only B bytes below the call's return
  *                                     address (a coroutine's stack: a page
  *                                     that cannot be touched lies below);
- *                                     `smallstack N`
+ *                                     with warm, once on the thread's own
+ *                                     stack first; `smallstack N`
  *   prog_bound_O2_pie pthread N K     take_str(s) N times in a thread whose
  *                                     stack is K KiB; `pthread N`
  *   prog_bound_O2_pie threads T N     T threads alive at once, each calls
@@ -22,11 +24,13 @@
  *                                     never reused, so no two have the same
  *                                     thread pointer (glibc puts the TCB at
  *                                     the top of the stack)
- *   prog_bound_O2_pie signals N       the main thread calls f() N times
+ *   prog_bound_O2_pie signals N [alt] the main thread calls f() N times
  *                                     while a timer sends it SIGUSR1
  *                                     every 20 us; the handler calls f()
  *                                     too; `calls C handler ran` (C: every
- *                                     call of f)
+ *                                     call of f).  With alt the handler
+ *                                     runs on a sigaltstack of 8 KiB
+ *                                     (SA_ONSTACK)
  */
 #include <pthread.h>
 #include <signal.h>
@@ -48,13 +52,14 @@ __attribute__((noinline)) void take_str(const char *s)
 	sink += s[0];
 }
 
-static const char text[] = "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"
+/* also read by probes through uaddr("bound_text") */
+const char bound_text[] = "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"
 			   "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"
 			   "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"
 			   "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz";
 
 /*
- * Calls take_str(text) with %rsp = top (16-aligned): at take_str's entry
+ * Calls take_str(bound_text) with %rsp = top (16-aligned): at take_str's entry
  * the return address is at top - 8, and everything below it up to the
  * inaccessible page is the stack the probe may use.
  */
@@ -66,12 +71,12 @@ static void call_on(char *top)
 			 "call take_str\n\t"
 			 "mov %%rbx, %%rsp"
 			 :
-			 : "r"(top), "r"(text)
+			 : "r"(top), "r"(bound_text)
 			 : "rbx", "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11",
 			   "memory", "cc");
 }
 
-static int smallstack(long n, long bytes)
+static int smallstack(long n, long bytes, int warm)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	long len = (bytes + 8 + 15 + page - 1) / page * page;
@@ -85,6 +90,8 @@ static int smallstack(long n, long bytes)
 	char *top = (char *)(((unsigned long)(m + page + bytes + 8)) & ~15ul);
 	if (top - 8 < m + page + bytes)
 		top += 16;
+	if (warm)
+		take_str(bound_text);
 	for (long i = 0; i < n; i++)
 		call_on(top);
 	printf("smallstack %ld\n", n);
@@ -95,7 +102,7 @@ static void *strs_thread(void *arg)
 {
 	long n = (long)arg;
 	for (long i = 0; i < n; i++)
-		take_str(text);
+		take_str(bound_text);
 	return NULL;
 }
 
@@ -180,7 +187,7 @@ static void on_usr1(int sig)
  * signals land anywhere, also inside probe code running for f (the
  * handler's f() then runs a probe inside a probe).
  */
-static int signals(long n)
+static int signals(long n, int alt)
 {
 	struct sigaction sa;
 	struct sigevent ev;
@@ -188,6 +195,15 @@ static int signals(long n)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr1;
 	sa.sa_flags = SA_RESTART;
+	if (alt) {
+		static char altstack[8192] __attribute__((aligned(16)));
+		stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
+		if (sigaltstack(&ss, NULL)) {
+			perror("sigaltstack");
+			return 1;
+		}
+		sa.sa_flags |= SA_ONSTACK;
+	}
 	sigaction(SIGUSR1, &sa, NULL);
 	memset(&ev, 0, sizeof(ev));
 	ev.sigev_notify = SIGEV_THREAD_ID;
@@ -212,7 +228,7 @@ int main(int argc, char **argv)
 
 	if (!strcmp(mode, "strs")) {
 		for (long i = 0; i < a; i++)
-			take_str(text);
+			take_str(bound_text);
 		printf("strs %ld\n", a);
 		return 0;
 	}
@@ -223,7 +239,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "smallstack"))
-		return smallstack(a, b);
+		return smallstack(a, b, argc > 4 && !strcmp(argv[4], "warm"));
 	if (!strcmp(mode, "pthread"))
 		return small_thread(a, b);
 	if (!strcmp(mode, "threads"))
@@ -231,7 +247,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "shortlived"))
 		return threads("shortlived", a, b, 0);
 	if (!strcmp(mode, "signals"))
-		return signals(a);
+		return signals(a, argc > 3 && !strcmp(argv[3], "alt"));
 	fprintf(stderr, "usage: %s strs|loop|smallstack|pthread|threads|shortlived|signals ...\n",
 		argv[0]);
 	return 2;
