@@ -92,7 +92,11 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
  * probe running on its probe stack inside a signal handler that runs on
  * the sigaltstack would otherwise be delivered at the sigaltstack's top,
  * over that handler's frames (the kernel knows the sigaltstack is in use
- * only by the stack pointer; runtime/rt_pstack.c).
+ * only by the stack pointer; runtime/rt_pstack.c).  Every signal is
+ * blocked while it runs: a signal handler of the application's that ran
+ * inside it could run a probe whose read faults while SIGSEGV is blocked,
+ * which the kernel answers by killing the process (rt_pass_on gives an
+ * application handler the mask the kernel would have).
  */
 static int install_one(struct att_session *s, int sig, struct rt_sigaction_k *old)
 {
@@ -100,7 +104,7 @@ static int install_one(struct att_session *s, int sig, struct rt_sigaction_k *ol
 		.handler = s->rt_sigsegv,
 		.flags = SA_SIGINFO | SA_RESTART | 0x04000000 /* SA_RESTORER */,
 		.restorer = link_lookup(&s->image, "rt_sigreturn"),
-		.mask = 0,
+		.mask = ~0ull,
 	}};
 	uint64_t at;
 	int64_t r;

@@ -24,9 +24,10 @@
  *                                     never reused, so no two have the same
  *                                     thread pointer (glibc puts the TCB at
  *                                     the top of the stack)
- *   prog_bound_O2_pie signals N [alt] the main thread calls f() N times
+ *   prog_bound_O2_pie signals N [alt|-] [US]
+ *                                     the main thread calls f() N times
  *                                     while a timer sends it SIGUSR1
- *                                     every 20 us; the handler calls f()
+ *                                     every US us (20); the handler calls f()
  *                                     too; `calls C handler ran` (C: every
  *                                     call of f).  With alt the handler
  *                                     runs on a sigaltstack of 8 KiB
@@ -183,11 +184,11 @@ static void on_usr1(int sig)
 }
 
 /*
- * A timer sends SIGUSR1 to this thread every 20 us while it calls f(), so
- * signals land anywhere, also inside probe code running for f (the
- * handler's f() then runs a probe inside a probe).
+ * A timer sends SIGUSR1 to this thread every us microseconds while it
+ * calls f(), so signals land anywhere, also inside probe code running for
+ * f (the handler's f() then runs a probe inside a probe).
  */
-static int signals(long n, int alt)
+static int signals(long n, int alt, long us)
 {
 	struct sigaction sa;
 	struct sigevent ev;
@@ -209,7 +210,7 @@ static int signals(long n, int alt)
 	ev.sigev_notify = SIGEV_THREAD_ID;
 	ev.sigev_signo = SIGUSR1;
 	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	struct itimerspec its = {{0, 20000}, {0, 20000}};
+	struct itimerspec its = {{0, us * 1000}, {0, us * 1000}};
 	if (timer_create(CLOCK_MONOTONIC, &ev, &tm) || timer_settime(tm, 0, &its, NULL)) {
 		perror("timer_create");
 		return 1;
@@ -247,7 +248,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "shortlived"))
 		return threads("shortlived", a, b, 0);
 	if (!strcmp(mode, "signals"))
-		return signals(a, argc > 3 && !strcmp(argv[3], "alt"));
+		return signals(a, argc > 3 && !strcmp(argv[3], "alt"), argc > 4 ? atol(argv[4]) : 20);
 	fprintf(stderr, "usage: %s strs|loop|smallstack|pthread|threads|shortlived|signals ...\n",
 		argv[0]);
 	return 2;
