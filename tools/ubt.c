@@ -21,6 +21,7 @@
 #include "parser/sema.h"
 #include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -95,6 +96,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "ENVIRONMENT:\n"
 	      "    BPFTRACE_MAP_KEYS_MAX    [default: 4096] max keys in a map\n"
+	      "    BPFTRACE_MAX_PROBES      [default: 512] max number of probes\n"
 	      "    BPFTRACE_PERF_RB_PAGES   [default: 16] pages of the event ring\n"
 	      "    BPFTRACE_STRLEN          [default: 64] bytes read by str()\n"
 	      "    BPFTRACE_NO_CPP_DEMANGLE [default: 0] disable C++ symbol demangling\n"
@@ -245,7 +247,39 @@ static int check_strlen_env(void)
 	return 0;
 }
 
-static void set_cg_options(struct cg_options *co)
+/* Threads of process pid now (its /proc/PID/task entries), 0 if unknown. */
+static uint32_t task_count(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	uint32_t n = 0;
+	if (!d)
+		return 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/*
+ * The thread table has a slot (and an event ring) per thread that hits a
+ * probe at the same time: 1,024, or twice the threads a -p target has now
+ * if that is more, within 1 GiB of rings.  A thread that exits leaves its
+ * slot to the next one (runtime/rt_thread.c); a hit that finds none is
+ * skipped and reported.
+ */
+static uint32_t table_threads(pid_t pid, uint32_t ring_size)
+{
+	uint64_t n = 1024, live = pid > 0 ? task_count(pid) : 0;
+	while (n < 2 * live)
+		n <<= 1;
+	while (n > 256 && n * ring_size > (1ull << 30))
+		n >>= 1;
+	return (uint32_t)n;
+}
+
+static void set_cg_options(struct cg_options *co, pid_t pid)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	co->ncpu = ncpu > 0 ? (uint32_t)ncpu : 1;
@@ -253,23 +287,84 @@ static void set_cg_options(struct cg_options *co)
 #ifdef UBT_SMALL_BUFFERS
 	co->ring_size = 4096;
 	co->nthreads = 16;
+	(void)table_threads;
 #else
 	co->ring_size = env_u32("BPFTRACE_PERF_RB_PAGES", 64) * 4096u; /* bpftrace's default */
-	co->nthreads = 256;
+	co->nthreads = table_threads(pid, co->ring_size);
 #endif
+}
+
+/*
+ * BPFTRACE_MAX_PROBES: at most this many probes (default 512, bpftrace
+ * 0.17's), read as bpftrace reads it (std::stoull: leading blanks, a sign,
+ * digits, anything after them ignored); no digits at all or a number out
+ * of range is its error.
+ */
+static int max_probes_env(uint64_t *limit)
+{
+	const char *v = getenv("BPFTRACE_MAX_PROBES");
+	char *end;
+	*limit = 512;
+	if (!v)
+		return 0;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (end == v || errno) {
+		diag_sys(NULL, "Env var 'BPFTRACE_MAX_PROBES' did not contain a valid uint64_t, or "
+			       "was zero-valued.");
+		return -1;
+	}
+	*limit = n;
+	return 0;
+}
+
+/* Probes of attach point a: its resolved locations, or 1 for a host or profile probe. */
+static int probes_of(const struct ast_node *a, const struct att_session *s)
+{
+	const char *p = a->attach.provider;
+	if (!strcmp(p, "BEGIN") || !strcmp(p, "END") || !strcmp(p, "interval") ||
+	    !strcmp(p, "profile"))
+		return 1;
+	int n = 0;
+	for (int i = 0; i < s->npoints; i++)
+		n += s->points[i].attach == a;
+	return n;
 }
 
 static int count_probes(const struct ast_node *prog, const struct att_session *s)
 {
-	int n = s->npoints;
+	int n = 0;
 	for (int i = 0; i < prog->nkids; i++)
-		for (int j = 0; j < prog->kids[i]->nkids; j++) {
-			const char *p = prog->kids[i]->kids[j]->attach.provider;
-			if (!strcmp(p, "BEGIN") || !strcmp(p, "END") || !strcmp(p, "interval") ||
-			    !strcmp(p, "profile"))
-				n++;
-		}
+		for (int j = 0; j < prog->kids[i]->nkids; j++)
+			n += probes_of(prog->kids[i]->kids[j], s);
 	return n;
+}
+
+/*
+ * More probes than BPFTRACE_MAX_PROBES: bpftrace 0.17's message, at the
+ * attach point that went past the limit (a wildcard, usually), before
+ * anything is compiled or attached.
+ */
+static int check_max_probes(const struct ast_node *prog, const struct att_session *s,
+			    uint64_t limit, struct diags *d)
+{
+	int total = count_probes(prog, s);
+	if ((uint64_t)total <= limit)
+		return 0;
+	uint64_t n = 0;
+	const struct ast_node *at = NULL;
+	for (int i = 0; i < prog->nkids && !at; i++)
+		for (int j = 0; j < prog->kids[i]->nkids && !at; j++) {
+			n += (uint64_t)probes_of(prog->kids[i]->kids[j], s);
+			if (n > limit)
+				at = prog->kids[i]->kids[j];
+		}
+	struct diag *dg = diag_error(d, at->loc, "Can't attach to %d probes because it exceeds the "
+				     "current limit of %llu probes.", total,
+				     (unsigned long long)limit);
+	diag_hint(dg, "You can increase the limit through the BPFTRACE_MAX_PROBES environment "
+		      "variable.");
+	return -1;
 }
 
 /*
@@ -555,7 +650,8 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	start_ns = boottime_ns();
-	if (parse_args(argc, argv, &o) || check_strlen_env())
+	uint64_t max_probes;
+	if (parse_args(argc, argv, &o) || check_strlen_env() || max_probes_env(&max_probes))
 		return 1;
 	if (o.list)
 		return att_list(o.program ? o.program : o.file, o.pid, o.verbose, stdout) ? 1 : 0;
@@ -605,6 +701,10 @@ int main(int argc, char **argv)
 	}
 	if (check_profile(prog))
 		goto out;
+	if (check_max_probes(prog, s, max_probes, &d)) {
+		diag_print(&d, stderr);
+		goto out;
+	}
 	int nprobes = count_probes(prog, s);
 	if (nprobes == 0) {
 		printf("No probes to attach\n");
@@ -621,7 +721,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	struct cg_options co;
-	set_cg_options(&co);
+	set_cg_options(&co, o.pid);
 	co.helper_checks = o.no_warnings ? 0 : o.helper_checks; /* -k, -kk */
 	cg_layout(&info, &co, &layout);
 	bool keep = o.dump && (!strcmp(o.dump, "ir") || !strcmp(o.dump, "asm"));
@@ -719,6 +819,7 @@ int main(int argc, char **argv)
 	out_drain(&out);
 	out_report_lost(&out);
 	out_report_map_drops(&out);
+	out_report_skipped(&out);
 	att_ret_report(s, o.verbose);
 	/* bpftrace prints these two lines on stdout even with -o */
 	fputs("\n\n", stdout);

@@ -68,7 +68,8 @@ struct att_sema {
 	bool held;
 };
 
-#define ATT_MAX_SITES 1024 /* probed addresses in one session */
+/* ubt's own probes (readsafe.c, ret.c, dlopen.c) at most, besides one site per point */
+#define ATT_OWN_SITES 16
 #define ATT_MAX_SEMAS 256  /* usdt semaphores in one session */
 
 /* One patched address, shared by every probe on it. */
@@ -123,8 +124,9 @@ struct att_session {
 	struct rt_sigaction_k old_segv, old_bus; /* the application's actions */
 	uint64_t rt_sigsegv;            /* our handler's address in the target */
 	struct link_image image;
-	struct att_site *sites; /* ATT_MAX_SITES, in the session's shared memory */
-	int nsites;
+	struct att_site *sites; /* max_sites of them, in memory shared with the watchdog */
+	int nsites, max_sites;
+	size_t sites_bytes;
 	/* code pages for sites out of rel32 reach of the main code (anonymous, R-X) */
 	struct att_island {
 		uint64_t addr, size, used;
@@ -132,6 +134,8 @@ struct att_session {
 	int nislands;
 	uint64_t remote_rets; /* private shadow stacks of return probes (ret.c), 0: none */
 	bool ret_fde_hooked;  /* libgcc's _Unwind_Find_FDE has ubt's probe (ret.c) */
+	uint64_t remote_pstack; /* private probe stacks (pstack.c), 0: none */
+	size_t pstack_bytes;
 	/* BEGIN/END, linked for ubt's own address space */
 	uint8_t *host_code;      /* + the host's private page at its end */
 	size_t host_code_size;
@@ -289,6 +293,10 @@ int att_read_install(struct att_session *s, struct rt_shm_header *h);
 void att_read_remove(struct att_session *s);
 void att_ret_detach(struct att_session *s);
 void att_ret_unmap(struct att_session *s);
+/* pstack.c: probe stacks, where handlers that need more than a few words run */
+int att_pstack_install(struct att_session *s, const struct cg_object *obj);
+bool att_pstack_busy(const struct att_session *s, uint64_t rsp);
+void att_pstack_unmap(struct att_session *s);
 /* Says on stderr how many calls ran without their return probe. */
 void att_ret_report(const struct att_session *s, bool verbose);
 

@@ -166,13 +166,17 @@ static void clear_rseq_cs(struct att_session *s, const struct tracee_thread *th)
 	}
 }
 
-/* Unmaps ubt's memory in the target if no thread's pc is inside it. */
+/* Unmaps ubt's memory in the target if no thread's pc (or stack pointer) is inside it. */
 static bool unmap_if_idle(struct att_session *s)
 {
 	bool busy = false;
 	for (int i = 0; i < s->t.nthreads; i++) {
 		uint64_t pc = s->t.threads[i].regs.rip;
 		if (pc >= s->remote_code && pc < s->remote_priv + PAGE)
+			busy = true;
+		/* a signal handler of the program's that interrupted a probe
+		 * runs on the probe stack: its pc is not ours */
+		if (att_pstack_busy(s, s->t.threads[i].regs.rsp))
 			busy = true;
 		for (int k = 0; k < s->nislands; k++)
 			if (pc >= s->islands[k].addr && pc < s->islands[k].addr + s->islands[k].size)
@@ -189,6 +193,7 @@ static bool unmap_if_idle(struct att_session *s)
 	for (int i = 0; i < s->nislands; i++)
 		att_rsys(s, SYS_munmap, s->islands[i].addr, s->islands[i].size, 0, 0, 0, 0, &r);
 	att_ret_unmap(s);
+	att_pstack_unmap(s);
 	return true;
 }
 

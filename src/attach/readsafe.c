@@ -72,22 +72,40 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
 	return 0;
 }
 
-/* Installs rt_sigsegv for sig; *old receives the application's action. */
+/*
+ * Installs rt_sigsegv for sig; *old receives the application's action.
+ * SA_ONSTACK only if the application's action had it (a handler for its
+ * own stack overflows needs the sigaltstack): a read that faults in a
+ * probe running on its probe stack inside a signal handler that runs on
+ * the sigaltstack would otherwise be delivered at the sigaltstack's top,
+ * over that handler's frames (the kernel knows the sigaltstack is in use
+ * only by the stack pointer; runtime/rt_pstack.c).  Every signal is
+ * blocked while it runs: a signal handler of the application's that ran
+ * inside it could run a probe whose read faults while SIGSEGV is blocked,
+ * which the kernel answers by killing the process (rt_pass_on gives an
+ * application handler the mask the kernel would have).
+ */
 static int install_one(struct att_session *s, int sig, struct rt_sigaction_k *old)
 {
 	struct rt_sigaction_k both[2] = {{
 		.handler = s->rt_sigsegv,
-		.flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | 0x04000000 /* SA_RESTORER */,
+		.flags = SA_SIGINFO | SA_RESTART | 0x04000000 /* SA_RESTORER */,
 		.restorer = link_lookup(&s->image, "rt_sigreturn"),
-		.mask = 0,
+		.mask = ~0ull,
 	}};
 	uint64_t at;
 	int64_t r;
 	int ret = tracee_scratch(&s->t, both, sizeof(both), &at);
 	if (!ret)
-		ret = att_rsys(s, SYS_rt_sigaction, sig, at, at + sizeof(both[0]), 8, 0, 0, &r);
+		ret = att_rsys(s, SYS_rt_sigaction, sig, 0, at + sizeof(both[0]), 8, 0, 0, &r);
 	if (!ret)
 		ret = tracee_read(&s->t, at + sizeof(both[0]), old, sizeof(*old));
+	if (!ret && (old->flags & SA_ONSTACK)) {
+		both[0].flags |= SA_ONSTACK;
+		ret = tracee_write(&s->t, at, &both[0], sizeof(both[0]));
+	}
+	if (!ret)
+		ret = att_rsys(s, SYS_rt_sigaction, sig, at, 0, 8, 0, 0, &r);
 	return ret;
 }
 

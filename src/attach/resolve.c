@@ -911,8 +911,8 @@ int att_resolve_plan_mid(struct att_session *s, const struct att_point *p, uint6
 		return -EINVAL;
 	}
 	if (!site) {
-		if (s->nsites == ATT_MAX_SITES) {
-			diag_sys(NULL, "more than %d probed locations", ATT_MAX_SITES);
+		if (s->nsites >= s->max_sites) {
+			diag_sys(NULL, "internal: more than %d probed locations", s->max_sites);
 			return -E2BIG;
 		}
 		site = &s->sites[s->nsites++];

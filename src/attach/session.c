@@ -116,7 +116,7 @@ int att_open_mapped(const struct att_session *s, const struct proc_map *m,
 int att_add_internal_site(struct att_session *s, uint64_t addr, uint64_t size,
 			  const char *handler, bool jmp_only)
 {
-	if (s->nsites == ATT_MAX_SITES)
+	if (s->nsites >= s->max_sites)
 		return -E2BIG;
 	size_t len = size ? size : ARCH_MAX_DISPLACED;
 	uint8_t *code = xmalloc(len);
@@ -195,8 +195,8 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			if (s->sites[j].func_addr == addr)
 				site = &s->sites[j];
 		if (!site) {
-			if (s->nsites == ATT_MAX_SITES) {
-				diag_sys(NULL, "more than %d probed functions", ATT_MAX_SITES);
+			if (s->nsites >= s->max_sites) {
+				diag_sys(NULL, "internal: more than %d probed functions", s->max_sites);
 				return -E2BIG;
 			}
 			site = &s->sites[s->nsites++];
@@ -441,6 +441,8 @@ static int emit_site(struct att_session *s, struct att_site *site, uint8_t *buf,
 					&site->copy_addr);
 }
 
+static int sites_alloc(struct att_session *s);
+
 /* Emits the trampolines of sites[first..] (the main code's from its start:
  * only att_install places sites there; later ones go to islands). */
 int att_place_sites(struct att_session *s, int first)
@@ -523,6 +525,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 	att_facts(s, false, &facts);
 	s->facts = facts;
 	if (s->has_target) {
+		if ((ret = sites_alloc(s)))
+			return ret;
 		if ((ret = proc_maps_read(s->t.pid, &maps, &nmaps))) {
 			att_sys_error(s, ret, "reading /proc/PID/maps");
 			return ret;
@@ -569,7 +573,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			goto out;
 		memcpy(s->local, s->image.bytes, s->image.size);
 		write_headers(s, layout, &facts);
-		if ((ret = att_ret_install(s, (struct rt_shm_header *)att_data(s))))
+		if ((ret = att_ret_install(s, (struct rt_shm_header *)att_data(s))) ||
+		    (ret = att_pstack_install(s, target_obj)))
 			goto out;
 		if ((ret = place_trampolines(s, target_obj)))
 			goto out;
@@ -648,6 +653,8 @@ void att_close(struct att_session *s)
 	att_usdt_free(s);
 	if (s->has_target)
 		tracee_close(&s->t);
+	if (s->sites)
+		munmap(s->sites, s->sites_bytes);
 	munmap(s, session_bytes());
 }
 
@@ -657,7 +664,7 @@ void att_close(struct att_session *s)
  */
 static size_t session_bytes(void)
 {
-	return ALIGN_UP(sizeof(struct att_session) + ATT_MAX_SITES * sizeof(struct att_site), PAGE);
+	return ALIGN_UP(sizeof(struct att_session), PAGE);
 }
 
 struct att_session *att_session_new(void)
@@ -668,7 +675,26 @@ struct att_session *att_session_new(void)
 		diag_sys(NULL, "mmap: %s", strerror(errno));
 		return NULL;
 	}
-	struct att_session *s = p;
-	s->sites = (struct att_site *)ALIGN_UP((uintptr_t)(s + 1), 64);
-	return s;
+	return p;
+}
+
+/*
+ * Room for a site per attach point (BPFTRACE_MAX_PROBES bounds them, in
+ * tools/ubt.c) and ubt's own probes, in memory shared with the watchdog:
+ * made before it forks, with every site any later step can add (libraries
+ * loaded later arm points counted here).
+ */
+static int sites_alloc(struct att_session *s)
+{
+	size_t n = (size_t)s->npoints + ATT_OWN_SITES;
+	size_t bytes = ALIGN_UP(n * sizeof(struct att_site), PAGE);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		diag_sys(NULL, "mmap (%zu probe sites): %s", n, strerror(errno));
+		return -ENOMEM;
+	}
+	s->sites = p;
+	s->max_sites = (int)n;
+	s->sites_bytes = bytes;
+	return 0;
 }

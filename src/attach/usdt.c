@@ -619,8 +619,8 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 			break;
 		}
 		if (!site) {
-			if (s->nsites == ATT_MAX_SITES) {
-				diag_sys(NULL, "more than %d probed locations", ATT_MAX_SITES);
+			if (s->nsites >= s->max_sites) {
+				diag_sys(NULL, "internal: more than %d probed locations", s->max_sites);
 				ret = -E2BIG;
 				break;
 			}

@@ -432,11 +432,11 @@ static void signal_fence(struct cg *c)
 }
 
 /*
- * The thread's slot, as rt_thread_enter() finds it (rt_thread.c), or NULL.
- * The common case is inline: the slot the thread pointer hashes to holds
- * this thread (tp, and tid where its place in the TCB is known) and is not
- * busy; then busy is set and the slot returned.  Anything else (first hit,
- * a collision, re-entry, a reused TCB) calls rt_thread_enter().
+ * The thread's slot, as rt_thread_enter() finds it (rt_thread.c), or NULL,
+ * with its depth raised.  The common case is inline: the slot the thread
+ * pointer hashes to holds this thread (tp, and tid where its place in the
+ * TCB is known).  Anything else (first hit, a collision, a reused TCB)
+ * calls rt_thread_enter().
  */
 /* The slot the thread pointer hashes to; *ok: it holds this thread. */
 static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp)
@@ -464,20 +464,25 @@ static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp)
 	return t;
 }
 
+/* depth += d: a plain increment (a signal handler that interrupts it
+ * restores the value before this code goes on, rt_thread.c) */
+static void add_depth(struct cg *c, LLVMValueRef t, int d)
+{
+	LLVMValueRef p = cg_gep_const(c, t, offsetof(struct rt_thread, depth));
+	LLVMValueRef v = LLVMBuildLoad2(c->b, c->i32, p, "depth");
+	LLVMSetVolatile(v, 1);
+	LLVMValueRef st = LLVMBuildStore(c->b, LLVMBuildAdd(c->b, v, LLVMConstInt(c->i32, (uint64_t)(int64_t)d, 1), ""), p);
+	LLVMSetVolatile(st, 1);
+}
+
 LLVMValueRef cg_thread_enter(struct cg *c)
 {
 	LLVMValueRef ok, t = thread_slot(c, &ok);
-	LLVMValueRef busyp = cg_gep_const(c, t, offsetof(struct rt_thread, busy));
-	LLVMValueRef busy = LLVMBuildLoad2(c->b, c->i32, busyp, "");
-	LLVMSetVolatile(busy, 1);
-	ok = LLVMBuildAnd(c->b, ok,
-			  LLVMBuildICmp(c->b, LLVMIntEQ, busy, LLVMConstInt(c->i32, 0, 0), ""), "");
 	LLVMBasicBlockRef fast = cg_new_bb(c, "th_fast"), slow = cg_new_bb(c, "th_slow"),
 			  done = cg_new_bb(c, "th_done");
 	LLVMBuildCondBr(c->b, ok, fast, slow);
 	LLVMPositionBuilderAtEnd(c->b, fast);
-	LLVMValueRef st = LLVMBuildStore(c->b, LLVMConstInt(c->i32, 1, 0), busyp);
-	LLVMSetVolatile(st, 1);
+	add_depth(c, t, 1);
 	signal_fence(c);
 	LLVMBuildBr(c->b, done);
 	LLVMPositionBuilderAtEnd(c->b, slow);
@@ -487,13 +492,11 @@ LLVMValueRef cg_thread_enter(struct cg *c)
 	return cg_phi2(c, c->ptr, t, fast, st2, slow, "thread");
 }
 
-/* rt_thread_exit(), inline: the guard is released after everything else. */
+/* rt_thread_exit(), inline: depth goes down after everything else. */
 void cg_thread_exit(struct cg *c)
 {
 	signal_fence(c);
-	LLVMValueRef st = LLVMBuildStore(c->b, LLVMConstInt(c->i32, 0, 0),
-					 cg_gep_const(c, c->thread, offsetof(struct rt_thread, busy)));
-	LLVMSetVolatile(st, 1);
+	add_depth(c, c->thread, -1);
 }
 
 /*
@@ -502,8 +505,9 @@ void cg_thread_exit(struct cg *c)
  * only when the reservation succeeded (a full ring goes to *skip, where
  * the slow path counted the loss).  The common case is inline: the record
  * fits before the ring's end and the ring has room.  Otherwise
- * rt_ring_reserve() pads, or counts the loss.  *newhead is what
- * cg_ring_commit() publishes.
+ * rt_ring_reserve() pads, or counts the loss.  A probe that interrupted
+ * another's write into this ring (`writing`, rt_ring.c) drops its event,
+ * counted.  *newhead is what cg_ring_commit() publishes.
  */
 LLVMValueRef cg_ring_reserve(struct cg *c, uint32_t len, uint32_t type, uint32_t id,
 			     LLVMValueRef *newhead, LLVMBasicBlockRef *skip)
@@ -512,6 +516,22 @@ LLVMValueRef cg_ring_reserve(struct cg *c, uint32_t len, uint32_t type, uint32_t
 	uint64_t size = l->ring_size;
 	len = ALIGN_UP(len, 8u);
 	LLVMValueRef t = c->thread;
+	/* another write of this thread's is half done: this probe interrupted it */
+	LLVMValueRef wp = cg_gep_const(c, t, offsetof(struct rt_thread, writing));
+	LLVMValueRef w = LLVMBuildLoad2(c->b, c->i32, wp, "writing");
+	LLVMSetVolatile(w, 1);
+	LLVMBasicBlockRef nested = cg_new_bb(c, "ring_nested"), free_ = cg_new_bb(c, "ring_free");
+	*skip = cg_new_bb(c, "ring_done");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntNE, w, LLVMConstInt(c->i32, 0, 0), ""),
+			nested, free_);
+	LLVMPositionBuilderAtEnd(c->b, nested);
+	LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpAdd,
+			   cg_shm_ptr(c, offsetof(struct rt_shm_header, reentered)), cg_const(c, 1),
+			   LLVMAtomicOrderingMonotonic, 0);
+	LLVMBuildBr(c->b, *skip);
+	LLVMPositionBuilderAtEnd(c->b, free_);
+	LLVMSetVolatile(LLVMBuildStore(c->b, LLVMConstInt(c->i32, 1, 0), wp), 1);
+	signal_fence(c);
 	LLVMValueRef head = LLVMBuildLoad2(c->b, c->i64,
 					   cg_gep_const(c, t, offsetof(struct rt_thread, ring_head)), "");
 	/* the tail this thread last saw: ubt only ever moves the real one
@@ -526,7 +546,6 @@ LLVMValueRef cg_ring_reserve(struct cg *c, uint32_t len, uint32_t type, uint32_t
 					  cg_const(c, size), "");
 	LLVMBasicBlockRef fast = cg_new_bb(c, "ring_fast"), slow = cg_new_bb(c, "ring_slow"),
 			  fill = cg_new_bb(c, "ring_fill");
-	*skip = cg_new_bb(c, "ring_done");
 	if (len > size / 2) {
 		LLVMBuildBr(c->b, slow);
 	} else {
@@ -562,13 +581,18 @@ LLVMValueRef cg_ring_reserve(struct cg *c, uint32_t len, uint32_t type, uint32_t
 	return rec;
 }
 
-/* Publishes the record: a release store of ring_head (rt_ring_commit). */
+/* Publishes the record: a release store of ring_head, then the write is
+ * over (rt_ring_commit). */
 void cg_ring_commit(struct cg *c, LLVMValueRef newhead, LLVMBasicBlockRef skip)
 {
 	LLVMValueRef st = LLVMBuildStore(c->b, newhead,
 					 cg_gep_const(c, c->thread, offsetof(struct rt_thread, ring_head)));
 	LLVMSetOrdering(st, LLVMAtomicOrderingRelease);
 	LLVMSetAlignment(st, 8);
+	signal_fence(c);
+	LLVMSetVolatile(LLVMBuildStore(c->b, LLVMConstInt(c->i32, 0, 0),
+				       cg_gep_const(c, c->thread, offsetof(struct rt_thread, writing))),
+			1);
 	LLVMBuildBr(c->b, skip);
 	LLVMPositionBuilderAtEnd(c->b, skip);
 }
@@ -963,18 +987,14 @@ bool cg_sym_is_entry(const struct cg *c)
 }
 
 /*
- * func in a uprobe: the probe function's own return address, which lies in
- * the trampoline of the site that called it (one trampoline per site, so a
- * wildcard probe learns which function it is in for one load).  The output
- * maps trampoline addresses back to their site (out_sym_alias).
+ * func in a uprobe: the return address of the trampoline's call of the
+ * handler, which lies in the trampoline of the site (one trampoline per
+ * site, so a wildcard probe learns which function it is in for one load):
+ * the word below the handler's frame F (abi.h), the handler's own return
+ * address unless it runs on a probe stack.  The output maps trampoline
+ * addresses back to their site (out_sym_alias).
  */
 LLVMValueRef cg_sym_func(struct cg *c)
 {
-	LLVMTypeRef fty = LLVMFunctionType(c->ptr, &c->i32, 1, 0);
-	LLVMValueRef f = LLVMGetNamedFunction(c->mod, "llvm.returnaddress");
-	if (!f)
-		f = LLVMAddFunction(c->mod, "llvm.returnaddress", fty);
-	LLVMValueRef zero = LLVMConstInt(c->i32, 0, 0);
-	LLVMValueRef ra = LLVMBuildCall2(c->b, fty, f, &zero, 1, "ra");
-	return LLVMBuildPtrToInt(c->b, ra, c->i64, "func");
+	return LLVMBuildLoad2(c->b, c->i64, cg_gep_const(c, c->frame, (uint64_t)-8), "func");
 }

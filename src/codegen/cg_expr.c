@@ -10,9 +10,9 @@
  * signed division of INT64_MIN by -1 wraps; shift counts are taken modulo
  * 64.
  *
- * Loops: `while` runs at most AST_LOOP_MAX iterations per probe hit and a
- * range loop at most as many, so probe code can never hang its target;
- * `unroll(N)` emits its body N times.
+ * Loops: every turn of a loop draws on the budget of the whole hit
+ * (cg_loop.c), so probe code can never hang its target; `unroll(N)` is a
+ * counted loop.
  *
  * Reads of target memory (`*p`, `p->f`, `s.f` of a record in the target,
  * `a[i]`, `(struct x)e`) go through the runtime's fault-tolerant
@@ -739,16 +739,17 @@ static void loop_body(struct cg *c, const struct ast_node *body, LLVMBasicBlockR
 }
 
 /*
- * The rest of a counted loop (for_range, cg_map_for), from its body block:
- * body (break -> done, continue -> step); step: ++*iv, back to cond; the
- * builder ends at done.
+ * The rest of a counted loop n (for_range, cg_map_for), from its body
+ * block: body (break -> done, continue -> step); step: the hit's budget
+ * pays for the turn, ++*iv, back to cond; the builder ends at done.
  */
-void cg_loop_rest(struct cg *c, const struct ast_node *body, LLVMValueRef iv,
+void cg_loop_rest(struct cg *c, const struct ast_node *n, LLVMValueRef iv,
 		  LLVMBasicBlockRef cond, LLVMBasicBlockRef step, LLVMBasicBlockRef done)
 {
-	loop_body(c, body, done, step);
+	loop_body(c, n->body, done, step);
 	LLVMBuildBr(c->b, step);
 	LLVMPositionBuilderAtEnd(c->b, step);
+	cg_loop_charge(c, n);
 	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, iv, ""), cg_const(c, 1), ""),
 		       iv);
 	LLVMBuildBr(c->b, cond);
@@ -756,22 +757,17 @@ void cg_loop_rest(struct cg *c, const struct ast_node *body, LLVMValueRef iv,
 }
 
 /*
- * while (cond) body, at most AST_LOOP_MAX times:
- *   cond: if (++iters > MAX || !cond) goto done;  body;  goto cond
+ * while (cond) body:
+ *   cond: the hit's budget pays for the turn (cg_loop.c); if (!cond) goto done;
+ *         body;  goto cond
  */
 static void while_stmt(struct cg *c, const struct ast_node *n)
 {
-	LLVMValueRef iters = cg_alloca(c, c->i64, "iters");
-	LLVMBuildStore(c->b, cg_const(c, 0), iters);
-	LLVMBasicBlockRef cond = cg_new_bb(c, "while_cond"), test = cg_new_bb(c, "while_test"),
-			  body = cg_new_bb(c, "while_body"), done = cg_new_bb(c, "while_done");
+	LLVMBasicBlockRef cond = cg_new_bb(c, "while_cond"), body = cg_new_bb(c, "while_body"),
+			  done = cg_new_bb(c, "while_done");
 	LLVMBuildBr(c->b, cond);
 	LLVMPositionBuilderAtEnd(c->b, cond);
-	LLVMValueRef k = LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, iters, ""), cg_const(c, 1), "");
-	LLVMBuildStore(c->b, k, iters);
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntUGT, k, cg_const(c, AST_LOOP_MAX), ""), done,
-			test);
-	LLVMPositionBuilderAtEnd(c->b, test);
+	cg_loop_charge(c, n);
 	LLVMValueRef v = LLVMBuildICmp(c->b, LLVMIntNE, cg_expr(c, n->cond), cg_const(c, 0), "");
 	LLVMBuildCondBr(c->b, v, body, done);
 	LLVMPositionBuilderAtEnd(c->b, body);
@@ -780,7 +776,7 @@ static void while_stmt(struct cg *c, const struct ast_node *n)
 	LLVMPositionBuilderAtEnd(c->b, done);
 }
 
-/* for ($i : a..b) body: $i = a; while ($i < b) { body; $i++ }, bounded */
+/* for ($i : a..b) body: $i = a; while ($i < b) { body; $i++ } */
 static void for_range(struct cg *c, const struct ast_node *n)
 {
 	LLVMValueRef iv = cg_var_ptr(c, n->lhs);
@@ -788,22 +784,50 @@ static void for_range(struct cg *c, const struct ast_node *n)
 		cg_fail(c, n, "internal: unknown loop variable");
 		return;
 	}
-	LLVMValueRef end = cg_alloca(c, c->i64, "range_end"), iters = cg_alloca(c, c->i64, "iters");
+	LLVMValueRef end = cg_alloca(c, c->i64, "range_end");
 	LLVMBuildStore(c->b, cg_expr(c, n->kids[0]), iv);
 	LLVMBuildStore(c->b, cg_expr(c, n->kids[1]), end);
-	LLVMBuildStore(c->b, cg_const(c, 0), iters);
 	LLVMBasicBlockRef cond = cg_new_bb(c, "for_cond"), body = cg_new_bb(c, "for_body"),
 			  step = cg_new_bb(c, "for_step"), done = cg_new_bb(c, "for_done");
 	LLVMBuildBr(c->b, cond);
 	LLVMPositionBuilderAtEnd(c->b, cond);
-	LLVMValueRef k = LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, iters, ""), cg_const(c, 1), "");
-	LLVMBuildStore(c->b, k, iters);
 	LLVMValueRef in = LLVMBuildICmp(c->b, LLVMIntSLT, LLVMBuildLoad2(c->b, c->i64, iv, ""),
 					LLVMBuildLoad2(c->b, c->i64, end, ""), "");
-	LLVMValueRef ok = LLVMBuildICmp(c->b, LLVMIntULE, k, cg_const(c, AST_LOOP_MAX), "");
-	LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, in, ok, ""), body, done);
+	LLVMBuildCondBr(c->b, in, body, done);
 	LLVMPositionBuilderAtEnd(c->b, body);
-	cg_loop_rest(c, n->body, iv, cond, step, done);
+	cg_loop_rest(c, n, iv, cond, step, done);
+}
+
+/*
+ * unroll(N) body (1 <= N <= 100): a counted loop, so neither the code nor
+ * the compile time grows with N (nested unrolls used to multiply into
+ * thousands of copies of the body in one function, and LLVM's passes are
+ * not linear in a function's size); LLVM unrolls it again where the body
+ * is small.  It is not a loop of the language: break and continue inside
+ * still mean the enclosing while or for.
+ */
+static void unroll_stmt(struct cg *c, const struct ast_node *n)
+{
+	if (n->uval <= 1) {
+		cg_stmt(c, n->body);
+		return;
+	}
+	LLVMValueRef k = cg_alloca(c, c->i64, "unroll_k");
+	LLVMBuildStore(c->b, cg_const(c, 0), k);
+	LLVMBasicBlockRef cond = cg_new_bb(c, "unroll_cond"), body = cg_new_bb(c, "unroll_body"),
+			  done = cg_new_bb(c, "unroll_done");
+	LLVMBuildBr(c->b, cond);
+	LLVMPositionBuilderAtEnd(c->b, cond);
+	LLVMValueRef kv = LLVMBuildLoad2(c->b, c->i64, k, "");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntULT, kv, cg_const(c, n->uval), ""), body,
+			done);
+	LLVMPositionBuilderAtEnd(c->b, body);
+	cg_stmt(c, n->body);
+	cg_loop_charge(c, n);
+	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, k, ""), cg_const(c, 1), ""),
+		       k);
+	LLVMBuildBr(c->b, cond);
+	LLVMPositionBuilderAtEnd(c->b, done);
 }
 
 /* let $x [: type] [= e]: (re)initialised each time it runs */
@@ -848,8 +872,7 @@ void cg_stmt(struct cg *c, const struct ast_node *n)
 		while_stmt(c, n);
 		break;
 	case AST_UNROLL:
-		for (uint64_t i = 0; i < n->uval; i++)
-			cg_stmt(c, n->body);
+		unroll_stmt(c, n);
 		break;
 	case AST_FOR_RANGE:
 		for_range(c, n);

@@ -26,8 +26,21 @@ struct cg {
 	LLVMValueRef frame_regs; /* the same (or struct rt_regs_mid *) whose `ret` is the real
 				  * return slot, for code that needs stack addresses (ustack) */
 	LLVMValueRef thread; /* struct rt_thread *, or NULL when the probe needs none */
+	LLVMValueRef frame;  /* a handler's F: its caller's frame (abi.h) */
+	bool pstack;         /* the handler runs on a probe stack (runtime/rt_pstack.c) */
+	bool uses_pstack;    /* some code does (cg_object.pstack) */
+	char **forced;       /* handlers whose frames were too big for the target's stack */
+	int nforced;
+	/* frame sizes LLVM reported (codegen.c, on_diag) */
+#define CG_MAX_FRAMES 1024
+	struct cg_frame {
+		char *name;
+		uint64_t size;
+	} frames[CG_MAX_FRAMES];
+	int nframes;
 	LLVMBasicBlockRef exit_bb;
 	LLVMBasicBlockRef loop_break, loop_continue; /* innermost loop (cg_expr.c) */
+	LLVMValueRef budget, loop_t0; /* i64 locals of a probe with loops (cg_loop.c) */
 	LLVMValueRef *vars; /* alloca per sema_var, indexed like sema_info.vars */
 	const struct ast_node *probe;
 	const struct cg_usdt_spec *usdt_spec; /* usdt variant being generated, or NULL */
@@ -70,8 +83,12 @@ bool cg_reads_target(const struct ast_node *n);
 LLVMValueRef cg_read_target(struct cg *c, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef n);
 void cg_store_as(struct cg *c, LLVMValueRef dst, const struct ast_type *dt, LLVMValueRef v,
 		 const struct ast_type *st);
-void cg_loop_rest(struct cg *c, const struct ast_node *body, LLVMValueRef iv,
+void cg_loop_rest(struct cg *c, const struct ast_node *n, LLVMValueRef iv,
 		  LLVMBasicBlockRef cond, LLVMBasicBlockRef step, LLVMBasicBlockRef done);
+
+/* cg_loop.c: the budget of one hit, paid by every turn of a loop */
+void cg_loop_budget(struct cg *c, const struct ast_node *probe); /* at the probe's start */
+void cg_loop_charge(struct cg *c, const struct ast_node *loop);
 
 /* cg_call.c: builtins and calls */
 /* cg_call.c, shared with cg_fmt.c */

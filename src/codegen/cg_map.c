@@ -248,11 +248,18 @@ LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n)
  * the key in the CG_KEY_HDR bytes before the key (cg_map_key) and
  * returns the index in %r11, keeping every other register.  A call in
  * the C convention would need %rdi, %rsi and %rdx, which the probe's
- * prologue would then save and restore on every hit.
+ * prologue would then save and restore on every hit.  (In ubt, for
+ * BEGIN/END/interval, a plain call: rt_map_lookup_r11 runs the lookup on
+ * the thread's probe stack, which ubt's threads do not have.)
  */
 static LLVMValueRef slow_lookup(struct cg *c, const struct cg_map_layout *ml, LLVMValueRef key,
 				enum rt_map_insert insert)
 {
+	if (c->side == CG_SIDE_HOST) {
+		LLVMValueRef args[] = {cg_shm_ptr(c, ml->off), key,
+				       LLVMConstInt(c->i32, (uint64_t)insert, 0)};
+		return LLVMBuildCall2(c->b, c->ty_map_lookup, c->fn_map_lookup, args, 3, "idx");
+	}
 	LLVMValueRef hdr = LLVMBuildGEP2(c->b, c->i8, key,
 					 (LLVMValueRef[]){cg_const(c, -(uint64_t)CG_KEY_HDR)}, 1, "");
 	LLVMBuildStore(c->b, cg_shm_ptr(c, ml->off), hdr);
@@ -260,6 +267,7 @@ static LLVMValueRef slow_lookup(struct cg *c, const struct cg_map_layout *ml, LL
 	LLVMTypeRef params[] = {c->ptr};
 	LLVMTypeRef fty = LLVMFunctionType(c->i64, params, 1, 0);
 	static const char tmpl[] = "call rt_map_lookup_r11";
+	c->uses_pstack = true; /* where rt_map_lookup runs (runtime/rt_map.c) */
 	static const char cons[] = "={r11},{r11},~{memory},~{cc},~{dirflag},~{fpsr},~{flags}";
 	LLVMValueRef ia = LLVMGetInlineAsm(fty, (char *)tmpl, sizeof(tmpl) - 1, (char *)cons,
 					   sizeof(cons) - 1, 1, 0, LLVMInlineAsmDialectATT, 0);
@@ -869,5 +877,5 @@ void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv)
 		LLVMValueRef tr = LLVMBuildTrunc(c->b, v, LLVMIntTypeInContext(c->ctx, (unsigned)bytes * 8), "");
 		LLVMSetAlignment(LLVMBuildStore(c->b, tr, vdst), 1);
 	}
-	cg_loop_rest(c, n->body, iv, cond, step, done);
+	cg_loop_rest(c, n, iv, cond, step, done);
 }

@@ -5,11 +5,12 @@
  * holds; output/stack.c prints it.
  *
  * Pipeline position: codegen, called from cg_builtin()/cg_call().  The
- * probe function gets "frame-pointer"="all" so rt_stack_id() can find the
- * probed code's %rbp through the saved frame pointers of our own frames.
- * Reading the target's stack may fault (a mapping changed), so a probe with
- * ustack takes its thread slot (cg_needs_thread) and attach installs the
- * fault handler (cg_object.reads_target), as for any read of target memory.
+ * probe function gets "frame-pointer"="all": the probed code's %rbp is then
+ * the one its prologue saved (neither the trampoline nor the switch to the
+ * probe stack changes %rbp), passed to rt_stack_id().  Reading the
+ * target's stack may fault (a mapping changed), so a probe with ustack
+ * takes its thread slot (cg_needs_thread) and attach installs the fault
+ * handler (cg_object.reads_target), as for any read of target memory.
  */
 #include "cg_internal.h"
 
@@ -30,8 +31,15 @@ LLVMValueRef cg_stack(struct cg *c, const struct ast_node *n)
 	LLVMAddAttributeAtIndex(c->fn, LLVMAttributeFunctionIndex,
 				LLVMCreateStringAttribute(c->ctx, "frame-pointer", 13, "all", 3));
 	LLVMValueRef site = kind == RT_STK_ENTRY ? cg_sym_func(c) : cg_const(c, 0);
-	LLVMTypeRef p[] = {c->ptr, c->i64, c->i32, c->i32, c->ptr};
-	LLVMTypeRef fty = LLVMFunctionType(c->i64, p, 5, 0);
+	LLVMTypeRef fa = LLVMFunctionType(c->ptr, &c->i32, 1, 0);
+	LLVMValueRef fr = LLVMGetNamedFunction(c->mod, "llvm.frameaddress.p0");
+	if (!fr)
+		fr = LLVMAddFunction(c->mod, "llvm.frameaddress.p0", fa);
+	LLVMValueRef zero = LLVMConstInt(c->i32, 0, 0);
+	LLVMValueRef fp = LLVMBuildLoad2(c->b, c->i64, LLVMBuildCall2(c->b, fa, fr, &zero, 1, ""),
+					 "probed_rbp");
+	LLVMTypeRef p[] = {c->ptr, c->i64, c->i32, c->i32, c->ptr, c->i64};
+	LLVMTypeRef fty = LLVMFunctionType(c->i64, p, 6, 0);
 	LLVMValueRef f = LLVMGetNamedFunction(c->mod, "rt_stack_id");
 	if (!f) {
 		f = LLVMAddFunction(c->mod, "rt_stack_id", fty);
@@ -41,6 +49,6 @@ LLVMValueRef cg_stack(struct cg *c, const struct ast_node *n)
 	 * caught (runtime/rt_read.c); cg_needs_thread() asks for it */
 	LLVMValueRef th = c->thread ? c->thread : LLVMConstNull(c->ptr);
 	LLVMValueRef args[] = {c->frame_regs ? c->frame_regs : c->regs, site, LLVMConstInt(c->i32, (uint64_t)kind, 0),
-			       LLVMConstInt(c->i32, (uint64_t)AST_STACK_FRAMES(&n->type), 0), th};
-	return LLVMBuildCall2(c->b, fty, f, args, 5, "stack");
+			       LLVMConstInt(c->i32, (uint64_t)AST_STACK_FRAMES(&n->type), 0), th, fp};
+	return LLVMBuildCall2(c->b, fty, f, args, 6, "stack");
 }

@@ -21,6 +21,7 @@
 #include "util/util.h"
 
 #include <llvm-c/Analysis.h>
+#include <stdio.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -64,7 +65,8 @@ static void declare_runtime(struct cg *c)
 	LLVMTypeRef p1[] = {c->ptr}, p2[] = {c->ptr, c->i32}, p3[] = {c->ptr, c->ptr, c->i32};
 	c->fn_thread_enter = declare(c, "rt_thread_enter", c->ptr, NULL, 0, &c->ty_thread_enter);
 	c->fn_thread_exit = declare(c, "rt_thread_exit", c->void_t, p1, 1, &c->ty_thread_exit);
-	c->fn_ring_reserve = declare(c, "rt_ring_reserve", c->ptr, p2, 2, &c->ty_ring_reserve);
+	/* the inline reservation's slow path (cg_ring_reserve set `writing`) */
+	c->fn_ring_reserve = declare(c, "rt_ring_reserve_slow", c->ptr, p2, 2, &c->ty_ring_reserve);
 	c->fn_ring_commit = declare(c, "rt_ring_commit", c->void_t, p1, 1, &c->ty_ring_commit);
 	c->fn_map_lookup = declare(c, "rt_map_lookup_pm", c->i64, p3, 3, &c->ty_map_lookup);
 	c->fn_gettid = declare(c, "rt_gettid", c->i32, NULL, 0, &c->ty_gettid);
@@ -110,16 +112,16 @@ static void regs_put(struct cg *c, LLVMValueRef regs, int64_t off, LLVMValueRef 
  * with both uprobe and uretprobe points is built for the return frame:
  * its entry side then reads garbage for retval and func, as bpftrace's
  * would (and as ubt's older trampolines did).  A USDT variant reads the
- * struct rt_regs_mid the mid-function trampoline points F at.
+ * struct rt_regs_mid the mid-function trampoline points F at.  F is
+ * c->frame: just above the handler's return address, or, for a handler on
+ * a probe stack, its parameter (abi.h, "Probe stacks"); `ra` below is the
+ * word under F, where the trampoline's return address lies.
  */
 static void handler_regs(struct cg *c, const struct ast_node *probe)
 {
-	LLVMTypeRef fty = LLVMFunctionType(c->ptr, NULL, 0, 0);
-	LLVMValueRef f = LLVMGetNamedFunction(c->mod, "llvm.addressofreturnaddress.p0");
-	if (!f)
-		f = LLVMAddFunction(c->mod, "llvm.addressofreturnaddress.p0", fty);
-	LLVMValueRef ra = LLVMBuildCall2(c->b, fty, f, NULL, 0, "ra_slot");
-	LLVMValueRef idx = cg_const(c, 8);
+	LLVMValueRef idx = LLVMConstInt(c->i64, (uint64_t)-8, 1);
+	LLVMValueRef ra = LLVMBuildGEP2(c->b, c->i8, c->frame, &idx, 1, "ra_slot");
+	idx = cg_const(c, 8);
 	LLVMValueRef mid = LLVMBuildLoad2(c->b, c->ptr, LLVMBuildGEP2(c->b, c->i8, ra, &idx, 1, ""),
 					  "mid_regs");
 	/* profile probes are called by rt_profile_sig (runtime/rt_profile.c) with
@@ -164,26 +166,84 @@ static void handler_regs(struct cg *c, const struct ast_node *probe)
 	}
 }
 
+/* The trampoline's frame F of a handler on the target's stack: just above its return address. */
+static LLVMValueRef frame_above_ra(struct cg *c)
+{
+	LLVMTypeRef fty = LLVMFunctionType(c->ptr, NULL, 0, 0);
+	LLVMValueRef f = LLVMGetNamedFunction(c->mod, "llvm.addressofreturnaddress.p0");
+	if (!f)
+		f = LLVMAddFunction(c->mod, "llvm.addressofreturnaddress.p0", fty);
+	LLVMValueRef ra = LLVMBuildCall2(c->b, fty, f, NULL, 0, "ra_slot");
+	return cg_gep_const(c, ra, 8);
+}
+
+/*
+ * The stub a handler on a probe stack is called through (runtime/abi.h,
+ * "Probe stacks"): %r11 = the handler, then rt_pstack_call (rt_pstack.c)
+ * switches stacks and calls it.  Two instructions, a naked function.
+ */
+static void gen_stub(struct cg *c, const char *sym, LLVMValueRef body)
+{
+	LLVMValueRef stub = LLVMAddFunction(c->mod, sym, LLVMFunctionType(c->void_t, NULL, 0, 0));
+	add_fn_attr(c, stub, "naked");
+	add_fn_attr(c, stub, "nounwind");
+	LLVMSetAlignment(stub, 16);
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(c->ctx);
+	LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(c->ctx, stub, "entry"));
+	LLVMTypeRef fty = LLVMFunctionType(c->void_t, &c->ptr, 1, 0);
+	static const char tmpl[] = "lea ${0:P}(%rip), %r11\n\tjmp rt_pstack_call";
+	LLVMValueRef ia = LLVMGetInlineAsm(fty, (char *)tmpl, sizeof(tmpl) - 1, "s", 1, 1, 0,
+					   LLVMInlineAsmDialectATT, 0);
+	LLVMBuildCall2(b, fty, ia, &body, 1, "");
+	LLVMBuildUnreachable(b);
+	LLVMDisposeBuilder(b);
+	c->uses_pstack = true;
+}
+
+/* How a probe function is called (gen_probe). */
+enum cg_fn_kind {
+	CG_FN_HOST,    /* BEGIN/END/interval in ubt: void f(struct rt_regs *), C */
+	CG_FN_TARGET,  /* a handler on the target's stack (abi.h: handlers) */
+	CG_FN_PSTACK,  /* a handler on its thread's probe stack, behind a stub */
+};
+
 /*
  * Probe functions on the target side are handlers as abi.h describes
- * (preserve_most, argument registers as parameters); BEGIN/END run in ubt
- * and are plain C functions taking a struct rt_regs * (att_run_host).
+ * (preserve_most, argument registers as parameters), on the target's
+ * stack or on a probe stack; BEGIN/END run in ubt and are plain C functions
+ * taking a struct rt_regs * (att_run_host).
  */
-static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sym)
+static void gen_function(struct cg *c, const struct ast_node *probe, const char *sym,
+			 enum cg_fn_kind kind)
 {
-	bool handler = c->side == CG_SIDE_TARGET;
-	LLVMTypeRef params[6] = {c->ptr};
-	if (handler)
-		for (int i = 0; i < 6; i++)
-			params[i] = c->i64;
-	LLVMTypeRef fty = LLVMFunctionType(c->void_t, params, handler ? 6 : 1, 0);
-	c->fn = LLVMAddFunction(c->mod, sym, fty);
+	bool handler = kind != CG_FN_HOST;
+	LLVMTypeRef params[8] = {c->ptr};
+	int np = handler ? 6 : 1;
+	for (int i = 0; handler && i < 6; i++)
+		params[i] = c->i64;
+	if (kind == CG_FN_PSTACK) {
+		params[6] = params[7] = c->ptr; /* F, the thread's slot */
+		np = 8;
+	}
+	LLVMTypeRef fty = LLVMFunctionType(c->void_t, params, (unsigned)np, 0);
+	char *body = kind == CG_FN_PSTACK ? xasprintf("%s_body", sym) : NULL;
+	c->fn = LLVMAddFunction(c->mod, body ? body : sym, fty);
+	if (body) {
+		LLVMSetVisibility(c->fn, LLVMHiddenVisibility);
+		gen_stub(c, sym, c->fn);
+		free(body);
+	}
+	c->pstack = kind == CG_FN_PSTACK;
 	add_fn_attr(c, c->fn, "nounwind");
 	/* map lookups' slow path is a call from inline asm (cg_map.c,
 	 * slow_lookup), which LLVM does not see: nothing below %rsp */
 	add_fn_attr(c, c->fn, "noredzone");
-	if (handler)
+	if (handler) {
 		LLVMSetFunctionCallConv(c->fn, LLVMPreserveMostCallConv);
+		/* LLVM reports the frame's size (with the registers it saves),
+		 * which decides the stack a handler runs on (frame_sizes) */
+		LLVMAddTargetDependentFunctionAttr(c->fn, "warn-stack-size", "0");
+	}
 	/* a probe's hot path starts on its own cache line: at ~2 ns per hit,
 	 * a split fetch block is measurable */
 	LLVMSetAlignment(c->fn, 64);
@@ -192,12 +252,15 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 	c->probe = probe;
 	c->nidx_memo = 0;
 	LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "entry");
-	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "body");
+	LLVMBasicBlockRef body_bb = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "body");
 	LLVMBasicBlockRef ret = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "ret");
 	c->exit_bb = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "out");
 	LLVMPositionBuilderAtEnd(c->b, entry);
-	if (handler)
+	c->frame = NULL;
+	if (handler) {
+		c->frame = kind == CG_FN_PSTACK ? LLVMGetParam(c->fn, 6) : frame_above_ra(c);
 		handler_regs(c, probe);
+	}
 
 	/* scratch variables of this probe */
 	for (int i = 0; i < c->info->nvars; i++) {
@@ -207,7 +270,11 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 			continue;
 		LLVMTypeRef t = cg_is_buffer(&v->type) ? LLVMArrayType(c->i8, v->type.size) : c->i64;
 		c->vars[i] = LLVMBuildAlloca(c->b, t, v->name);
-		LLVMBuildStore(c->b, LLVMConstNull(t), c->vars[i]);
+		if (cg_is_buffer(&v->type))
+			LLVMBuildMemSet(c->b, c->vars[i], LLVMConstInt(c->i8, 0, 0),
+					cg_const(c, v->type.size), 1);
+		else
+			LLVMBuildStore(c->b, LLVMConstNull(t), c->vars[i]);
 	}
 
 	LLVMValueRef off = cg_const(c, offsetof(struct rt_priv, enabled));
@@ -215,10 +282,14 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 					 "enabled");
 	LLVMSetVolatile(en, 1);
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, en, LLVMConstInt(c->i32, 0, 0), ""),
-			ret, body);
-	LLVMPositionBuilderAtEnd(c->b, body);
+			ret, body_bb);
+	LLVMPositionBuilderAtEnd(c->b, body_bb);
+	cg_loop_budget(c, probe);
 	c->thread = NULL;
-	if (cg_needs_thread(probe)) {
+	if (kind == CG_FN_PSTACK) {
+		/* rt_pstack_call found the slot and raised its depth */
+		c->thread = LLVMGetParam(c->fn, 7);
+	} else if (cg_needs_thread(probe)) {
 		c->thread = cg_thread_enter(c);
 		LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "go");
 		LLVMBuildCondBr(c->b, LLVMBuildIsNull(c->b, c->thread, ""), ret, go);
@@ -235,11 +306,75 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 		cg_stmt(c, probe->body);
 	LLVMBuildBr(c->b, c->exit_bb);
 	LLVMPositionBuilderAtEnd(c->b, c->exit_bb);
-	if (c->thread)
+	if (c->thread && kind != CG_FN_PSTACK)
 		cg_thread_exit(c);
 	LLVMBuildBr(c->b, ret);
 	LLVMPositionBuilderAtEnd(c->b, ret);
 	LLVMBuildRetVoid(c->b);
+}
+
+/*
+ * Does handler fn call anything that would grow the target's stack by more
+ * than a few words: a runtime function in C (everything but rt_nsecs, which
+ * keeps every register and has no frame to speak of) or a block copy big
+ * enough for LLVM to make it a call of memcpy?  (Inline assembly calls only
+ * rt_map_lookup_r11, which switches to the probe stack itself.)
+ */
+static bool calls_out(LLVMValueRef fn)
+{
+	for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+		for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in;
+		     in = LLVMGetNextInstruction(in)) {
+			if (!LLVMIsACallInst(in))
+				continue;
+			LLVMValueRef callee = LLVMGetCalledValue(in);
+			if (LLVMIsAInlineAsm(callee))
+				continue;
+			size_t len;
+			const char *name = LLVMGetValueName2(callee, &len);
+			if (!strcmp(name, "rt_nsecs"))
+				continue;
+			if (strncmp(name, "llvm.", 5))
+				return true;
+			if (!strncmp(name, "llvm.mem", 8)) {
+				LLVMValueRef n = LLVMGetOperand(in, 2);
+				if (!LLVMIsAConstantInt(n) || LLVMConstIntGetZExtValue(n) > 64)
+					return true;
+			}
+		}
+	return false;
+}
+
+/* Was handler sym found too big for the target's stack last time (frame_sizes)? */
+static bool forced_pstack(const struct cg *c, const char *sym)
+{
+	for (int i = 0; i < c->nforced; i++)
+		if (!strcmp(c->forced[i], sym))
+			return true;
+	return false;
+}
+
+/*
+ * A probe function: in ubt (host), or a handler in the target, which runs
+ * on the target's stack when it needs no more than a few words there (a
+ * count, a map update by tid: no thread slot, no runtime call in C, a small
+ * frame), and on its thread's probe stack otherwise (runtime/rt_pstack.c).
+ * Which calls a handler makes is known once it is built, so one that
+ * turns out to call out is built again for the probe stack; one whose frame
+ * turns out too big after code generation is too (cg_compile).
+ */
+static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sym)
+{
+	if (c->side != CG_SIDE_TARGET) {
+		gen_function(c, probe, sym, CG_FN_HOST);
+		return;
+	}
+	bool pstack = cg_needs_thread(probe) || forced_pstack(c, sym);
+	gen_function(c, probe, sym, pstack ? CG_FN_PSTACK : CG_FN_TARGET);
+	if (!pstack && !c->failed && calls_out(c->fn)) {
+		LLVMDeleteFunction(c->fn);
+		gen_function(c, probe, sym, CG_FN_PSTACK);
+	}
 }
 
 /* Every site of probe `index` calls a variant (attach/names.c named them all). */
@@ -407,6 +542,7 @@ static int emit(struct cg *c, LLVMTargetMachineRef tm, bool keep_text, struct cg
 		LLVMDisposeMessage(err);
 		return -1;
 	}
+	obj->pstack = c->uses_pstack;
 	/* ustack reads the target's stack: the same fault handler (rt_stack.c) */
 	obj->reads_target = LLVMGetNamedFunction(c->mod, "rt_read") ||
 			    LLVMGetNamedFunction(c->mod, "rt_read_str") ||
@@ -421,6 +557,131 @@ static int emit(struct cg *c, LLVMTargetMachineRef tm, bool keep_text, struct cg
 	return 0;
 }
 
+/*
+ * LLVM's diagnostics during code generation: handlers carry
+ * "warn-stack-size"="0", so each reports its frame size (the registers it
+ * saves included) as a warning, collected here by function name.
+ */
+static void on_diag(LLVMDiagnosticInfoRef di, void *arg)
+{
+	struct cg *c = arg;
+	char *d = LLVMGetDiagInfoDescription(di);
+	const char *at = strstr(d, "stack frame size ("); /* after "<unknown>:0:0: " */
+	unsigned long long size, lim;
+	char name[128];
+	if (at && sscanf(at, "stack frame size (%llu) exceeds limit (%llu) in function '%127[^']'",
+			 &size, &lim, name) == 3) {
+		if (c->nframes < CG_MAX_FRAMES) {
+			c->frames[c->nframes].name = xstrdup(name);
+			c->frames[c->nframes++].size = size;
+		}
+	} else if (LLVMGetDiagInfoSeverity(di) == LLVMDSError) {
+		diag_error(c->diags, (struct src_loc){0}, "internal: LLVM: %s", d);
+		c->failed = 1;
+	}
+	LLVMDisposeMessage(d);
+}
+
+/* (LLVM reports every frame above the limit of 0: one not reported has no frame) */
+static uint64_t frame_of(const struct cg *c, const char *name)
+{
+	for (int i = 0; i < c->nframes; i++)
+		if (!strcmp(c->frames[i].name, name))
+			return c->frames[i].size;
+	return c->nframes < CG_MAX_FRAMES ? 0 : UINT64_MAX;
+}
+
+/*
+ * Checks every handler's frame after code generation: one on the target's
+ * stack must fit RT_TARGET_FRAME (else it goes to the probe stack: its
+ * name is added to c->forced and the module is built again); one on a
+ * probe stack must fit CG_PSTACK_FRAME_MAX (else the script is refused).
+ * Returns true when the module must be built again.
+ */
+static bool frame_sizes(struct cg *c, const struct ast_node *prog, struct cg_object *obj)
+{
+	bool again = false;
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f)) {
+		size_t len;
+		const char *name = LLVMGetValueName2(f, &len);
+		if (LLVMIsDeclaration(f) || strncmp(name, "ubt_probe_", 10) ||
+		    LLVMGetFunctionCallConv(f) != LLVMPreserveMostCallConv)
+			continue;
+		uint64_t size = frame_of(c, name);
+		bool body = len > 5 && !strcmp(name + len - 5, "_body");
+		if (!body && size > RT_TARGET_FRAME) {
+			c->forced = xrealloc(c->forced, (size_t)(c->nforced + 1) * sizeof(char *));
+			c->forced[c->nforced++] = xstrdup(name);
+			again = true;
+		} else if (body && size > obj->pstack_frame) {
+			obj->pstack_frame = (uint32_t)(size < UINT32_MAX ? size : UINT32_MAX);
+		}
+		if (body && size > CG_PSTACK_FRAME_MAX) {
+			int index = atoi(name + 10);
+			const struct ast_node *probe = index < prog->nkids ? prog->kids[index] : NULL;
+			diag_error(c->diags, probe ? probe->loc : (struct src_loc){0},
+				   "the probe needs %llu bytes of stack, more than the %u ubt gives "
+				   "one probe hit",
+				   (unsigned long long)size, CG_PSTACK_FRAME_MAX);
+			c->failed = 1;
+		}
+	}
+	return again && !c->failed;
+}
+
+static void build_module(struct cg *c, const struct ast_node *prog, LLVMTargetMachineRef tm,
+			 struct cg_object *obj)
+{
+	c->ctx = LLVMContextCreate();
+	LLVMContextSetDiagnosticHandler(c->ctx, on_diag, c);
+	c->mod = LLVMModuleCreateWithNameInContext(c->side == CG_SIDE_HOST ? "ubt_host"
+									  : "ubt_probes",
+						   c->ctx);
+	LLVMSetTarget(c->mod, "x86_64-unknown-linux-gnu");
+	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+	char *dl = LLVMCopyStringRepOfTargetData(td);
+	LLVMSetDataLayout(c->mod, dl);
+	LLVMDisposeMessage(dl);
+	LLVMDisposeTargetData(td);
+	c->b = LLVMCreateBuilderInContext(c->ctx);
+	c->i1 = LLVMInt1TypeInContext(c->ctx);
+	c->i8 = LLVMInt8TypeInContext(c->ctx);
+	c->i32 = LLVMInt32TypeInContext(c->ctx);
+	c->i64 = LLVMInt64TypeInContext(c->ctx);
+	c->ptr = LLVMPointerTypeInContext(c->ctx, 0);
+	c->ptr_fs = LLVMPointerTypeInContext(c->ctx, 257);
+	c->void_t = LLVMVoidTypeInContext(c->ctx);
+	c->shm = LLVMAddGlobal(c->mod, c->i8, "ubt_shm");
+	LLVMSetVisibility(c->shm, LLVMHiddenVisibility);
+	c->priv = LLVMAddGlobal(c->mod, c->i8, "ubt_priv");
+	LLVMSetVisibility(c->priv, LLVMHiddenVisibility);
+	declare_runtime(c);
+	obj->probes = xcalloc(prog->nkids ? prog->nkids : 1, sizeof(*obj->probes));
+	for (int i = 0; i < prog->nkids; i++) {
+		const struct ast_node *probe = prog->kids[i];
+		if (!probe_on_side(probe, c->side))
+			continue;
+		if (!usdt_only(probe) && !named_sites(c, i)) {
+			struct cg_probe *p = &obj->probes[obj->nprobes++];
+			p->probe = probe;
+			p->index = i;
+			p->sym = xasprintf("ubt_probe_%d", i);
+			gen_probe(c, probe, p->sym);
+		}
+		gen_usdt_variants(c, probe, i);
+	}
+}
+
+static void drop_module(struct cg *c)
+{
+	LLVMDisposeBuilder(c->b);
+	LLVMDisposeModule(c->mod);
+	LLVMContextDispose(c->ctx);
+	for (int i = 0; i < c->nframes; i++)
+		free(c->frames[i].name);
+	c->nframes = 0;
+}
+
 int cg_compile(const struct ast_node *prog, const struct sema_info *info,
 	       const struct cg_layout *layout, const struct cg_facts *facts, enum cg_side side,
 	       bool keep_text, struct cg_object *obj, struct diags *diags)
@@ -433,55 +694,30 @@ int cg_compile(const struct ast_node *prog, const struct sema_info *info,
 		diag_error(diags, (struct src_loc){0}, "internal: no LLVM x86-64 target");
 		return -1;
 	}
-	c.ctx = LLVMContextCreate();
-	c.mod = LLVMModuleCreateWithNameInContext(side == CG_SIDE_HOST ? "ubt_host" : "ubt_probes",
-						  c.ctx);
-	LLVMSetTarget(c.mod, "x86_64-unknown-linux-gnu");
-	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
-	char *dl = LLVMCopyStringRepOfTargetData(td);
-	LLVMSetDataLayout(c.mod, dl);
-	LLVMDisposeMessage(dl);
-	LLVMDisposeTargetData(td);
-	c.b = LLVMCreateBuilderInContext(c.ctx);
-	c.i1 = LLVMInt1TypeInContext(c.ctx);
-	c.i8 = LLVMInt8TypeInContext(c.ctx);
-	c.i32 = LLVMInt32TypeInContext(c.ctx);
-	c.i64 = LLVMInt64TypeInContext(c.ctx);
-	c.ptr = LLVMPointerTypeInContext(c.ctx, 0);
-	c.ptr_fs = LLVMPointerTypeInContext(c.ctx, 257);
-	c.void_t = LLVMVoidTypeInContext(c.ctx);
-	c.shm = LLVMAddGlobal(c.mod, c.i8, "ubt_shm");
-	LLVMSetVisibility(c.shm, LLVMHiddenVisibility);
-	c.priv = LLVMAddGlobal(c.mod, c.i8, "ubt_priv");
-	LLVMSetVisibility(c.priv, LLVMHiddenVisibility);
-	declare_runtime(&c);
 	c.info = info;
 	c.layout = layout;
 	c.facts = facts;
 	c.side = side;
 	c.diags = diags;
 	c.vars = xcalloc(info->nvars ? info->nvars : 1, sizeof(*c.vars));
-
-	obj->probes = xcalloc(prog->nkids ? prog->nkids : 1, sizeof(*obj->probes));
-	for (int i = 0; i < prog->nkids; i++) {
-		const struct ast_node *probe = prog->kids[i];
-		if (!probe_on_side(probe, side))
-			continue;
-		if (!usdt_only(probe) && !named_sites(&c, i)) {
-			struct cg_probe *p = &obj->probes[obj->nprobes++];
-			p->probe = probe;
-			p->index = i;
-			p->sym = xasprintf("ubt_probe_%d", i);
-			gen_probe(&c, probe, p->sym);
-		}
-		gen_usdt_variants(&c, probe, i);
+	/* a second build only for handlers whose frames were too big for the
+	 * target's stack (frame_sizes): they go to probe stacks then */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		build_module(&c, prog, tm, obj);
+		ret = c.failed ? -1 : emit(&c, tm, keep_text, obj);
+		bool again = !ret && frame_sizes(&c, prog, obj);
+		if (c.failed)
+			ret = -1;
+		drop_module(&c);
+		if (!again)
+			break;
+		cg_object_free(obj);
+		memset(obj, 0, sizeof(*obj));
 	}
-	if (!c.failed)
-		ret = emit(&c, tm, keep_text, obj);
 	free(c.vars);
-	LLVMDisposeBuilder(c.b);
-	LLVMDisposeModule(c.mod);
-	LLVMContextDispose(c.ctx);
+	for (int i = 0; i < c.nforced; i++)
+		free(c.forced[i]);
+	free(c.forced);
 	LLVMDisposeTargetMachine(tm);
 	return ret;
 }

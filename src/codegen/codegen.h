@@ -158,7 +158,17 @@ struct cg_object {
 			    * (bit = offset / 8) mid-function trampolines must save */
 	uint32_t ids_used; /* enum rt_ids_use: comm/uid/gid read from the thread's cache,
 			    * which ubt's poll of /proc/PID/task keeps fresh (attach/ids.c) */
+	bool pstack;           /* code runs on probe stacks (runtime/rt_pstack.c): handlers,
+				* or the slow path of map lookups of handlers that do not */
+	uint32_t pstack_frame; /* the largest frame of a handler on a probe stack */
 };
+
+/*
+ * A handler's frame on a probe stack may be this big at most (a tuple of
+ * 64 strings of 200 bytes needs ~13 KiB a copy); past it the script is
+ * refused, as bpftrace refuses one past its 512-byte BPF stack.
+ */
+#define CG_PSTACK_FRAME_MAX (128u << 10)
 
 void cg_layout(const struct sema_info *info, const struct cg_options *opt, struct cg_layout *out);
 /* Values of this map are per CPU (summed when read) rather than shared. */

@@ -286,6 +286,37 @@ void out_report_map_drops(struct out *o)
 	out_stack_report_drops(); /* stack.c: stacks the stack table had no room for */
 }
 
+/*
+ * Probe hits that did not run to their end, said once at exit on stderr
+ * like map drops: nothing is lost silently (DESIGN.md decision 13).
+ */
+void out_report_skipped(struct out *o)
+{
+	const struct rt_shm_header *h = (const struct rt_shm_header *)o->data;
+	uint64_t n = h->hits_stopped;
+	if (n)
+		fprintf(stderr,
+			"WARNING: %llu probe hit%s stopped before the end: %s loops ran past "
+			"the bound of one hit (%d instructions or %llu ms)\n",
+			(unsigned long long)n, n == 1 ? "" : "s", n == 1 ? "its" : "their",
+			SEMA_HIT_BUDGET, SEMA_HIT_NS / 1000000);
+	if ((n = h->threads_full))
+		fprintf(stderr,
+			"WARNING: %llu probe hit%s skipped: more threads hit probes at once than "
+			"ubt's table holds (%u)\n",
+			(unsigned long long)n, n == 1 ? "" : "s", o->layout->nthreads);
+	if ((n = h->deep_skipped))
+		fprintf(stderr,
+			"WARNING: %llu probe hit%s skipped: %d probes of the thread were running "
+			"already (signal handlers inside probes)\n",
+			(unsigned long long)n, n == 1 ? "" : "s", RT_PSTACK_DEPTH);
+	if ((n = h->reentered))
+		fprintf(stderr,
+			"WARNING: %llu event%s dropped: %s probe ran in a signal handler that "
+			"interrupted a probe of the same thread while it wrote an event\n",
+			(unsigned long long)n, n == 1 ? "" : "s", n == 1 ? "its" : "their");
+}
+
 void out_report_lost(struct out *o)
 {
 	const struct cg_layout *l = o->layout;

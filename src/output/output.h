@@ -46,6 +46,8 @@ void out_fini(struct out *o);
 void out_report_lost(struct out *o);
 /* Warns on stderr about map updates that were dropped (full or busy maps). */
 void out_report_map_drops(struct out *o);
+/* Warns on stderr about probe hits that did not run to their end (DESIGN.md 13). */
+void out_report_skipped(struct out *o);
 /* Prints every map, in name order, as bpftrace does at exit. */
 void out_print_maps(struct out *o);
 /* print(@m, top, div): one map; top 0 = all entries, div 0 = 1. */

@@ -34,7 +34,7 @@ enum ast_kind {
 	AST_EXPR_STMT, /* lhs = expression evaluated for its effect */
 	AST_ASSIGN,    /* lhs = AST_MAP or AST_VAR; rhs = value; op = '=' or compound op */
 	AST_IF,        /* cond, body (then block), els (else block, or AST_IF, or NULL) */
-	AST_WHILE,     /* cond, body; codegen bounds the iterations (AST_LOOP_MAX) */
+	AST_WHILE,     /* cond, body; the hit's budget bounds the iterations (sema_loop.c) */
 	AST_UNROLL,    /* lhs = count (AST_INT or AST_POSPARAM); body; sema sets uval = count */
 	AST_FOR_MAP,   /* `for ($kv : @m) {}`: lhs = AST_VAR, rhs = AST_MAP (no keys), body;
 	                * $kv is a 2-tuple (key, value); with several keys, key is a tuple */
@@ -90,10 +90,6 @@ enum ast_op {
 	OP_DEC,      /* -- */
 	OP_PTR,      /* -> (AST_FIELD) */
 };
-
-/* Most iterations a while loop runs in one probe hit; past it the loop
- * ends (and the overrun is counted), so a probe can never hang its target. */
-#define AST_LOOP_MAX 1000000
 
 /* Attach point split into its parts: "uprobe:./t:f" -> provider "uprobe",
  * target "./t", func "f".  BEGIN/END have provider "BEGIN"/"END". */

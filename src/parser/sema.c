@@ -1062,7 +1062,8 @@ int sema_check(struct ast_node *prog, struct diags *diags, struct sema_info *inf
 		if (diags->nerrors > errors_before)
 			return -1;
 	}
-	return 0;
+	sema_loops(diags, prog);
+	return diags->nerrors > errors_before ? -1 : 0;
 }
 
 void sema_info_free(struct sema_info *info)

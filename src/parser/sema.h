@@ -66,6 +66,17 @@ const char *sema_type_name(const struct ast_type *t, char *buf, size_t len);
  * the probe has: 0 entry, 1 inside a function, 2 return, 3 none (BEGIN);
  * -1 when they differ (sema_stack.c). */
 int sema_stack_kind(const struct ast_node *probe);
+/*
+ * The loops of one probe hit run at most SEMA_HIT_BUDGET instructions (an
+ * estimate, the kernel verifier's limit for bpftrace) and for at most
+ * SEMA_HIT_NS; past either the hit ends there, counted, and ubt reports it.
+ * Loops that can never fit are refused by sema_check (sema_loop.c).
+ */
+#define SEMA_HIT_BUDGET 1000000
+#define SEMA_HIT_NS 100000000ull
+/* Instructions one iteration of a loop (while, for, unroll) charges against the budget. */
+uint64_t sema_loop_charge(const struct ast_node *loop);
+
 /* reg("name"): bpftrace's x86-64 register names, index in a reg() node's cval */
 #define SEMA_NREGS 21
 extern const char *const sema_reg_names[SEMA_NREGS];

@@ -82,6 +82,9 @@ bool sema_uaddr_call(struct sema *s, struct ast_node *n);
 bool sema_args_builtin(struct sema *s, struct ast_node *n);
 bool sema_args_field(struct sema *s, struct ast_node *n);
 
+/* sema_loop.c: loops that can never fit in one probe hit are errors */
+void sema_loops(struct diags *d, const struct ast_node *prog);
+
 /* sema_types.c: casts, fields, indexes, tuples, constants, params, sizeof */
 bool sema_resolve_type(struct sema *s, struct ast_node *tyn, struct ast_type *out);
 void sema_cast(struct sema *s, struct ast_node *n);

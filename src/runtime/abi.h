@@ -150,7 +150,7 @@ struct rt_stack_table {
 	volatile uint64_t cut;   /* stacks cut short: no mapping found for sp, or a read failed */
 };
 
-/* rt_stack_id(regs, site, kind, n): where the probe runs */
+/* rt_stack_id(regs, site, kind, n, fp): where the probe runs */
 enum rt_stack_kind {
 	RT_STK_ENTRY = 0, /* function entry: struct rt_regs, ret = caller */
 	RT_STK_MID = 1,   /* inside a function: struct rt_regs_mid */
@@ -198,8 +198,10 @@ struct rt_shm_header {
 	/* target writes */
 	volatile uint32_t exit_req;  /* exit() was called in a probe */
 	int32_t exit_code;
-	volatile uint64_t threads_full; /* probe hits that found no free thread slot */
-	volatile uint64_t reentered;    /* probe hits skipped: the thread was already in a probe */
+	volatile uint64_t threads_full; /* probe hits skipped: no thread slot was free */
+	volatile uint64_t reentered;    /* events dropped: their probe ran inside another probe of
+					 * the same thread (a signal handler) while that one was
+					 * writing an event into the thread's ring */
 	volatile uint64_t trap_hits;    /* probe hits through the int3 fallback */
 	/* int3 fallback (ubt writes, the SIGTRAP handler reads) */
 	uint32_t ntraps;               /* entries used in traps[] */
@@ -251,6 +253,13 @@ struct rt_shm_header {
 	 * name or ids change (attach/ids.c); a thread's cached copy (struct
 	 * rt_ids) is good while its gen equals this one */
 	volatile uint64_t ids_gen;
+	/* the bounds of one probe hit (the target writes) */
+	volatile uint64_t hits_stopped; /* hits ended early: their loops ran past the
+					 * budget of one hit (parser/sema_loop.c, codegen/cg_loop.c) */
+	volatile uint64_t deep_skipped; /* hits skipped: RT_PSTACK_DEPTH probes of the thread
+					 * were running already (signal handlers in probes) */
+	volatile uint64_t recycle_next; /* rt_thread.c: no look for exited threads' slots
+					 * (a system call per slot) before this nsecs */
 };
 
 /* ubt's poll of the target's threads (attach/ids.c): what the script reads */
@@ -274,20 +283,30 @@ struct rt_ids {
 /*
  * One thread of the target (or ubt itself, for BEGIN/END).  A slot is
  * claimed by the first probe hit in a thread that needs per-thread state
- * (printf, re-entrancy guard, comm/uid/gid) and found again by its thread
- * pointer.  256 bytes (RT_THREAD_SHIFT): probe code finds slot i at
- * threads_off + (i << RT_THREAD_SHIFT).
+ * (printf, comm/uid/gid, reads) and found again by its thread pointer.
+ * 256 bytes (RT_THREAD_SHIFT): probe code finds slot i at threads_off +
+ * (i << RT_THREAD_SHIFT).
  *
- *   line 0 (the owning thread writes):  tp tid busy ring_head lost ring_resv tail_seen
+ *   line 0 (the owning thread writes):  tp tid depth ring_head lost ring_resv tail_seen
  *   line 1 (ubt writes):                ring_tail
  *   line 2 (the owning thread writes):  ids, away from ubt's writes to line 1
  *   line 3:                             unused
+ *
+ * The owner is the pair {tp, tid} (with depth: the first 16 bytes), which
+ * changes only by one cmpxchg16b (rt_thread.c): a free slot is claimed, and
+ * the slot of a thread that exited is taken over, its ring flowing on (the
+ * same tp with another tid: a new thread in the old one's TCB; a slot ubt's
+ * own threads did not claim whose tid no longer exists: any thread when the
+ * table is full).  ubt's threads (BEGIN, END, interval) mark their tid with
+ * RT_TID_HOST so that no target thread takes their slots.
  */
 #define RT_THREAD_SHIFT 8
+#define RT_TID_HOST 0x80000000u
 struct rt_thread {
 	volatile uint64_t tp; /* thread pointer (%fs:0); 0 = free */
 	uint32_t tid;
-	volatile uint32_t busy; /* re-entrancy guard: in a probe now */
+	volatile uint32_t depth; /* probes of this thread running now: more than 1 when a
+				  * signal handler's probe runs inside another */
 	volatile uint64_t ring_head; /* bytes ever produced */
 	volatile uint64_t lost;      /* events dropped because the ring was full */
 	uint64_t ring_resv;          /* producer's private head: reserved, not yet committed */
@@ -295,7 +314,8 @@ struct rt_thread {
 				      * against it, so the hot path does not load the line ubt
 				      * writes (rt_ring_reserve reloads it when short) */
 	uint64_t rd_state; /* rt_read.c: (rd_gen << 1) | direct reads allowed, as last checked */
-	uint64_t pad0[1];
+	volatile uint32_t writing; /* 1 from reading ring_head to publishing it (rt_ring.c) */
+	uint32_t pstack; /* 1: this slot's probe stack has its guard page (rt_priv.pstack_base) */
 	volatile uint64_t ring_tail; /* bytes ever consumed */
 	uint64_t pad1[7];
 	struct rt_ids ids; /* comm, uid, gid (rt_builtin.c) */
@@ -550,6 +570,14 @@ struct rt_priv {
 	 */
 	uint64_t layout;
 	/*
+	 * Probe stacks (rt_pstack.c): the private mapping of nthreads stacks
+	 * of pstack_size bytes, 0 when no handler needs one; pstack_seg: the
+	 * room of one probe nested in another (RT_PSTACK_DEPTH of them).
+	 * Here, not in the header: the mapping is this process's, and ubt's
+	 * own BEGIN/END never switch stacks.
+	 */
+	uint64_t pstack_base, pstack_size, pstack_seg;
+	/*
 	 * The mappings stacks were found in (rt_vma.c): slot i caches the
 	 * readable mapping holding some address whose 64 KiB granule hashes
 	 * to i, as (lo >> 12) << 29 | pages (0: empty).  Private, so a forked
@@ -557,6 +585,40 @@ struct rt_priv {
 	 */
 	volatile uint64_t vma[RT_VMA_SLOTS];
 };
+
+/*
+ * Probe stacks (rt_pstack.c; DESIGN.md decision 15: any stack, any
+ * runtime).  A handler whose frame or callees would need more of the
+ * target's stack than RT_TARGET_FRAME bytes runs on a stack of its thread
+ * slot's instead, in a private anonymous mapping ubt makes (rt_priv
+ * pstack_*): slot i's is [lo, hi) = [base + i * size, base + (i + 1) *
+ * size), its lowest page made inaccessible when a thread first takes the
+ * slot.  Its stub sets %r11 to the handler and jumps to rt_pstack_call,
+ * which finds the thread's slot, raises its depth and calls, on the probe
+ * stack,
+ *
+ *     handler(rdi, rsi, rdx, rcx, r8, r9, F, thread)      preserve_most
+ *
+ * F: the trampoline's frame (what a handler on the target's stack finds
+ * just above its return address: struct rt_entry_frame, rt_ret_frame, or
+ * a pointer to struct rt_regs_mid), thread: the slot (its depth raised).
+ * A probe inside another (a signal handler's) starts seg below the one it
+ * interrupted, or right below the current %rsp when that is on the
+ * stack already (a handler running on it):
+ *
+ *    lo       lo + 4096                                                 hi
+ *    | guard |  ...                 | depth 2 | depth 1 | depth 0 (top) |
+ *                                              <- seg ->
+ *
+ * The target's own stack then sees the trampoline's words and
+ * rt_pstack_call's: 48 bytes below the probed function's stack pointer, up
+ * to ~190 the first time a thread hits a probe (rt_thread_find, in C).
+ * Handlers that stay on it (a count, a map update by tid) use at most
+ * RT_TARGET_FRAME bytes of frame (codegen checks LLVM's frame sizes).
+ */
+#define RT_PSTACK_DEPTH 4
+#define RT_PSTACK_GUARD 4096
+#define RT_TARGET_FRAME 96
 
 /*
  * Registers saved by a trampoline, in memory order from its stack

@@ -158,7 +158,7 @@ int64_t rt_read_u64(uint32_t *state, uint64_t *dst, uint64_t src) RT_API;
 int64_t rt_write_u64(uint64_t dst, uint64_t v) RT_API;
 void rt_sigsegv(int sig, void *info, void *ucv) RT_API;
 uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n,
-		     struct rt_thread *t) RT_API;
+		     struct rt_thread *t, uint64_t fp) RT_API;
 int64_t rt_strncmp(const char *a, uint64_t asize, const char *b, uint64_t bsize, uint64_t n) RT_API;
 int64_t rt_memneq(const void *a, const void *b, uint64_t n) RT_API;
 int64_t rt_strcontains(const char *h, uint64_t hsize, const char *nd, uint64_t nsize) RT_API;

@@ -180,30 +180,36 @@ void rt_map_delete(struct rt_map *m, const uint64_t *key)
  * rt_map_lookup as probe code calls it on the slow path of its inline
  * lookup (cg_map.c, slow_lookup): %r11 points at {struct rt_map *m;
  * uint64_t insert; uint64_t key[]} in the probe's frame and receives the
- * index; every other register is kept (the runtime uses general registers
- * only) and the stack is aligned here, so the probe's hot path sets up
- * no argument registers and its prologue saves none for this call.
+ * index; every other register is kept, so the probe's hot path sets up no
+ * argument registers and its prologue saves none for this call.  The
+ * lookup runs on the thread's probe stack (rt_pstack.c): the handlers that
+ * call this one run on the target's stack, where a C call's frames would
+ * not fit the bound.  Two words go there: the key's header for
+ * rt_map_lookup_sw, and the index it returns (-1 if the hit could not
+ * switch stacks: counted there, and the update is dropped, counted too).
  */
 __asm__(".text\n"
 	".p2align 4\n"
 	".globl rt_map_lookup_r11\n"
 	".hidden rt_map_lookup_r11\n"
 	"rt_map_lookup_r11:\n"
-	"\tpush %rbp\n"
-	"\tmov %rsp, %rbp\n"
-	"\tand $-16, %rsp\n"
-	"\tpush %rax\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n"
-	"\tpush %rdi\n\tpush %r8\n\tpush %r9\n\tpush %r10\n"
-	"\tmov (%r11), %rdi\n"
-	"\tmov 8(%r11), %edx\n"
-	"\tlea 16(%r11), %rsi\n"
-	"\tcall rt_map_lookup\n"
-	"\tmov %rax, %r11\n"
-	"\tpop %r10\n\tpop %r9\n\tpop %r8\n\tpop %rdi\n"
-	"\tpop %rsi\n\tpop %rdx\n\tpop %rcx\n\tpop %rax\n"
-	"\tmov %rbp, %rsp\n"
-	"\tpop %rbp\n"
+	"\tpush $-1\n"
+	"\tpush %r11\n"
+	"\tlea rt_map_lookup_sw(%rip), %r11\n"
+	"\tcall rt_pstack_call\n"
+	"\tpop %r11\n"
+	"\tpop %r11\n"
 	"\tret\n");
+
+/* The body rt_pstack_call runs for rt_map_lookup_r11: F = {key header, index}. */
+void rt_map_lookup_sw(long a, long b, long c, long d, long e, long f, uint64_t *F,
+		      struct rt_thread *t) RT_API RT_PRESERVING;
+void rt_map_lookup_sw(long a, long b, long c, long d, long e, long f, uint64_t *F,
+		      struct rt_thread *t)
+{
+	const uint64_t *hdr = (const uint64_t *)F[0];
+	F[1] = (uint64_t)rt_map_lookup((struct rt_map *)hdr[0], hdr + 2, (int)hdr[1]);
+}
 
 /*
  * The same two as probe code calls them for keys too long to look up

@@ -45,6 +45,8 @@
 #define RT_SIGSEGV 11
 #define RT_SA_SIGINFO 4
 #define RT_UC_RIP 168       /* offsetof(ucontext_t, uc_mcontext.gregs[REG_RIP]) */
+#define RT_UC_SIGMASK 296   /* offsetof(ucontext_t, uc_sigmask) */
+#define RT_SA_NODEFER 0x40000000
 #define RT_USER_TOP 0x7ffffffff000ull /* end of user space with 4-level paging */
 
 static inline struct rt_priv *rt_priv(void)
@@ -210,10 +212,12 @@ static int rt_fixup(uint64_t *rip)
 }
 
 /*
- * A fault that is not ours: run the application's action for it.  Its
- * handler runs with its own sa_mask added (and the signal itself blocked,
- * as the kernel does), and with direct reads suspended in every thread
- * meanwhile (a probe inside it would find SIGSEGV blocked).
+ * A fault that is not ours: run the application's action for it.  rt_sigsegv
+ * runs with every signal blocked (attach/readsafe.c); the application's
+ * handler runs with the mask the kernel would have given it: the one at the
+ * fault, its sa_mask and, without SA_NODEFER, the signal itself; and with
+ * direct reads suspended in every thread meanwhile (a probe inside it
+ * would find SIGSEGV blocked).
  */
 static void rt_pass_on(int sig, void *info, void *ucv)
 {
@@ -221,9 +225,12 @@ static void rt_pass_on(int sig, void *info, void *ucv)
 	const struct rt_sigaction_k *old = sig == RT_SIGBUS ? &h->old_bus : &h->old_segv;
 	__atomic_fetch_add(&h->app_faults, 1, __ATOMIC_RELAXED);
 	if (old->handler > 1) {
-		uint64_t mask = old->mask, saved;
+		uint64_t mask = *(const uint64_t *)((const char *)ucv + RT_UC_SIGMASK) | old->mask,
+			 saved;
+		if (!(old->flags & RT_SA_NODEFER))
+			mask |= 1ull << (sig - 1);
 		rt_read_bump();
-		rt_syscall4(14 /* rt_sigprocmask */, 0 /* SIG_BLOCK */, (long)&mask, (long)&saved, 8);
+		rt_syscall4(14 /* rt_sigprocmask */, 2 /* SIG_SETMASK */, (long)&mask, (long)&saved, 8);
 		if (old->flags & RT_SA_SIGINFO)
 			((void (*)(int, void *, void *))old->handler)(sig, info, ucv);
 		else

@@ -1,16 +1,23 @@
 /*
  * rt_ring.c - the per-thread event rings (printf, exit) in shared memory.
  *
- * Single producer (the owning thread; signal re-entry is excluded by the
- * guard in rt_thread_enter) and single consumer (ubt).  The producer
- * reserves with rt_ring_reserve(), fills the record, and publishes with
- * rt_ring_commit(): a release store of ring_head, so ubt never sees a
+ * Single producer (the owning thread) and single consumer (ubt).  The
+ * producer reserves with rt_ring_reserve(), fills the record, and publishes
+ * with rt_ring_commit(): a release store of ring_head, so ubt never sees a
  * half-written record.  A full ring drops the record and counts it in
  * `lost`; ubt reports the count.  Record layout: runtime/abi.h.
+ *
+ * A probe can run inside another probe of the same thread (in a signal
+ * handler).  It runs to its end before the interrupted one goes on, so it
+ * may use the ring unless it interrupted a write: `writing` is 1 from
+ * before ring_head is read to after the record is published (a few stores,
+ * in probe code's inline copy too, cg_call.c).  An event that finds it set
+ * is dropped and counted (header `reentered`); ubt reports the count.
  */
 #include "rt.h"
 
-void *rt_ring_reserve(struct rt_thread *t, uint32_t len)
+/* The reservation, with t->writing already 1 (cleared again on failure). */
+static void *ring_reserve(struct rt_thread *t, uint32_t len)
 {
 	const struct rt_shm_header *h = rt_lay(); /* sizes and offsets: never the shared copy's */
 	struct rt_thread *tab = (struct rt_thread *)(ubt_shm + h->threads_off);
@@ -26,6 +33,8 @@ void *rt_ring_reserve(struct rt_thread *t, uint32_t len)
 	uint64_t need = len <= to_end ? len : to_end + len;
 	if (len > size / 2 || head + need - tail > size) {
 		t->lost++;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->writing = 0;
 		return 0;
 	}
 	if (len > to_end) {
@@ -39,7 +48,27 @@ void *rt_ring_reserve(struct rt_thread *t, uint32_t len)
 	return ring + pos;
 }
 
+void *rt_ring_reserve(struct rt_thread *t, uint32_t len)
+{
+	if (t->writing) {
+		__atomic_fetch_add(&rt_hdr()->reentered, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	t->writing = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return ring_reserve(t, len);
+}
+
+/* Probe code's slow path: its inline code has set `writing` already. */
+void *rt_ring_reserve_slow(struct rt_thread *t, uint32_t len) RT_API;
+void *rt_ring_reserve_slow(struct rt_thread *t, uint32_t len)
+{
+	return ring_reserve(t, len);
+}
+
 void rt_ring_commit(struct rt_thread *t)
 {
 	__atomic_store_n(&t->ring_head, t->ring_resv, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->writing = 0;
 }

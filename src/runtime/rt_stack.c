@@ -3,7 +3,7 @@
  * the shared stack table (layout in abi.h), named by a 64-bit id.
  *
  * Pipeline position: runtime, called from probe code (codegen emits
- * `rt_stack_id(regs, site, kind, n)` for each ustack expression).  ubt
+ * `rt_stack_id(regs, site, kind, n, thread, fp)` for each ustack expression).  ubt
  * prints an id by finding its entry (output/stack.c), unwinding the stack
  * copy with the target's CFI first when the entry has one.
  *
@@ -113,21 +113,6 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
 	h ^= v;
 	h *= 0x9e3779b97f4a7c15ull;
 	return h ^ (h >> 29);
-}
-
-/*
- * The caller's %rbp at a trampoline: probe code and this function keep
- * frame pointers and nothing between the probed code and here changes
- * %rbp otherwise, so following saved %rbp values up from this frame, the
- * first one that is not one of our own frames (below the probed code's
- * stack pointer sp) is the probed code's.
- */
-static __attribute__((noinline)) uint64_t caller_rbp(uint64_t sp)
-{
-	uint64_t fp = (uint64_t)__builtin_frame_address(0);
-	for (int i = 0; i < 8 && fp > (uint64_t)&fp && fp < sp; i++)
-		fp = *(const uint64_t *)fp;
-	return fp;
 }
 
 /*
@@ -335,10 +320,13 @@ static void shadow_patch(const struct shadow *all, uint64_t sp, uint64_t copy, u
  * frame, runtime/abi.h), or the mid-function trampoline's struct
  * rt_regs_mid with pc, rsp and rbp saved; site: the probe's own return
  * address (inside the site's trampoline; ubt maps it back) for entry
- * probes.
+ * probes; fp: the probed code's %rbp at an entry or a return (nothing
+ * between it and the probe code changes %rbp: the handler finds it saved
+ * in its own frame; the handler runs on a probe stack, so walking up from
+ * this function's frame would not lead there).
  */
 static inline __attribute__((always_inline)) uint64_t
-stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, const int with_ret,
+stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, uint64_t fp, const int with_ret,
 	 struct win *win)
 {
 	struct rt_stack_table *t = rt_stack_table();
@@ -372,7 +360,7 @@ stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, const int with_re
 			pc = with_ret ? shadow_fix(&sh, (uint64_t)&r->ret, r->ret) : r->ret;
 			sp = (uint64_t)&r->ret + 8;
 		}
-		rbp = caller_rbp(sp);
+		rbp = fp;
 	}
 	uint64_t lo_map, hi = 0;
 	if (rt_vma_find(sp, &lo_map, &hi))
@@ -452,9 +440,9 @@ stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, const int with_re
  * costs what it did before return probes were taken into account.
  */
 static __attribute__((noinline)) uint64_t stack_id_ret(void *regs, uint64_t site, uint32_t kind,
-						       uint32_t n)
+						       uint32_t n, uint64_t fp)
 {
-	return stack_id(regs, site, kind, n, 1, 0);
+	return stack_id(regs, site, kind, n, fp, 1, 0);
 }
 
 /*
@@ -462,21 +450,21 @@ static __attribute__((noinline)) uint64_t stack_id_ret(void *regs, uint64_t site
  * through a window read with process_vm_readv, about 1 us per 256 bytes.
  */
 static __attribute__((noinline)) uint64_t stack_id_slow(void *regs, uint64_t site, uint32_t kind,
-							uint32_t n)
+							uint32_t n, uint64_t fp)
 {
 	struct win win;
 	win.base = win.len = 0;
 	if (rt_hdr()->rets_addr)
-		return stack_id(regs, site, kind, n, 1, &win);
-	return stack_id(regs, site, kind, n, 0, &win);
+		return stack_id(regs, site, kind, n, fp, 1, &win);
+	return stack_id(regs, site, kind, n, fp, 0, &win);
 }
 
 RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n,
-			    struct rt_thread *t)
+			    struct rt_thread *t, uint64_t fp)
 {
 	if (!rt_read_direct(t))
-		return stack_id_slow(regs, site, kind, n);
+		return stack_id_slow(regs, site, kind, n, fp);
 	if (rt_hdr()->rets_addr)
-		return stack_id_ret(regs, site, kind, n);
-	return stack_id(regs, site, kind, n, 0, 0);
+		return stack_id_ret(regs, site, kind, n, fp);
+	return stack_id(regs, site, kind, n, fp, 0, 0);
 }

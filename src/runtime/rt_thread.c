@@ -2,27 +2,52 @@
  * rt_thread.c - per-thread state of the target's threads, found without
  * the target's TLS.
  *
- * A probe that needs per-thread state (its event ring, the re-entrancy
- * guard) calls rt_thread_enter().  The thread is identified by its thread
- * pointer (%fs:0, which points to itself under the x86-64 TLS ABI for any
- * libc), hashed into an open-addressing table of struct rt_thread in
- * shared memory.  The first hit of a thread claims a free slot with a
- * compare-and-swap; later hits find it with one load and compare.
+ * A probe that needs per-thread state (its event ring, cached comm/uid/gid,
+ * the state of fault-tolerant reads) calls rt_thread_enter().  The thread is
+ * identified by its thread pointer (%fs:0, which points to itself under the
+ * x86-64 TLS ABI for any libc), hashed into an open-addressing table of
+ * struct rt_thread in shared memory.  The first hit of a thread claims a
+ * free slot; later hits find it with one load and compare (probe code does
+ * that inline, cg_call.c).
  *
- * A thread pointer can be reused by a new thread after the old one exits
- * (glibc caches thread stacks).  When ubt knows where the kernel tid lives
- * in the TCB (RT_F_TID), a tid mismatch detects the reuse and the slot is
- * taken over: its ring keeps flowing, the guard is reset, the cached
- * comm/uid/gid (struct rt_ids) dropped.
+ * Threads come and go; slots are never freed, but the slot of a thread that
+ * exited is taken over by a thread that needs one (the owner, {tp, tid},
+ * changes by one cmpxchg16b, so two threads never both win a slot):
+ *   - the same thread pointer with another tid: glibc reused the dead
+ *     thread's stack and TCB for a new thread; the new one takes the slot
+ *     found at its own place (tid_off known: RT_F_TID, else the tid is read
+ *     with gettid, and probe code cannot tell the two apart: harmless, the
+ *     old thread is gone);
+ *   - the table is full: a slot whose tid no longer exists in the process
+ *     (tgkill(pid, tid, 0) fails with ESRCH), looking at most
+ *     RT_RECYCLE_TRIES slots from the thread's own place; after a look that
+ *     found none, no thread looks again for RT_RECYCLE_NS (each look is a
+ *     system call, a few us: a thread without a slot would otherwise pay
+ *     that on every hit).
+ * A slot taken over keeps its ring (ubt drains it in order) and drops the
+ * cached comm/uid/gid and read state.  A thread that still finds no slot
+ * skips the hit, counted in threads_full, and ubt reports it at exit.
  *
- * rt_thread_find() alone (no guard) serves comm/uid/gid (rt_builtin.c),
- * whose cache a re-entered probe may share with the probe it interrupted.
+ * Probes nest: a signal handler that runs a probe can interrupt another
+ * probe of the same thread.  `depth` counts the probes running; the inner
+ * one runs (its counts and maps are exact) but its events are dropped and
+ * counted (rt_ring.c): the outer one may be writing the ring.  A plain
+ * increment is enough: a handler that interrupts it restores the value
+ * before the interrupted code goes on.
+ *
+ * rt_thread_find() alone (no depth) serves comm/uid/gid (rt_builtin.c).
  */
 #include "rt.h"
 
+#define RT_RECYCLE_TRIES 64
+#define RT_RECYCLE_NS 10000000ull
+
+extern struct rt_priv ubt_priv RT_API; /* this process's private page (abi.h) */
+uint64_t rt_nsecs(void) RT_API RT_PRESERVING; /* rt_time.c */
+
 static inline uint32_t rt_hash_tp(uint64_t tp, uint32_t mask)
 {
-	return (uint32_t)((tp * 0x9e3779b97f4a7c15ull) >> 40) & mask;
+	return (uint32_t)((tp * RT_TP_HASH_MUL) >> RT_TP_HASH_SHIFT) & mask;
 }
 
 uint32_t rt_gettid(void)
@@ -36,37 +61,96 @@ uint32_t rt_gettid(void)
 	return (uint32_t)rt_syscall0(186 /* gettid */);
 }
 
+/*
+ * Replaces the owner {tp, tid and depth} of slot t, if it is still
+ * {tp0, td0}, by {tp1, td1}; 1 if it was.  One instruction, so a thread
+ * that compares the owner sees the old one or the new one, never a mix.
+ */
+static int rt_owner_cas(struct rt_thread *t, uint64_t tp0, uint64_t td0, uint64_t tp1,
+			uint64_t td1)
+{
+	uint8_t ok;
+	__asm__ volatile("lock cmpxchg16b %1\n\tsete %0"
+			 : "=q"(ok), "+m"(*(volatile uint64_t(*)[2])t), "+a"(tp0), "+d"(td0)
+			 : "b"(tp1), "c"(td1)
+			 : "memory", "cc");
+	return ok;
+}
+
+/*
+ * The lowest page of slot t's probe stack made inaccessible, once per slot
+ * (rt_pstack.c): a probe stack that overflows faults there instead of
+ * writing into the next slot's.
+ */
+static void rt_guard(struct rt_thread *t, const struct rt_shm_header *h)
+{
+	if (t->pstack || !ubt_priv.pstack_base)
+		return;
+	uint64_t i = (uint64_t)((char *)t - (ubt_shm + h->threads_off)) >> RT_THREAD_SHIFT;
+	rt_syscall4(10 /* mprotect */, (long)(ubt_priv.pstack_base + i * ubt_priv.pstack_size),
+		    RT_PSTACK_GUARD, 0 /* PROT_NONE */, 0);
+	t->pstack = 1;
+}
+
+/* Makes slot t, now {tp0, td0}, this thread's: 1 if it did. */
+static int rt_take(struct rt_thread *t, uint64_t tp0, uint64_t td0, uint64_t tp, uint32_t tid)
+{
+	if (!rt_owner_cas(t, tp0, td0, tp, tid))
+		return 0;
+	if (tp0) { /* the old thread's state */
+		t->ids.gen = 0;
+		t->rd_state = 0;
+	}
+	rt_guard(t, rt_lay());
+	return 1;
+}
+
+/* The second word of the owner: tid, depth (a torn read only makes the CAS fail) */
+static inline uint64_t rt_owner_td(const struct rt_thread *t)
+{
+	return (uint64_t)t->tid | (uint64_t)t->depth << 32;
+}
+
 struct rt_thread *rt_thread_find(void)
 {
 	const struct rt_shm_header *h = rt_lay(); /* the table's place and size (rt.h) */
 	struct rt_thread *tab = (struct rt_thread *)(ubt_shm + h->threads_off);
 	uint64_t tp = rt_thread_pointer();
-	uint32_t mask = h->nthreads - 1;
-	uint32_t i = rt_hash_tp(tp, mask);
+	uint32_t mask = h->nthreads - 1, home = rt_hash_tp(tp, mask), i = home;
+	/* ubt's own threads (BEGIN, END, interval) run with their own private page */
+	int host = ubt_priv.pid != h->pid;
+	uint32_t tid = rt_gettid() | (host ? RT_TID_HOST : 0);
 
+	/* slots are never freed, so this thread's is before the first free one
+	 * (a free slot another thread claimed first is passed over) */
 	for (uint32_t n = 0; n <= mask; n++, i = (i + 1) & mask) {
 		struct rt_thread *t = &tab[i];
-		uint64_t cur = t->tp;
-		if (cur == tp) {
-			if ((h->flags & RT_F_TID) && t->tid != rt_gettid()) {
-				/* a new thread reusing a dead thread's TCB */
-				t->tid = rt_gettid();
-				t->busy = 0;
-				t->ids.gen = 0; /* the old thread's comm/uid/gid */
-			}
+		uint64_t cur = t->tp, td = rt_owner_td(t);
+		if (cur == tp && (uint32_t)td == tid)
 			return t;
-		}
-		if (cur == 0) {
-			uint64_t expect = 0;
-			if (__atomic_compare_exchange_n(&t->tp, &expect, tp, 0, __ATOMIC_ACQ_REL,
-							__ATOMIC_ACQUIRE)) {
-				t->tid = rt_gettid();
-				return t;
-			}
-			if (expect == tp) /* cannot happen: only this thread claims tp */
-				return t;
-		}
+		/* the same TCB with another tid: that thread exited, this one reuses
+		 * it (a thread of ubt and one of the target may have equal thread
+		 * pointers, in two address spaces: neither takes the other's) */
+		if ((cur == 0 || (cur == tp && ((uint32_t)td & RT_TID_HOST) == (tid & RT_TID_HOST))) &&
+		    rt_take(t, cur, td, tp, tid))
+			return t;
 	}
+	/* full: the slot of a thread that exited (ubt's threads never take one) */
+	uint64_t now = rt_nsecs();
+	int look = !host && now >= rt_hdr()->recycle_next;
+	i = home;
+	for (uint32_t n = 0; look && n < RT_RECYCLE_TRIES && n <= mask; n++, i = (i + 1) & mask) {
+		struct rt_thread *t = &tab[i];
+		uint64_t cur = t->tp, td = rt_owner_td(t);
+		uint32_t old = (uint32_t)td;
+		if (!cur || (old & RT_TID_HOST) || old == tid)
+			continue;
+		if (rt_syscall4(234 /* tgkill */, ubt_priv.pid, old, 0, 0) == -3 /* ESRCH */ &&
+		    rt_take(t, cur, td, tp, tid))
+			return t;
+	}
+	if (look)
+		rt_hdr()->recycle_next = now + RT_RECYCLE_NS;
 	__atomic_fetch_add(&rt_hdr()->threads_full, 1, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -74,21 +158,15 @@ struct rt_thread *rt_thread_find(void)
 struct rt_thread *rt_thread_enter(void)
 {
 	struct rt_thread *t = rt_thread_find();
-	if (!t)
-		return 0;
-	if (t->busy) {
-		/* a signal handler (or a probed function called from probe
-		 * code) re-entered: skip rather than corrupt the ring */
-		__atomic_fetch_add(&rt_hdr()->reentered, 1, __ATOMIC_RELAXED);
-		return 0;
+	if (t) {
+		t->depth = t->depth + 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	}
-	t->busy = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	return t;
 }
 
 void rt_thread_exit(struct rt_thread *t)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->busy = 0;
+	t->depth = t->depth - 1;
 }

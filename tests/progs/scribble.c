@@ -247,7 +247,7 @@ static void fuzz_thread(void)
 {
 	static const struct field f[] = {
 #define F(x) {offsetof(struct rt_thread, x), sizeof(((struct rt_thread *)0)->x)}
-		F(tp), F(tid), F(busy), F(ring_head), F(lost), F(ring_resv), F(tail_seen), F(ring_tail),
+		F(tp), F(tid), F(depth), F(writing), F(pstack), F(ring_head), F(lost), F(ring_resv), F(tail_seen), F(ring_tail),
 		F(ids.gen), F(ids.uid), F(ids.comm),
 #undef F
 	};

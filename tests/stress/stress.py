@@ -258,10 +258,12 @@ def flood(ubt, prog, n, rate, fails, figures, name):
 
 
 def many(ubt, prog, fails, figures):
-    """1,000 probes by a wildcard: attach time, counts, memory."""
+    """1,000 probes by a wildcard (BPFTRACE_MAX_PROBES raised, as for
+    bpftrace): attach time, counts, memory."""
     p = subprocess.run([ubt, "-v", "-c", "%s many 100" % prog, "-e",
                         "uprobe:%s:fn* { @c = count(); @f[func] = count(); }" % prog],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, BPFTRACE_MAX_PROBES="1000"))
     n100 = len(re.findall(r"^@f\[fn\d{3}\]: 100$", p.stdout, re.M))
     stop = re.search(r"(\d+) sites patched \((\d+) with a breakpoint\); threads stopped for "
                      r"([0-9.]+) ms", p.stderr)
