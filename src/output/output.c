@@ -48,6 +48,12 @@ void out_fini(struct out *o)
 static void print_event(struct out *o, const uint8_t *rec)
 {
 	const struct rt_event_hdr *h = (const struct rt_event_hdr *)rec;
+	if (o->finalized)
+		return;
+	if (h->type == RT_EV_EXIT) {
+		o->finalized = true;
+		return;
+	}
 	if (h->type == RT_EV_MAP) {
 		struct rt_ev_map mo;
 		memcpy(&mo, rec + sizeof(*h), sizeof(mo));
@@ -152,13 +158,15 @@ void out_report_lost(struct out *o)
 	uint64_t lost = 0;
 	for (uint32_t i = 0; i < l->nthreads; i++)
 		lost += tab[i].lost;
-	if (lost > o->lost_reported) {
+	/* events lost after exit() would not have been printed either */
+	if (lost > o->lost_reported && !o->finalized) {
 		if (o->json)
 			fprintf(o->f, "{\"type\": \"lost_events\", \"data\": {\"events\": %llu}}\n",
 				(unsigned long long)(lost - o->lost_reported));
 		else
 			fprintf(o->f, "Lost %llu events\n", (unsigned long long)(lost - o->lost_reported));
-		o->lost_reported = lost;
 	}
+	if (lost > o->lost_reported)
+		o->lost_reported = lost;
 }
 

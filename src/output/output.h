@@ -24,6 +24,9 @@ struct out {
 	bool json; /* -f json: one JSON object per line */
 	struct buf ob; /* formatted events not written yet */
 	const struct diags *diags; /* script name and text, for -k warnings (warn.c) */
+	/* an exit() record was read: what is read after it is dropped, as
+	 * bpftrace drops events after its exit event (until END runs) */
+	bool finalized;
 };
 
 void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct cg_layout *layout,

@@ -12,6 +12,10 @@
  *   uprobe:./t:f { printf("%s\n", str(arg2)); }
  *                                  ~~~~~~~~~
  *
+ * With -f json it is bpftrace's record instead:
+ *
+ *   {"type": "helper_error", "helper": "probe_read", "retcode": -14, "line": 1, "col": 37}
+ *
  * Full maps: bpftrace 0.17 drops the update silently (only -k shows it,
  * per event, with RT_WH_MAP_UPDATE here); the count at the end is
  * out_report_map_drops() (output.c).
@@ -39,6 +43,13 @@ void out_print_warn(struct out *o, const uint8_t *rec)
 {
 	struct rt_ev_warn w;
 	memcpy(&w, rec + sizeof(struct rt_event_hdr), sizeof(w));
+	if (o->json) { /* bpftrace's JSON record: the start of the location only */
+		fprintf(o->f,
+			"{\"type\": \"helper_error\", \"helper\": \"%s\", \"retcode\": %d, "
+			"\"line\": %u, \"col\": %u}\n",
+			helper_name(w.helper), (int)w.err, (unsigned)w.line, (unsigned)w.col);
+		return;
+	}
 	struct diags one;
 	if (o->diags)
 		diag_init(&one, o->diags->filename, o->diags->source, o->diags->source_len);
