@@ -541,13 +541,18 @@ int main(int argc, char **argv)
 			s->t.pid, s->t.pid);
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
 	att_run_host(s, &hobj, "BEGIN");
-	out_drain(&out); /* BEGIN's output comes before any probe's */
+	/* bpftrace's runtime test engine waits for this line before it runs a
+	 * test's AFTER command; ubt prints it where bpftrace does: once the
+	 * probes are live, before BEGIN's output (bpftrace prints that when it
+	 * starts polling), so that the engine drives ubt unchanged
+	 * (tests/upstream).  Otherwise BEGIN's output is printed before the
+	 * probes can write any. */
+	bool notify = getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED") != NULL;
+	if (!notify)
+		out_drain(&out);
 	if (att_arm(s))
 		goto out_detach;
-	/* bpftrace's runtime test engine waits for this line before it runs a
-	 * test's AFTER command; ubt prints it where bpftrace does, so that the
-	 * engine drives ubt unchanged (tests/upstream) */
-	if (getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED"))
+	if (notify)
 		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stderr);
 	if (o.verbose && s->has_target) {
 		int ntraps = 0;

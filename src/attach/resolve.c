@@ -443,6 +443,21 @@ static int read_vaddr(struct elf_file *f, uint64_t vaddr, uint8_t *buf, size_t l
 	return -EFAULT;
 }
 
+/* vaddr is in an executable PT_LOAD segment's file bytes. */
+static bool in_code(struct elf_file *f, uint64_t vaddr)
+{
+	size_t n;
+	if (elf_getphdrnum(f->elf, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(f->elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz)
+			return true;
+	}
+	return false;
+}
+
 /* An executable has PT_INTERP or is ET_EXEC; a library has neither. */
 static bool is_executable(struct elf_file *f)
 {
@@ -689,11 +704,12 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 				add_point(c, &f, path, shown, u->addr, fn->size);
 			c->nmatched++;
 		} else {
-			uint8_t b;
-			if (read_vaddr(&f, u->addr, &b, 1)) {
-				diag_error(c->diags, c->a->loc,
-					   "address 0x%llx is not in a loaded segment of %s",
-					   (unsigned long long)u->addr, path);
+			if (!in_code(&f, u->addr)) {
+				struct diag *d = diag_error(c->diags, c->a->loc,
+							    "Could not resolve address: %s:0x%llx", path,
+							    (unsigned long long)u->addr);
+				diag_hint(d, "0x%llx is in no function and no executable segment of %s",
+					  (unsigned long long)u->addr, path);
 				ret = -EINVAL;
 			} else {
 				ret = add_mid_point(c, &f, path, fn, u->addr, shown);

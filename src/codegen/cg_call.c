@@ -906,7 +906,7 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 	else if (!strcmp(n->str, "zero"))
 		call_map_op(c, n, RT_MOP_ZERO);
 	else if (!strcmp(n->str, "delete"))
-		cg_map_delete(c, n->kids[0]);
+		cg_map_delete(c, n->kids[0], n);
 	else if (!strcmp(n->str, "usym"))
 		return cg_expr(c, n->kids[0]); /* the address; output/sym.c names it */
 	else if (!strcmp(n->str, "reg"))

@@ -80,3 +80,29 @@ void cg_check_map_update(struct cg *c, LLVMBasicBlockRef miss, const struct ast_
 	emit_warn(c, site, RT_WH_MAP_UPDATE, cg_const(c, (uint64_t)-7 /* -E2BIG */));
 	LLVMPositionBuilderAtEnd(c->b, cur);
 }
+
+/*
+ * -kk: a read of a key the map does not hold; bpftrace reports
+ * map_lookup_elem failing with 0 there (its helper returns NULL).  miss:
+ * where a lookup that found nothing goes; n: the map access.
+ */
+void cg_check_map_lookup(struct cg *c, LLVMBasicBlockRef miss, const struct ast_node *n)
+{
+	if (c->layout->helper_checks < 2 || !miss)
+		return;
+	LLVMBasicBlockRef cur = LLVMGetInsertBlock(c->b);
+	LLVMPositionBuilderAtEnd(c->b, miss);
+	emit_warn(c, n, RT_WH_MAP_LOOKUP, cg_const(c, 0));
+	LLVMPositionBuilderAtEnd(c->b, cur);
+}
+
+/*
+ * -k: delete() of a key the map does not hold; bpftrace reports
+ * map_delete_elem failing with ENOENT.  Emitted where the builder is
+ * (the delete's miss path); site: the delete() call.
+ */
+void cg_check_map_delete(struct cg *c, const struct ast_node *site)
+{
+	if (c->layout->helper_checks >= 1)
+		emit_warn(c, site, RT_WH_MAP_DELETE, cg_const(c, (uint64_t)-2 /* -ENOENT */));
+}

@@ -106,7 +106,7 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
 		   const struct ast_node *site);
 LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n);
-void cg_map_delete(struct cg *c, const struct ast_node *map);
+void cg_map_delete(struct cg *c, const struct ast_node *map, const struct ast_node *site);
 LLVMValueRef cg_nsecs(struct cg *c); /* cg_time.c */
 void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv);
 
@@ -126,6 +126,8 @@ void cg_check_read(struct cg *c, const struct ast_node *n, LLVMValueRef ret,
 		   enum ast_addrspace as, bool str);
 /* cg_check.c: -k warning in a map update's miss block (a full map dropped it) */
 void cg_check_map_update(struct cg *c, LLVMBasicBlockRef miss, const struct ast_node *site);
+void cg_check_map_lookup(struct cg *c, LLVMBasicBlockRef miss, const struct ast_node *n);
+void cg_check_map_delete(struct cg *c, const struct ast_node *site);
 
 /* cg_args.c, issue 7: a uprobe's `args` record */
 bool cg_is_args(const struct ast_node *n);

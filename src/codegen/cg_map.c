@@ -610,7 +610,7 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
  * delete is a hash, a compare and one store; a key not in its first slot
  * takes rt_map_lookup.  delete(@m) of a scalar map calls rt_map_delete.
  */
-void cg_map_delete(struct cg *c, const struct ast_node *map)
+void cg_map_delete(struct cg *c, const struct ast_node *map, const struct ast_node *site)
 {
 	const struct cg_map_layout *ml = cg_map_of(c, map);
 	if (!map->nkids) {
@@ -639,7 +639,15 @@ void cg_map_delete(struct cg *c, const struct ast_node *map)
 				 : cg_map_lookup_inline(c, ml, key, RT_INS_NONE, true);
 	vals[n] = idx;
 	from[n++] = LLVMGetInsertBlock(c->b);
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, idx, cg_const(c, 0), ""), del, cont);
+	LLVMBasicBlockRef absent = cont;
+	if (c->layout->helper_checks >= 1) /* -k: a missing key is warned about */
+		absent = cg_new_bb(c, "del_missing");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, idx, cg_const(c, 0), ""), del, absent);
+	if (absent != cont) {
+		LLVMPositionBuilderAtEnd(c->b, absent);
+		cg_check_map_delete(c, site);
+		LLVMBuildBr(c->b, cont);
+	}
 	LLVMPositionBuilderAtEnd(c->b, del);
 	LLVMValueRef at = LLVMBuildPhi(c->b, c->i64, "del_idx");
 	LLVMAddIncoming(at, vals, from, n);
@@ -691,6 +699,7 @@ LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n)
 	LLVMValueRef idx = cg_map_index(c, n, false, &miss);
 	LLVMValueRef p = cg_map_value_ptr(c, n, idx);
 	LLVMBuildStore(c->b, map_value(c, ml, p), res);
+	cg_check_map_lookup(c, miss, n); /* -kk */
 	cg_map_done(c, miss);
 	return LLVMBuildLoad2(c->b, rt, res, "");
 }

@@ -35,6 +35,7 @@ static const char *helper_name(uint32_t helper)
 	case RT_WH_PROBE_READ_USER_STR: return "probe_read_user_str";
 	case RT_WH_MAP_UPDATE: return "map_update_elem";
 	case RT_WH_MAP_DELETE: return "map_delete_elem";
+	case RT_WH_MAP_LOOKUP: return "map_lookup_elem";
 	default: return "helper";
 	}
 }
@@ -57,7 +58,11 @@ void out_print_warn(struct out *o, const uint8_t *rec)
 		diag_init(&one, "stdin", NULL, 0);
 	struct src_loc loc = {(int)w.line, (int)w.col, (int)w.end_line, (int)w.end_col};
 	int err = -w.err;
-	diag_warning(&one, loc, "Failed to %s: %s (%d)", helper_name(w.helper), strerror(err), w.err);
+	if (w.err >= 0) /* map_lookup_elem: bpftrace prints the bare return value */
+		diag_warning(&one, loc, "Failed to %s: %d", helper_name(w.helper), w.err);
+	else
+		diag_warning(&one, loc, "Failed to %s: %s (%d)", helper_name(w.helper), strerror(err),
+			     w.err);
 	fflush(o->f);
 	diag_print(&one, o->f);
 	diag_free(&one);

@@ -358,6 +358,7 @@ enum rt_warn_helper {
 	RT_WH_PROBE_READ_USER_STR = 4, /* str(p) of user memory: probe_read_user_str */
 	RT_WH_MAP_UPDATE = 5,          /* a full map dropped an update: map_update_elem */
 	RT_WH_MAP_DELETE = 6,          /* delete() of a missing key: map_delete_elem */
+	RT_WH_MAP_LOOKUP = 7,          /* a read of a missing key (-kk): map_lookup_elem, err 0 */
 };
 
 struct rt_ev_warn {

@@ -150,6 +150,9 @@ EXCLUDE = {
     "basic.it lists software events": "kernel probe listing",
     "basic.it lists hardware events": "kernel probe listing",
     "basic.info flag": "--info lists kernel BPF features",
+    "regression.single_arg_wildcard_listing": "kernel probe listing (a word: kprobes)",
+    "regression.single_arg_wildcard_listing_tracepoint":
+        "kernel probe listing (a word: tracepoints)",
     "builtin.log size too small": "the BPF verifier's log",
     "basic.non existent library include fails": "#include of C headers goes through clang",
     "basic.libraries under /usr/include are in the search path":
