@@ -402,6 +402,7 @@ int main(int argc, char **argv)
 	}
 	ret = 1;
 	/* SPDK's scripts name the target __EXE__ and __PID__ (scripts/bpftrace.sh) */
+	bool spdk_script = strstr(src, "__EXE__") || strstr(src, "__PID__");
 	int serr = o.pid ? ubt_subst_placeholders(&src, &len, o.pid) : 0;
 	if (serr) {
 		if (kill(o.pid, 0) && errno == ESRCH)
@@ -433,6 +434,8 @@ int main(int argc, char **argv)
 	att_probe_name_sizes(prog, o.pid);
 	/* a uprobe's `args`: typed from the binary's DWARF before sema */
 	if (att_dwarf_args(prog, o.pid, &d) || sema_check(prog, &d, &info)) {
+		if (spdk_script)
+			ubt_hint_spdk_maps(&d);
 		diag_print(&d, stderr);
 		goto out;
 	}
