@@ -393,6 +393,11 @@ int main(int argc, char **argv)
 		return 1;
 	if (o.list)
 		return list_probes(&o);
+	/* before the script is read: a SIGINT or SIGTERM while it compiles (a
+	 * caller's `kill -INT` right after starting ubt, a Ctrl-C) ends the
+	 * trace as soon as it is attached, END and maps printed, rather than
+	 * being lost (a shell's background job starts with SIGINT ignored) */
+	install_signals();
 	if (o.program) {
 		src = xstrdup(o.program);
 		len = strlen(src);
@@ -514,7 +519,6 @@ int main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
-	install_signals();
 	FILE *outf = stdout;
 	if (o.out_file && !(outf = fopen(o.out_file, "w"))) {
 		diag_sys(NULL, "failed to open output file '%s': %s", o.out_file, strerror(errno));
