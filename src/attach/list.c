@@ -128,7 +128,11 @@ struct list_ctx {
 
 struct func_match {
 	const char *pat;
-	struct lines *names;
+	struct lfunc {
+		uint64_t value;
+		char *name;
+	} *v;
+	int n;
 };
 
 /* as bpftrace: the mangled name matches, or its demangled form does */
@@ -147,8 +151,10 @@ static void func_match(const struct elf_func *ef, void *arg)
 			free(dem);
 		}
 	}
-	if (ok)
-		add(m->names, xasprintf("%llx %s", (unsigned long long)ef->value, ef->name));
+	if (ok) {
+		m->v = xrealloc(m->v, (m->n + 1) * sizeof(*m->v));
+		m->v[m->n++] = (struct lfunc){ef->value, xstrdup(ef->name)};
+	}
 }
 
 /* Functions of path (shown as `shown`) matching pat: "type:SHOWN:func" lines. */
@@ -163,27 +169,24 @@ static void list_funcs(struct list_ctx *c, const char *type, const char *path, c
 		return;
 	}
 	c->nfiles++;
-	struct lines names = {0};
-	struct func_match m = {pat, &names};
+	struct func_match m = {pat, NULL, 0};
 	elf_foreach_func(&f, func_match, &m);
 	struct att_dwarf *dw = NULL;
-	static bool warned;
-	if (c->verbose && names.n && !(dw = att_dwarf_open(path)) && !warned) {
+	static bool warned; /* bpftrace says it once */
+	if (c->verbose && m.n && !(dw = att_dwarf_open(path)) && !warned) {
 		fprintf(stderr, "WARNING: No DWARF found for \"%s\", cannot show parameter info\n",
 			shown);
 		warned = true;
 	}
-	for (int i = 0; i < names.n; i++) {
-		char *sp = strchr(names.v[i], ' ');
-		uint64_t value = strtoull(names.v[i], NULL, 16);
-		char *line = line_of(type, shown, NULL, sp + 1);
-		char *params = dw ? att_dwarf_params_text(dw, value) : NULL;
+	for (int i = 0; i < m.n; i++) {
+		char *line = line_of(type, shown, NULL, m.v[i].name);
+		char *params = dw ? att_dwarf_params_text(dw, m.v[i].value) : NULL;
 		add(&c->up, params ? xasprintf("%s%s", line, params) : xstrdup(line));
 		free(line);
 		free(params);
-		free(names.v[i]);
+		free(m.v[i].name);
 	}
-	free(names.v);
+	free(m.v);
 	att_dwarf_close(dw);
 	elf_file_close(&f);
 }
