@@ -5,14 +5,17 @@
 #   bash tests/run.sh
 #
 # 1. as root, installs the Debian packages the build and the tests need
-#    (skipped quickly when they are all present) and mounts tracefs and
+#    (among them qemu-utils, postgresql-15, redis-server and sqlite3, the
+#    real programs of tests/e2e/realprog.test; skipped quickly when they
+#    are all present) and mounts tracefs and
 #    debugfs (bpftrace, the reference of the differential tests, needs them);
 # 2. configures and builds ubt with meson + ninja in build/;
 # 3. runs the unit tests (`meson test`), then again in build-san/ under
 #    AddressSanitizer + UndefinedBehaviorSanitizer (UBT_SANITIZE=0 skips it);
 # 4. checks the README's commands (tests/docs/commands.py), runs the
 #    end-to-end tests (tests/e2e/run.py; again with the sanitized
-#    ubt), the differential tests (tests/diff) and the stress tests
+#    ubt), the shared-memory fuzzer (tests/fuzz/shm_fuzz.py, sanitized ubt),
+#    the differential tests (tests/diff) and the stress tests
 #    (tests/stress/stress.py, fewer rounds than its defaults);
 # 5. ends with one line `N passed, N failed` (`, N skipped`) summing all of
 #    them, and exits non-zero if anything failed.
@@ -20,6 +23,7 @@
 # Reads no standard input.  Environment: BUILDDIR (default build),
 # UBT_SANITIZE (default 1), E2E_ARGS (extra arguments for tests/e2e/run.py),
 # STRESS_CYCLES and STRESS_KILLS (rounds of tests/stress/stress.py),
+# SHM_FUZZ_SEEDS (cases of tests/fuzz/shm_fuzz.py, default 60),
 # UBT_UPSTREAM (a checkout of bpftrace at tag v0.17.0: its runtime tests
 # run against ubt too, tests/upstream/run.sh; not run without it).
 
@@ -32,6 +36,8 @@ SANDIR=${BUILDDIR}-san
 UBT_SANITIZE=${UBT_SANITIZE:-1}
 PACKAGES="llvm-19-dev clang-19 libzydis-dev libelf-dev libdw-dev flex bison meson
 ninja-build systemtap-sdt-dev bpftrace pkg-config python3 gcc g++ liburing-dev libaio-dev"
+# Debian's own programs traced by tests/real/realprog.test (tests/lib/realprog.py)
+PACKAGES="$PACKAGES qemu-utils postgresql-15 redis-server sqlite3"
 
 passed=0 failed=0 skipped=0
 log() { printf '== %s\n' "$*"; }
@@ -157,6 +163,20 @@ if [ "$UBT_SANITIZE" = 1 ] && [ -x "$SANDIR/tools/ubt" ]; then
 		suite "e2e tests, ubt under ASan+UBSan" 1200 python3 tests/e2e/run.py \
 		--builddir "$BUILDDIR" --tracer "$PWD/$SANDIR/tools/ubt"
 fi
+# A target scribbling on ubt's shared memory (random writes into every
+# part, many seeds): ubt must end by itself with no sanitizer report and
+# bounded output; with the sanitized ubt when there is one.
+fuzz_tracer="$PWD/$BUILDDIR/tools/ubt"
+[ "$UBT_SANITIZE" = 1 ] && [ -x "$SANDIR/tools/ubt" ] && fuzz_tracer="$PWD/$SANDIR/tools/ubt"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	suite "shared memory fuzzing: the target writes into ubt's memory (tests/fuzz/shm_fuzz.py)" 900 \
+	python3 tests/fuzz/shm_fuzz.py --builddir "$BUILDDIR" --tracer "$fuzz_tracer" \
+	--seeds "${SHM_FUZZ_SEEDS:-60}"
+# Debian's own programs (qemu-io, postgres, redis-server, sqlite3), once, with
+# the plain build: a real program's symbol tables under the sanitizer build
+# would take most of the suite's time
+suite "real programs (tests/real)" 1500 python3 tests/e2e/run.py --builddir "$BUILDDIR" \
+	tests/real/realprog.test
 suite "differential tests against bpftrace (tests/diff)" 1800 \
 	python3 tests/diff/run.py --builddir "$BUILDDIR"
 # Fewer rounds than the full run (python3 tests/stress/stress.py: 200 cycles, 50 kills).
@@ -169,7 +189,7 @@ if [ -n "${UBT_UPSTREAM:-}" ]; then
 		bash tests/upstream/run.sh "$UBT_UPSTREAM" --builddir "$BUILDDIR"
 fi
 
-log "total (unit + e2e + diff + stress)"
+log "total (unit + e2e + fuzz + diff + stress)"
 line="$passed passed, $failed failed"
 [ "$skipped" -gt 0 ] && line="$line, $skipped skipped"
 echo "$line"

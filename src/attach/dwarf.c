@@ -1,5 +1,6 @@
 /*
- * dwarf.c - a uprobe's typed arguments (`args.name`, `args->name`) and
+ * dwarf.c - a uprobe's typed arguments (`args.name`, `args->name`), the
+ * records of casts the script does not define (`(struct Foo *)arg0`), and
  * `-lv`'s parameter lines, from the probed binary's DWARF (libdw).
  *
  * Pipeline position: after parse_script() and before sema_check().  For
@@ -692,11 +693,110 @@ static int probe_args(struct conv *c, struct ast_node *probe, int index, pid_t p
 }
 
 static int uaddr_resolve(struct ast_node *prog, pid_t pid, struct diags *diags);
+static char *probe_binary(const struct ast_node *probe, pid_t pid, const char **shown);
+
+/* ---- record types of casts ------------------------------------------------------ */
+
+/*
+ * `(struct Foo *)arg0` in a uprobe or uretprobe without `struct Foo` in the
+ * script: the record comes from the probed binary's DWARF, as bpftrace
+ * does (its FieldAnalyser); the script's own definition wins.  The first
+ * complete definition of that name at a compile unit's top level, in the
+ * binary of the probe's first attach point, with the members it refers to.
+ */
+static bool find_record_die(struct att_dwarf *d, const char *name, Dwarf_Die *out)
+{
+	bool is_union = !strncmp(name, "union ", 6);
+	const char *base = name + (is_union ? 6 : 7);
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(d->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, ch;
+		if (dwarf_offdie(d->dw, off + hsize, &cu) && dwarf_child(&cu, &ch) == 0)
+			do {
+				int tag = dwarf_tag(&ch);
+				if ((is_union ? tag == DW_TAG_union_type
+					      : tag == DW_TAG_structure_type || tag == DW_TAG_class_type) &&
+				    !dwarf_hasattr(&ch, DW_AT_declaration) && dwarf_diename(&ch) &&
+				    !strcmp(dwarf_diename(&ch), base)) {
+					*out = ch;
+					return true;
+				}
+			} while (dwarf_siblingof(&ch, &ch) == 0);
+		off = next;
+	}
+	return false;
+}
+
+/* Is the AST_TYPE node t a record the program does not define (yet)? */
+static bool wants_record(struct ast_program *prog, const struct ast_node *t)
+{
+	if (!t || t->kind != AST_TYPE || !t->str ||
+	    (strncmp(t->str, "struct ", 7) && strncmp(t->str, "union ", 6)))
+		return false;
+	const struct ast_record *r = ast_record_find(prog, t->str, false);
+	return !r || !r->complete;
+}
+
+static void cast_types(struct conv *c, struct att_dwarf *d, const struct ast_node *n, int depth)
+{
+	if (!n || depth > AST_MAX_DEPTH)
+		return;
+	Dwarf_Die die;
+	struct ast_type t;
+	if (wants_record(c->prog, n->tyn) && find_record_die(d, n->tyn->str, &die))
+		to_record(c, &die, &t, 0);
+	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
+	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
+		cast_types(c, d, sub[i], depth + 1);
+	for (int i = 0; i < n->nkids; i++)
+		cast_types(c, d, n->kids[i], depth + 1);
+}
+
+/* Does the subtree name a record the program lacks? (Opening DWARF costs.) */
+static bool lacks_record(struct ast_program *prog, const struct ast_node *n, int depth)
+{
+	if (!n || depth > AST_MAX_DEPTH)
+		return false;
+	if (wants_record(prog, n->tyn))
+		return true;
+	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
+	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
+		if (lacks_record(prog, sub[i], depth + 1))
+			return true;
+	for (int i = 0; i < n->nkids; i++)
+		if (lacks_record(prog, n->kids[i], depth + 1))
+			return true;
+	return false;
+}
+
+static void probe_cast_types(struct conv *c, const struct ast_node *probe, pid_t pid)
+{
+	bool up = probe->nkids > 0;
+	for (int j = 0; j < probe->nkids; j++) {
+		const char *pv = probe->kids[j]->attach.provider;
+		up &= pv && (!strcmp(pv, "uprobe") || !strcmp(pv, "uretprobe")) &&
+		      !probe->kids[j]->attach.wildcard;
+	}
+	if (!up || (!lacks_record(c->prog, probe->body, 0) && !lacks_record(c->prog, probe->pred, 0)))
+		return;
+	const char *shown;
+	char *path = probe_binary(probe, pid, &shown);
+	struct att_dwarf *d = path ? att_dwarf_open(path) : NULL;
+	free(path);
+	if (!d)
+		return; /* sema reports the unknown record */
+	cast_types(c, d, probe->pred, 0);
+	cast_types(c, d, probe->body, 0);
+	att_dwarf_close(d);
+}
 
 int att_dwarf_args(struct ast_node *prog, pid_t pid, struct diags *diags)
 {
 	struct conv c = {prog->prog, 0};
 	int ret = uaddr_resolve(prog, pid, diags);
+	for (int i = 0; i < prog->nkids; i++)
+		probe_cast_types(&c, prog->kids[i], pid);
 	for (int i = 0; i < prog->nkids; i++) {
 		struct ast_node *probe = prog->kids[i];
 		bool up = false;

@@ -318,6 +318,8 @@ int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s))
 	s->points = all;
 	s->npoints = nall;
 	free(late);
+	if (!ret)
+		ret = att_ret_plan_late(s, maps, nmaps); /* libgcc_s's unwinder (ret.c) */
 	if (ret || s->nsites == first)
 		goto out;
 	if ((ret = att_map_islands(s, &maps, &nmaps)) || (ret = att_place_sites(s, first)))
@@ -339,6 +341,8 @@ out:
 				tracee_write(&s->t, s->sites[i].plan.site, s->sites[i].plan.orig,
 					     s->sites[i].plan.orig_len);
 		s->nsites = first;
+	} else {
+		att_ret_armed_late(s, first);
 	}
 	int r = tracee_release(&s->t);
 	s->attach_stop_ns = att_now_ns() - s->stop_start_ns;

@@ -9,7 +9,10 @@
  * ubt maps the same memfd read-write, and writes code and headers through
  * that mapping.  The memfd is created by a remote memfd_create() in the
  * target and opened by ubt through /proc/PID/fd, so no file name is left
- * behind, and the memory outlives ubt if ubt dies.  Sites out of reach of
+ * behind, and the memory outlives ubt if ubt dies.  ubt seals its size
+ * (F_SEAL_SHRINK, F_SEAL_GROW) before mapping it: a process that got hold
+ * of the file cannot truncate it under ubt's mapping, where ubt's next read
+ * would take SIGBUS (DESIGN.md decision 10).  Sites out of reach of
  * the main code get trampoline islands of their own; BEGIN/END code gets
  * RWX memory in ubt near its view of the data.
  */
@@ -26,6 +29,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,13 +138,23 @@ static int map_remote_priv(struct att_session *s, uint64_t at)
 	return ret;
 }
 
+/* The memfd keeps its size for good; -EIO if it is not `total` bytes by then. */
+static int seal_size(int fd, uint64_t total)
+{
+	struct stat st;
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) || fstat(fd, &st))
+		return -errno;
+	return (uint64_t)st.st_size == total ? 0 : -EIO;
+}
+
 int att_map_remote(struct att_session *s, uint64_t at)
 {
 	uint64_t total = s->code_size + s->data_size, name;
 	int64_t fd, r;
 	int ret = tracee_scratch(&s->t, "ubt", 4, &name);
 	if (!ret)
-		ret = att_rsys(s, SYS_memfd_create, name, MFD_CLOEXEC, 0, 0, 0, 0, &fd);
+		ret = att_rsys(s, SYS_memfd_create, name, MFD_CLOEXEC | MFD_ALLOW_SEALING, 0, 0, 0,
+			       0, &fd);
 	if (ret) {
 		if (ret == -EPERM && seccomp_mode(s->t.pid) > 0)
 			diag_sys("the process runs under a seccomp filter (Seccomp in "
@@ -179,6 +193,8 @@ int att_map_remote(struct att_session *s, uint64_t at)
 		free(path);
 		if (lfd < 0) {
 			ret = -errno;
+		} else if ((ret = seal_size(lfd, total))) {
+			close(lfd);
 		} else {
 			void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
 			ret = p == MAP_FAILED ? -errno : 0;

@@ -2,7 +2,10 @@
  * readsafe.c - the attach side of fault-tolerant reads (runtime/rt_read.c);
  * session.c calls these when the probe code reads target memory.
  *
- * att_read_plan() adds ubt's own entry probes on libc's __libc_sigaction
+ * att_read_plan() adds, when the probe code reads target memory or the
+ * script has return probes (whose shadow stacks check return slots on
+ * stacks that may have been freed, runtime/rt_ret.c), ubt's own entry
+ * probes on libc's __libc_sigaction
  * (which sigaction, signal and bsd_signal all end in), sigprocmask and
  * pthread_sigmask: their handlers raise ubt_priv.rd_gen so that every
  * thread checks again, before its next direct read, that the runtime's
@@ -36,28 +39,12 @@ static const struct {
 	{"pthread_sigmask", "rt_read_on_sigmask"},
 };
 
-
-/* One internal entry probe on sym in libc; 0 or -errno (nothing added). */
-static int add_watch(struct att_session *s, struct elf_file *f, uint64_t bias, const char *sym,
-		     const char *handler)
-{
-	struct elf_symbol es = {0};
-	int ret = elf_find_func(f, sym, &es);
-	if (ret)
-		return ret;
-	uint64_t addr = bias + es.value, size = es.size;
-	free(es.name);
-	for (int i = 0; i < s->nsites; i++)
-		if (s->sites[i].func_addr == addr)
-			return -EEXIST; /* the script probes it too */
-	return att_add_internal_site(s, addr, size, handler, true);
-}
-
 int att_read_plan(struct att_session *s, const struct cg_object *obj, struct proc_map *maps,
 		  int nmaps)
 {
 	s->read_watched = false;
-	if (!obj || !obj->reads_target)
+	/* return probes read return slots on stacks that may be gone (rt_ret.c) */
+	if (!att_ret_wanted(s) && (!obj || !obj->reads_target))
 		return 0;
 	const struct proc_map *libc = proc_find_libc(maps, nmaps);
 	struct elf_file f;
@@ -65,7 +52,7 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
 	int ret = -ENOENT, added = 0;
 	if (libc && !(ret = att_open_mapped(s, libc, maps, nmaps, &f, &bias))) {
 		for (size_t i = 0; !ret && i < ARRAY_SIZE(watched); i++) {
-			int r = add_watch(s, &f, bias, watched[i].sym, watched[i].handler);
+			int r = att_add_internal_func(s, &f, bias, watched[i].sym, watched[i].handler);
 			if (!r)
 				added++;
 			else if (r != -EEXIST)
@@ -122,14 +109,15 @@ int att_read_install(struct att_session *s, struct rt_shm_header *h)
 	if (!s->read_watched)
 		return 0;
 	s->rt_sigsegv = link_lookup(&s->image, "rt_sigsegv");
-	int ret = install_one(s, SIGSEGV, &h->old_segv);
+	/* into ubt's copies first: the header's are the target's to change */
+	int ret = install_one(s, SIGSEGV, &s->old_segv);
 	if (!ret) {
-		s->old_segv = h->old_segv;
+		h->old_segv = s->old_segv;
 		s->segv_installed = true;
-		ret = install_one(s, SIGBUS, &h->old_bus);
+		ret = install_one(s, SIGBUS, &s->old_bus);
 	}
 	if (!ret) {
-		s->old_bus = h->old_bus;
+		h->old_bus = s->old_bus;
 		s->bus_installed = true;
 		uint32_t gen = 1;
 		ret = tracee_write(&s->t, s->remote_priv + offsetof(struct rt_priv, rd_gen), &gen,

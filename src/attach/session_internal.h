@@ -29,6 +29,12 @@ int att_open_mapped(const struct att_session *s, const struct proc_map *m,
 		    const struct proc_map *maps, int nmaps, struct elf_file *f, uint64_t *bias);
 int att_add_internal_site(struct att_session *s, uint64_t addr, uint64_t size,
 			  const char *handler, bool jmp_only);
+int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bias,
+			  const char *sym, const char *handler);
+
+/* ret.c: -ENOTSUP (said) if a return probe cannot follow the function at
+ * addr, -ECANCELED (warned) when p is one of a wildcard's matches, else 0 */
+int att_ret_check(struct att_session *s, const struct att_point *p, uint64_t addr);
 
 /* placement.c */
 int att_rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,

@@ -138,209 +138,45 @@ void usdt_notes_free(struct usdt_notes *notes)
 	memset(notes, 0, sizeof(*notes));
 }
 
-/* ---- argument operands ------------------------------------------------ */
+/* ---- symbols of argument operands (parsed by usdt_args.c) ------------- */
 
-#define RM(f) ((uint8_t)offsetof(struct rt_regs_mid, f))
-
-static const struct {
-	const char *name;
-	uint8_t off, shift;
-} regs[] = {
-	{"rax", RM(rax)}, {"eax", RM(rax)}, {"ax", RM(rax)}, {"al", RM(rax)}, {"ah", RM(rax), 8},
-	{"rbx", RM(rbx)}, {"ebx", RM(rbx)}, {"bx", RM(rbx)}, {"bl", RM(rbx)}, {"bh", RM(rbx), 8},
-	{"rcx", RM(rcx)}, {"ecx", RM(rcx)}, {"cx", RM(rcx)}, {"cl", RM(rcx)}, {"ch", RM(rcx), 8},
-	{"rdx", RM(rdx)}, {"edx", RM(rdx)}, {"dx", RM(rdx)}, {"dl", RM(rdx)}, {"dh", RM(rdx), 8},
-	{"rsi", RM(rsi)}, {"esi", RM(rsi)}, {"si", RM(rsi)}, {"sil", RM(rsi)},
-	{"rdi", RM(rdi)}, {"edi", RM(rdi)}, {"di", RM(rdi)}, {"dil", RM(rdi)},
-	{"rbp", RM(rbp)}, {"ebp", RM(rbp)}, {"bp", RM(rbp)}, {"bpl", RM(rbp)},
-	{"rsp", RM(rsp)}, {"esp", RM(rsp)}, {"sp", RM(rsp)}, {"spl", RM(rsp)},
-	{"r8", RM(r8)},   {"r9", RM(r9)},   {"r10", RM(r10)}, {"r11", RM(r11)},
-	{"r12", RM(r12)}, {"r13", RM(r13)}, {"r14", RM(r14)}, {"r15", RM(r15)},
-	{"rip", RM(pc)},
-};
-
-/* "%r8d" -> offset of r8; widths r8 r8d r8w r8b all name the same slot. */
-static int parse_reg(const char **p, uint8_t *off, uint8_t *shift)
+/*
+ * The offset of a local-exec TLS variable from the thread pointer: x86-64
+ * puts the executable's TLS block right below it, so a variable at offset
+ * v of the PT_TLS template is at v - round_up(p_memsz, p_align).
+ */
+static int tls_offset(Elf *e, uint64_t v, int64_t *out)
 {
-	const char *s = *p;
-	if (*s != '%')
+	size_t n;
+	if (elf_getphdrnum(e, &n))
 		return -EINVAL;
-	s++;
-	size_t len = 0;
-	while (isalnum((unsigned char)s[len]))
-		len++;
-	char name[8];
-	if (len == 0 || len >= sizeof(name))
-		return -EINVAL;
-	memcpy(name, s, len);
-	name[len] = 0;
-	if (name[0] == 'r' && isdigit((unsigned char)name[1]) && len >= 3 &&
-	    strchr("dwb", name[len - 1]))
-		name[len - 1] = 0; /* r8d r8w r8b -> r8 */
-	for (size_t i = 0; i < ARRAY_SIZE(regs); i++)
-		if (!strcmp(regs[i].name, name)) {
-			*off = regs[i].off;
-			*shift = regs[i].shift;
-			*p = s + len;
-			return 0;
-		}
-	return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_TLS)
+			continue;
+		uint64_t align = ph.p_align ? ph.p_align : 1;
+		*out = (int64_t)v - (int64_t)ALIGN_UP(ph.p_memsz, align);
+		return 0;
+	}
+	return -ENOENT;
 }
 
-static bool sym_char(char c, bool first)
+static int elf_syms_find(void *ctx, const char *name, bool tpoff, int64_t *value)
 {
-	return isalpha((unsigned char)c) || c == '_' || c == '.' || c == '$' ||
-	       (!first && (isdigit((unsigned char)c) || c == '@'));
-}
-
-/* [sym][+-num] | num: the displacement part of a memory operand. */
-static int parse_disp(struct elf_file *f, const char **p, int64_t *disp, bool *has_sym,
-		      uint64_t *sym_addr, char *err, size_t errlen)
-{
-	const char *s = *p;
-	*disp = 0;
-	*has_sym = false;
-	if (sym_char(*s, true)) {
-		const char *b = s;
-		while (sym_char(*s, false))
-			s++;
-		char *name = xstrndup(b, s - b);
-		struct elf_symbol sym;
-		int ret = f ? elf_find_symbol(f, name, &sym) : -ENOENT;
-		if (ret) {
-			snprintf(err, errlen, "symbol '%s' of an argument not found", name);
-			free(name);
-			return -EINVAL;
-		}
-		free(name);
-		free(sym.name);
-		*has_sym = true;
-		*sym_addr = sym.value;
-	}
-	if (*s == '+' || *s == '-' || isdigit((unsigned char)*s)) {
-		char *end;
-		errno = 0;
-		long long v = strtoll(s, &end, 0);
-		if (end == s || errno) {
-			snprintf(err, errlen, "bad displacement");
-			return -EINVAL;
-		}
-		*disp = v;
-		s = end;
-	}
-	*p = s;
+	struct elf_file *f = ctx;
+	struct elf_symbol sym;
+	if (!f || elf_find_symbol(f, name, &sym))
+		return -ENOENT;
+	free(sym.name);
+	if (tpoff)
+		return tls_offset(f->elf, sym.value, value);
+	*value = (int64_t)sym.value;
 	return 0;
 }
 
-static int parse_one(struct elf_file *f, const struct usdt_note *note, const char **p,
-		     struct cg_usdt_arg *a, char *err, size_t errlen)
+struct usdt_syms usdt_elf_syms(struct elf_file *f)
 {
-	const char *s = *p;
-	memset(a, 0, sizeof(*a));
-	a->reg = a->index = CG_USDT_NOREG;
-	a->scale = 1;
-	/* [-]SIZE@ (old notes may omit it: then 8 bytes, signed) */
-	const char *at = strchr(s, '@');
-	const char *sp = s + strcspn(s, " ");
-	if (at && at < sp) {
-		char *end;
-		long size = strtol(s, &end, 10);
-		long mag = size < 0 ? -size : size;
-		if (end != at || (mag != 1 && mag != 2 && mag != 4 && mag != 8)) {
-			snprintf(err, errlen, "bad size in '%.*s'", (int)(sp - s), s);
-			return -EINVAL;
-		}
-		a->size = (uint8_t)mag;
-		a->is_signed = size < 0;
-		s = at + 1;
-	} else {
-		a->size = 8;
-		a->is_signed = true;
-	}
-	if (*s == '%') {
-		a->kind = CG_USDT_REG;
-		if (parse_reg(&s, &a->reg, &a->shift) || a->reg == RM(pc))
-			goto bad;
-	} else if (*s == '$') {
-		char *end;
-		errno = 0;
-		a->kind = CG_USDT_CONST;
-		a->val = strtoll(s + 1, &end, 0);
-		if (end == s + 1 || errno)
-			goto bad;
-		s = end;
-	} else {
-		bool has_sym;
-		uint64_t sym_addr = 0;
-		int64_t disp;
-		a->kind = CG_USDT_MEM;
-		if (parse_disp(f, &s, &disp, &has_sym, &sym_addr, err, errlen))
-			return -EINVAL;
-		if (*s == '(') {
-			s++;
-			if (*s == '%' && parse_reg(&s, &a->reg, &a->shift))
-				goto bad;
-			if (*s == ',') {
-				s++;
-				if (parse_reg(&s, &a->index, &a->shift) || a->index == RM(pc))
-					goto bad;
-				if (*s == ',') {
-					s++;
-					a->scale = (uint8_t)strtol(s, (char **)&s, 10);
-					if (a->scale != 1 && a->scale != 2 && a->scale != 4 &&
-					    a->scale != 8)
-						goto bad;
-				}
-			}
-			if (*s++ != ')' || a->shift)
-				goto bad;
-		}
-		if (a->reg == RM(pc)) {
-			/* sym(%rip) names sym itself: make it relative to the location,
-			 * whose run-time address the trampoline saves in pc */
-			if (!has_sym)
-				goto bad;
-			a->val = (int64_t)(sym_addr - note->pc) + disp;
-		} else if (has_sym) {
-			/* an absolute address (non-PIC code): also relative to the location,
-			 * so that it follows the load bias */
-			if (a->reg != CG_USDT_NOREG || a->index != CG_USDT_NOREG)
-				goto bad;
-			a->reg = RM(pc);
-			a->val = (int64_t)(sym_addr - note->pc) + disp;
-		} else {
-			a->val = disp;
-		}
-		if (a->reg == CG_USDT_NOREG && a->index == CG_USDT_NOREG && !has_sym)
-			goto bad; /* a bare number: an absolute address no compiler emits */
-	}
-	if (*s && *s != ' ')
-		goto bad;
-	*p = s;
-	return 0;
-bad:
-	snprintf(err, errlen, "cannot parse argument '%.*s'", (int)(sp - *p), *p);
-	return -EINVAL;
-}
-
-int usdt_args_parse(struct elf_file *f, const struct usdt_note *note, struct cg_usdt_spec *spec,
-		    char *err, size_t errlen)
-{
-	const char *s = note->args;
-	memset(spec, 0, sizeof(*spec));
-	for (;;) {
-		while (*s == ' ')
-			s++;
-		if (!*s)
-			return 0;
-		if (spec->nargs == CG_USDT_MAX_ARGS) {
-			snprintf(err, errlen, "more than %d arguments", CG_USDT_MAX_ARGS);
-			return -EINVAL;
-		}
-		if (parse_one(f, note, &s, &spec->args[spec->nargs], err, errlen))
-			return -EINVAL;
-		spec->nargs++;
-	}
+	return (struct usdt_syms){elf_syms_find, f};
 }
 
 /* ---- resolving attach points ------------------------------------------ */
@@ -392,33 +228,28 @@ static char *find_by_name(pid_t pid, const char *name)
 	return found;
 }
 
-/* The highest argN a probe's code reads, or -1. */
-static int max_arg(const struct ast_node *n, const struct ast_node **where)
+/*
+ * The argN a probe's code reads: bit N of the result, and where[N] the
+ * first place it is read (for messages).  N above 63 counts as 63.
+ */
+static uint64_t args_used(const struct ast_node *n, const struct ast_node **where)
 {
 	if (!n)
-		return -1;
-	int m = -1;
-	if (n->kind == AST_BUILTIN && !strncmp(n->str, "arg", 3) && isdigit((unsigned char)n->str[3])) {
-		m = n->builtin_arg;
-		*where = n;
+		return 0;
+	uint64_t m = 0;
+	/* builtin_arg is -1 until sema has run (att_probe_name_sizes comes first) */
+	if (n->kind == AST_BUILTIN && !strncmp(n->str, "arg", 3) && isdigit((unsigned char)n->str[3]) &&
+	    n->builtin_arg >= 0) {
+		int k = n->builtin_arg < 63 ? n->builtin_arg : 63;
+		m = 1ull << k;
+		if (!where[k])
+			where[k] = n;
 	}
-	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
-	for (size_t i = 0; i < ARRAY_SIZE(sub); i++) {
-		const struct ast_node *w = NULL;
-		int k = max_arg(sub[i], &w);
-		if (k > m) {
-			m = k;
-			*where = w;
-		}
-	}
-	for (int i = 0; i < n->nkids; i++) {
-		const struct ast_node *w = NULL;
-		int k = max_arg(n->kids[i], &w);
-		if (k > m) {
-			m = k;
-			*where = w;
-		}
-	}
+	const struct ast_node *sub[] = {n->pred, n->lhs, n->rhs, n->cond, n->body, n->els};
+	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
+		m |= args_used(sub[i], where);
+	for (int i = 0; i < n->nkids; i++)
+		m |= args_used(n->kids[i], where);
 	return m;
 }
 
@@ -460,26 +291,30 @@ static int add_location(const struct ast_node *probe, int index, const struct as
 			const struct usdt_note *note, struct diags *diags)
 {
 	struct cg_usdt_spec spec;
-	char err[160];
+	struct usdt_arg_errs errs;
 	uint64_t fstart = 0, fsize = 0;
-	if (usdt_args_parse(f, note, &spec, err, sizeof(err))) {
-		diag_error(diags, a->loc, "usdt probe %s:%s in %s: %s", note->provider, note->name,
-			   path, err);
+	struct usdt_syms syms = usdt_elf_syms(f);
+	usdt_args_parse(note->args, note->pc, &syms, &spec, &errs);
+	const struct ast_node *where[64] = {0};
+	uint64_t used = args_used(probe, where);
+	int ret = 0, top = used ? 63 - __builtin_clzll(used) : -1;
+	if (top >= spec.nargs) {
+		diag_error(diags, where[top]->loc, "couldn't get argument %d for %s:%s:%s (it has %d)",
+			   where[top]->builtin_arg, path, note->provider, note->name, spec.nargs);
 		return -EINVAL;
 	}
-	const struct ast_node *where = NULL;
-	int need = max_arg(probe->pred, &where);
-	const struct ast_node *w2 = NULL;
-	int need2 = max_arg(probe->body, &w2);
-	if (need2 > need) {
-		need = need2;
-		where = w2;
+	for (int k = 0; k <= top; k++) {
+		if (!(used >> k & 1))
+			continue;
+		/* only a script that reads an operand ubt cannot parse is refused */
+		if (spec.args[k].kind == CG_USDT_BAD) {
+			diag_error(diags, where[k]->loc, "usdt probe %s:%s in %s: argument %d: %s",
+				   note->provider, note->name, path, k, errs.msg[k]);
+			ret = -EINVAL;
+		}
 	}
-	if (need >= spec.nargs) {
-		diag_error(diags, where->loc, "couldn't get argument %d for %s:%s:%s (it has %d)",
-			   need, path, note->provider, note->name, spec.nargs);
-		return -EINVAL;
-	}
+	if (ret)
+		return ret;
 	if (func_around(f, note->pc, &fstart, &fsize)) {
 		/* no symbol (stripped): only the location itself can be checked */
 		fstart = note->pc;
@@ -748,6 +583,8 @@ static uint32_t regs_read(const struct att_session *s, const struct att_point *p
 				m |= 1u << (spec->args[k].reg / 8);
 			if (spec->args[k].index != CG_USDT_NOREG)
 				m |= 1u << (spec->args[k].index / 8);
+			if (spec->args[k].pcrel)
+				m |= 1u << (offsetof(struct rt_regs_mid, pc) / 8);
 		}
 	}
 	return m;

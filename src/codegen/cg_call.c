@@ -26,7 +26,7 @@ bool cg_needs_thread(const struct ast_node *n)
 	    cg_is_call(n, "zero") || cg_is_call(n, "time") || cg_is_call(n, "system") ||
 	    cg_is_call(n, "cat") || cg_is_call(n, "join") || cg_is_call(n, "macaddr"))
 		return true;
-	if (cg_reads_target(n)) /* rt_read's per-thread state (cg_expr.c) */
+	if (cg_reads_target(n) || cg_is_stack(n)) /* rt_read's per-thread state (cg_expr.c) */
 		return true;
 	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
 	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
@@ -214,6 +214,8 @@ LLVMValueRef cg_builtin_uid(struct cg *c)
 	return builtin_cred(c, 0);
 }
 
+static LLVMValueRef builtin_sarg(struct cg *c, const struct ast_node *n);
+
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 {
 	if (cg_is_stack(n))
@@ -293,6 +295,8 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 		LLVMValueRef p = LLVMBuildGEP2(c->b, c->i8, c->frame_regs, &off, 1, "");
 		return LLVMBuildLoad2(c->b, c->i64, p, n->str);
 	}
+	if (!strncmp(n->str, "sarg", 4))
+		return builtin_sarg(c, n);
 	LLVMValueRef v = cg_builtin_ret(c, n);
 	if (v)
 		return v;
@@ -323,14 +327,25 @@ LLVMValueRef cg_usdt_arg(struct cg *c, const struct ast_node *n)
 	const struct cg_usdt_arg *a = &c->usdt_spec->args[n->builtin_arg];
 	LLVMTypeRef ity = LLVMIntTypeInContext(c->ctx, a->size * 8);
 	LLVMValueRef v;
+	if (a->kind == CG_USDT_BAD) {
+		cg_fail(c, n, "internal: usdt argument cannot be read"); /* usdt.c refused it */
+		return cg_const(c, 0);
+	}
 	if (a->kind == CG_USDT_CONST) {
 		v = cg_const(c, (uint64_t)a->val);
+		if (a->pcrel)
+			v = LLVMBuildAdd(c->b, v, usdt_reg(c, offsetof(struct rt_regs_mid, pc)), "");
 	} else if (a->kind == CG_USDT_REG) {
 		v = usdt_reg(c, a->reg);
 		if (a->shift)
 			v = LLVMBuildLShr(c->b, v, cg_const(c, a->shift), "");
 	} else {
 		LLVMValueRef addr = cg_const(c, (uint64_t)a->val);
+		if (a->pcrel) /* a symbol: relative to the location's run-time address */
+			addr = LLVMBuildAdd(c->b, addr, usdt_reg(c, offsetof(struct rt_regs_mid, pc)), "");
+		if (a->seg == CG_USDT_SEG_FS) /* the probe runs on the thread: %fs:0 is its base */
+			addr = LLVMBuildAdd(c->b, addr,
+					    LLVMBuildLoad2(c->b, c->i64, LLVMConstNull(c->ptr_fs), ""), "");
 		if (a->reg != CG_USDT_NOREG)
 			addr = LLVMBuildAdd(c->b, addr, usdt_reg(c, a->reg), "");
 		if (a->index != CG_USDT_NOREG)
@@ -638,10 +653,8 @@ static uint64_t literal_arg(const struct ast_node *n, int i)
 {
 	if (i >= n->nkids)
 		return 0;
-	const struct ast_node *a = n->kids[i];
-	if (a->kind == AST_INT)
-		return a->uval;
-	return 0;
+	int64_t v;
+	return ast_int_literal(n->kids[i], &v) ? (uint64_t)v : 0;
 }
 
 /* print(@m, top, div), clear(@m), zero(@m): an RT_EV_MAP event for ubt */
@@ -657,8 +670,12 @@ static void call_map_op(struct cg *c, const struct ast_node *n, uint32_t op)
 	LLVMValueRef rec = event_begin(c, len, RT_EV_MAP, &skip, &nh);
 	uint64_t h = sizeof(struct rt_event_hdr);
 	event_store(c, rec, h, cg_const(c, op | ((uint64_t)n->kids[0]->map->id << 32)));
-	event_store(c, rec, h + offsetof(struct rt_ev_map, top), cg_const(c, literal_arg(n, 1)));
-	event_store(c, rec, h + offsetof(struct rt_ev_map, div), cg_const(c, literal_arg(n, 2)));
+	/* stats maps ignore top and div, as in bpftrace 0.17 (sema warns) */
+	bool stats = n->kids[0]->map->value.kind == TY_STATS;
+	event_store(c, rec, h + offsetof(struct rt_ev_map, top),
+		    cg_const(c, stats ? 0 : literal_arg(n, 1)));
+	event_store(c, rec, h + offsetof(struct rt_ev_map, div),
+		    cg_const(c, stats ? 0 : literal_arg(n, 2)));
 	event_end(c, skip, nh);
 }
 
@@ -702,9 +719,17 @@ static LLVMValueRef call_str(struct cg *c, const struct ast_node *n)
 	LLVMValueRef buf = cg_alloca(c, LLVMArrayType(c->i8, size), "str");
 	LLVMValueRef src = cg_expr(c, a);
 	if (a->type.kind == TY_STR) {
-		/* already a string: copy (and cut) it */
+		/* already a string (`str($1)`): copied and cut at size - 1, and at
+		 * the length when there is one (`str($2, 3)`) */
 		LLVMBuildMemSet(c->b, buf, LLVMConstInt(c->i8, 0, 0), cg_const(c, size), 1);
 		cg_copy_str(c, buf, src, (uint64_t)(a->type.size < size ? a->type.size : size - 1));
+		if (n->nkids == 2) {
+			LLVMValueRef want = cg_expr(c, n->kids[1]), last = cg_const(c, size - 1);
+			LLVMValueRef at = LLVMBuildSelect(
+				c->b, LLVMBuildICmp(c->b, LLVMIntULT, want, last, ""), want, last, "");
+			LLVMBuildStore(c->b, LLVMConstInt(c->i8, 0, 0),
+				       LLVMBuildGEP2(c->b, c->i8, buf, &at, 1, ""));
+		}
 		return buf;
 	}
 	LLVMValueRef len = cg_const(c, size);
@@ -862,6 +887,27 @@ static LLVMValueRef cg_reg(struct cg *c, const struct ast_node *n)
 	int off = !strcmp(r, "ip") ? (int)offsetof(struct rt_regs, ret) : mid_off[n->cval];
 	LLVMValueRef o = cg_const(c, (uint64_t)off);
 	return LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &o, 1, ""), r);
+}
+
+/*
+ * sargN: the word at sp + 8 * (N + 1), sp as reg("sp") has it (the return
+ * address's slot at an entry, the function's sp inside it), read
+ * fault-tolerantly: sarg9 of a function without stack arguments is
+ * whatever lies there, and a bad address yields 0.
+ */
+static LLVMValueRef builtin_sarg(struct cg *c, const struct ast_node *n)
+{
+	struct ast_node sp = {.kind = AST_CALL, .str = "reg"};
+	for (int i = 0; i < SEMA_NREGS; i++)
+		if (!strcmp(sema_reg_names[i], "sp"))
+			sp.cval = (uint64_t)i;
+	LLVMValueRef at = LLVMBuildAdd(c->b, cg_reg(c, &sp),
+				       cg_const(c, 8 * (uint64_t)(n->builtin_arg + 1)), "");
+	LLVMValueRef tmp = cg_alloca(c, c->i64, n->str);
+	LLVMBuildStore(c->b, cg_const(c, 0), tmp);
+	LLVMValueRef rd = cg_read_target(c, tmp, at, cg_const(c, 8));
+	cg_check_read(c, n, rd, AS_USER, false); /* -kk (cg_check.c) */
+	return LLVMBuildLoad2(c->b, c->i64, tmp, n->str);
 }
 
 /* signal(SIG): the number sema found (cval), else the computed value */

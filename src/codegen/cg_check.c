@@ -22,6 +22,8 @@
  */
 #include "cg_internal.h"
 
+#include <stddef.h>
+
 /* The location, helper and error as rt_warn's three integer arguments. */
 static void emit_warn(struct cg *c, const struct ast_node *n, uint32_t helper, LLVMValueRef err)
 {
@@ -65,6 +67,64 @@ void cg_check_read(struct cg *c, const struct ast_node *n, LLVMValueRef ret,
 }
 
 /*
+ * -kk: bpftrace looks a map's entry up before it reads it, and before it
+ * updates an aggregation, `@m[k]++` or `@m[k] += v`, and a lookup that
+ * finds nothing prints `Failed to map_lookup_elem: 0` (a key seen for the
+ * first time, a scalar map not yet written).  ubt's updates insert as
+ * they look up, so under -kk a separate lookup (no insert) of the key
+ * buffer `key` (NULL: a scalar map) comes first (cg_map.c's map_index
+ * calls this); nothing is emitted without -kk.  site: what bpftrace
+ * underlines.
+ */
+void cg_check_map_lookup(struct cg *c, const struct ast_node *map, LLVMValueRef key,
+			 const struct ast_node *site)
+{
+	if (c->layout->helper_checks < 2)
+		return;
+	/* a scalar count() exists from the start in bpftrace (it prints 0) */
+	if (!map->nkids && cg_map_of(c, map)->hdr.kind == RT_MAP_COUNT)
+		return;
+	LLVMBasicBlockRef warn = cg_new_bb(c, "lookup_failed"), cont = cg_new_bb(c, "lookup_ok");
+	LLVMValueRef absent;
+	if (key) {
+		absent = LLVMBuildICmp(c->b, LLVMIntSLT, cg_map_find(c, map, key), cg_const(c, 0), "");
+		LLVMBuildCondBr(c->b, absent, warn, cont);
+	} else {
+		const struct cg_map_layout *ml = cg_map_of(c, map);
+		LLVMValueRef p = cg_shm_ptr(c, ml->off + offsetof(struct rt_map, written));
+		absent = LLVMBuildICmp(c->b, LLVMIntEQ, LLVMBuildLoad2(c->b, c->i64, p, ""),
+				       cg_const(c, 0), "");
+		LLVMBuildCondBr(c->b, absent, warn, cont);
+	}
+	LLVMPositionBuilderAtEnd(c->b, warn);
+	emit_warn(c, site, RT_WH_MAP_LOOKUP, cg_const(c, 0));
+	LLVMBuildBr(c->b, cont);
+	LLVMPositionBuilderAtEnd(c->b, cont);
+}
+
+/* -kk: the same warning when v (i64) is 0 (a hist bucket never hit) */
+void cg_check_empty(struct cg *c, LLVMValueRef v, const struct ast_node *site)
+{
+	if (c->layout->helper_checks < 2)
+		return;
+	LLVMBasicBlockRef warn = cg_new_bb(c, "bucket_new"), cont = cg_new_bb(c, "bucket_seen");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, v, cg_const(c, 0), ""), warn, cont);
+	LLVMPositionBuilderAtEnd(c->b, warn);
+	emit_warn(c, site, RT_WH_MAP_LOOKUP, cg_const(c, 0));
+	LLVMBuildBr(c->b, cont);
+	LLVMPositionBuilderAtEnd(c->b, cont);
+}
+
+/* -k: delete() of a key that is not in the map, in the block that found
+ * it absent (bpftrace: map_delete_elem fails with ENOENT). */
+void cg_check_map_delete(struct cg *c, const struct ast_node *site)
+{
+	if (c->layout->helper_checks < 1)
+		return;
+	emit_warn(c, site, RT_WH_MAP_DELETE, cg_const(c, (uint64_t)-2 /* -ENOENT */));
+}
+
+/*
  * -k: an update that found no entry (the map is full, or its insert lock
  * stayed busy) lands in `miss`; bpftrace reports map_update_elem failing
  * with E2BIG there.  site: the aggregation call (`count()`) or the `=`.
@@ -79,30 +139,4 @@ void cg_check_map_update(struct cg *c, LLVMBasicBlockRef miss, const struct ast_
 	LLVMPositionBuilderAtEnd(c->b, miss);
 	emit_warn(c, site, RT_WH_MAP_UPDATE, cg_const(c, (uint64_t)-7 /* -E2BIG */));
 	LLVMPositionBuilderAtEnd(c->b, cur);
-}
-
-/*
- * -kk: a read of a key the map does not hold; bpftrace reports
- * map_lookup_elem failing with 0 there (its helper returns NULL).  miss:
- * where a lookup that found nothing goes; n: the map access.
- */
-void cg_check_map_lookup(struct cg *c, LLVMBasicBlockRef miss, const struct ast_node *n)
-{
-	if (c->layout->helper_checks < 2 || !miss)
-		return;
-	LLVMBasicBlockRef cur = LLVMGetInsertBlock(c->b);
-	LLVMPositionBuilderAtEnd(c->b, miss);
-	emit_warn(c, n, RT_WH_MAP_LOOKUP, cg_const(c, 0));
-	LLVMPositionBuilderAtEnd(c->b, cur);
-}
-
-/*
- * -k: delete() of a key the map does not hold; bpftrace reports
- * map_delete_elem failing with ENOENT.  Emitted where the builder is
- * (the delete's miss path); site: the delete() call.
- */
-void cg_check_map_delete(struct cg *c, const struct ast_node *site)
-{
-	if (c->layout->helper_checks >= 1)
-		emit_warn(c, site, RT_WH_MAP_DELETE, cg_const(c, (uint64_t)-2 /* -ENOENT */));
 }

@@ -6,8 +6,9 @@
  * Values: every integer is carried as i64 (sign- or zero-extended from its
  * type by sema's rules); a string is a pointer to a buffer of its type's
  * size.  Semantics follow bpftrace where it is sane and C otherwise:
- * division by zero gives 0 (as in BPF) and never traps the target, signed
- * division of INT64_MIN by -1 wraps, shift counts are taken modulo 64.
+ * x / 0 gives 0 and x % 0 gives x (as in BPF), never a trap in the target;
+ * signed division of INT64_MIN by -1 wraps; shift counts are taken modulo
+ * 64.
  *
  * Loops: `while` runs at most AST_LOOP_MAX iterations per probe hit and a
  * range loop at most as many, so probe code can never hang its target;
@@ -90,7 +91,8 @@ static LLVMValueRef div_mod(struct cg *c, int op, bool sgn, LLVMValueRef l, LLVM
 		LLVMValueRef neg = op == '/' ? LLVMBuildNeg(c->b, l, "") : zero;
 		q = LLVMBuildSelect(c->b, rm1, neg, q, "");
 	}
-	return LLVMBuildSelect(c->b, rz, zero, q, "");
+	/* BPF's rule, which bpftrace's probes follow: x / 0 is 0, x % 0 is x */
+	return LLVMBuildSelect(c->b, rz, op == '/' ? zero : l, q, "");
 }
 
 static LLVMValueRef logical(struct cg *c, const struct ast_node *n)
@@ -137,33 +139,105 @@ static LLVMValueRef binop_values(struct cg *c, int op, bool sgn, LLVMValueRef l,
 	return cg_const(c, 0);
 }
 
+/*
+ * `a == b`, `a != b` of values kept in buffers.  Strings compare as
+ * bpftrace 0.17 does: character by character up to a NUL, over at most the
+ * shorter buffer (`comm == "nginx"` reads 6 bytes of comm); arrays,
+ * records and tuples byte for byte.  Both in the runtime (rt_str.c).
+ */
+static LLVMValueRef compare_buffers(struct cg *c, const struct ast_node *n)
+{
+	const struct ast_type *lt = &n->lhs->type, *rt = &n->rhs->type;
+	LLVMValueRef l = cg_expr(c, n->lhs), r = cg_expr(c, n->rhs), ne;
+	uint64_t len = (uint64_t)(lt->size < rt->size ? lt->size : rt->size);
+	LLVMTypeRef fty;
+	if (lt->kind == TY_STR) {
+		LLVMTypeRef p[] = {c->ptr, c->i64, c->ptr, c->i64, c->i64};
+		LLVMValueRef f = cg_rt_fn(c, "rt_strncmp", c->i64, p, 5, &fty);
+		LLVMValueRef a[] = {l, cg_const(c, (uint64_t)lt->size), r, cg_const(c, (uint64_t)rt->size),
+				    cg_const(c, len)};
+		ne = LLVMBuildCall2(c->b, fty, f, a, 5, "strcmp");
+	} else {
+		LLVMTypeRef p[] = {c->ptr, c->ptr, c->i64};
+		LLVMValueRef f = cg_rt_fn(c, "rt_memneq", c->i64, p, 3, &fty);
+		LLVMValueRef a[] = {l, r, cg_const(c, len)};
+		ne = LLVMBuildCall2(c->b, fty, f, a, 3, "memcmp");
+	}
+	return cg_bool64(c, LLVMBuildICmp(c->b, n->op == OP_EQ ? LLVMIntEQ : LLVMIntNE, ne,
+					  cg_const(c, 0), ""));
+}
+
+/*
+ * Pointer arithmetic steps by the pointee's size, as in C: `(int32 *)32 + 1`
+ * is 36, `$r + 1` of a `struct rec *` the next record.  A pointer to a
+ * pointer steps by 8, `void *` by 1 (GNU C).
+ */
+static uint64_t ptr_step(const struct ast_type *t)
+{
+	if (t->kind != TY_PTR || !t->elem || t->elem->kind == TY_NONE || t->elem->size <= 0)
+		return 1;
+	return (uint64_t)t->elem->size;
+}
+
+/* l op r where the result type says whether this is pointer arithmetic
+ * (`p + i`, `i + p`, `p - i`): the integer side scaled by ptr_step. */
+static LLVMValueRef arith_values(struct cg *c, int op, const struct ast_type *res,
+				 const struct ast_type *lt, const struct ast_type *rt, LLVMValueRef l,
+				 LLVMValueRef r)
+{
+	if (res->kind == TY_PTR && (op == '+' || op == '-')) {
+		uint64_t step = ptr_step(res);
+		if (lt->kind != TY_PTR)
+			l = LLVMBuildMul(c->b, l, cg_const(c, step), "");
+		else if (rt->kind != TY_PTR)
+			r = LLVMBuildMul(c->b, r, cg_const(c, step), "");
+	}
+	if (op == '-' && lt->kind == TY_PTR && rt->kind == TY_PTR) /* p - q: elements, as in C */
+		return LLVMBuildSDiv(c->b, LLVMBuildSub(c->b, l, r, ""), cg_const(c, ptr_step(lt)), "");
+	return binop_values(c, op, lt->is_signed && rt->is_signed, l, r);
+}
+
 static LLVMValueRef binop(struct cg *c, const struct ast_node *n)
 {
 	if (n->op == OP_LAND || n->op == OP_LOR)
 		return logical(c, n);
+	if ((n->op == OP_EQ || n->op == OP_NE) && cg_is_buffer(&n->lhs->type) &&
+	    cg_is_buffer(&n->rhs->type))
+		return compare_buffers(c, n);
 	/* signed only when both sides are (C's rule for 64-bit operands) */
-	bool sgn = n->lhs->type.is_signed && n->rhs->type.is_signed;
 	LLVMValueRef l = cg_expr(c, n->lhs);
 	LLVMValueRef r = cg_expr(c, n->rhs);
-	return binop_values(c, n->op, sgn, l, r);
+	return arith_values(c, n->op, &n->type, &n->lhs->type, &n->rhs->type, l, r);
+}
+
+/* One arm of a ternary into res: an i64, or a string copied into the
+ * result's buffer (the arms may be smaller: `$c ? "a" : str(p)`). */
+static void ternary_arm(struct cg *c, const struct ast_node *n, const struct ast_node *arm,
+			LLVMValueRef res)
+{
+	LLVMValueRef v = cg_expr(c, arm);
+	if (n->type.kind == TY_STR)
+		cg_store_as(c, res, &n->type, v, &arm->type);
+	else
+		LLVMBuildStore(c->b, v, res);
 }
 
 static LLVMValueRef ternary(struct cg *c, const struct ast_node *n)
 {
 	bool str = n->type.kind == TY_STR;
-	LLVMTypeRef rt = str ? c->ptr : c->i64;
-	LLVMValueRef res = cg_alloca(c, rt, "tern");
+	LLVMValueRef res = str ? cg_alloca(c, LLVMArrayType(c->i8, (unsigned)n->type.size), "tern")
+			       : cg_alloca(c, c->i64, "tern");
 	LLVMValueRef cond = LLVMBuildICmp(c->b, LLVMIntNE, cg_expr(c, n->cond), cg_const(c, 0), "");
 	LLVMBasicBlockRef t = cg_new_bb(c, "tern_t"), f = cg_new_bb(c, "tern_f"), d = cg_new_bb(c, "tern_d");
 	LLVMBuildCondBr(c->b, cond, t, f);
 	LLVMPositionBuilderAtEnd(c->b, t);
-	LLVMBuildStore(c->b, cg_expr(c, n->lhs), res);
+	ternary_arm(c, n, n->lhs, res);
 	LLVMBuildBr(c->b, d);
 	LLVMPositionBuilderAtEnd(c->b, f);
-	LLVMBuildStore(c->b, cg_expr(c, n->rhs), res);
+	ternary_arm(c, n, n->rhs, res);
 	LLVMBuildBr(c->b, d);
 	LLVMPositionBuilderAtEnd(c->b, d);
-	return LLVMBuildLoad2(c->b, rt, res, "");
+	return str ? res : LLVMBuildLoad2(c->b, c->i64, res, "");
 }
 
 /* ---- expressions ------------------------------------------------------ */
@@ -194,8 +268,9 @@ LLVMValueRef cg_var_ptr(struct cg *c, const struct ast_node *n)
 /* ++/-- on a map or a variable; yields the old (postfix) or new (prefix) value. */
 static LLVMValueRef incdec(struct cg *c, const struct ast_node *n)
 {
-	LLVMValueRef delta = cg_const(c, n->op == OP_INC ? 1 : -1ull);
 	const struct ast_node *t = n->lhs;
+	uint64_t step = ptr_step(&t->type);
+	LLVMValueRef delta = cg_const(c, n->op == OP_INC ? step : -step);
 	LLVMValueRef res = cg_alloca(c, c->i64, "incdec");
 	LLVMBuildStore(c->b, cg_const(c, 0), res);
 	LLVMValueRef p;
@@ -203,7 +278,7 @@ static LLVMValueRef incdec(struct cg *c, const struct ast_node *n)
 	if (t->kind == AST_VAR) {
 		p = cg_var_ptr(c, t);
 	} else {
-		LLVMValueRef idx = cg_map_index(c, t, true, &miss);
+		LLVMValueRef idx = cg_map_index_checked(c, t, true, &miss, n);
 		p = cg_map_value_ptr(c, t, idx);
 	}
 	if (!p) {
@@ -383,7 +458,9 @@ static LLVMValueRef load_place(struct cg *c, struct place pl, const struct ast_t
 	}
 	if (bit_off)
 		v = LLVMBuildLShr(c->b, v, cg_const(c, (uint64_t)bit_off), "");
-	return extend(c, v, width, t->is_signed && t->kind == TY_INT);
+	/* bpftrace 0.17 reads a bitfield as its bits, never sign-extended: an
+	 * `int e:9` holding 500 reads 500 */
+	return extend(c, v, width, t->is_signed && t->kind == TY_INT && !(field && field->bit_width));
 }
 
 /* `*p`, `p->f`, `s.f`, `a[i]`, `(struct x)e` */
@@ -408,6 +485,41 @@ static void store_value(struct cg *c, LLVMValueRef dst, const struct ast_type *t
 	LLVMValueRef tr = LLVMBuildTrunc(c->b, v, LLVMIntTypeInContext(c->ctx, (unsigned)bytes * 8), "");
 	LLVMValueRef st = LLVMBuildStore(c->b, tr, dst);
 	LLVMSetAlignment(st, 1);
+}
+
+/*
+ * Stores value v of type st at dst, laid out as type dt: the same type, or
+ * one sema grew to hold it (sema.c's widen_type: `@ = ("hello", 0);
+ * @ = ("hi", 1)`): tuples element by element, strings cut or NUL-padded,
+ * integers at dt's size.  dst holds dt->size bytes.
+ */
+void cg_store_as(struct cg *c, LLVMValueRef dst, const struct ast_type *dt, LLVMValueRef v,
+		 const struct ast_type *st)
+{
+	if (dt->kind == TY_TUPLE && st->kind == TY_TUPLE && !ast_type_eq(dt, st) &&
+	    dt->tup->count == st->tup->count) {
+		for (int i = 0; i < dt->tup->count; i++) {
+			const struct ast_type *se = &st->tup->types[i];
+			LLVMValueRef so = cg_const(c, (uint64_t)st->tup->offsets[i]);
+			LLVMValueRef dof = cg_const(c, (uint64_t)dt->tup->offsets[i]);
+			LLVMValueRef sp = LLVMBuildGEP2(c->b, c->i8, v, &so, 1, "");
+			LLVMValueRef ev = cg_is_buffer(se) ? sp
+							   : load_place(c, (struct place){false, sp}, se,
+									NULL, NULL);
+			cg_store_as(c, LLVMBuildGEP2(c->b, c->i8, dst, &dof, 1, ""), &dt->tup->types[i],
+				    ev, se);
+		}
+		return;
+	}
+	if (cg_is_buffer(dt)) {
+		uint64_t n = (uint64_t)(st->size < dt->size ? st->size : dt->size);
+		if (n < (uint64_t)dt->size)
+			LLVMBuildMemSet(c->b, dst, LLVMConstInt(c->i8, 0, 0), cg_const(c, (uint64_t)dt->size),
+					1);
+		LLVMBuildMemCpy(c->b, dst, 1, v, 1, cg_const(c, n));
+		return;
+	}
+	store_value(c, dst, dt, v);
 }
 
 /* (a, b, ...): a buffer laid out as the tuple type says (ast_tuple_of) */
@@ -518,6 +630,8 @@ LLVMValueRef cg_expr(struct cg *c, const struct ast_node *n)
 	case AST_CALL:
 		return cg_call(c, n);
 	case AST_BINOP:
+		if (n->type.kind == TY_STR && n->cstr) /* str($1 + 2): sema_str_param_offset */
+			return const_str(c, n->cstr, n->type.size);
 		return binop(c, n);
 	case AST_UNOP: {
 		if (n->op == '*')
@@ -556,13 +670,13 @@ static void assign(struct cg *c, const struct ast_node *n)
 	}
 	if (t->kind == AST_MAP) {
 		/* @x op= v: read-modify-write of an integer map, like bpftrace */
-		bool sgn = t->type.is_signed && n->rhs->type.is_signed;
 		LLVMValueRef v = cg_expr(c, n->rhs);
 		LLVMBasicBlockRef miss;
-		LLVMValueRef idx = cg_map_index(c, t, true, &miss);
+		LLVMValueRef idx = cg_map_index_checked(c, t, true, &miss, t);
 		LLVMValueRef p = cg_map_value_ptr(c, t, idx);
 		LLVMValueRef old = LLVMBuildLoad2(c->b, c->i64, p, "");
-		LLVMBuildStore(c->b, binop_values(c, op, sgn, old, v), p);
+		LLVMBuildStore(c->b, arith_values(c, op, &n->optype, &t->type, &n->rhs->type, old, v),
+			       p);
 		cg_mark_written(c, t);
 		cg_map_done(c, miss);
 		return;
@@ -574,7 +688,7 @@ static void assign(struct cg *c, const struct ast_node *n)
 	}
 	LLVMValueRef v = cg_expr(c, n->rhs);
 	if (t->type.kind != TY_STR && cg_is_buffer(&t->type)) {
-		LLVMBuildMemCpy(c->b, p, 1, v, 1, cg_const(c, (uint64_t)t->type.size));
+		cg_store_as(c, p, &t->type, v, &n->rhs->type);
 		return;
 	}
 	if (t->type.kind == TY_STR) {
@@ -583,10 +697,9 @@ static void assign(struct cg *c, const struct ast_node *n)
 		cg_copy_str(c, p, v, len);
 		return;
 	}
-	if (op) {
-		bool sgn = t->type.is_signed && n->rhs->type.is_signed;
-		v = binop_values(c, op, sgn, LLVMBuildLoad2(c->b, c->i64, p, ""), v);
-	}
+	if (op)
+		v = arith_values(c, op, &n->optype, &t->type, &n->rhs->type,
+				 LLVMBuildLoad2(c->b, c->i64, p, ""), v);
 	LLVMBuildStore(c->b, v, p);
 }
 

@@ -1,8 +1,8 @@
 /*
  * cg_fmt.c - code generation of the value-formatting functions: buf,
- * strftime, join, strerror, ntop, pton, macaddr.  Called from cg_call()
+ * strftime, join, strerror, ntop, pton, macaddr, cgroup_path.  Called from cg_call()
  * (cg_call.c).  Probe code only gathers the bytes (the layouts are in
- * ast.h, TY_BUF .. TY_MACADDR); ubt turns them into text when it prints
+ * ast.h, TY_BUF .. TY_CGPATH); ubt turns them into text when it prints
  * them (output/values.c, output/calls.c).
  */
 #include "cg_internal.h"
@@ -135,10 +135,12 @@ LLVMValueRef cg_fmt_call(struct cg *c, const struct ast_node *n)
 		return fmt_ntop(c, n);
 	if (!strcmp(f, "pton"))
 		return fmt_pton(c, n);
-	if (!strcmp(f, "strftime") || !strcmp(f, "strerror")) {
-		bool ts = f[3] == 'f';
+	if (!strcmp(f, "strftime") || !strcmp(f, "strerror") || !strcmp(f, "cgroup_path")) {
+		/* strftime(fmt, ns), cgroup_path(id[, filter]): {format or filter
+		 * id, value}; strerror(e): {value} */
+		bool ts = f[3] != 'e';
 		LLVMValueRef b = fmt_buffer(c, ts ? 16 : 8, f);
-		LLVMValueRef v = cg_expr(c, n->kids[ts ? 1 : 0]);
+		LLVMValueRef v = cg_expr(c, n->kids[f[1] == 't' && ts ? 1 : 0]);
 		if (ts) {
 			const struct sema_printf *pf = cg_find_printf(c, n);
 			fmt_store64(c, b, 0, cg_const(c, pf ? (uint64_t)pf->id : 0));

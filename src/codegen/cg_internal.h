@@ -68,6 +68,8 @@ LLVMValueRef cg_var_ptr(struct cg *c, const struct ast_node *n);
 bool cg_is_buffer(const struct ast_type *t);
 bool cg_reads_target(const struct ast_node *n);
 LLVMValueRef cg_read_target(struct cg *c, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef n);
+void cg_store_as(struct cg *c, LLVMValueRef dst, const struct ast_type *dt, LLVMValueRef v,
+		 const struct ast_type *st);
 void cg_loop_rest(struct cg *c, const struct ast_node *body, LLVMValueRef iv,
 		  LLVMBasicBlockRef cond, LLVMBasicBlockRef step, LLVMBasicBlockRef done);
 
@@ -98,6 +100,9 @@ const struct cg_map_layout *cg_map_of(struct cg *c, const struct ast_node *n);
 bool cg_map_flat_tuple(const struct ast_node *n);
 LLVMValueRef cg_map_index(struct cg *c, const struct ast_node *n, bool insert,
 			  LLVMBasicBlockRef *miss);
+LLVMValueRef cg_map_index_checked(struct cg *c, const struct ast_node *n, bool insert,
+				  LLVMBasicBlockRef *miss, const struct ast_node *site);
+LLVMValueRef cg_map_find(struct cg *c, const struct ast_node *n, LLVMValueRef key);
 LLVMValueRef cg_map_value_ptr(struct cg *c, const struct ast_node *n, LLVMValueRef idx);
 void cg_map_done(struct cg *c, LLVMBasicBlockRef miss);
 void cg_mark_written(struct cg *c, const struct ast_node *n);
@@ -126,8 +131,12 @@ void cg_check_read(struct cg *c, const struct ast_node *n, LLVMValueRef ret,
 		   enum ast_addrspace as, bool str);
 /* cg_check.c: -k warning in a map update's miss block (a full map dropped it) */
 void cg_check_map_update(struct cg *c, LLVMBasicBlockRef miss, const struct ast_node *site);
-void cg_check_map_lookup(struct cg *c, LLVMBasicBlockRef miss, const struct ast_node *n);
+/* cg_check.c: -kk warning when a read or update finds no entry; -k when a
+ * delete() finds none */
+void cg_check_map_lookup(struct cg *c, const struct ast_node *map, LLVMValueRef key,
+			 const struct ast_node *site);
 void cg_check_map_delete(struct cg *c, const struct ast_node *site);
+void cg_check_empty(struct cg *c, LLVMValueRef v, const struct ast_node *site);
 
 /* cg_args.c, issue 7: a uprobe's `args` record */
 bool cg_is_args(const struct ast_node *n);

@@ -53,8 +53,9 @@ static void map_kind(const struct sema_map *m, struct rt_map *h)
 		break;
 	case TY_STR:
 	case TY_TUPLE: /* a buffer, printed by its type (output/values.c) */
+	case TY_STRUCT: case TY_ARRAY:
 	case TY_BUF: case TY_TSTAMP: case TY_INET: case TY_STRERROR: case TY_USERNAME:
-	case TY_MACADDR:
+	case TY_MACADDR: case TY_CGPATH:
 		h->kind = RT_MAP_STR;
 		h->val_size = ALIGN_UP((uint32_t)m->value.size, 8u);
 		break;

@@ -407,8 +407,10 @@ static int emit(struct cg *c, LLVMTargetMachineRef tm, bool keep_text, struct cg
 		LLVMDisposeMessage(err);
 		return -1;
 	}
+	/* ustack reads the target's stack: the same fault handler (rt_stack.c) */
 	obj->reads_target = LLVMGetNamedFunction(c->mod, "rt_read") ||
-			    LLVMGetNamedFunction(c->mod, "rt_read_str");
+			    LLVMGetNamedFunction(c->mod, "rt_read_str") ||
+			    LLVMGetNamedFunction(c->mod, "rt_stack_id");
 	obj->uses_stack = LLVMGetNamedFunction(c->mod, "rt_stack_id") != NULL;
 	obj->mid_regs = c->mid_regs;
 	obj->ids_used = c->ids_used;

@@ -33,17 +33,27 @@
  * struct rt_regs_mid (runtime/abi.h), which the mid-function trampoline
  * fills:
  *
- *   -4@%edx          REG   reg=rdx size=4 signed
- *   1@%ah            REG   reg=rax shift=8 size=1
- *   8@-16(%rbp)      MEM   base=rbp disp=-16
- *   2@8(%rax,%rcx,2) MEM   base=rax index=rcx scale=2 disp=8
- *   -2@g(%rip)       MEM   base=pc disp=g-location (site-relative)
- *   -4@$-7           CONST val=-7
+ *   -4@%edx                   REG   reg=rdx size=4 signed
+ *   1@%ah                     REG   reg=rax shift=8 size=1
+ *   8@-16(%rbp)               MEM   base=rbp disp=-16
+ *   2@8(%rax,%rcx,2)          MEM   base=rax index=rcx scale=2 disp=8
+ *   -2@g(%rip), -4@40+g(%rip) MEM   pcrel disp=g+40-location (site-relative)
+ *   8@g(,%rax,8)              MEM   pcrel index=rax scale=8 (non-PIC array)
+ *   4@%fs:-8, 4@%fs:v@tpoff   MEM   seg=fs disp=-8 (from the thread pointer)
+ *   -4@$-7                    CONST val=-7
+ *   8@$g                      CONST pcrel val=g-location (an address)
+ *   4@%xmm0                   BAD   (attach/usdt_args.c says why; reading it is an error)
  */
 enum cg_usdt_arg_kind {
-	CG_USDT_CONST, /* val */
+	CG_USDT_CONST, /* val (+ the location's address when pcrel) */
 	CG_USDT_REG,   /* (reg >> shift), size bytes */
-	CG_USDT_MEM,   /* size bytes at base + index * scale + val */
+	CG_USDT_MEM,   /* size bytes at [seg:] base + index * scale + val (+ location) */
+	CG_USDT_BAD,   /* an operand ubt cannot read: only a script that reads it fails */
+};
+
+enum cg_usdt_seg {
+	CG_USDT_SEG_NONE, /* also %cs %ds %es %ss: base 0 in 64-bit mode */
+	CG_USDT_SEG_FS,   /* %fs: relative to the thread pointer */
 };
 
 #define CG_USDT_MAX_ARGS 12
@@ -57,6 +67,8 @@ struct cg_usdt_arg {
 	uint8_t index;     /* MEM index register, or CG_USDT_NOREG */
 	uint8_t scale;     /* 1, 2, 4, 8 */
 	uint8_t shift;     /* REG: 8 for %ah %bh %ch %dh */
+	uint8_t seg;       /* MEM: enum cg_usdt_seg */
+	bool pcrel;        /* CONST, MEM: add the location's run-time address (a symbol) */
 	int64_t val;       /* CONST value, MEM displacement */
 };
 

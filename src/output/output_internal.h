@@ -23,6 +23,9 @@ void out_buf_text(struct buf *b, char kind, const uint8_t *v, size_t len);
 bool out_fmt_value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, bool json);
 /* username: the name of uid in /etc/passwd, "" if none (values.c) */
 const char *out_user_name(uint32_t uid);
+/* cgpath.c: cgroup_path()'s text for cgroup inode id in the hierarchies
+ * whose names match filter (bpftrace's wildcards) */
+void out_cgroup_path(struct buf *b, const char *filter, uint64_t id);
 /* values.c: the program's formats, for strftime() values (set by out_init) */
 extern const struct sema_info *out_fmt_info;
 /* values.c: a map key of a blob type (ast_type_is_blob) as bpftrace prints it */

@@ -51,8 +51,77 @@ void out_buf_text(struct buf *b, char kind, const uint8_t *v, size_t len)
 	}
 }
 
+/*
+ * Records and arrays, as bpftrace 0.17 prints them: a value
+ * `{ .m = 2, .n = 3 }` (JSON `{ "m": 2, "n": 3 }`), as a map key
+ * `{.m=2,.n=3}`; arrays `[1,2,3]` everywhere, nested alike
+ * (`{ .y = { .m = [2] } }`, `[[5,6],[7,8]]`).  A bitfield member prints
+ * its bits (0.17 prints the bytes of its whole unit).
+ */
+enum vmode { VM_TEXT, VM_JSON, VM_KEY };
+
+static void value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, enum vmode m);
+
+static void member_text(struct buf *b, const struct ast_member *f, const uint8_t *p, enum vmode m)
+{
+	if (!f->bit_width) {
+		value_text(b, &f->type, p + f->offset, m);
+		return;
+	}
+	uint64_t v = 0;
+	size_t bytes = ((size_t)f->bit_off + (size_t)f->bit_width + 7) / 8;
+	memcpy(&v, p + f->offset, bytes > 8 ? 8 : bytes);
+	v >>= f->bit_off;
+	if (f->bit_width < 64)
+		v &= (1ull << f->bit_width) - 1;
+	buf_printf(b, "%" PRIu64, v);
+}
+
+static void record_text(struct buf *b, const struct ast_type *t, const uint8_t *p, enum vmode m)
+{
+	const struct ast_record *r = t->rec;
+	buf_append(b, m == VM_KEY ? "{" : "{ ", m == VM_KEY ? 1 : 2);
+	for (int i = 0; r && i < r->nmembers; i++) {
+		const struct ast_member *f = &r->members[i];
+		if (i)
+			buf_append(b, m == VM_KEY ? "," : ", ", m == VM_KEY ? 1 : 2);
+		if (m == VM_JSON)
+			buf_printf(b, "\"%s\": ", f->name);
+		else
+			buf_printf(b, m == VM_KEY ? ".%s=" : ".%s = ", f->name);
+		member_text(b, f, p, m);
+	}
+	buf_append(b, m == VM_KEY ? "}" : " }", m == VM_KEY ? 1 : 2);
+}
+
 void out_value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, bool json)
 {
+	value_text(b, t, p, json ? VM_JSON : VM_TEXT);
+}
+
+static void value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, enum vmode m)
+{
+	bool json = m == VM_JSON;
+	if (t->kind == TY_ARRAY && t->elem) {
+		/* bpftrace's array_to_str: [1,2,3] */
+		buf_append(b, "[", 1);
+		for (int i = 0; i < t->count; i++) {
+			if (i)
+				buf_append(b, ",", 1);
+			value_text(b, t->elem, p + (size_t)i * (size_t)t->elem->size, m);
+		}
+		buf_append(b, "]", 1);
+		return;
+	}
+	if (t->kind == TY_STRUCT) {
+		record_text(b, t, p, m);
+		return;
+	}
+	if (m == VM_KEY && t->kind == TY_BUF) {
+		/* a buf() key prints all its bytes, whatever its length byte (bpftrace 0.17) */
+		out_buf_text(b, 's', p + 1, t->size > 0 ? (size_t)t->size - 1 : 0);
+		return;
+	}
 	if (out_fmt_value_text(b, t, p, json))
 		return;
 	switch (t->kind) {
@@ -70,7 +139,7 @@ void out_value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, b
 		for (int i = 0; tu && i < tu->count; i++) {
 			if (i)
 				buf_append(b, json ? "," : ", ", json ? 1 : 2);
-			out_value_text(b, &tu->types[i], p + tu->offsets[i], json);
+			value_text(b, &tu->types[i], p + tu->offsets[i], m);
 		}
 		buf_append(b, json ? "]" : ")", 1);
 		return;
@@ -86,16 +155,18 @@ void out_value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, b
 		free(s);
 		return;
 	}
-	case TY_PTR: { /* bpftrace prints a pointer value in decimal (`(4198512, 1)`);
-			* only map keys are hex (maps.c) */
-		uint64_t a;
+	case TY_PTR: { /* bpftrace prints a pointer value as a signed decimal
+			* (`(4198512, 1)`, `@p: -6`); only map keys are hex (maps.c) */
+		int64_t a;
 		memcpy(&a, p, 8);
-		buf_printf(b, "%" PRIu64, a);
+		buf_printf(b, "%" PRId64, a);
 		return;
 	}
 	default: {
 		int64_t v = out_int_at(t, p);
-		if (t->is_signed || t->kind != TY_INT)
+		/* map keys print integers signed, whatever their type (bpftrace's
+		 * MapKey::argument_value) */
+		if (t->is_signed || t->kind != TY_INT || m == VM_KEY)
 			buf_printf(b, "%" PRId64, v);
 		else
 			buf_printf(b, "%" PRIu64, (uint64_t)v);
@@ -205,6 +276,14 @@ static void fmt_text(struct buf *b, const struct ast_type *t, const uint8_t *p)
 	case TY_MACADDR:
 		buf_printf(b, "%02X:%02X:%02X:%02X:%02X:%02X", p[0], p[1], p[2], p[3], p[4], p[5]);
 		return;
+	case TY_CGPATH: {
+		uint64_t id;
+		memcpy(&w, p, 8);
+		memcpy(&id, p + 8, 8);
+		out_cgroup_path(b, out_fmt_info && w < (uint64_t)out_fmt_info->nprintfs
+				       ? out_fmt_info->printfs[w]->fmt : "*", id);
+		return;
+	}
 	default:
 		return;
 	}
@@ -249,18 +328,11 @@ const char *out_user_name(uint32_t uid)
 
 bool out_fmt_value_text(struct buf *b, const struct ast_type *t, const uint8_t *p, bool json)
 {
-	if (t->kind == TY_ARRAY && t->elem) {
-		/* bpftrace's array_to_str: [1,2,3] */
-		buf_append(b, "[", 1);
-		for (int i = 0; i < t->count; i++) {
-			if (i)
-				buf_append(b, ",", 1);
-			out_value_text(b, t->elem, p + (size_t)i * (size_t)t->elem->size, json);
-		}
-		buf_append(b, "]", 1);
+	if (t->kind == TY_ARRAY || t->kind == TY_STRUCT) {
+		out_value_text(b, t, p, json);
 		return true;
 	}
-	if (t->kind < TY_BUF || t->kind > TY_MACADDR)
+	if (t->kind < TY_BUF || t->kind > TY_CGPATH)
 		return false;
 	if (!json) {
 		fmt_text(b, t, p);
@@ -277,10 +349,5 @@ bool out_fmt_value_text(struct buf *b, const struct ast_type *t, const uint8_t *
 
 void out_key_text(struct buf *b, const struct ast_type *t, const uint8_t *p)
 {
-	if (t->kind == TY_BUF) {
-		/* a buf() key prints all its bytes, whatever its length byte (bpftrace 0.17) */
-		out_buf_text(b, 's', p + 1, t->size > 0 ? (size_t)t->size - 1 : 0);
-		return;
-	}
-	out_value_text(b, t, p, false);
+	value_text(b, t, p, VM_KEY);
 }

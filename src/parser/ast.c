@@ -115,6 +115,39 @@ struct ast_type ast_ptr_to(struct ast_program *p, struct ast_type t)
 	return (struct ast_type){ .kind = TY_PTR, .size = 8, .elem = e };
 }
 
+/*
+ * The alignment a value of type t has in a tuple, as bpftrace 0.17 lays
+ * tuples out (a C struct of the elements): integers and pointers their
+ * size, records theirs, arrays their element's, strings and bytes 1, the
+ * values ubt keeps as 8-byte words 8.  `((int8)1, (int16)1, (int32)1)`
+ * is 8 bytes, `((int32)1, struct {int m; int n;})` 12.
+ */
+int ast_type_align(const struct ast_type *t)
+{
+	switch (t->kind) {
+	case TY_INT:
+	case TY_PTR:
+		return t->size >= 1 && t->size <= 8 ? t->size : 8;
+	case TY_STRUCT:
+		return t->rec && t->rec->align > 0 ? t->rec->align : 1;
+	case TY_ARRAY:
+		return t->elem ? ast_type_align(t->elem) : 1;
+	case TY_TUPLE: {
+		int a = 1;
+		for (int i = 0; t->tup && i < t->tup->count; i++)
+			if (ast_type_align(&t->tup->types[i]) > a)
+				a = ast_type_align(&t->tup->types[i]);
+		return a;
+	}
+	case TY_STR:
+	case TY_BUF:
+	case TY_MACADDR:
+		return 1;
+	default:
+		return 8;
+	}
+}
+
 struct ast_type ast_tuple_of(struct ast_program *p, const struct ast_type *types, int n)
 {
 	struct ast_tuple *tu = ast_arena_alloc(p, sizeof(*tu));
@@ -125,9 +158,7 @@ struct ast_type ast_tuple_of(struct ast_program *p, const struct ast_type *types
 	for (int i = 0; i < n; i++) {
 		tu->types[i] = types[i];
 		tu->types[i].as = AS_NONE;
-		int a = types[i].kind == TY_INT || types[i].kind == TY_PTR ? types[i].size : 1;
-		if (types[i].kind == TY_TUPLE || types[i].kind == TY_STRUCT || a > 8 || a < 1)
-			a = 8;
+		int a = ast_type_align(&types[i]);
 		off = (off + a - 1) / a * a;
 		tu->offsets[i] = off;
 		off += types[i].size;
@@ -136,6 +167,35 @@ struct ast_type ast_tuple_of(struct ast_program *p, const struct ast_type *types
 	}
 	off = (off + align - 1) / align * align;
 	return (struct ast_type){ .kind = TY_TUPLE, .size = off, .tup = tu };
+}
+
+bool ast_int_literal(const struct ast_node *n, int64_t *v)
+{
+	switch (n->kind) {
+	case AST_INT:
+		*v = (int64_t)n->uval;
+		return true;
+	case AST_UNOP:
+		if (n->op != '-' || n->lhs->kind != AST_INT)
+			return false;
+		*v = -(int64_t)n->lhs->uval;
+		return true;
+	case AST_POSPARAM:
+		if (n->type.kind != TY_INT)
+			return false;
+		*v = (int64_t)n->cval;
+		return true;
+	case AST_PARAMCOUNT:
+		*v = (int64_t)n->cval;
+		return true;
+	case AST_IDENT:
+		if (!n->uval) /* an enumerator or a string */
+			return false;
+		*v = (int64_t)n->cval;
+		return true;
+	default:
+		return false;
+	}
 }
 
 bool ast_type_eq(const struct ast_type *a, const struct ast_type *b)

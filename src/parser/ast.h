@@ -56,7 +56,8 @@ enum ast_kind {
 	AST_UNOP,    /* op ('-', '!', '~'); lhs = operand */
 	AST_INCDEC,  /* op = OP_INC or OP_DEC; lhs = map or var; uval = 1 if prefix */
 	AST_TERNARY, /* cond, lhs (true), rhs (false) */
-	AST_IDENT,   /* str = bare identifier ("x" in `$a = x`); sema rejects it for now */
+	AST_IDENT,   /* str = bare identifier ("x" in `$a = x`): a #define or enum constant;
+	              * sema: uval = 1 for a #define'd integer (ast_int_literal) */
 	AST_TUPLE,   /* kids = elements ("(1, "a")"); type TY_TUPLE */
 	AST_CAST,    /* `(type)e`: tyn = AST_TYPE, lhs = e; type = the target type */
 	AST_FIELD,   /* `e.f` (op '.') or `e->f` (op OP_PTR): lhs = e, str = field name;
@@ -152,14 +153,18 @@ enum ast_type_kind {
 	TY_STRERROR, /* strerror(e): 8 bytes, the error number */
 	TY_USERNAME, /* username: 8 bytes, the uid (ubt prints its /etc/passwd name) */
 	TY_MACADDR,  /* macaddr(p): the 6 bytes */
+	TY_CGPATH,   /* cgroup_path(id[, filter]): 16 bytes: u64 filter id (sema_printf),
+	              * u64 cgroup id; ubt names it from the cgroup mounts */
 };
 
 /* Kept and copied as bytes, keyed and compared byte for byte, printed by
- * type (output/values.c): tuples and the formatted values above. */
+ * type (output/values.c): records, arrays, tuples and the formatted values
+ * above. */
 static inline bool ast_type_is_blob(enum ast_type_kind k)
 {
 	return k == TY_TUPLE || k == TY_BUF || k == TY_TSTAMP || k == TY_INET ||
-	       k == TY_STRERROR || k == TY_USERNAME || k == TY_MACADDR;
+	       k == TY_STRERROR || k == TY_USERNAME || k == TY_MACADDR || k == TY_CGPATH ||
+	       k == TY_STRUCT || k == TY_ARRAY;
 }
 
 /* Address space a value's pointer-ish bits refer to; only shown by the
@@ -226,6 +231,7 @@ struct ast_const {
 	char *name;
 	int64_t value;
 	char *str;      /* string #define: the bytes, else NULL */
+	bool is_enum;   /* an enumerator (uint64, not a literal), else a #define */
 };
 
 /*
@@ -257,10 +263,19 @@ void *ast_arena_alloc(struct ast_program *p, size_t size);
 /* The record named "struct x"/"union x", NULL if unknown; create makes an
  * incomplete one. */
 struct ast_record *ast_record_find(struct ast_program *p, const char *name, bool create);
+/* A value's alignment inside a tuple (C's for C types). */
+int ast_type_align(const struct ast_type *t);
 /* Interned pointer-to-t and tuple types. */
 struct ast_type ast_ptr_to(struct ast_program *p, struct ast_type t);
 struct ast_type ast_tuple_of(struct ast_program *p, const struct ast_type *types, int n);
 bool ast_type_eq(const struct ast_type *a, const struct ast_type *b);
+/*
+ * An integer known before code generation that bpftrace counts as a
+ * literal (after sema typed n): `5`, `-5`, `$1` given a number, `$#`, a
+ * #define'd integer (bpftrace's preprocessor makes it one).  Enumerators
+ * are not literals in bpftrace.  False for anything else.
+ */
+bool ast_int_literal(const struct ast_node *n, int64_t *v);
 
 struct sema_map;
 struct sema_var;
@@ -347,6 +362,11 @@ void ast_dump(const struct ast_node *prog, bool with_types, FILE *out);
 
 /* parser entry point: 0 on success, -1 if errors were added to diags. */
 int parse_script(const char *src, size_t len, struct diags *diags, struct ast_node **prog);
+/* The same with the positional parameters $1..$N (params[0..nparams-1]):
+ * `$N` in attach points is their text, and the program keeps a copy for
+ * sema (ast_program.params). */
+int parse_script_params(const char *src, size_t len, int nparams, char **params,
+			struct diags *diags, struct ast_node **prog);
 /* -p given: usdt attach points may name no binary (usdt::prov:name, usdt:*),
  * meaning the process's objects, as in bpftrace (set before parse_script) */
 extern bool parse_have_pid;

@@ -264,17 +264,20 @@ static int64_t cd_const_expr(struct cd *c)
 	return cd_binary(c, 0);
 }
 
-static void add_const(struct ast_program *p, const char *name, int64_t v, const char *str)
+static void add_const(struct ast_program *p, const char *name, int64_t v, const char *str,
+		      bool is_enum)
 {
 	for (int i = 0; i < p->nconsts; i++)
 		if (!strcmp(p->consts[i].name, name)) {
 			p->consts[i].value = v;
 			free(p->consts[i].str);
 			p->consts[i].str = str ? xstrdup(str) : NULL;
+			p->consts[i].is_enum = is_enum;
 			return;
 		}
 	p->consts = xrealloc(p->consts, (p->nconsts + 1) * sizeof(*p->consts));
-	p->consts[p->nconsts++] = (struct ast_const){ xstrdup(name), v, str ? xstrdup(str) : NULL };
+	p->consts[p->nconsts++] =
+		(struct ast_const){ xstrdup(name), v, str ? xstrdup(str) : NULL, is_enum };
 }
 
 /* ---- types ---------------------------------------------------------------- */
@@ -530,11 +533,107 @@ static bool cd_record_body(struct cd *c, struct ast_record *r)
 	return ok;
 }
 
+/*
+ * Where the next member goes, in bits from the record's start: the x86-64
+ * System V rules gcc and clang follow.  A bitfield takes the next free
+ * bits unless it would cross a boundary of its declared type's size, then
+ * it starts at that boundary; bitfields of different types share units
+ * (`short a:4, b:8, c:3, d:1; int e:9` puts e at bit 16, in the int unit
+ * the shorts began).  `T :0` moves to the next T boundary.  Any other
+ * member starts at the next byte aligned for its type.
+ */
+struct layout {
+	int64_t bit;  /* next free bit */
+	int align;    /* the record's alignment so far */
+	int64_t size; /* bytes (unions: the largest member) */
+};
+
+static void layout_member(struct layout *l, bool is_union, const struct ast_type *t, int width,
+			  bool bitfield, struct ast_member *m)
+{
+	int a = type_align(t);
+	int64_t unit = (int64_t)t->size * 8;
+	if (is_union) {
+		m->offset = 0;
+		if (t->size > l->size)
+			l->size = t->size;
+	} else if (bitfield && width == 0) {
+		l->bit = (l->bit + a * 8 - 1) / (a * 8) * (a * 8);
+		return;
+	} else if (bitfield) {
+		if (unit && l->bit / unit != (l->bit + width - 1) / unit)
+			l->bit = (l->bit + unit - 1) / unit * unit;
+		m->offset = (int)(l->bit / 8);
+		m->bit_off = (int)(l->bit % 8);
+		l->bit += width;
+	} else {
+		int64_t off = (l->bit + 7) / 8;
+		off = (off + a - 1) / a * a;
+		m->offset = (int)off;
+		l->bit = (off + t->size) * 8;
+	}
+	m->bit_width = bitfield ? width : 0;
+	if (a > l->align)
+		l->align = a;
+	if ((l->bit + 7) / 8 > l->size)
+		l->size = (l->bit + 7) / 8;
+}
+
+/* An anonymous struct/union member (`struct { int a; };`): its members
+ * join r's at its offset. */
+static void add_anonymous(struct ast_record *r, struct layout *l, const struct ast_type *base)
+{
+	struct ast_member at = { 0 };
+	layout_member(l, r->is_union, base, 0, false, &at);
+	const struct ast_record *in = base->rec;
+	for (int i = 0; i < in->nmembers; i++) {
+		r->members = xrealloc(r->members, (r->nmembers + 1) * sizeof(*r->members));
+		struct ast_member m = in->members[i];
+		m.name = xstrdup(m.name);
+		m.offset += at.offset;
+		r->members[r->nmembers++] = m;
+	}
+}
+
+/* member -> declarator [':' width] | ':' width (an unnamed bitfield) */
+static bool cd_member(struct cd *c, struct ast_record *r, struct layout *l, struct ast_type base)
+{
+	struct ast_type t = base;
+	char name[128] = "";
+	if (!is(c, ":") && !cd_declarator(c, base, &t, name, sizeof(name)))
+		return false;
+	int width = 0;
+	bool bitfield = false;
+	if (accept(c, ":")) {
+		int64_t w = cd_const_expr(c);
+		if (t.kind != TY_INT || w < 0 || w > t.size * 8 || (w == 0 && name[0])) {
+			cd_error(c, "invalid bitfield width for ", name[0] ? name : "(unnamed)");
+			return false;
+		}
+		width = (int)w;
+		bitfield = true;
+	}
+	for (int i = 0; name[0] && i < r->nmembers; i++)
+		if (!strcmp(r->members[i].name, name)) {
+			cd_error(c, "duplicate member ", name);
+			return false;
+		}
+	struct ast_member m = { .type = t };
+	layout_member(l, r->is_union, &t, width, bitfield, &m);
+	if (!name[0])
+		return true; /* padding */
+	m.name = xstrdup(name);
+	r->members = xrealloc(r->members, (r->nmembers + 1) * sizeof(*r->members));
+	r->members[r->nmembers++] = m;
+	return true;
+}
+
+/* members -> '{' (specifiers member (',' member)* ';')* '}'; the ';' before
+ * '}' may be missing (`struct A { int x }`, which clang accepts) */
 static bool cd_record_members(struct cd *c, struct ast_record *r)
 {
 	expect(c, "{");
-	int off = 0, align = 1, size = 0;
-	int bit_unit_off = -1, bit_used = 0, bit_unit_size = 0;
+	struct layout l = { 0, 1, 0 };
 	r->complete = true; /* a struct may point to itself */
 	while (!is(c, "}") && !c->failed) {
 		if (c->tok == CT_EOF) {
@@ -545,89 +644,20 @@ static bool cd_record_members(struct cd *c, struct ast_record *r)
 		if (!cd_specifiers(c, &base))
 			return false;
 		if (accept(c, ";")) {
-			/* anonymous struct/union member: its members join ours */
-			if (base.kind == TY_STRUCT && base.rec != r && strstr(base.rec->name, "(anonymous")) {
-				int a = type_align(&base);
-				off = r->is_union ? 0 : (off + a - 1) / a * a;
-				const struct ast_record *in = base.rec;
-				int nin = in->nmembers;
-				for (int i = 0; i < nin; i++) {
-					r->members = xrealloc(r->members, (r->nmembers + 1) * sizeof(*r->members));
-					struct ast_member m = in->members[i];
-					m.name = xstrdup(m.name);
-					m.offset += off;
-					r->members[r->nmembers++] = m;
-				}
-				if (a > align)
-					align = a;
-				off += base.size;
-				if (off > size)
-					size = off;
-				bit_unit_off = -1;
-			}
+			if (base.kind == TY_STRUCT && base.rec != r && strstr(base.rec->name, "(anonymous"))
+				add_anonymous(r, &l, &base);
 			continue;
 		}
 		do {
-			struct ast_type t;
-			char name[128];
-			if (!cd_declarator(c, base, &t, name, sizeof(name)))
+			if (!cd_member(c, r, &l, base))
 				return false;
-			int width = 0;
-			bool bitfield = false;
-			if (accept(c, ":")) {
-				int64_t w = cd_const_expr(c);
-				if (t.kind != TY_INT || w < 0 || w > t.size * 8) {
-					cd_error(c, "invalid bitfield width for ", name);
-					return false;
-				}
-				width = (int)w;
-				bitfield = true;
-			}
-			for (int i = 0; i < r->nmembers; i++)
-				if (!strcmp(r->members[i].name, name)) {
-					cd_error(c, "duplicate member ", name);
-					return false;
-				}
-			struct ast_member m = { .name = xstrdup(name), .type = t };
-			int a = type_align(&t);
-			if (r->is_union) {
-				m.offset = 0;
-				m.bit_width = width;
-				if (t.size > size)
-					size = t.size;
-			} else if (bitfield) {
-				/* pack into the current unit if it has room and the same size */
-				if (bit_unit_off < 0 || bit_unit_size != t.size ||
-				    bit_used + width > t.size * 8 || width == 0) {
-					off = (off + a - 1) / a * a;
-					bit_unit_off = off;
-					bit_unit_size = t.size;
-					bit_used = 0;
-					off += t.size;
-				}
-				m.offset = bit_unit_off;
-				m.bit_off = bit_used;
-				m.bit_width = width;
-				bit_used += width;
-			} else {
-				bit_unit_off = -1;
-				off = (off + a - 1) / a * a;
-				m.offset = off;
-				off += t.size;
-			}
-			if (a > align)
-				align = a;
-			if (off > size)
-				size = off;
-			r->members = xrealloc(r->members, (r->nmembers + 1) * sizeof(*r->members));
-			r->members[r->nmembers++] = m;
 		} while (accept(c, ","));
-		if (!expect(c, ";"))
+		if (!is(c, "}") && !expect(c, ";"))
 			return false;
 	}
 	expect(c, "}");
-	r->align = align;
-	r->size = (size + align - 1) / align * align;
+	r->align = l.align;
+	r->size = (int)((l.size + l.align - 1) / l.align * l.align);
 	return !c->failed;
 }
 
@@ -647,7 +677,7 @@ static void cd_enum_body(struct cd *c)
 		cd_next(c);
 		if (accept(c, "="))
 			next = cd_const_expr(c);
-		add_const(c->prog, name, next, NULL);
+		add_const(c->prog, name, next, NULL, true);
 		next++;
 		if (!accept(c, ","))
 			break;
@@ -738,14 +768,14 @@ int cdefs_preproc(struct ast_program *p, const char *text, struct src_loc loc, s
 			return 0; /* include guard or flag */
 		if (c.tok == CT_STR) {
 			char *s = xstrndup(c.text + 1, strlen(c.text) > 1 ? strlen(c.text) - 2 : 0);
-			add_const(p, name, 0, s);
+			add_const(p, name, 0, s, false);
 			free(s);
 			return 0;
 		}
 		int64_t v = cd_const_expr(&c);
 		if (c.failed || c.tok != CT_EOF)
 			return 0; /* not a constant; bpftrace would expand it textually */
-		add_const(p, name, v, NULL);
+		add_const(p, name, v, NULL, false);
 		return 0;
 	}
 	if (accept(&c, "include")) {

@@ -121,7 +121,7 @@ static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *
 %type <node> primary_expr postfix_expr unary_expr cast_expr expr conditional_expr
 %type <node> logical_or_expr logical_and_expr or_expr xor_expr and_expr
 %type <node> equality_expr relational_expr shift_expr addi_expr muli_expr
-%type <node> int call map var map_or_var vargs
+%type <node> int call map var map_or_var vargs cargs carg
 %type <node> loop_stmt jump_stmt let_stmt cast_type decl_type param config config_list
 %type <node> config_item for_stmt
 %type <s> type_word
@@ -239,6 +239,15 @@ attach_point_def:
 	|	attach_point_def "*"        { AP_START(@$, $1, @2); $$ = parse_cat($1, "*"); }
 	|	attach_point_def "["        { AP_START(@$, $1, @2); $$ = parse_cat($1, "["); }
 	|	attach_point_def "]"        { AP_START(@$, $1, @2); $$ = parse_cat($1, "]"); }
+	|	attach_point_def PARAM
+		{
+			/* `i:ms:$1`, `uprobe:BIN:$2`: the parameter's text, "" if
+			 * it was not given (bpftrace 0.17) */
+			AP_START(@$, $1, @2);
+			unsigned long k = strtoul($2 + 1, NULL, 10);
+			$$ = parse_cat($1, k >= 1 && k <= (unsigned long)ps->nparams ? ps->params[k - 1] : "");
+			free($2);
+		}
 	|	%empty                      { $$ = xstrdup(""); }
 	;
 
@@ -686,19 +695,32 @@ ident:
 	|	STACK_MODE   { $$ = $1; }
 	;
 
-/* call -> name '(' [expr (',' expr)*] ')'.  Any name parses; sema says
- * "Unknown function: x" for names it does not know. */
+/* call -> name '(' [arg (',' arg)*] ')'.  Any name parses; sema says
+ * "Unknown function: x" for names it does not know.  An argument may be a
+ * type name (`offsetof(struct Foo, y)`), as bpftrace's lexer makes
+ * `struct Foo` an identifier there; sema says what it thinks of it. */
 call:
 		CALL "(" ")"                { $$ = parse_call(ps, $1, @$, @1); }
-	|	CALL "(" vargs ")"          { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	CALL "(" cargs ")"          { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
 	|	CALL_BUILTIN "(" ")"        { $$ = parse_call(ps, $1, @$, @1); }
-	|	CALL_BUILTIN "(" vargs ")"  { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	CALL_BUILTIN "(" cargs ")"  { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
 	|	IDENT "(" ")"               { $$ = parse_call(ps, $1, @$, @1); }
-	|	IDENT "(" vargs ")"         { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	IDENT "(" cargs ")"         { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
 	|	BUILTIN "(" ")"             { $$ = parse_call(ps, $1, @$, @1); }
-	|	BUILTIN "(" vargs ")"       { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	BUILTIN "(" cargs ")"       { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
 	|	STACK_MODE "(" ")"          { $$ = parse_call(ps, $1, @$, @1); }
-	|	STACK_MODE "(" vargs ")"    { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	STACK_MODE "(" cargs ")"    { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	;
+
+cargs:
+		cargs "," carg { $$ = parse_grow(ps, $1, $3); }
+	|	carg           { $$ = parse_grow(ps, parse_node(ps, AST_BLOCK, @1), $1); }
+	;
+
+carg:
+		expr           { $$ = $1; }
+	|	type_word ident
+		{ $$ = parse_named(ps, AST_IDENT, parse_cat(parse_cat($1, " "), $2), @$); free($2); }
 	;
 
 map:
@@ -889,6 +911,12 @@ void ubt_yyset_lloc(struct src_loc *loc, yyscan_t scanner);
 
 int parse_script(const char *src, size_t len, struct diags *diags, struct ast_node **prog)
 {
+	return parse_script_params(src, len, 0, NULL, diags, prog);
+}
+
+int parse_script_params(const char *src, size_t len, int nparams, char **params,
+			struct diags *diags, struct ast_node **prog)
+{
 	*prog = NULL;
 	if (len > (size_t)1 << 30) {
 		diag_error(diags, (struct src_loc){ 0 }, "script too large (%zu bytes)", len);
@@ -897,7 +925,8 @@ int parse_script(const char *src, size_t len, struct diags *diags, struct ast_no
 	if (check_bytes(src, len, diags))
 		return -1;
 
-	struct parse_state ps = { .diags = diags, .step_line = 1, .step_col = 1 };
+	struct parse_state ps = { .diags = diags, .step_line = 1, .step_col = 1,
+				  .nparams = nparams, .params = params };
 	ps.prog = xcalloc(1, sizeof(*ps.prog));
 	ps.filename = diags->filename;
 	yyscan_t scanner;
@@ -927,6 +956,11 @@ int parse_script(const char *src, size_t len, struct diags *diags, struct ast_no
 		ast_free(ps.root);
 		return -1;
 	}
+	struct ast_program *pg = ps.root->prog;
+	pg->nparams = nparams;
+	pg->params = xcalloc(nparams ? (size_t)nparams : 1, sizeof(char *));
+	for (int i = 0; i < nparams; i++)
+		pg->params[i] = xstrdup(params[i]);
 	*prog = ps.root;
 	return 0;
 }

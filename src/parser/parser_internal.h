@@ -26,6 +26,8 @@ struct parse_state {
 	const char *filename;       /* for #include "x.h" relative to the script */
 	int include_depth;
 	bool eof_reported;          /* the scanner already said why the script ended early */
+	int nparams;                /* positional parameters, for $N in attach points */
+	char **params;
 };
 
 /* cdefs.c: the C preamble (struct/union/enum/typedef, #define, #include) */

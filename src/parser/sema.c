@@ -83,6 +83,7 @@ const char *sema_type_name(const struct ast_type *t, char *buf, size_t len)
 	case TY_STRERROR: return "strerror";
 	case TY_USERNAME: return "username";
 	case TY_MACADDR: return "mac_address";
+	case TY_CGPATH: return "cgroup_path";
 	case TY_NONE:
 	case TY_VOID:
 	default:
@@ -112,6 +113,7 @@ const char *sema_kind_name(const struct ast_type *t)
 	case TY_STRERROR: return "strerror";
 	case TY_USERNAME: return "string"; /* bpftrace 0.17's printf message says so */
 	case TY_MACADDR: return "mac_address";
+	case TY_CGPATH: return "cgroup_path";
 	default: return "none";
 	}
 }
@@ -230,9 +232,6 @@ static void check_map(struct sema *s, struct ast_node *n)
 		sema_expr(s, k, USE_KEY, n);
 		if (s->final && k->type.kind == TY_NONE)
 			diag_error(s->diags, k->loc, "Invalid expression for assignment: ");
-		if ((k->type.kind == TY_STRUCT || k->type.kind == TY_ARRAY) && s->pass == 1)
-			diag_error(s->diags, k->loc, "%s values cannot be map keys",
-				   sema_kind_name(&k->type));
 		if (k->type.kind != TY_INT && k->type.kind != TY_STR && !ast_type_is_blob(k->type.kind) &&
 		    k->type.kind != TY_PTR && k->type.kind != TY_USYM &&
 		    k->type.kind != TY_USTACK)
@@ -309,15 +308,70 @@ static void check_map(struct sema *s, struct ast_node *n)
 	n->map = m ? &m->pub : NULL;
 }
 
+/*
+ * Strings grow to hold both values, in tuples too, as bpftrace's
+ * update_string_size: `@ = ("hello", 0); @ = ("hi", 1)` keeps a
+ * (string[6], int64).  Codegen converts a value to the grown layout where
+ * it stores it (cg_store_as).
+ */
+static void widen_strings(struct sema *s, struct ast_type *stored, const struct ast_type *t)
+{
+	if (stored->kind == TY_STR && t->kind == TY_STR) {
+		if (t->size > stored->size)
+			stored->size = t->size;
+		return;
+	}
+	if (stored->kind != TY_TUPLE || t->kind != TY_TUPLE)
+		return;
+	int n = stored->tup->count;
+	if (n != t->tup->count || n > 64)
+		return;
+	struct ast_type el[64];
+	bool changed = false;
+	for (int i = 0; i < n; i++) {
+		el[i] = stored->tup->types[i];
+		widen_strings(s, &el[i], &t->tup->types[i]);
+		changed |= el[i].size != stored->tup->types[i].size;
+	}
+	if (changed)
+		*stored = ast_tuple_of(s->prog, el, n);
+}
+
+/* bpftrace's FitsInto: a t fits where stored values are kept. */
+static bool fits_into(const struct ast_type *t, const struct ast_type *stored)
+{
+	if (t->kind == TY_STR && stored->kind == TY_STR)
+		return t->size <= stored->size;
+	if (t->kind != TY_TUPLE || stored->kind != TY_TUPLE)
+		return ast_type_eq(t, stored);
+	if (t->tup->count != stored->tup->count)
+		return false;
+	for (int i = 0; i < t->tup->count; i++)
+		if (!fits_into(&t->tup->types[i], &stored->tup->types[i]))
+			return false;
+	return true;
+}
+
+/* A tuple assigned to a map or variable whose tuple type it does not fit,
+ * after string sizes grew (bpftrace checks in its last pass). */
+static void check_tuple_fits(struct sema *s, struct ast_type *stored, const struct ast_type *t,
+			     struct src_loc loc)
+{
+	char a[64], b[64];
+	widen_strings(s, stored, t);
+	if (s->final && !fits_into(t, stored))
+		diag_error(s->diags, loc, "Tuple type mismatch: %s != %s.", sema_tn(stored, a),
+			   sema_tn(t, b));
+}
+
 /* Records the value type of an assignment to a map, or reports a clash. */
-static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_type t)
+static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_type t,
+			    struct src_loc site)
 {
 	struct map_priv *m = map_find(s, map->str, false);
 	char a[64], b[64];
-	/* a pointer is stored as its address, an unsigned 8-byte integer
-	 * (bpftrace prints `@v = (int64 *)arg0` in decimal too) */
-	if (t.kind == TY_PTR)
-		t = (struct ast_type){ TY_INT, 8, false, t.as };
+	/* a pointer keeps its type, so `@p += 1` and `@p[0]` step by and read
+	 * its pointee (bpftrace prints it in decimal, output/values.c) */
 	if (m && m->has_value) {
 		struct ast_type *mt = &m->pub.value;
 		if (mt->kind == TY_NONE) {
@@ -332,6 +386,16 @@ static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_typ
 				   map->str, sema_tn(&t, a), sema_tn(mt, b));
 		} else if (mt->kind == TY_STR && t.size > mt->size) {
 			mt->size = t.size;
+		} else if (mt->kind == TY_TUPLE) {
+			check_tuple_fits(s, mt, &t, site);
+		} else if (mt->kind == TY_STRUCT && mt->rec != t.rec) {
+			/* sic: bpftrace 0.17 ends with two quotes */
+			diag_error(s->diags, site,
+				   "Type mismatch for %s: trying to assign value of type '%s' when map already contains a value of type '%s''",
+				   map->str, sema_tn(&t, a), sema_tn(mt, b));
+		} else if (mt->kind == TY_ARRAY && !ast_type_eq(mt, &t)) {
+			diag_error(s->diags, site, "Array type mismatch: %s != %s.", sema_tn(mt, a),
+				   sema_tn(&t, b));
 		} else if (ast_type_is_blob(mt->kind) && !ast_type_eq(mt, &t)) {
 			diag_error(s->diags, map->loc,
 				   "Type mismatch for %s: trying to assign value of type '%s' when map already contains a value of type '%s",
@@ -352,13 +416,6 @@ static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_typ
 
 /* ---- expressions -------------------------------------------------------- */
 
-static bool is_int_literal(const struct ast_node *n, int64_t *v)
-{
-	if (n->kind != AST_INT)
-		return false;
-	*v = (int64_t)n->uval;
-	return true;
-}
 
 /* bpftrace's warnings for integer operands of different signedness. */
 static void binop_int_warnings(struct sema *s, const struct ast_node *n, const struct ast_node *l,
@@ -368,9 +425,9 @@ static void binop_int_warnings(struct sema *s, const struct ast_node *n, const s
 	int64_t v;
 	if (ls == rs)
 		return;
-	if (ls && !rs && is_int_literal(l, &v) && v >= 0)
+	if (ls && !rs && ast_int_literal(l, &v) && v >= 0)
 		return;
-	if (!ls && rs && is_int_literal(r, &v) && v >= 0)
+	if (!ls && rs && ast_int_literal(r, &v) && v >= 0)
 		return;
 	char a[64], b[64];
 	const char *what = NULL;
@@ -390,6 +447,21 @@ static void binop_int_warnings(struct sema *s, const struct ast_node *n, const s
 		     what, sema_tn(&l->type, a), sema_tn(&r->type, b));
 }
 
+
+/* Arrays compare element by element, as bpftrace 0.17: only == and !=,
+ * only arrays of integers of one type and count. */
+static void binop_array_checks(struct sema *s, const struct ast_type *lt,
+			       const struct ast_type *rt, int op, struct src_loc oploc)
+{
+	if (op != OP_EQ && op != OP_NE)
+		diag_error(s->diags, oploc, "The %s operator cannot be used on arrays.",
+			   ast_op_text(op));
+	if (lt->count != rt->count)
+		diag_error(s->diags, oploc, "Only arrays of same size support comparison operators.");
+	if (lt->elem->kind != TY_INT || !ast_type_eq(lt, rt))
+		diag_error(s->diags, oploc,
+			   "Only arrays of same sized integer support comparison operators.");
+}
 
 /* The type of `l op r`; also the checks bpftrace makes on it.  Used for
  * AST_BINOP and for compound assignments (`@x += r` is `@x = @x + r`). */
@@ -429,6 +501,8 @@ static struct ast_type binop_type(struct sema *s, const struct ast_node *n,
 	char a[64], b[64];
 	if (lt->kind == TY_INT && rt->kind == TY_INT) {
 		binop_int_warnings(s, n, l, r, oploc, op);
+	} else if (lt->kind == TY_ARRAY && rt->kind == TY_ARRAY) {
+		binop_array_checks(s, lt, rt, op, oploc);
 	} else if (lt->kind != rt->kind) {
 		diag_error(s->diags, join(l->loc, r->loc),
 			   "Type mismatch for '%s': comparing '%s' with '%s'", ast_op_text(op), sema_tn(lt, a),
@@ -437,6 +511,15 @@ static struct ast_type binop_type(struct sema *s, const struct ast_node *n,
 		diag_error(s->diags, oploc,
 			   "The %s operator can not be used on expressions of types %s, %s",
 			   ast_op_text(op), sema_tn(lt, a), sema_tn(rt, b));
+	} else if (op == OP_EQ && lt->kind == TY_STR && (l->kind == AST_STR) != (r->kind == AST_STR)) {
+		/* the bytes compared are at most the shorter buffer's (codegen):
+		 * `comm == "a_name_of_17_chars"` can never hold */
+		const struct ast_node *lit = l->kind == AST_STR ? l : r;
+		const struct ast_node *var = lit == l ? r : l;
+		if ((int)lit->slen > var->type.size)
+			diag_warning(s->diags, join(l->loc, r->loc),
+				     "The literal is longer than the variable string (size=%d), condition will always be false",
+				     var->type.size);
 	}
 	return t;
 }
@@ -474,15 +557,18 @@ static void check_incdec(struct sema *s, struct ast_node *n)
 	if (t->kind == AST_MAP) {
 		struct map_priv *m = map_find(s, t->str, false);
 		if (!m || !m->has_value)
-			assign_map_type(s, t, ty_int64);
+			assign_map_type(s, t, ty_int64, n->loc);
 	}
 	sema_expr(s, t, USE_NONE, NULL);
 	char a[64];
-	if (s->final && t->type.kind != TY_INT)
+	if (s->final && t->type.kind != TY_INT && t->type.kind != TY_PTR)
 		diag_error(s->diags, n->loc,
 			   "The %s operator can not be used on expressions of type '%s'",
 			   ast_op_text(n->op), sema_tn(&t->type, a));
-	n->type = (struct ast_type){ TY_INT, 8, t->type.is_signed, AS_NONE };
+	if (t->type.kind == TY_PTR) /* `$p++` steps by the pointee (cg_expr.c) */
+		n->type = t->type;
+	else
+		n->type = (struct ast_type){ TY_INT, 8, t->type.is_signed, AS_NONE };
 }
 
 /* ternary -> expr '?' expr ':' expr */
@@ -579,6 +665,8 @@ void sema_expr(struct sema *s, struct ast_node *n, enum call_use use,
 		sema_call(s, n, use, user);
 		break;
 	case AST_BINOP:
+		if (sema_str_param_offset(s, n)) /* str($1 + 2) */
+			break;
 		sema_expr(s, n->lhs, USE_NONE, NULL);
 		sema_expr(s, n->rhs, USE_NONE, NULL);
 		n->type = binop_type(s, n, n->lhs, n->rhs, n->op, n->loc);
@@ -617,7 +705,7 @@ static void check_assign_map(struct sema *s, struct ast_node *n)
 		n->optype = binop_type(s, n, map, n->rhs, n->op, n->pred_loc);
 		t = n->optype;
 	}
-	assign_map_type(s, map, t);
+	assign_map_type(s, map, t, n->loc);
 	if (s->final && t.kind == TY_NONE)
 		diag_error(s->diags, n->rhs->loc, "Invalid expression for assignment: none");
 }
@@ -647,6 +735,8 @@ static void check_assign_var(struct sema *s, struct ast_node *n)
 		} else if (v->type.kind == TY_STR && t.kind == TY_STR) {
 			if (t.size > v->type.size)
 				v->type.size = t.size;
+		} else if (v->type.kind == TY_TUPLE && t.kind == TY_TUPLE) {
+			check_tuple_fits(s, &v->type, &t, n->loc);
 		} else if (v->type.kind != t.kind) {
 			diag_error(s->diags, n->loc,
 				   "Type mismatch for %s: trying to assign value of type '%s' when variable already contains a value of type '%s'",

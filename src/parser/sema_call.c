@@ -71,6 +71,29 @@ static bool sema_stack_args(const struct ast_node *probe)
 	return probe->nkids > 0;
 }
 
+/*
+ * sarg0 .. sarg9: the N-th word of stack arguments, at sp + 8 * (N + 1)
+ * (x86-64: sp points at the return address at a function's entry), as in
+ * bpftrace, in uprobes only; at an offset or address sp is the
+ * function's, which bpftrace warns about.
+ */
+static void sema_sarg(struct sema *s, struct ast_node *n)
+{
+	n->builtin_arg = n->str[4] - '0';
+	n->type = ty_uint64;
+	n->type.as = AS_USER;
+	for (int i = 0; i < s->probe->nkids; i++) {
+		const struct ast_attach *a = &s->probe->kids[i]->attach;
+		if (!a->provider || strcmp(a->provider, "uprobe"))
+			diag_error(s->diags, n->loc,
+				   "The %s builtin can only be used with 'kprobes' and 'uprobes' probes",
+				   n->str);
+		else if (s->final && (a->offset || a->address)) /* sic, as bpftrace 0.17 */
+			diag_warning(s->diags, n->loc,
+				     "Using an address offset with the sargX built-in canlead to unexpected behavior ");
+	}
+}
+
 /* builtin -> pid | tid | arg0 .. arg9 (others are known but refused) */
 void sema_builtin(struct sema *s, struct ast_node *n)
 {
@@ -117,6 +140,10 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 		 * room for the longest one at this probe's sites */
 		int len = s->probe->probe_name_len + 1;
 		n->type = ty_str(!strcmp(name, "probe") && len > sema_strlen() ? len : sema_strlen());
+		return;
+	}
+	if (!strncmp(name, "sarg", 4) && name[4] >= '0' && name[4] <= '9' && !name[5]) {
+		sema_sarg(s, n);
 		return;
 	}
 	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9' && !name[4]) {
@@ -179,6 +206,7 @@ static const char *const known_funcs[] = {
 	"printf", "cgroup_path", "reg", "signal", "sizeof", "stats", "str", "strerror",
 	"strftime", "strncmp", "strcontains", "sum", "system", "time", "uaddr", "uptr", "usym",
 	"zero", "path", "unwatch", "bswap", "skboutput", "pton", "debugf", "kstack", "ustack",
+	"has_key", "len", /* newer bpftrace's */
 };
 
 static int edit_distance(const char *a, const char *b)
@@ -347,8 +375,9 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 			p += l - 1;
 			continue;
 		}
-		/* %s of a tuple prints it as print() does (newer bpftrace; 0.17 refuses) */
-		if (at->kind != want && !((at->kind == TY_USYM || at->kind == TY_USTACK ||
+		/* %s of a tuple prints it as print() does (newer bpftrace; 0.17 refuses);
+		 * a pointer is an integer to every integer conversion, %p included */
+		if (at->kind != want && !(at->kind == TY_PTR && want == TY_INT) && !((at->kind == TY_USYM || at->kind == TY_USTACK ||
 					   at->kind == TY_TUPLE || sema_fmt_string_like(at->kind)) &&
 					  want == TY_STR)) {
 			diag_error(s->diags, n->loc,
@@ -425,18 +454,6 @@ static void whole_map_arg(struct sema *s, struct ast_node *n)
 		diag_error(s->diags, m->loc, "Undefined map: %s", m->str);
 }
 
-bool sema_int_literal(const struct ast_node *n, int64_t *v)
-{
-	if (n->kind == AST_INT) {
-		*v = (int64_t)n->uval;
-		return true;
-	}
-	if (n->kind == AST_UNOP && n->op == '-' && n->lhs->kind == AST_INT) {
-		*v = -(int64_t)n->lhs->uval;
-		return true;
-	}
-	return false;
-}
 
 /* avg(x), min(x), max(x), stats(x), hist(x): one integer argument */
 static void check_agg1(struct sema *s, struct ast_node *n, enum call_use use,
@@ -454,7 +471,11 @@ static void check_agg1(struct sema *s, struct ast_node *n, enum call_use use,
 	n->type = (struct ast_type){ kind, 8, sign, AS_NONE };
 }
 
-/* lhist(value, min, max, step): min, max and step are literals */
+/*
+ * lhist(value, min, max, step): min, max and step are literals (`$1`
+ * given a number and #define'd integers too); bpftrace 0.17's checks and
+ * messages, in its order.
+ */
 static void check_lhist(struct sema *s, struct ast_node *n, enum call_use use,
 			const struct ast_node *user)
 {
@@ -462,46 +483,42 @@ static void check_lhist(struct sema *s, struct ast_node *n, enum call_use use,
 	n->type = (struct ast_type){ TY_LHIST, 8, false, AS_NONE };
 	if (!sema_check_nargs(s, n, 4))
 		return;
+	sema_check_arg(s, n, 0, TY_INT, false);
+	for (int i = 1; i < 4; i++)
+		sema_check_arg(s, n, i, TY_INT, true);
+	if (!s->final)
+		return;
 	int64_t mn, mx, st;
-	if (!sema_int_literal(n->kids[1], &mn)) {
-		diag_error(s->diags, n->loc, "lhist: invalid min value (must be non-negative literal)");
-		return;
-	}
-	if (!sema_int_literal(n->kids[2], &mx)) {
-		diag_error(s->diags, n->loc, "lhist: invalid max value (must be non-negative literal)");
-		return;
-	}
-	if (!sema_int_literal(n->kids[3], &st)) {
-		diag_error(s->diags, n->loc, "lhist: invalid step value (must be non-negative literal)");
-		return;
-	}
-	if (mn < 0) {
-		diag_error(s->diags, n->loc, "lhist() min must be non-negative (provided min %lld)",
-			   (long long)mn);
-		return;
-	}
-	if (mn > mx) {
-		diag_error(s->diags, n->loc,
-			   "lhist() min must be less than max (provided min %lld and max %lld)",
-			   (long long)mn, (long long)mx);
-		return;
-	}
-	if (st < 1) {
+	static const char *const what[] = { "min", "max", "step" };
+	int64_t *val[] = { &mn, &mx, &st };
+	for (int i = 0; i < 3; i++)
+		if (!ast_int_literal(n->kids[i + 1], val[i])) {
+			diag_error(s->diags, n->loc, "lhist: invalid %s value", what[i]);
+			return;
+		}
+	if (st <= 0)
 		diag_error(s->diags, n->loc, "lhist() step must be >= 1 (%lld provided)", (long long)st);
-		return;
-	}
-	if ((mx - mn) / st > 1000) {
+	else if ((mx - mn) / st > 1000)
 		diag_error(s->diags, n->loc,
 			   "lhist() too many buckets, must be <= 1000 (would need %lld)",
 			   (long long)((mx - mn) / st));
-		return;
-	}
+	if (mn < 0)
+		diag_error(s->diags, n->loc, "lhist() min must be non-negative (provided min %lld)",
+			   (long long)mn);
+	if (mn > mx)
+		diag_error(s->diags, n->loc,
+			   "lhist() min must be less than max (provided min %lld and max %lld)",
+			   (long long)mn, (long long)mx);
+	if (mx - mn < st)
+		diag_error(s->diags, n->loc,
+			   "lhist() step is too large for the given range (provided step %lld for range %lld)",
+			   (long long)st, (long long)(mx - mn));
 	if (use == USE_MAP && user && user->kind == AST_MAP) {
 		struct sema_map *m = map_by_name(s, user->str);
 		if (m) {
 			m->lhist_min = mn;
 			m->lhist_max = mx;
-			m->lhist_step = st;
+			m->lhist_step = st > 0 ? st : 1;
 		}
 	}
 }
@@ -524,11 +541,14 @@ static void check_print(struct sema *s, struct ast_node *n, enum call_use use,
 		whole_map_arg(s, n);
 		for (int i = 1; i < n->nkids; i++) {
 			int64_t v;
-			if (!sema_int_literal(n->kids[i], &v) || v < 0)
+			if (!ast_int_literal(n->kids[i], &v) || v < 0)
 				diag_error(s->diags, n->loc,
 					   "print() expects a non-negative integer literal (argument %d)",
 					   i + 1);
 		}
+		if (s->final && n->nkids > 1 && n->kids[0]->type.kind == TY_STATS)
+			diag_warning(s->diags, n->loc,
+				     "print()'s top and div arguments are ignored when used on stats() maps.");
 		return;
 	}
 	if (n->nkids > 1) {
@@ -537,9 +557,13 @@ static void check_print(struct sema *s, struct ast_node *n, enum call_use use,
 		return;
 	}
 	const struct ast_type *t = &n->kids[0]->type;
-	if (s->final && t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_TUPLE &&
-	    t->kind != TY_USYM && t->kind != TY_BUF && t->kind != TY_ARRAY &&
-	    !sema_fmt_string_like(t->kind))
+	char a[64];
+	if (s->final && t->kind == TY_PTR)
+		diag_error(s->diags, n->loc, "%s type passed to print() is not printable",
+			   sema_tn(t, a));
+	else if (s->final && t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_TUPLE &&
+		 t->kind != TY_USYM && t->kind != TY_BUF && t->kind != TY_ARRAY &&
+		 t->kind != TY_STRUCT && !sema_fmt_string_like(t->kind))
 		diag_error(s->diags, n->loc, "print() does not support values of type %s",
 			   sema_kind_name(t));
 	else if (s->final)
@@ -562,6 +586,66 @@ static void check_map_func(struct sema *s, struct ast_node *n, enum call_use use
 	whole_map_arg(s, n);
 }
 
+static bool unknown_function(struct sema *s, struct ast_node *n);
+
+/* Does the subtree hold a `$N` or `$#`? */
+static const struct ast_node *find_param(const struct ast_node *n, int depth)
+{
+	if (!n || depth > AST_MAX_DEPTH)
+		return NULL;
+	if (n->kind == AST_POSPARAM || n->kind == AST_PARAMCOUNT)
+		return n;
+	const struct ast_node *sub[] = { n->lhs, n->rhs, n->cond };
+	for (size_t i = 0; i < ARRAY_SIZE(sub); i++) {
+		const struct ast_node *p = find_param(sub[i], depth + 1);
+		if (p)
+			return p;
+	}
+	for (int i = 0; i < n->nkids; i++) {
+		const struct ast_node *p = find_param(n->kids[i], depth + 1);
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * str(p [, n]): p an integer or a pointer (or, in ubt, a string), n an
+ * integer that is not a negative literal; with a positional parameter in
+ * it, p must be `$N` or `$N + k` (its text, sema_posparam); bpftrace's
+ * texts.
+ */
+static void check_str(struct sema *s, struct ast_node *n)
+{
+	char a[64];
+	n->type = ty_str(sema_strlen());
+	if (!sema_check_varargs(s, n, 1, 2))
+		return;
+	const struct ast_node *arg = n->kids[0];
+	const struct ast_node *param = find_param(n, 0);
+	if (param && param->kind == AST_PARAMCOUNT)
+		diag_error(s->diags, param->loc, "use $#, not str($#)");
+	else if (param && arg->kind != AST_POSPARAM &&
+		 !(arg->kind == AST_BINOP &&
+		   (arg->lhs->kind == AST_POSPARAM || arg->rhs->kind == AST_POSPARAM)))
+		diag_error(s->diags, n->loc,
+			   "str() only accepts positional parameters directly or with a single constant offset added");
+	const struct ast_type *t = &n->kids[0]->type;
+	if (s->final && t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_PTR)
+		diag_error(s->diags, n->loc,
+			   "str() expects an integer or a pointer type as first argument (%s provided)",
+			   sema_tn(t, a));
+	if (n->nkids < 2 || !s->final)
+		return;
+	const struct ast_node *len = n->kids[1];
+	int64_t v;
+	if (len->type.kind != TY_INT)
+		diag_error(s->diags, n->loc, "str() only supports integer arguments (%s provided)",
+			   sema_kind_name(&len->type));
+	else if (ast_int_literal(len, &v) && v < 0) /* sic: no space, as bpftrace 0.17 */
+		diag_error(s->diags, n->loc, "strcannot use negative length (%lld)", (long long)v);
+}
+
 /* call -> name '(' args ')': count(), sum(x), printf(fmt, ...), exit() */
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	       const struct ast_node *user)
@@ -579,6 +663,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 				   n->nkids);
 		return;
 	}
+	if (unknown_function(s, n))
+		return;
 	s->func = n->str;
 	for (int i = 0; i < n->nkids; i++) {
 		s->func_arg = i;
@@ -615,16 +701,7 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 		   !strcmp(n->str, "zero")) {
 		check_map_func(s, n, use, user);
 	} else if (!strcmp(n->str, "str")) {
-		n->type = ty_str(sema_strlen());
-		if (n->nkids < 1 || n->nkids > 2)
-			diag_error(s->diags, n->loc, "str() requires between 1 and 2 arguments (%d provided)",
-				   n->nkids);
-		else if (s->final && n->kids[0]->type.kind != TY_INT && n->kids[0]->type.kind != TY_STR &&
-			 n->kids[0]->type.kind != TY_PTR)
-			diag_error(s->diags, n->loc, "str() expects an integer or a pointer type as first argument (%s provided)",
-				   sema_kind_name(&n->kids[0]->type));
-		else if (s->final && n->nkids == 2 && n->kids[1]->type.kind != TY_INT)
-			diag_error(s->diags, n->loc, "str() only accepts an integer as second argument");
+		check_str(s, n);
 	} else if (!strcmp(n->str, "printf") || !strcmp(n->str, "system") ||
 		   !strcmp(n->str, "cat")) {
 		if (!strcmp(n->str, "system") && !sema_unsafe)
@@ -652,22 +729,32 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	} else if (sema_call_more(s, n, use, user)) {
 		/* exit, bswap, strncmp, strcontains, has_key, len, time, system, cat: below */
 	} else {
-		bool known = false;
-		const char *close = NULL;
-		for (size_t i = 0; i < ARRAY_SIZE(known_funcs); i++) {
-			if (!strcmp(n->str, known_funcs[i]))
-				known = true;
-			else if (!close && edit_distance(n->str, known_funcs[i]) <= 2)
-				close = known_funcs[i];
-		}
-		if (known) {
-			diag_error(s->diags, n->loc, "%s() is not supported yet", n->str);
-		} else {
-			struct diag *d = diag_error(s->diags, name_loc(n), "Unknown function: %s", n->str);
-			if (close)
-				diag_hint(d, "did you mean '%s'?", close);
-		}
+		diag_error(s->diags, n->loc, "%s() is not supported yet", n->str);
 	}
+}
+
+/*
+ * A name that is no function: "Unknown function", with a hint when a
+ * function's name is close.  Its arguments are not looked at (bpftrace
+ * 0.17's parser stops there), so `offsetof(struct Foo, m)` says only that
+ * offsetof is unknown.
+ */
+static bool unknown_function(struct sema *s, struct ast_node *n)
+{
+	const char *close = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(known_funcs); i++) {
+		if (!strcmp(n->str, known_funcs[i]))
+			return false;
+		if (!close && edit_distance(n->str, known_funcs[i]) <= 2)
+			close = known_funcs[i];
+	}
+	n->type = ty_none;
+	if (s->pass > 1)
+		return true; /* reported in the first pass */
+	struct diag *d = diag_error(s->diags, name_loc(n), "Unknown function: %s", n->str);
+	if (close)
+		diag_hint(d, "did you mean '%s'?", close);
+	return true;
 }
 
 
@@ -783,7 +870,7 @@ static void sema_signal_call(struct sema *s, struct ast_node *n, enum call_use u
 		n->cval = (uint64_t)signal_number(a->str);
 		if (!n->cval)
 			diag_error(s->diags, n->loc, "%s is not a valid signal", a->str);
-	} else if (sema_int_literal(a, &v)) {
+	} else if (ast_int_literal(a, &v)) {
 		if (v < 1 || v > 64)
 			diag_error(s->diags, n->loc, "%lld is not a valid signal, allowed range: [1,64]",
 				   (long long)v);
@@ -826,14 +913,15 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 		return true;
 	}
 	if (!strcmp(f, "strncmp")) {
+		/* strncmp(a, b, n): n a literal (`$1` given a number too) */
 		n->type = ty_uint64;
 		int64_t v;
 		if (!sema_check_nargs(s, n, 3))
 			return true;
-		if (s->final && (!is_str(n->kids[0]) || !is_str(n->kids[1])))
-			diag_error(s->diags, n->loc, "strncmp() expects a string for its first two arguments");
-		else if (!sema_int_literal(n->kids[2], &v) || v < 0)
-			diag_error(s->diags, n->loc, "Builtin strncmp requires a non-negative integer literal as its third argument");
+		sema_check_arg(s, n, 0, TY_STR, false);
+		sema_check_arg(s, n, 1, TY_STR, false);
+		if (sema_check_arg(s, n, 2, TY_INT, true) && ast_int_literal(n->kids[2], &v) && v < 0)
+			diag_error(s->diags, n->loc, "Builtin strncmp requires a non-negative size");
 		return true;
 	}
 	if (!strcmp(f, "strcontains")) {

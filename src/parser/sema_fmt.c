@@ -1,8 +1,8 @@
 /*
  * sema_fmt.c - semantic analysis of the value-formatting functions: buf,
- * strftime, join, strerror, ntop, pton, macaddr.  Called from sema_call()
+ * strftime, join, strerror, ntop, pton, macaddr, cgroup_path.  Called from sema_call()
  * (sema_call.c) for those names; the values are bytes probe code fills
- * (ast.h, TY_BUF .. TY_MACADDR) that ubt turns into text when it prints
+ * (ast.h, TY_BUF .. TY_CGPATH) that ubt turns into text when it prints
  * them (output/values.c), as bpftrace 0.17 does in user space.
  */
 #include <arpa/inet.h>
@@ -17,11 +17,11 @@
 bool sema_fmt_string_like(enum ast_type_kind k)
 {
 	return k == TY_TSTAMP || k == TY_INET || k == TY_STRERROR || k == TY_USERNAME ||
-	       k == TY_MACADDR;
+	       k == TY_MACADDR || k == TY_CGPATH;
 }
 
 /* bpftrace's check_varargs(): between lo and hi arguments */
-static bool fmt_varargs(struct sema *s, struct ast_node *n, int lo, int hi)
+bool sema_check_varargs(struct sema *s, struct ast_node *n, int lo, int hi)
 {
 	if (n->nkids < lo) {
 		if (lo == 1)
@@ -45,14 +45,14 @@ static bool fmt_varargs(struct sema *s, struct ast_node *n, int lo, int hi)
 }
 
 /* bpftrace's check_arg(): argument i is an integer (or a string literal) */
-static bool fmt_arg(struct sema *s, struct ast_node *n, int i, enum ast_type_kind want,
+bool sema_check_arg(struct sema *s, struct ast_node *n, int i, enum ast_type_kind want,
 		    bool literal)
 {
 	const struct ast_node *a = n->kids[i];
 	const char *wname = want == TY_STR ? "string" : "integer";
 	if (literal && (a->kind != (want == TY_STR ? AST_STR : AST_INT) || a->type.kind != want)) {
 		int64_t v;
-		if (want == TY_INT && sema_int_literal(a, &v))
+		if (want == TY_INT && ast_int_literal(a, &v))
 			return true;
 		diag_error(s->diags, n->loc, "%s() expects a %s literal (%s provided)", n->str, wname,
 			   sema_kind_name(&a->type));
@@ -71,7 +71,7 @@ static void fmt_buf(struct sema *s, struct ast_node *n)
 {
 	int max = sema_strlen(), size = max;
 	n->type = (struct ast_type){ TY_BUF, 1 + max, false, AS_KERNEL };
-	if (!fmt_varargs(s, n, 1, 2))
+	if (!sema_check_varargs(s, n, 1, 2))
 		return;
 	const struct ast_type *t = &n->kids[0]->type;
 	if (s->final && t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_PTR &&
@@ -88,9 +88,9 @@ static void fmt_buf(struct sema *s, struct ast_node *n)
 				   sema_kind_name(t));
 	} else {
 		if (s->final)
-			fmt_arg(s, n, 1, TY_INT, false);
+			sema_check_arg(s, n, 1, TY_INT, false);
 		int64_t v;
-		if (sema_int_literal(n->kids[1], &v)) {
+		if (ast_int_literal(n->kids[1], &v)) {
 			if (v < 0)
 				diag_error(s->diags, n->loc, "buf cannot use negative length (%lld)",
 					   (long long)v);
@@ -111,11 +111,11 @@ static void fmt_buf(struct sema *s, struct ast_node *n)
 static void fmt_ntop(struct sema *s, struct ast_node *n)
 {
 	n->type = (struct ast_type){ TY_INET, 24, false, AS_NONE };
-	if (!fmt_varargs(s, n, 1, 2))
+	if (!sema_check_varargs(s, n, 1, 2))
 		return;
 	const struct ast_type *t = &n->kids[n->nkids - 1]->type;
 	if (n->nkids == 2)
-		fmt_arg(s, n, 0, TY_INT, false);
+		sema_check_arg(s, n, 0, TY_INT, false);
 	if (!s->final)
 		return;
 	if (t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_ARRAY)
@@ -180,14 +180,14 @@ static void fmt_join(struct sema *s, struct ast_node *n, enum call_use use,
 {
 	sema_check_use(s, n, use, user, false);
 	n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
-	if (!fmt_varargs(s, n, 1, 2) || !s->final)
+	if (!sema_check_varargs(s, n, 1, 2) || !s->final)
 		return;
 	const struct ast_type *t = &n->kids[0]->type;
 	/* sic: bpftrace 0.17 leaves the function's name out */
 	if (t->kind != TY_INT && t->kind != TY_PTR)
 		diag_error(s->diags, n->loc, "() only supports int or pointer arguments (%s provided)",
 			   sema_kind_name(t));
-	if (n->nkids == 2 && !fmt_arg(s, n, 1, TY_STR, true))
+	if (n->nkids == 2 && !sema_check_arg(s, n, 1, TY_STR, true))
 		return;
 	sema_register_fmt(s, n, n->nkids == 2 ? n->kids[1]->str : " ",
 		     n->nkids == 2 ? n->kids[1]->slen : 1, n->nkids);
@@ -201,13 +201,21 @@ bool sema_fmt_call(struct sema *s, struct ast_node *n, enum call_use use,
 		fmt_buf(s, n);
 	} else if (!strcmp(f, "strftime")) {
 		n->type = (struct ast_type){ TY_TSTAMP, 16, false, AS_NONE };
-		if (fmt_varargs(s, n, 2, 2) && s->final && fmt_arg(s, n, 0, TY_STR, true) &&
-		    fmt_arg(s, n, 1, TY_INT, false))
+		if (sema_check_varargs(s, n, 2, 2) && s->final && sema_check_arg(s, n, 0, TY_STR, true) &&
+		    sema_check_arg(s, n, 1, TY_INT, false))
 			sema_register_fmt(s, n, n->kids[0]->str, n->kids[0]->slen, n->nkids);
+	} else if (!strcmp(f, "cgroup_path")) {
+		/* cgroup_path(id[, "filter"]): the filter names which hierarchies
+		 * (bpftrace's wildcards; all of them without one) */
+		n->type = (struct ast_type){ TY_CGPATH, 16, false, AS_NONE };
+		if (sema_check_varargs(s, n, 1, 2) && s->final && sema_check_arg(s, n, 0, TY_INT, false) &&
+		    (n->nkids < 2 || sema_check_arg(s, n, 1, TY_STR, true)))
+			sema_register_fmt(s, n, n->nkids == 2 ? n->kids[1]->str : "*",
+					  n->nkids == 2 ? n->kids[1]->slen : 1, n->nkids);
 	} else if (!strcmp(f, "strerror")) {
 		n->type = (struct ast_type){ TY_STRERROR, 8, false, AS_NONE };
 		if (sema_check_nargs(s, n, 1))
-			fmt_arg(s, n, 0, TY_INT, false);
+			sema_check_arg(s, n, 0, TY_INT, false);
 	} else if (!strcmp(f, "ntop")) {
 		fmt_ntop(s, n);
 	} else if (!strcmp(f, "pton")) {

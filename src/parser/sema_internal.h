@@ -64,12 +64,16 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use, const stru
 bool sema_check_use(struct sema *s, struct ast_node *n, enum call_use use,
 		    const struct ast_node *user, bool want_map);
 bool sema_check_nargs(struct sema *s, struct ast_node *n, int want);
-bool sema_int_literal(const struct ast_node *n, int64_t *v);
 void sema_register_fmt(struct sema *s, struct ast_node *n, const char *fmt, size_t len, int first);
 /* sema_fmt.c: buf, strftime, join, strerror, ntop, pton, macaddr */
 bool sema_fmt_call(struct sema *s, struct ast_node *n, enum call_use use,
 		   const struct ast_node *user);
 bool sema_fmt_string_like(enum ast_type_kind k); /* printed as text by %s */
+/* sema_fmt.c: bpftrace's check_varargs() and check_arg() (argument i is a
+ * `want`, a literal one when literal), with its messages */
+bool sema_check_varargs(struct sema *s, struct ast_node *n, int lo, int hi);
+bool sema_check_arg(struct sema *s, struct ast_node *n, int i, enum ast_type_kind want,
+		    bool literal);
 /* sema_stack.c, issue 7: ustack, uaddr() */
 bool sema_stack_call(struct sema *s, struct ast_node *n);
 bool sema_uaddr_call(struct sema *s, struct ast_node *n);
@@ -87,6 +91,7 @@ void sema_deref(struct sema *s, struct ast_node *n);
 void sema_tuple(struct sema *s, struct ast_node *n);
 void sema_tuple_index(struct sema *s, struct ast_node *n);
 void sema_posparam(struct sema *s, struct ast_node *n);
+bool sema_str_param_offset(struct sema *s, struct ast_node *n);
 void sema_ident(struct sema *s, struct ast_node *n);
 void sema_sizeof(struct sema *s, struct ast_node *n);
 

@@ -104,18 +104,19 @@ bool sema_stack_call(struct sema *s, struct ast_node *n)
 				diag_error(s->diags, k->loc, "Unknown stack mode: '%s'", k->str);
 			continue;
 		}
-		if (k->kind != AST_INT) {
-			sema_expr(s, k, USE_NONE, NULL);
+		int64_t v;
+		sema_expr(s, k, USE_NONE, NULL); /* `$1` given a number is a literal too */
+		if (!ast_int_literal(k, &v)) {
 			diag_error(s->diags, n->loc, "ustack() expects a integer literal (%s provided)",
 				   sema_kind_name(&k->type));
 			return true;
 		}
-		if ((int64_t)k->uval < 1 || k->uval > SEMA_STACK_DEFAULT) {
+		if (v < 1 || v > SEMA_STACK_DEFAULT) {
 			diag_error(s->diags, k->loc, "ustack(): the number of frames must be 1 to %d",
 				   SEMA_STACK_DEFAULT);
 			return true;
 		}
-		frames = (int)k->uval;
+		frames = (int)v;
 	}
 	n->type.count = AST_STACK(mode, frames);
 	if (frames > s->info->stack_frames)

@@ -305,8 +305,6 @@ void sema_tuple(struct sema *s, struct ast_node *n)
 			diag_error(s->diags, n->kids[i]->loc, "Map aggregations cannot be tuple elements");
 			ok = false;
 		}
-		if (t.kind == TY_INT)
-			t.size = 8;
 		if (i < 64)
 			types[i] = t;
 	}
@@ -350,8 +348,18 @@ static bool is_number(const char *p)
 	return !*end;
 }
 
-/* $N: an integer if the parameter is a number (or missing: 0), else a
- * string, which only str($N) may use (bpftrace's rule). */
+/* Inside str()'s first argument, `$N` is its parameter's text. */
+static bool in_str_arg(const struct sema *s)
+{
+	return s->func && !strcmp(s->func, "str") && s->func_arg == 0;
+}
+
+/*
+ * $N: an integer if the parameter is a number (or missing: 0), else a
+ * string, which only str($N) may use (bpftrace's rule).  In str() it is
+ * the text whatever it holds: `str($1)` of 1 is "1", of a missing
+ * parameter "".
+ */
 void sema_posparam(struct sema *s, struct ast_node *n)
 {
 	uint64_t i = n->uval;
@@ -361,20 +369,55 @@ void sema_posparam(struct sema *s, struct ast_node *n)
 		return;
 	}
 	n->cval = 0;
-	if (i > (uint64_t)s->prog->nparams)
-		return; /* missing: 0, or "" in str() */
-	const char *v = s->prog->params[i - 1];
+	const char *v = i <= (uint64_t)s->prog->nparams ? s->prog->params[i - 1] : NULL;
 	n->cstr = v;
+	if (in_str_arg(s)) {
+		n->cstr = v ? v : "";
+		n->type = ty_str((int)strlen(n->cstr) + 1);
+		n->type.as = AS_KERNEL;
+		return;
+	}
+	if (!v)
+		return; /* missing: 0 */
 	if (is_number(v)) {
 		n->cval = *v == '-' ? (uint64_t)strtoll(v, NULL, 0) : strtoull(v, NULL, 0);
 		return;
 	}
-	if (s->func && !strcmp(s->func, "str")) {
-		n->type = ty_str((int)strlen(v) + 1);
-		return;
-	}
 	diag_error(s->diags, n->loc, "%s used numerically but given \"%s\". Try using str(%s).",
 		   n->str, v, n->str);
+}
+
+/*
+ * str($N + k), str(k + $N): the parameter's text from character k on
+ * (bpftrace adds k to the address of the text), 0 <= k <= its length.
+ * Any other operation on a `$N` in str() is an error, as in bpftrace;
+ * returns false when n has no `$N` operand.
+ */
+bool sema_str_param_offset(struct sema *s, struct ast_node *n)
+{
+	if (!in_str_arg(s))
+		return false;
+	struct ast_node *p = n->lhs->kind == AST_POSPARAM ? n->lhs : n->rhs;
+	struct ast_node *k = p == n->lhs ? n->rhs : n->lhs;
+	if (p->kind != AST_POSPARAM || p->uval == 0 || k->kind == AST_POSPARAM)
+		return false;
+	sema_expr(s, p, USE_NONE, NULL);
+	sema_expr(s, k, USE_NONE, NULL);
+	size_t len = strlen(p->cstr);
+	if (n->op != '+' || k->kind != AST_INT || k->uval > len) {
+		struct src_loc at = n->loc;
+		at.end_line = n->rhs->loc.end_line;
+		at.end_col = n->rhs->loc.end_col;
+		diag_error(s->diags, at,
+			   "only addition of a single constant less or equal to the length of %s (which is %zu) is allowed inside str()",
+			   p->str, len);
+		n->type = ty_str(1); /* one error, as bpftrace */
+		return true;
+	}
+	n->cstr = p->cstr + k->uval;
+	n->type = ty_str((int)strlen(n->cstr) + 1);
+	n->type.as = AS_KERNEL;
+	return true;
 }
 
 /* A bare identifier: an enum member or a #define'd constant. */
@@ -384,13 +427,17 @@ void sema_ident(struct sema *s, struct ast_node *n)
 		const struct ast_const *c = &s->prog->consts[i];
 		if (strcmp(c->name, n->str))
 			continue;
+		n->uval = 0;
 		if (c->str) {
 			n->type = ty_str((int)strlen(c->str) + 1);
 			n->type.as = AS_KERNEL;
 			n->cstr = c->str;
 		} else {
-			n->type = ty_int64;
+			/* bpftrace: an enumerator is a uint64; a #define'd
+			 * integer the literal its preprocessor leaves */
+			n->type = c->is_enum ? ty_uint64 : ty_int64;
 			n->cval = (uint64_t)c->value;
+			n->uval = !c->is_enum;
 		}
 		return;
 	}

@@ -28,6 +28,42 @@ static inline struct rt_shm_header *rt_hdr(void)
 	return (struct rt_shm_header *)ubt_shm;
 }
 
+/* This process's private page (abi.h, struct rt_priv); defined by the linker. */
+extern struct rt_priv ubt_priv RT_API;
+
+/*
+ * Where the runtime reads the layout (sizes, offsets, capacities of the
+ * header, the thread table, the rings and each map): a copy of the data
+ * part's headers at the same offsets.  In the target it is the data part
+ * itself (ubt_priv.layout is 0).  In ubt (BEGIN, END, interval probes run
+ * there against the same shared memory) it is ubt's read-only copy, so a
+ * target that rewrites the shared headers cannot steer ubt's own writes
+ * (docs/ARCHITECTURE.md, "Shared memory is untrusted").  Counters and
+ * contents (used, lock, slots, keys, values, ring heads) are always read
+ * from ubt_shm, and an index found there is checked against the layout.
+ */
+static inline const char *rt_layout_base(void)
+{
+	return ubt_priv.layout ? (const char *)ubt_priv.layout : ubt_shm;
+}
+
+static inline const struct rt_shm_header *rt_lay(void)
+{
+	return (const struct rt_shm_header *)rt_layout_base();
+}
+
+/* The layout of the map whose shared header is m. */
+static inline const struct rt_map *rt_map_lay(const struct rt_map *m)
+{
+	return (const struct rt_map *)(rt_layout_base() + ((const char *)m - ubt_shm));
+}
+
+/* Entries a map's arrays have room for (rt_map_nth's range). */
+static inline uint32_t rt_map_places(const struct rt_map *lay)
+{
+	return lay->rows ? lay->rows * RT_MAP_SPREAD : lay->cap;
+}
+
 static inline uint64_t rt_thread_pointer(void)
 {
 	uint64_t tp;
@@ -61,6 +97,47 @@ static inline long rt_syscall0(long nr)
 	return ret;
 }
 
+/*
+ * One 8-byte load of target memory that may fault: 0 with *v, or -EFAULT.
+ * Its entry in the exception table (.rt_extable, rt_read.c) sends a thread
+ * that faults here to the label `fault`, with every register as it was
+ * before the load.
+ * Only where a fault reaches rt_sigsegv: rt_read_direct(t) said yes.
+ */
+static inline __attribute__((always_inline)) int rt_ld8(uint64_t addr, uint64_t *v)
+{
+	uint64_t x;
+	/* asm goto: the fixup is the C label, so a load costs no test; the word
+	 * is an "m" operand, not a "memory" clobber, which would make a loop
+	 * over the stack reload everything it keeps in registers */
+	__asm__ goto("1: movq %[m], %[x]\n"
+		     ".pushsection .rt_extable,\"a\"\n"
+		     ".p2align 2\n"
+		     ".long 1b - .\n"
+		     ".long %l[fault] - .\n"
+		     ".popsection\n"
+		     : [x] "=r"(x)
+		     : [m] "m"(*(const uint64_t *)addr)
+		     :
+		     : fault);
+	*v = x;
+	return 0;
+fault:
+	return -14;
+}
+
+/* rt_read.c: may this thread read directly (a fault reaches rt_sigsegv)? */
+int rt_read_direct(struct rt_thread *t) RT_API;
+/* rt_read.c: n bytes at src, directly (direct) or by process_vm_readv; 0 or -EFAULT */
+int64_t rt_read_raw(int direct, void *dst, uint64_t src, uint64_t n) RT_API;
+/* rt_read.c: process_vm_readv of up to n bytes at src: the bytes read (a partial read stops
+ * at the first page that cannot be read), or -EFAULT */
+int64_t rt_read_some(void *dst, uint64_t src, uint64_t n) RT_API;
+/* rt_vma.c: the mapping [*lo, *hi) holding addr, readable: 0, or -1 when there is none */
+int rt_vma_find(uint64_t addr, uint64_t *lo, uint64_t *hi) RT_API;
+/* rt_vma.c: forget what is known of the mapping holding addr (it changed) */
+void rt_vma_forget(uint64_t addr) RT_API;
+
 /* Called by probe code (see codegen): */
 struct rt_thread *rt_thread_enter(void) RT_API;
 void rt_thread_exit(struct rt_thread *t) RT_API;
@@ -77,9 +154,13 @@ struct rt_thread *rt_thread_find(void) RT_API;
 void rt_signal(uint64_t sig) RT_API;
 int64_t rt_read(struct rt_thread *t, void *dst, uint64_t src, uint64_t n) RT_API;
 int64_t rt_read_str(struct rt_thread *t, char *dst, uint64_t src, uint64_t n) RT_API;
+int64_t rt_read_u64(uint32_t *state, uint64_t *dst, uint64_t src) RT_API;
+int64_t rt_write_u64(uint64_t dst, uint64_t v) RT_API;
 void rt_sigsegv(int sig, void *info, void *ucv) RT_API;
-uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n) RT_API;
+uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n,
+		     struct rt_thread *t) RT_API;
 int64_t rt_strncmp(const char *a, uint64_t asize, const char *b, uint64_t bsize, uint64_t n) RT_API;
+int64_t rt_memneq(const void *a, const void *b, uint64_t n) RT_API;
 int64_t rt_strcontains(const char *h, uint64_t hsize, const char *nd, uint64_t nsize) RT_API;
 int64_t rt_map_len(struct rt_map *m) RT_API;
 

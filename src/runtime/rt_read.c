@@ -47,11 +47,9 @@
 #define RT_UC_RIP 168       /* offsetof(ucontext_t, uc_mcontext.gregs[REG_RIP]) */
 #define RT_USER_TOP 0x7ffffffff000ull /* end of user space with 4-level paging */
 
-extern char ubt_priv[] RT_API;
-
 static inline struct rt_priv *rt_priv(void)
 {
-	return (struct rt_priv *)ubt_priv;
+	return &ubt_priv;
 }
 
 /*
@@ -69,8 +67,12 @@ static inline struct rt_priv *rt_priv(void)
  * never straddles a page, so a string that ends just before an unmapped
  * page reads fine.
  *
- * rt_extable: pairs of 32-bit offsets from the table's start, (faulting
- * instruction, fixup).
+ * The exception table is the section .rt_extable, bracketed by
+ * rt_extable (rt_ex_first.c, linked first) and rt_extable_end
+ * (rt_ex_last.c, linked last), so any runtime file can add entries
+ * (rt_stack.c's loads of the target's stack do, RT_EXTABLE in rt.h).  An
+ * entry is two 32-bit offsets, each from its own position: the faulting
+ * instruction and its fixup (no relocation in the image for it).
  */
 __asm__(".text\n"
 	".p2align 4\n"
@@ -155,17 +157,17 @@ __asm__(".text\n"
 	".Lrd_fixup:\n"
 	"\tmov $-14, %rax\n"
 	"\tret\n"
+	".pushsection .rt_extable,\"a\"\n"
 	".p2align 2\n"
-	"rt_extable:\n"
-	"\t.long .Lrd_copy_f - rt_extable, .Lrd_fixup - rt_extable\n"
-	"\t.long .Lrd_1_f - rt_extable, .Lrd_fixup - rt_extable\n"
-	"\t.long .Lrd_2_f - rt_extable, .Lrd_fixup - rt_extable\n"
-	"\t.long .Lrd_4_f - rt_extable, .Lrd_fixup - rt_extable\n"
-	"\t.long .Lrd_8_f - rt_extable, .Lrd_fixup - rt_extable\n"
-	"\t.long .Lrd_s_f1 - rt_extable, .Lrd_fixup - rt_extable\n"
-	"\t.long .Lrd_s_f2 - rt_extable, .Lrd_fixup - rt_extable\n"
-	"\t.long .Lrd_s_f3 - rt_extable, .Lrd_fixup - rt_extable\n"
-	"rt_extable_end:\n");
+	"\t.long .Lrd_copy_f - .\n\t.long .Lrd_fixup - .\n"
+	"\t.long .Lrd_1_f - .\n\t.long .Lrd_fixup - .\n"
+	"\t.long .Lrd_2_f - .\n\t.long .Lrd_fixup - .\n"
+	"\t.long .Lrd_4_f - .\n\t.long .Lrd_fixup - .\n"
+	"\t.long .Lrd_8_f - .\n\t.long .Lrd_fixup - .\n"
+	"\t.long .Lrd_s_f1 - .\n\t.long .Lrd_fixup - .\n"
+	"\t.long .Lrd_s_f2 - .\n\t.long .Lrd_fixup - .\n"
+	"\t.long .Lrd_s_f3 - .\n\t.long .Lrd_fixup - .\n"
+	".popsection\n");
 
 int64_t rt_rd_copy(void *dst, const void *src, uint64_t n) RT_API;
 int64_t rt_rd_1(void *dst, const void *src) RT_API;
@@ -199,10 +201,9 @@ static void rt_read_bump(void)
 
 static int rt_fixup(uint64_t *rip)
 {
-	uint64_t base = (uint64_t)rt_extable;
 	for (const int32_t *e = rt_extable; e < rt_extable_end; e += 2)
-		if (*rip == base + (int64_t)e[0]) {
-			*rip = base + (int64_t)e[1];
+		if (*rip == (uint64_t)&e[0] + (int64_t)e[0]) {
+			*rip = (uint64_t)&e[1] + (int64_t)e[1];
 			return 1;
 		}
 	return 0;
@@ -265,7 +266,7 @@ static int rt_direct_ok(void)
 	return 1;
 }
 
-static int rt_direct(struct rt_thread *t)
+int rt_read_direct(struct rt_thread *t)
 {
 	uint32_t gen = rt_priv()->rd_gen;
 	if (!gen || !t)
@@ -322,6 +323,20 @@ static int64_t rt_vm_read_str(char *dst, uint64_t src, uint64_t n)
 	return 0;
 }
 
+int64_t rt_read_some(void *dst, uint64_t src, uint64_t n)
+{
+	struct rt_iovec l = {dst, n}, r = {(void *)src, n};
+	long got = rt_syscall6(310 /* process_vm_readv */, rt_priv()->pid, (long)&l, 1, (long)&r, 1, 0);
+	return got > 0 ? got : -RT_EFAULT;
+}
+
+int64_t rt_read_raw(int direct, void *dst, uint64_t src, uint64_t n)
+{
+	if (!n)
+		return 0;
+	return direct ? rt_rd_copy(dst, (const void *)src, n) : rt_vm_read(dst, src, n);
+}
+
 static int rt_plausible(uint64_t src, uint64_t n)
 {
 	return src >= rt_hdr()->rd_min_addr && src < RT_USER_TOP && n <= RT_USER_TOP - src;
@@ -348,7 +363,7 @@ int64_t rt_read(struct rt_thread *t, void *dst, uint64_t src, uint64_t n)
 		return 0;
 	if (!rt_plausible(src, n))
 		return rt_failed(dst, n);
-	if (!rt_direct(t))
+	if (!rt_read_direct(t))
 		ret = rt_vm_read(dst, src, n);
 	else if (n == 8)
 		ret = rt_rd_8(dst, (const void *)src);
@@ -376,11 +391,49 @@ int64_t rt_read_str(struct rt_thread *t, char *dst, uint64_t src, uint64_t n)
 		return 0;
 	if (!rt_plausible(src, 1))
 		return rt_failed(dst, n);
-	if (rt_direct(t))
+	if (rt_read_direct(t))
 		ret = rt_rd_str(dst, (const char *)src, n);
 	else
 		ret = rt_vm_read_str(dst, src, n);
 	return ret ? rt_failed(dst, n) : 0;
+}
+
+/*
+ * The runtime's own reads and writes of one word, for return probes
+ * (rt_ret.c): whether a parked frame's return slot, on a stack that may
+ * since have been unmapped, still holds its trampoline's stub.  Same
+ * choice of method as rt_read, with the cache in *state (32 bits: the
+ * generation's low bits), and a failure is not the script's read fault.
+ * Writes (rare: a parked frame given its return address back) always go
+ * through process_vm_writev.  Both name the calling process by getpid():
+ * a forked child returning through a trampoline reads its own memory.
+ */
+static int64_t rt_vm_word(long nr, uint64_t *local, uint64_t remote)
+{
+	struct rt_iovec l = {local, 8}, r = {(void *)remote, 8};
+	long pid = rt_syscall0(39 /* getpid */);
+	return rt_syscall6(nr, pid, (long)&l, 1, (long)&r, 1, 0) == 8 ? 0 : -RT_EFAULT;
+}
+
+int64_t rt_read_u64(uint32_t *state, uint64_t *dst, uint64_t src) RT_API;
+int64_t rt_read_u64(uint32_t *state, uint64_t *dst, uint64_t src)
+{
+	uint32_t gen = rt_priv()->rd_gen;
+	if (!rt_plausible(src, 8) || (src & 7))
+		return -RT_EFAULT;
+	if (gen && *state != (gen << 1 | 1) && *state != gen << 1)
+		*state = gen << 1 | (uint32_t)rt_direct_ok();
+	if (gen && *state == (gen << 1 | 1))
+		return rt_rd_8(dst, (const void *)src);
+	return rt_vm_word(310 /* process_vm_readv */, dst, src);
+}
+
+int64_t rt_write_u64(uint64_t dst, uint64_t v) RT_API;
+int64_t rt_write_u64(uint64_t dst, uint64_t v)
+{
+	if (!rt_plausible(dst, 8) || (dst & 7))
+		return -RT_EFAULT;
+	return rt_vm_word(311 /* process_vm_writev */, &v, dst);
 }
 
 void rt_read_on_sigaction(struct rt_regs *regs) RT_API;

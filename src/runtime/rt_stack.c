@@ -27,9 +27,16 @@
  * that points into code (return addresses among them); stale words make
  * some equal stacks get different ids, which ubt merges when it prints.
  *
- * Every read stays between the probe's stack pointer and the top of the
- * thread's stack (stack_top()), memory the thread itself is using, so no
- * read can fault.
+ * Every read of the stack lies in [sp, hi), hi the end of the mapping sp is
+ * in (rt_vma.c: a thread's stack, a coroutine's stack from mmap or malloc,
+ * a sigaltstack), and is fault-tolerant, because a mapping found earlier
+ * can have changed: a load with an exception-table entry (rt_ld8), or,
+ * where a fault would not reach the runtime's handler (rt_read_direct
+ * says no: the application replaced it, or the thread blocks SIGSEGV), a
+ * window of 256 bytes filled by process_vm_readv (struct win).  A failed
+ * read ends the walk or the copy there, makes rt_vma.c forget the mapping,
+ * and counts the stack in the table's `cut`; so does an sp in no readable
+ * mapping (then only the frames known from the registers are kept).
  *
  * Return probes hijack return slots: while sym_middle has a uretprobe, the
  * slot holding its return address into sym_outer holds the stub of
@@ -42,16 +49,16 @@
  * So every return address the walk reads from a slot, and every word of
  * the copy, is checked against the shadow entry of that slot (struct
  * shadow): a slot an entry names that still holds the entry's stub stands
- * for the entry's ret.  Entries are ordered by slot address (the innermost
- * frame has the lowest) and the walk goes up the stack, so one cursor
- * moving down the shadow stack costs one compare per frame.  Without
+ * for the entry's ret (and a chain of tail calls on one slot resolves
+ * entry by entry to the first caller's address).  Entries are ordered by
+ * slot address (the innermost frame has the lowest) and the walk goes up
+ * the stack, so one cursor moving down the shadow stack costs one compare
+ * per frame.  Without
  * return probes (rets_addr 0) the walk and the scan are the same code as
  * before, chosen once per call.
  */
 #include "rt.h"
 
-#define RT_STACK_PROBES 64 /* table slots tried before a stack is dropped */
-#define RT_MIB (1ull << 20)
 
 static inline struct rt_stack_table *rt_stack_table(void)
 {
@@ -59,17 +66,35 @@ static inline struct rt_stack_table *rt_stack_table(void)
 	return off ? (struct rt_stack_table *)(ubt_shm + off) : 0;
 }
 
-/* The top of the stack sp is on, or 0 when it is not a stack ubt knows. */
-static uint64_t stack_top(uint64_t sp)
+/*
+ * Where a fault would not reach rt_sigsegv, the stack is read through a
+ * window of 32 words filled by process_vm_readv, never past hi.
+ */
+struct win {
+	uint64_t base, len, hi;
+	uint64_t w[32];
+};
+
+static __attribute__((noinline)) int win_ld(struct win *w, uint64_t addr, uint64_t *v)
 {
-	const struct rt_stack_facts *f = &rt_hdr()->stk;
-	/* glibc puts a thread's TCB (the thread pointer) right above its stack */
-	uint64_t tp = rt_thread_pointer();
-	if (tp > sp && tp - sp < 64 * RT_MIB)
-		return tp;
-	if (sp >= f->main_lo && sp < f->main_hi)
-		return f->main_hi;
+	if (addr - w->base >= w->len) {
+		uint64_t n = w->hi - addr < sizeof(w->w) ? w->hi - addr : sizeof(w->w);
+		int64_t got = n >= 8 ? rt_read_some(w->w, addr, n) : -14;
+		if (got < 8) {
+			w->len = 0;
+			return -14;
+		}
+		w->base = addr;
+		w->len = (uint64_t)got & ~7ull;
+	}
+	*v = w->w[(addr - w->base) / 8];
 	return 0;
+}
+
+/* One word of the stack at addr (below hi): 0, or -EFAULT. */
+static inline __attribute__((always_inline)) int ld(struct win *win, uint64_t addr, uint64_t *v)
+{
+	return win ? win_ld(win, addr, v) : rt_ld8(addr, v);
 }
 
 /* The code range holding addr (END ranges come first), or 0. */
@@ -100,7 +125,7 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
 static __attribute__((noinline)) uint64_t caller_rbp(uint64_t sp)
 {
 	uint64_t fp = (uint64_t)__builtin_frame_address(0);
-	for (int i = 0; i < 4 && fp > (uint64_t)&fp && fp < sp; i++)
+	for (int i = 0; i < 8 && fp > (uint64_t)&fp && fp < sp; i++)
 		fp = *(const uint64_t *)fp;
 	return fp;
 }
@@ -151,7 +176,7 @@ static inline uint64_t shadow_fix(struct shadow *sh, uint64_t slot, uint64_t v)
 			return v;
 		sh->k--;
 		if (esp == slot && v == e->stub)
-			return e->ret;
+			v = e->ret; /* the next entry down may be a tail call's caller (a chain) */
 	}
 	return v;
 }
@@ -160,6 +185,8 @@ struct walk {
 	uint64_t frames[RT_STACK_MAX];
 	uint32_t n;
 	int cfi; /* stopped in code without frame pointers: unwind a copy */
+	int cut; /* a read of the stack failed */
+	struct win *win; /* NULL: read with rt_ld8 */
 };
 
 static inline __attribute__((always_inline)) void
@@ -177,15 +204,18 @@ fp_walk_(struct walk *w, uint64_t ra, uint64_t fp, uint64_t lo, uint64_t hi, uin
 		}
 		if (fp < lo || fp & 7 || hi < 16 || fp > hi - 16)
 			return;
-		const uint64_t *fr = (const uint64_t *)fp;
-		ra = fr[1];
+		uint64_t next;
+		if (ld(w->win, fp + 8, &ra) || ld(w->win, fp, &next)) {
+			w->cut = 1;
+			return;
+		}
 		if (sh)
 			ra = shadow_fix(sh, fp + 8, ra);
 		if (!ra)
 			return;
 		w->frames[w->n++] = ra;
 		lo = fp + 16;
-		fp = fr[0];
+		fp = next;
 	}
 }
 
@@ -251,15 +281,19 @@ claim(struct rt_stack_table *t, uint64_t id, int *lost)
  * hijacked return slot counts as the return address it stands for.
  */
 static inline __attribute__((always_inline)) uint64_t
-hash_copy_(uint64_t id, uint64_t sp, uint64_t hi, uint64_t cap, uint64_t *copyp,
-	   struct shadow *sh)
+hash_copy_(struct walk *w, struct win *win, uint64_t id, uint64_t sp, uint64_t hi, uint64_t cap,
+	   uint64_t *copyp, struct shadow *sh)
 {
 	const struct rt_stack_facts *f = &rt_hdr()->stk;
 	uint64_t copy = (hi - sp < cap ? hi - sp : cap) & ~7ull;
-	const uint64_t *s = (const uint64_t *)sp;
 	uint64_t lo = f->code_lo, span = f->code_hi - f->code_lo;
 	for (uint64_t i = 0; i < copy / 8; i++) {
-		uint64_t v = s[i];
+		uint64_t v;
+		if (ld(win, sp + i * 8, &v)) {
+			copy = i * 8; /* the mapping changed: copy what was read */
+			w->cut = 1;
+			break;
+		}
 		if (sh)
 			v = shadow_fix(sh, sp + i * 8, v);
 		if (v - lo >= span || v - sp < hi - sp)
@@ -284,7 +318,7 @@ hash_copy_(uint64_t id, uint64_t sp, uint64_t hi, uint64_t cap, uint64_t *copyp,
  */
 static void shadow_patch(const struct shadow *all, uint64_t sp, uint64_t copy, uint64_t *dst)
 {
-	for (uint32_t i = 0; i < all->k; i++) {
+	for (uint32_t i = all->k; i-- > 0;) { /* from the top: a chain's top stub is in the slot */
 		const struct rt_ret_entry *e = &all->e[i];
 		uint64_t slot = e->sp & ~1ull;
 		if (e->sp == RT_RET_PENDING || slot < sp || slot - sp >= copy || (slot - sp) & 7)
@@ -304,7 +338,8 @@ static void shadow_patch(const struct shadow *all, uint64_t sp, uint64_t copy, u
  * probes.
  */
 static inline __attribute__((always_inline)) uint64_t
-stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, const int with_ret)
+stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, const int with_ret,
+	 struct win *win)
 {
 	struct rt_stack_table *t = rt_stack_table();
 	if (!t || !n)
@@ -314,6 +349,8 @@ stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, const int with_re
 	struct walk w;
 	w.n = 0;
 	w.cfi = 0;
+	w.cut = 0;
+	w.win = win;
 	struct shadow all = {0, 0}; /* the thread's shadow stack, when return probes are on */
 	if (with_ret)
 		shadow_find(&all, rt_hdr()->rets_addr);
@@ -337,7 +374,11 @@ stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, const int with_re
 		}
 		rbp = caller_rbp(sp);
 	}
-	uint64_t hi = stack_top(sp);
+	uint64_t lo_map, hi = 0;
+	if (rt_vma_find(sp, &lo_map, &hi))
+		w.cut = 1; /* no readable mapping holds sp: only the frames known so far */
+	if (win)
+		win->hi = hi;
 #define WALK(ra, fp, lo)                                                   \
 	do {                                                               \
 		if (with_ret && sh.k)                                      \
@@ -368,7 +409,12 @@ stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, const int with_re
 	uint64_t copy = 0;
 	if (w.cfi && hi > sp) {
 		sh = all;
-		id = hash_copy_(id, sp, hi, t->copy_size, &copy, with_ret && sh.k ? &sh : 0);
+		id = hash_copy_(&w, win, id, sp, hi, t->copy_size, &copy, with_ret && sh.k ? &sh : 0);
+	}
+	if (w.cut) {
+		if (hi)
+			rt_vma_forget(sp);
+		__atomic_fetch_add(&t->cut, 1, __ATOMIC_RELAXED);
 	}
 	if (id <= RT_STACK_LOST)
 		id += 2; /* 0: no stack, RT_STACK_LOST: not recorded */
@@ -386,9 +432,11 @@ stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, const int with_re
 	e->copy_len = 0;
 	if (copy) {
 		char *dst = (char *)&e->frames[t->max_frames];
-		const char *src = (const char *)sp;
-		for (uint64_t i = 0; i < copy; i++)
-			dst[i] = src[i];
+		if (rt_read_raw(!win, dst, sp, copy))
+			copy = 0; /* unmapped since the scan read it: keep the frames */
+	}
+	if (copy) {
+		char *dst = (char *)&e->frames[t->max_frames];
 		if (with_ret && all.k)
 			shadow_patch(&all, sp, copy, (uint64_t *)dst);
 		e->copy_len = (uint32_t)copy;
@@ -406,12 +454,29 @@ stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n, const int with_re
 static __attribute__((noinline)) uint64_t stack_id_ret(void *regs, uint64_t site, uint32_t kind,
 						       uint32_t n)
 {
-	return stack_id(regs, site, kind, n, 1);
+	return stack_id(regs, site, kind, n, 1, 0);
 }
 
-RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n)
+/*
+ * The thread cannot take a fault (rt_read_direct said no): the same walk
+ * through a window read with process_vm_readv, about 1 us per 256 bytes.
+ */
+static __attribute__((noinline)) uint64_t stack_id_slow(void *regs, uint64_t site, uint32_t kind,
+							uint32_t n)
 {
+	struct win win;
+	win.base = win.len = 0;
+	if (rt_hdr()->rets_addr)
+		return stack_id(regs, site, kind, n, 1, &win);
+	return stack_id(regs, site, kind, n, 0, &win);
+}
+
+RT_API uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n,
+			    struct rt_thread *t)
+{
+	if (!rt_read_direct(t))
+		return stack_id_slow(regs, site, kind, n);
 	if (rt_hdr()->rets_addr)
 		return stack_id_ret(regs, site, kind, n);
-	return stack_id(regs, site, kind, n, 0);
+	return stack_id(regs, site, kind, n, 0, 0);
 }

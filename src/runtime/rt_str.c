@@ -1,7 +1,8 @@
 /*
  * rt_str.c - string functions of scripts that run in probe context:
- * strncmp() and strcontains(), on the probe's own buffers (a string value
- * is a NUL-padded buffer of known size, so every read is bounded by it).
+ * strncmp(), strcontains(), and `==` of strings and arrays, on the probe's
+ * own buffers (a string value is a NUL-padded buffer of known size, so
+ * every read is bounded by it).
  * Map sizes: len(@m).
  */
 #include "rt.h"
@@ -16,6 +17,16 @@ int64_t rt_strncmp(const char *a, uint64_t asize, const char *b, uint64_t bsize,
 		if (!x)
 			return 0;
 	}
+	return 0;
+}
+
+/* a == b of arrays, records, tuples: 0 when the n bytes are equal, else 1 */
+int64_t rt_memneq(const void *a, const void *b, uint64_t n)
+{
+	const unsigned char *x = a, *y = b;
+	for (uint64_t i = 0; i < n; i++)
+		if (x[i] != y[i])
+			return 1;
 	return 0;
 }
 
@@ -40,10 +51,11 @@ int64_t rt_strcontains(const char *h, uint64_t hsize, const char *nd, uint64_t n
 /* len(@m): entries whose key is in the map now */
 int64_t rt_map_len(struct rt_map *m)
 {
+	const struct rt_map *lay = rt_map_lay(m);
 	uint32_t used = __atomic_load_n(&m->used, __ATOMIC_ACQUIRE);
-	const volatile uint32_t *live = (const volatile uint32_t *)((char *)m + m->live_off);
+	const volatile uint32_t *live = (const volatile uint32_t *)((char *)m + lay->live_off);
 	int64_t n = 0;
-	for (uint32_t i = 0; i < used && i < m->cap; i++)
-		n += live[rt_map_nth(m->rows, i)] != 0;
+	for (uint32_t i = 0; i < used && i < lay->cap; i++)
+		n += live[rt_map_nth(lay->rows, i)] != 0;
 	return n;
 }

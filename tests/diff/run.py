@@ -14,6 +14,8 @@ Lines starting with `#` outside a script are comments.
 
     % prog VARIANT ARGS   target: prog_VARIANT ARGS (default: args_O2_pie 8)
     % opts OPTIONS        extra tracer options (e.g. -f json)
+    % params WORDS        positional parameters after the script ($1 ...),
+                          split as a shell would
     % sub REGEX REPL      re.sub on both outputs (times, random values)
     % stderr              compare stderr too (bpftrace's RLIMIT line removed)
     % nocmd               run without -c (BEGIN/END-only scripts)
@@ -54,6 +56,7 @@ class Case:
         self.name, self.path = name, path
         self.prog, self.args = "args_O2_pie", "8"
         self.opts, self.subs, self.script = "", [], []
+        self.params = []
         self.stderr = self.nocmd = False
         self.compat, self.want = None, []
         self.env = {}
@@ -75,6 +78,8 @@ def parse(path):
                 cur.prog, _, cur.args = rest.partition(" ")
             elif kw == "opts":
                 cur.opts = rest
+            elif kw == "params":
+                cur.params = shlex.split(rest)
             elif kw == "sub":
                 pat, _, repl = rest.partition(" ")
                 cur.subs.append((pat, repl))
@@ -115,7 +120,7 @@ def run(tracer, case, progdir, timeout):
         cmd += ["-o", outf]
     if not case.nocmd:
         cmd += ["-c", "%s %s" % (prog, case.args)]
-    cmd += ["-e", script]
+    cmd += ["-e", script] + case.params
     env = dict(os.environ, **case.env)
     try:
         p = subprocess.Popen(cmd, cwd=progdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -28,11 +28,8 @@ static int check(const char *path, const char *name)
 	struct sema_info info = { 0 };
 	int rc = 1;
 	diag_init(&d, name ? name : path, src, len);
-	if (parse_script(src, len, &d, &prog) == 0) {
-		prog->prog->nparams = 2;
-		prog->prog->params = xcalloc(2, sizeof(char *));
-		prog->prog->params[0] = xstrdup("42");
-		prog->prog->params[1] = xstrdup("word");
+	char *params[] = { "42", "word" };
+	if (parse_script_params(src, len, 2, params, &d, &prog) == 0) {
 		if (sema_check(prog, &d, &info) == 0)
 			rc = 0;
 		sema_info_free(&info);

@@ -2025,7 +2025,7 @@ static const struct tcase cases[] = {
 		.diag = "",
 	},
 	{
-		.name = "lang_enum_define", /* ubt */
+		.name = "lang_enum_define", /* ubt; enumerators are uint64 as in bpftrace */
 		.src = "#define N 4\n"
 		"enum e { A, B = 10, C }; BEGIN { @x = N + B + C; }",
 		.ast = "Program\n"
@@ -2040,12 +2040,12 @@ static const struct tcase cases[] = {
 		.typed = "Program\n"
 		" BEGIN\n"
 		"  =\n"
-		"   map: @x :: type[int64, ctx: 0]\n"
-		"   + :: type[int64, ctx: 0]\n"
-		"    + :: type[int64, ctx: 0]\n"
+		"   map: @x :: type[unsigned int64, ctx: 0]\n"
+		"   + :: type[unsigned int64, ctx: 0]\n"
+		"    + :: type[unsigned int64, ctx: 0]\n"
 		"     identifier: N :: type[int64, ctx: 0]\n"
-		"     identifier: B :: type[int64, ctx: 0]\n"
-		"    identifier: C :: type[int64, ctx: 0]\n",
+		"     identifier: B :: type[unsigned int64, ctx: 0]\n"
+		"    identifier: C :: type[unsigned int64, ctx: 0]\n",
 		.diag = "",
 	},
 	{
