@@ -23,7 +23,9 @@
 # Reads no standard input.  Environment: BUILDDIR (default build),
 # UBT_SANITIZE (default 1), E2E_ARGS (extra arguments for tests/e2e/run.py),
 # STRESS_CYCLES and STRESS_KILLS (rounds of tests/stress/stress.py),
-# SHM_FUZZ_SEEDS (cases of tests/fuzz/shm_fuzz.py, default 60).
+# SHM_FUZZ_SEEDS (cases of tests/fuzz/shm_fuzz.py, default 60),
+# UBT_UPSTREAM (a checkout of bpftrace at tag v0.17.0: its runtime tests
+# run against ubt too, tests/upstream/run.sh; not run without it).
 
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -182,6 +184,11 @@ suite "differential tests against bpftrace (tests/diff)" 1800 \
 suite "stress tests: attach/detach cycles and SIGKILLed ubt under load" 900 \
 	python3 tests/stress/stress.py --builddir "$BUILDDIR" --cycles "${STRESS_CYCLES:-40}" \
 	--kills "${STRESS_KILLS:-10}"
+
+if [ -n "${UBT_UPSTREAM:-}" ]; then
+	suite "bpftrace v0.17.0's runtime tests ($UBT_UPSTREAM)" 2400 \
+		bash tests/upstream/run.sh "$UBT_UPSTREAM" --builddir "$BUILDDIR"
+fi
 
 log "total (unit + e2e + fuzz + diff + stress)"
 line="$passed passed, $failed failed"

@@ -11,6 +11,7 @@
  * errors and "No probes to attach", 255 when attaching fails.
  */
 #include "ubt_config.h"
+#include "ubt_args.h"
 #include "ubt_compat.h"
 #include "attach/attach.h"
 #include "codegen/codegen.h"
@@ -23,30 +24,12 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <wordexp.h>
-
-struct options {
-	const char *program; /* -e */
-	const char *file;    /* script path */
-	pid_t pid;
-	const char *cmd;
-	bool quiet, dry_run, verbose, list, unsafe;
-	const char *dump; /* -d */
-	bool json;            /* -f json */
-	const char *out_file; /* -o */
-	int buffering;        /* -B: _IONBF, _IOLBF, _IOFBF; -1 = default */
-	char **params;    /* words after the script: positional parameters $1.. */
-	int helper_checks; /* -k: 1, -kk: 2 (bpftrace's helper error warnings) */
-	int nparams;
-	bool no_warnings; /* --no-warnings */
-};
 
 static volatile sig_atomic_t stop_requested, print_requested;
 
@@ -56,195 +39,6 @@ static void on_signal(int sig)
 		print_requested = 1;
 	else
 		stop_requested = 1;
-}
-
-/* Keep in step with man/ubt.8 (tests/e2e/spdk_docs.test compares the options). */
-static void usage(FILE *f)
-{
-	fputs("USAGE:\n"
-	      "    ubt [options] filename [ARG ...]\n"
-	      "    ubt [options] - <stdin input>\n"
-	      "    ubt [options] -e 'program' [ARG ...]   (ARGs are $1, $2, ...; $# counts them)\n"
-	      "    ubt -l [-v] [-p PID] [search]\n"
-	      "\n"
-	      "OPTIONS:\n"
-	      "    -e 'program'   execute this program\n"
-	      "    -p PID         trace the process PID (it keeps running afterwards);\n"
-	      "                   __EXE__ and __PID__ in the script name its executable and PID\n"
-	      "    -c 'CMD'       run CMD with probes live before its main() and trace it\n"
-	      "    -l [search]    list probes (uprobe, usdt; with -p those of the process)\n"
-	      "    -v             verbose messages (with -l: arguments of functions)\n"
-	      "    -q             keep messages quiet\n"
-	      "    -o file        redirect the program's output to file\n"
-	      "    -f FORMAT      output format: text, json\n"
-	      "    -B MODE        output buffering mode: none, line, full\n"
-	      "    -d STAGE       dump a stage: ast, types, ir, asm\n"
-	      "    --dry-run      check and compile the script, attach nothing\n"
-	      "    --unsafe       allow unsafe builtin functions (system)\n"
-	      "    -k             warn per event when a map update fails (a full map)\n"
-	      "    -kk            also warn per event when a read of the target's memory fails\n"
-	      "    --info         print what this machine supports (ptrace, Yama, rseq, LLVM)\n"
-	      "    -h, --help     show this help message\n"
-	      "    -V, --version  ubt version\n"
-	      "\n"
-	      "ACCEPTED FOR BPFTRACE'S CALLERS:\n"
-	      "    --usdt-file-activation\n"
-	      "                   ignored (semaphores of the traced process are activated)\n"
-	      "    --no-warnings  disable all warning messages\n"
-	      "    -I DIR, --include FILE\n"
-	      "                   refused: declare structs in the script\n"
-	      "\n"
-	      "ENVIRONMENT:\n"
-	      "    BPFTRACE_MAP_KEYS_MAX    [default: 4096] max keys in a map\n"
-	      "    BPFTRACE_MAX_PROBES      [default: 512] max number of probes\n"
-	      "    BPFTRACE_PERF_RB_PAGES   [default: 16] pages of the event ring\n"
-	      "    BPFTRACE_STRLEN          [default: 64] bytes read by str()\n"
-	      "    BPFTRACE_NO_CPP_DEMANGLE [default: 0] disable C++ symbol demangling\n"
-	      "\n"
-	      "EXAMPLES:\n"
-	      "ubt -p 1234 -e 'uprobe:/usr/bin/prog:handle { @calls = count(); }'\n"
-	      "    count calls of handle() in process 1234 until Ctrl-C\n"
-	      "ubt -c './prog 10' -e 'uprobe:./prog:f { @[arg0] = count(); }'\n"
-	      "    run ./prog and count calls of f() by first argument\n"
-	      "ubt -p $(pidof nvmf_tgt) scripts/bpf/send_msg.bt\n"
-	      "    run an SPDK script as it is\n"
-	      "\n"
-	      "See man ubt.\n",
-	      f);
-}
-
-static int parse_args(int argc, char **argv, struct options *o)
-{
-	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{"dry-run", no_argument, NULL, 1},
-		{"unsafe", no_argument, NULL, 6},
-		/* bpftrace's interface: accepted so that its callers run unchanged */
-		{"info", no_argument, NULL, 2},
-		{"include", required_argument, NULL, 3},
-		{"usdt-file-activation", no_argument, NULL, 4},
-		{"no-warnings", no_argument, NULL, 5},
-		{NULL, 0, NULL, 0},
-	};
-	int c;
-	o->buffering = -1;
-	while ((c = getopt_long(argc, argv, "+e:p:c:qd:vhVlf:o:B:I:k", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'e': o->program = optarg; break;
-		case 'p': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v <= 0) {
-				diag_sys(NULL, "pid '%s' is not a valid process id", optarg);
-				return -1;
-			}
-			o->pid = (pid_t)v;
-			break;
-		}
-		case 'c': o->cmd = optarg; break;
-		case 'q': o->quiet = true; break;
-		case 'f':
-			if (!strcmp(optarg, "json")) {
-				o->json = true;
-			} else if (strcmp(optarg, "text")) {
-				diag_sys(NULL, "Invalid output format \"%s\"\nValid formats: 'text', 'json'",
-					 optarg);
-				return -1;
-			}
-			break;
-		case 'o': o->out_file = optarg; break;
-		case 'B':
-			if (!strcmp(optarg, "none")) {
-				o->buffering = _IONBF;
-			} else if (!strcmp(optarg, "line")) {
-				o->buffering = _IOLBF;
-			} else if (!strcmp(optarg, "full")) {
-				o->buffering = _IOFBF;
-			} else {
-				diag_sys(NULL, "Invalid buffering mode: %s", optarg);
-				return -1;
-			}
-			break;
-		case 'd': o->dump = optarg; break;
-		case 'v': o->verbose = true; break;
-		case 'k': o->helper_checks++; break; /* -k, -kk */
-		case 'l': o->list = true; break;
-		case 1: o->dry_run = true; break;
-		case 6: o->unsafe = true; break;
-		case 2: ubt_print_info(stdout); exit(0);
-		case 'I': /* header search path, for #include in scripts */
-		case 3:   /* --include FILE */
-			diag_sys(NULL, "%s: #include of C headers is not supported; declare the "
-				 "structs in the script", c == 'I' ? "-I" : "--include");
-			return -1;
-		case 4:   /* --usdt-file-activation */
-			break;
-		case 5: o->no_warnings = true; break;
-		case 'h': usage(stdout); exit(0);
-		case 'V': printf("ubt v%s\n", UBT_VERSION); exit(0);
-		default: usage(stderr); return -1;
-		}
-	}
-	if (!o->program && optind < argc)
-		o->file = argv[optind++];
-	if (o->list)
-		return 0; /* the optional argument is a search pattern */
-	if (!o->program && !o->file) {
-		usage(stderr);
-		return -1;
-	}
-	/* bpftrace: the remaining words are the positional parameters */
-	o->params = argv + optind;
-	o->nparams = argc - optind;
-	if (o->pid && o->cmd) {
-		diag_sys(NULL, "-p and -c cannot be used together");
-		return -1;
-	}
-	return 0;
-}
-
-static uint32_t env_u32(const char *name, uint32_t def)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return def;
-	char *end;
-	unsigned long n = strtoul(v, &end, 10);
-	if (*end || n == 0 || n > (1u << 30)) {
-		diag_sys(NULL, "environment variable %s=%s is not a valid number; using %u", name,
-			 v, def);
-		return def;
-	}
-	return (uint32_t)n;
-}
-
-/*
- * BPFTRACE_STRLEN: bpftrace 0.17 refuses more than 200 bytes (its strings
- * live on the 512-byte BPF stack).  ubt keeps the limit for another reason:
- * a probe's strings live on the stack of the target's thread it runs in,
- * which may be small (a sigaltstack, a coroutine).  Same error and exit
- * code as bpftrace.
- */
-static int check_strlen_env(void)
-{
-	const char *v = getenv("BPFTRACE_STRLEN");
-	char *end;
-	if (!v)
-		return 0;
-	unsigned long long n = strtoull(v, &end, 10);
-	if (!*v || *end) { /* bpftrace 0.17 accepts 0 (and then uses 64) */
-		diag_sys(NULL, "Env var 'BPFTRACE_STRLEN' did not contain a valid uint64_t, or was "
-			       "zero-valued.");
-		return -1;
-	}
-	if (n > 200) {
-		diag_sys("strings live on the stack of the traced thread, which ubt must not "
-			 "overflow", "'BPFTRACE_STRLEN' %llu exceeds the current maximum of 200 bytes.",
-			 n);
-		return -1;
-	}
-	return 0;
 }
 
 /* Threads of process pid now (its /proc/PID/task entries), 0 if unknown. */
@@ -279,43 +73,19 @@ static uint32_t table_threads(pid_t pid, uint32_t ring_size)
 	return (uint32_t)n;
 }
 
-static void set_cg_options(struct cg_options *co, pid_t pid)
+static void set_cg_options(struct cg_options *co, const struct env *env, pid_t pid)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	co->ncpu = ncpu > 0 ? (uint32_t)ncpu : 1;
-	co->map_keys_max = env_u32("BPFTRACE_MAP_KEYS_MAX", 4096);
+	co->map_keys_max = (uint32_t)env->map_keys_max;
 #ifdef UBT_SMALL_BUFFERS
 	co->ring_size = 4096;
 	co->nthreads = 16;
 	(void)table_threads;
 #else
-	co->ring_size = env_u32("BPFTRACE_PERF_RB_PAGES", 64) * 4096u; /* bpftrace's default */
+	co->ring_size = (uint32_t)env->perf_rb_pages * 4096u; /* bpftrace's default: 64 */
 	co->nthreads = table_threads(pid, co->ring_size);
 #endif
-}
-
-/*
- * BPFTRACE_MAX_PROBES: at most this many probes (default 512, bpftrace
- * 0.17's), read as bpftrace reads it (std::stoull: leading blanks, a sign,
- * digits, anything after them ignored); no digits at all or a number out
- * of range is its error.
- */
-static int max_probes_env(uint64_t *limit)
-{
-	const char *v = getenv("BPFTRACE_MAX_PROBES");
-	char *end;
-	*limit = 512;
-	if (!v)
-		return 0;
-	errno = 0;
-	unsigned long long n = strtoull(v, &end, 10);
-	if (end == v || errno) {
-		diag_sys(NULL, "Env var 'BPFTRACE_MAX_PROBES' did not contain a valid uint64_t, or "
-			       "was zero-valued.");
-		return -1;
-	}
-	*limit = n;
-	return 0;
 }
 
 /* Probes of attach point a: its resolved locations, or 1 for a host or profile probe. */
@@ -387,20 +157,6 @@ static int check_profile(const struct ast_node *prog)
 		}
 	}
 	return 0;
-}
-
-static char **split_cmd(const char *cmd)
-{
-	wordexp_t we;
-	if (wordexp(cmd, &we, WRDE_NOCMD) || we.we_wordc == 0) {
-		diag_sys(NULL, "cannot parse the command '%s'", cmd);
-		return NULL;
-	}
-	char **argv = xcalloc(we.we_wordc + 1, sizeof(char *));
-	for (size_t i = 0; i < we.we_wordc; i++)
-		argv[i] = xstrdup(we.we_wordv[i]);
-	wordfree(&we);
-	return argv;
 }
 
 static void install_signals(void)
@@ -607,6 +363,26 @@ static int dump_object(const char *what, const struct cg_object *obj)
 }
 
 /*
+ * bpftrace's -d / -dd end with the LLVM IR of the probes (-dd: before and
+ * after optimization); ubt prints the IR of the code that runs in the
+ * target and of the code that runs in ubt (BEGIN, END, interval), and
+ * with -dd their machine code.
+ */
+static void dump_debug(int level, const struct cg_object *tobj, const struct cg_object *hobj)
+{
+	const struct cg_object *objs[] = {tobj, hobj};
+	const char *names[] = {"probes run in the target", "probes run in ubt"};
+	for (int i = 0; i < 2; i++) {
+		printf("\nIR: %s\n-------------------\n", names[i]);
+		dump_object("ir", objs[i]);
+		if (level > 1) {
+			printf("\nMachine code: %s\n-------------------\n", names[i]);
+			dump_object("asm", objs[i]);
+		}
+	}
+}
+
+/*
  * Symbolization (output/sym.c): a snapshot of the target's mappings, and
  * each trampoline as an alias of its site (func in a uprobe records an
  * address inside the trampoline).
@@ -633,6 +409,36 @@ static void sym_alias_sites(const struct att_session *s, int first)
 	}
 }
 
+/*
+ * ubt -l [SEARCH]: SEARCH is parsed as the attach points of a script (with
+ * a wildcard probe type allowed, parse_listing), so a bad one gets the
+ * script's messages (`-l '\n'`: invalid character).
+ */
+static int list_probes(const struct options *o)
+{
+	struct diags d;
+	struct ast_node *prog = NULL;
+	if (!o->search_given && o->pid <= 0) {
+		/* bpftrace lists every kernel probe; ubt has nothing to list */
+		diag_sys("ubt lists the probes of a program or library (ubt -l 'uprobe:BIN:*', "
+			 "'usdt:BIN:*') or of a process (ubt -l -p PID); bpftrace -l lists kernel "
+			 "probes", "nothing to list: name a binary or a process");
+		return 1;
+	}
+	char *text = xasprintf("%s {}", o->search);
+	diag_init(&d, "stdin", o->search, strlen(o->search));
+	parse_listing = true;
+	parse_have_pid = o->pid > 0;
+	int ret = parse_script(text, strlen(text), &d, &prog) ||
+		  att_list(prog, o->pid, o->verbose, stdout, &d);
+	diag_print(&d, stderr);
+	if (prog)
+		ast_free(prog);
+	diag_free(&d);
+	free(text);
+	return ret ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = {0};
@@ -650,19 +456,28 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	start_ns = boottime_ns();
-	uint64_t max_probes;
-	if (parse_args(argc, argv, &o) || check_strlen_env() || max_probes_env(&max_probes))
+	struct env env;
+	if ((ret = ubt_parse_args(argc, argv, &o)))
+		return ret;
+	if (ubt_env_read(&env))
 		return 1;
 	if (o.list)
-		return att_list(o.program ? o.program : o.file, o.pid, o.verbose, stdout) ? 1 : 0;
+		return list_probes(&o);
+	/* before the script is read: a SIGINT or SIGTERM while it compiles (a
+	 * caller's `kill -INT` right after starting ubt, a Ctrl-C) ends the
+	 * trace as soon as it is attached, END and maps printed, rather than
+	 * being lost (a shell's background job starts with SIGINT ignored) */
+	install_signals();
 	if (o.program) {
 		src = xstrdup(o.program);
 		len = strlen(src);
 	} else if (read_file(strcmp(o.file, "-") ? o.file : "/dev/stdin", &src, &len)) {
 		diag_sys(NULL, "failed to open file '%s': %s", o.file, strerror(errno));
-		return 1;
+		return 255; /* bpftrace 0.17: -1 */
 	}
+	ret = 1;
 	/* SPDK's scripts name the target __EXE__ and __PID__ (scripts/bpftrace.sh) */
+	bool spdk_script = strstr(src, "__EXE__") || strstr(src, "__PID__");
 	int serr = o.pid ? ubt_subst_placeholders(&src, &len, o.pid) : 0;
 	if (serr) {
 		if (kill(o.pid, 0) && errno == ESRCH)
@@ -673,26 +488,33 @@ int main(int argc, char **argv)
 		free(src);
 		return 1;
 	}
-	diag_init(&d, o.program ? "stdin" : o.file, src, len);
+	diag_init(&d, o.program || !strcmp(o.file, "-") ? "stdin" : o.file, src, len);
 	if (!(s = att_session_new()))
 		goto out;
+	parse_have_pid = o.pid > 0;
 	if (parse_script_params(src, len, o.nparams, o.params, &d, &prog)) {
 		diag_print(&d, stderr);
 		goto out;
 	}
-	if (o.dump && !strcmp(o.dump, "ast"))
+	if (o.debug)
+		fputs("AST after: parser\n-------------------\n", stdout);
+	if (o.debug || (o.dump && !strcmp(o.dump, "ast")))
 		ast_dump(prog, false, stdout);
 	sema_unsafe = o.unsafe;
 	/* the `probe` builtin's longest name at each probe's sites (names.c) */
 	att_probe_name_sizes(prog, o.pid);
 	/* a uprobe's `args`: typed from the binary's DWARF before sema */
 	if (att_dwarf_args(prog, o.pid, &d) || sema_check(prog, &d, &info)) {
+		if (spdk_script)
+			ubt_hint_spdk_maps(&d);
 		diag_print(&d, stderr);
 		goto out;
 	}
 	if (!o.no_warnings)
 		diag_print(&d, stderr); /* warnings */
-	if (o.dump && !strcmp(o.dump, "types"))
+	if (o.debug)
+		fputs("\nAST after: Semantic\n-------------------\n", stdout);
+	if (o.debug || (o.dump && !strcmp(o.dump, "types")))
 		ast_dump(prog, true, stdout);
 	s->pid_hint = o.pid;
 	if (att_resolve(prog, s, &d)) {
@@ -701,33 +523,35 @@ int main(int argc, char **argv)
 	}
 	if (check_profile(prog))
 		goto out;
-	if (check_max_probes(prog, s, max_probes, &d)) {
+	if (check_max_probes(prog, s, env.max_probes, &d)) {
 		diag_print(&d, stderr);
 		goto out;
 	}
 	int nprobes = count_probes(prog, s);
 	if (nprobes == 0) {
-		printf("No probes to attach\n");
+		if (!o.quiet)
+			printf("No probes to attach\n");
 		goto out;
 	}
-	if (s->npoints && !o.pid && !o.cmd && !o.dry_run) {
+	bool dry_run = o.dry_run || o.debug; /* bpftrace's -d, -dd: a dry run */
+	if (s->npoints && !o.pid && !o.cmd && !dry_run) {
 		diag_sys("ubt traces processes: add -p PID or -c 'CMD'",
 			 "uprobe probes need a process to attach to");
 		goto out;
 	}
-	if (att_profile_wanted(prog) && !o.pid && !o.cmd && !o.dry_run) {
+	if (att_profile_wanted(prog) && !o.pid && !o.cmd && !dry_run) {
 		diag_sys("ubt samples the threads of one process: add -p PID or -c 'CMD'",
 			 "profile probes need a process to sample");
 		goto out;
 	}
 	struct cg_options co;
-	set_cg_options(&co, o.pid);
+	set_cg_options(&co, &env, o.pid);
 	co.helper_checks = o.no_warnings ? 0 : o.helper_checks; /* -k, -kk */
 	cg_layout(&info, &co, &layout);
-	bool keep = o.dump && (!strcmp(o.dump, "ir") || !strcmp(o.dump, "asm"));
+	bool keep = o.debug || (o.dump && (!strcmp(o.dump, "ir") || !strcmp(o.dump, "asm")));
 	struct cg_facts tfacts, hfacts;
-	if (!o.dry_run && (o.pid || o.cmd)) {
-		if (o.cmd && !(cargv = split_cmd(o.cmd)))
+	if (!dry_run && (o.pid || o.cmd)) {
+		if (o.cmd && !(cargv = ubt_split_cmd(o.cmd)))
 			goto out;
 		if (att_open(s, o.pid, cargv)) {
 			ret = o.pid ? 1 : 255;
@@ -747,15 +571,16 @@ int main(int argc, char **argv)
 		diag_print(&d, stderr);
 		goto out_detach;
 	}
-	if (keep) {
+	if (o.debug) {
+		dump_debug(o.debug, &tobj, &hobj);
+	} else if (keep) {
 		dump_object(o.dump, &tobj);
 		dump_object(o.dump, &hobj);
 	}
-	if (o.dry_run) {
+	if (dry_run) {
 		ret = 0;
 		goto out;
 	}
-	install_signals();
 	FILE *outf = stdout;
 	if (o.out_file && !(outf = fopen(o.out_file, "w"))) {
 		diag_sys(NULL, "failed to open output file '%s': %s", o.out_file, strerror(errno));
@@ -765,7 +590,7 @@ int main(int argc, char **argv)
 		setvbuf(outf, NULL, o.buffering, 0);
 	else if (outf != stdout)
 		setvbuf(outf, NULL, _IOLBF, 0);
-	if (o.json)
+	if (o.json && !o.quiet)
 		fprintf(outf, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}}\n", nprobes);
 	else if (!o.quiet)
 		fprintf(outf, "Attaching %d probe%s...\n", nprobes, nprobes == 1 ? "" : "s");
@@ -788,11 +613,21 @@ int main(int argc, char **argv)
 			s->t.pid, s->t.pid);
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
 	att_run_host(s, &hobj, "BEGIN");
-	out_drain(&out); /* BEGIN's output comes before any probe's */
+	/* bpftrace's runtime test engine waits for this line before it runs a
+	 * test's AFTER command; ubt prints it where bpftrace does: once the
+	 * probes are live, before BEGIN's output (bpftrace prints that when it
+	 * starts polling), so that the engine drives ubt unchanged
+	 * (tests/upstream).  Otherwise BEGIN's output is printed before the
+	 * probes can write any. */
+	bool notify = getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED") != NULL;
+	if (!notify)
+		out_drain(&out);
 	if (att_arm(s)) {
 		out_fini(&out);
 		goto out_detach;
 	}
+	if (notify)
+		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stderr);
 	if (o.verbose && s->has_target) {
 		int ntraps = 0;
 		for (int i = 0; i < s->nsites; i++)
@@ -815,6 +650,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ubt: %llu probe hits through a breakpoint\n",
 			(unsigned long long)((struct rt_shm_header *)att_data(s))->trap_hits);
 	end_child(s);
+	/* what the probes wrote up to the detach; after an exit() record it is
+	 * dropped, and then END prints again, as in bpftrace */
+	out_drain(&out);
+	out.finalized = false;
 	att_run_host(s, &hobj, "END");
 	out_drain(&out);
 	out_report_lost(&out);

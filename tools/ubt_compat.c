@@ -7,11 +7,15 @@
  *                             before calling bpftrace, so that
  *                             `ubt -p PID send_msg.bt` works on SPDK's
  *                             scripts as they are;
+ *   ubt_hint_spdk_maps()      a hint for an SPDK script run without its
+ *                             generator, whose BEGIN block fills maps the
+ *                             script only reads;
  *   ubt_print_info()          `ubt --info`: what this machine offers ubt
  *                             (ptrace permissions, Yama, rseq, kernel, LLVM).
  */
 #include "ubt_compat.h"
 #include "ubt_config.h"
+#include "util/diag.h"
 #include "util/util.h"
 
 #include <Zydis/Zydis.h>
@@ -70,6 +74,27 @@ int ubt_subst_placeholders(char **src, size_t *len, pid_t pid)
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	replace_all(src, len, "__PID__", pidbuf);
 	return 0;
+}
+
+/*
+ * SPDK's nvmf.bt reads @target[state] and never writes it: SPDK's
+ * scripts/bpftrace.sh appends a BEGIN block (scripts/bpf/gen_enums.sh)
+ * that fills it with the enum's names.  `ubt -p PID nvmf.bt` (which
+ * replaces __EXE__ itself) then fails with `Undefined map: @target`; the
+ * hint says what is missing.
+ */
+void ubt_hint_spdk_maps(struct diags *d)
+{
+	for (int i = 0; i < d->n; i++) {
+		struct diag *dg = &d->items[i];
+		if (dg->level != DIAG_ERROR || dg->hint || strncmp(dg->msg, "Undefined map: @", 16))
+			continue;
+		diag_hint(dg, "the script reads %s and never writes it: an SPDK script gets such "
+			      "maps from the BEGIN block SPDK's scripts/bpftrace.sh appends "
+			      "(scripts/bpf/gen_enums.sh); run it through scripts/bpftrace.sh, or "
+			      "add that block",
+			  dg->msg + 15);
+	}
 }
 
 /* One line of /proc/self/status, e.g. "CapEff:\t000001ffffffffff". */

@@ -10,5 +10,7 @@
 
 int ubt_subst_placeholders(char **src, size_t *len, pid_t pid);
 void ubt_print_info(FILE *f);
+struct diags;
+void ubt_hint_spdk_maps(struct diags *d);
 
 #endif

@@ -239,11 +239,12 @@ void att_usdt_free(struct att_session *s);
 int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps);
 
 /*
- * list.c: `ubt -l [PATTERN] [-p PID]`: prints matching uprobe and usdt
- * probes in bpftrace's format.  -ENOENT if the pattern's probe type has
- * nothing to list.
+ * list.c: `ubt -l [SEARCH] [-p PID]`: prints the uprobe, uretprobe and usdt
+ * probes matching the attach points parsed from SEARCH (parse_listing), in
+ * bpftrace's format.  0, or -errno with the reason in diags.
  */
-int att_list(const char *pattern, pid_t pid, bool verbose, FILE *out);
+int att_list(const struct ast_node *prog, pid_t pid, bool verbose, FILE *out,
+	     struct diags *diags);
 
 /* pid > 0: attach to it; argv != NULL: start it; neither: no target. */
 int att_open(struct att_session *s, pid_t pid, char *const *argv);

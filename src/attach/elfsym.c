@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,61 @@ int elf_find_func(struct elf_file *f, const char *name, struct elf_symbol *sym)
 	return find_sym(f, name, true, sym);
 }
 
+static bool has_table(Elf *e, Elf64_Word type)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+			return true;
+	}
+	return false;
+}
+
+static void foreach_in(Elf *e, Elf64_Word type, bool debug_file, elf_func_fn fn, void *arg)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		Elf_Data *versym = find_versym(e, elf_ndxscn(scn));
+		size_t n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 1; d && i < n; i++) {
+			GElf_Sym s;
+			/* an undefined function with an address is a non-PIE
+			 * program's PLT entry, which bpftrace lists and probes */
+			if (!gelf_getsym(d, (int)i, &s) || !s.st_value ||
+			    !sym_type_ok(GELF_ST_TYPE(s.st_info), true))
+				continue;
+			const char *name = elf_strptr(e, sh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			struct elf_func ef = {name, s.st_value, s.st_size, sym_rank(&s, versym, i),
+					      type == SHT_DYNSYM, debug_file,
+					      s.st_shndx == SHN_UNDEF};
+			fn(&ef, arg);
+		}
+	}
+}
+
+void elf_foreach_func(struct elf_file *f, elf_func_fn fn, void *arg)
+{
+	if (!f->elf)
+		return;
+	bool symtab = has_table(f->elf, SHT_SYMTAB);
+	foreach_in(f->elf, SHT_SYMTAB, false, fn, arg);
+	foreach_in(f->elf, SHT_DYNSYM, false, fn, arg);
+	if (symtab)
+		return;
+	char *dbg = elf_debug_file(f);
+	struct elf_file df;
+	if (dbg && !elf_file_open(&df, dbg)) {
+		foreach_in(df.elf, SHT_SYMTAB, true, fn, arg);
+		elf_file_close(&df);
+	}
+	free(dbg);
+}
+
 int elf_find_symbol(struct elf_file *f, const char *name, struct elf_symbol *sym)
 {
 	return find_sym(f, name, false, sym);
@@ -314,4 +370,133 @@ const struct proc_map *proc_find_libc(const struct proc_map *maps, int n)
 			return &maps[i];
 	}
 	return NULL;
+}
+
+/*
+ * The program and the objects it has mapped executable, each once, as the
+ * process sees them (through /proc/PID/root, so a container's files are
+ * read), the program first:
+ *
+ *   /proc/4242/root/usr/bin/python3.11
+ *   /proc/4242/root/usr/lib/x86_64-linux-gnu/libc.so.6 ...
+ */
+int proc_objects(pid_t pid, char ***paths, int *n)
+{
+	char link[64], exe[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	*paths = NULL;
+	*n = 0;
+	ssize_t len = readlink(link, exe, sizeof(exe) - 1);
+	if (len < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	exe[len] = 0;
+	struct proc_map *maps;
+	int nmaps, cnt = 1;
+	char **v = xcalloc(1, sizeof(char *));
+	v[0] = xasprintf("/proc/%d/root%s", (int)pid, exe);
+	if (!proc_maps_read(pid, &maps, &nmaps)) {
+		for (int i = 0; i < nmaps; i++) {
+			const struct proc_map *m = &maps[i];
+			if (m->path[0] != '/' || !m->ino || !strchr(m->perms, 'x') ||
+			    strstr(m->path, " (deleted)") || !strcmp(m->path, exe))
+				continue;
+			char *p = xasprintf("/proc/%d/root%s", (int)pid, m->path);
+			bool dup = false;
+			for (int j = 0; j < cnt && !dup; j++)
+				dup = !strcmp(v[j], p);
+			if (dup) {
+				free(p);
+				continue;
+			}
+			v = xrealloc(v, (cnt + 1) * sizeof(char *));
+			v[cnt++] = p;
+		}
+		proc_maps_free(maps, nmaps);
+	}
+	*paths = v;
+	*n = cnt;
+	return 0;
+}
+
+void proc_objects_free(char **paths, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+/* The build-id note as /usr/lib/debug/.build-id/ab/cdef....debug, or NULL. */
+static char *build_id_path(Elf *e)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)d->d_buf + name_off, "GNU", 4) || nh.n_descsz < 2)
+				continue;
+			const uint8_t *id = (const uint8_t *)d->d_buf + desc_off;
+			struct buf b = {0};
+			buf_printf(&b, "/usr/lib/debug/.build-id/%02x/", id[0]);
+			for (size_t i = 1; i < nh.n_descsz; i++)
+				buf_printf(&b, "%02x", id[i]);
+			buf_printf(&b, ".debug");
+			return b.data;
+		}
+	}
+	return NULL;
+}
+
+/* .gnu_debuglink's file name, looked up next to path and under /usr/lib/debug. */
+static char *debuglink_path(Elf *e, const char *path)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		const char *nm;
+		if (!gelf_getshdr(scn, &sh) || !(nm = elf_strptr(e, shstrndx, sh.sh_name)) ||
+		    strcmp(nm, ".gnu_debuglink"))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !d->d_size || !memchr(d->d_buf, 0, d->d_size))
+			return NULL;
+		const char *link = d->d_buf;
+		char *dir = xstrdup(path);
+		char *sl = strrchr(dir, '/');
+		if (sl)
+			*sl = 0;
+		/* /usr/lib/debug mirrors the file's own path, as the process sees it */
+		const char *own = dir;
+		if (!strncmp(own, "/proc/", 6) && strstr(own, "/root/"))
+			own = strstr(own, "/root/") + 5;
+		char *cands[3] = {xasprintf("%s/%s", sl ? dir : ".", link),
+				  xasprintf("%s/.debug/%s", sl ? dir : ".", link),
+				  xasprintf("/usr/lib/debug%s/%s", sl ? own : "", link)};
+		char *found = NULL;
+		for (int i = 0; i < 3; i++) {
+			if (!found && strcmp(cands[i], path) && !access(cands[i], R_OK))
+				found = cands[i];
+			else
+				free(cands[i]);
+		}
+		free(dir);
+		return found;
+	}
+	return NULL;
+}
+
+char *elf_debug_file(const struct elf_file *f)
+{
+	char *dbg = build_id_path(f->elf);
+	if (!dbg || access(dbg, R_OK)) {
+		free(dbg);
+		dbg = debuglink_path(f->elf, f->path);
+	}
+	return dbg;
 }

@@ -35,6 +35,25 @@ void elf_file_close(struct elf_file *f);
  * name in .symtab, then .dynsym.  -ENOENT if absent.
  */
 int elf_find_func(struct elf_file *f, const char *name, struct elf_symbol *sym);
+/*
+ * Every function symbol of f with an address (STT_FUNC or STT_GNU_IFUNC; an
+ * undefined one with an address is a non-PIE program's PLT entry) from
+ * .symtab and .dynsym, and, when f has no .symtab, from the
+ * .symtab of its separate debug file (elf_debug_file): the names bpftrace
+ * lists and attaches.  A name may come from several tables.  rank: 2 for
+ * global or weak, +1 for a default version (see sym_rank in elfsym.c).
+ */
+struct elf_func {
+	const char *name; /* valid during the call only */
+	uint64_t value, size;
+	int rank;
+	bool dynamic;    /* from .dynsym: exported */
+	bool debug_file; /* from the separate debug file */
+	bool plt;        /* undefined, with an address: a PLT entry */
+};
+typedef void (*elf_func_fn)(const struct elf_func *fn, void *arg);
+void elf_foreach_func(struct elf_file *f, elf_func_fn fn, void *arg);
+
 /* Finds any defined symbol (functions and objects) by name. */
 int elf_find_symbol(struct elf_file *f, const char *name, struct elf_symbol *sym);
 
@@ -59,5 +78,20 @@ const struct proc_map *proc_find_libc(const struct proc_map *maps, int n);
  * through a symlink still matches).  -ENOENT if f is not mapped.
  */
 int proc_load_bias(const struct proc_map *maps, int n, const struct elf_file *f, uint64_t *bias);
+
+/*
+ * The program and the files the process has mapped executable, as paths
+ * through /proc/PID/root, the program first.  -ESRCH if pid is gone.
+ */
+int proc_objects(pid_t pid, char ***paths, int *n);
+void proc_objects_free(char **paths, int n);
+
+/*
+ * The separate debug file of a stripped ELF file (Debian's -dbg and
+ * -dbgsym packages): /usr/lib/debug/.build-id/xx/yyyy.debug from the
+ * build-id note, else .gnu_debuglink next to the file or under
+ * /usr/lib/debug.  NULL when there is none.
+ */
+char *elf_debug_file(const struct elf_file *f);
 
 #endif

@@ -46,17 +46,14 @@ static bool is_uprobe(const struct ast_node *a)
 				      !strcmp(a->attach.provider, "uretprobe"));
 }
 
-static bool has_wild(const char *s)
-{
-	return s && strpbrk(s, "*?[") != NULL;
-}
-
 /* ---- the attach text ------------------------------------------------------ */
 
-/* uprobe:TARGET:FUNC[+OFF] | uprobe:TARGET:ADDR | uprobe:TARGET:cpp:FUNC */
+/* uprobe:TARGET:FUNC[+OFF] | uprobe:TARGET:ADDR | uprobe:TARGET:cpp:FUNC,
+ * from the split the parser made (struct ast_attach: fnmatch patterns) */
 struct uspec {
-	char *target;
-	char *func;       /* NULL for an address */
+	char *target;     /* a pattern if wild_target, else the path */
+	char *func;       /* a pattern if wild_func, else the name; NULL for an address */
+	bool wild_target, wild_func;
 	bool cpp;         /* written as TARGET:cpp:FUNC: match demangled names only */
 	bool has_off;
 	uint64_t off;
@@ -74,83 +71,42 @@ static bool parse_u64(const char *s, uint64_t *v)
 	return !*end && !errno;
 }
 
-/* Splits at ':' outside double quotes; quotes are removed.  Returns the count. */
-static int split_quoted(char *text, char **parts, int max, bool *quoted_last)
+/* A pattern as itself when it has a wildcard, else the name it stands for. */
+static char *pattern_or_name(const char *pat, bool *wild)
 {
-	int n = 0;
-	char *w = text, *start = text;
-	bool q = false, was_quoted = false;
-	for (char *p = text;; p++) {
-		if (*p == '"') {
-			q = !q;
-			was_quoted = true;
-			continue;
-		}
-		if ((*p == ':' && !q) || !*p) {
-			bool end = !*p;
-			*w++ = '\0';
-			if (n < max)
-				parts[n] = start;
-			n++;
-			*quoted_last = was_quoted;
-			was_quoted = false;
-			start = w;
-			if (end)
-				break;
-			continue;
-		}
-		*w++ = *p;
-	}
-	return n;
+	*wild = attach_is_wild(pat);
+	return *wild ? xstrdup(pat) : attach_plain(pat);
 }
 
 static int parse_spec(const struct ast_node *a, struct uspec *u, struct diags *diags)
 {
+	const struct ast_attach *at = &a->attach;
 	memset(u, 0, sizeof(*u));
-	char *text = xstrdup(a->str), *parts[5];
-	bool quoted = false;
-	int n = split_quoted(text, parts, 5, &quoted);
-	int ret = -EINVAL;
-	if (n == 4 && (!strcmp(parts[2], "cpp") || !strcmp(parts[2], "c"))) {
-		u->cpp = !strcmp(parts[2], "cpp");
-		parts[2] = parts[3];
-		n = 3;
-	}
-	if (n != 3 || !*parts[1] || !*parts[2]) {
+	if (!at->target || !*at->target || !at->func || !*at->func) {
 		diag_error(diags, a->loc, "uprobe needs a binary and a function: uprobe:BIN:FUNC");
-		goto out;
+		return -EINVAL;
 	}
-	u->target = xstrdup(parts[1]);
-	const char *f = parts[2];
+	u->cpp = at->ns && !strcmp(at->ns, "cpp");
+	u->target = pattern_or_name(at->target, &u->wild_target);
 	uint64_t v;
-	char *plus = quoted ? NULL : strrchr(f, '+');
-	if (!quoted && parse_u64(f, &v)) {
+	if (!at->has_offset && parse_u64(at->func, &v)) {
 		u->has_addr = true;
 		u->addr = v;
-	} else if (plus && plus != f) {
-		if (!parse_u64(plus + 1, &v)) {
-			diag_error(diags, a->loc, "Invalid offset in uprobe: '%s'", plus + 1);
-			goto out;
-		}
-		u->has_off = true;
-		u->off = v;
-		u->func = xstrndup(f, (size_t)(plus - f));
 	} else {
-		u->func = xstrdup(f);
+		u->func = pattern_or_name(at->func, &u->wild_func);
+		u->has_off = at->has_offset;
+		u->off = at->offset;
 	}
-	if ((u->has_off || u->has_addr) && !strcmp(a->attach.provider, "uretprobe")) {
+	if ((u->has_off || u->has_addr) && !strcmp(at->provider, "uretprobe")) {
 		diag_error(diags, a->loc, "uretprobe cannot be attached at an offset or address: %s",
-			   f);
-		goto out;
+			   at->func);
+		return -EINVAL;
 	}
-	if (u->has_off && has_wild(u->func)) {
-		diag_error(diags, a->loc, "an offset cannot be combined with a wildcard: %s", f);
-		goto out;
+	if (u->has_off && u->wild_func) {
+		diag_error(diags, a->loc, "an offset cannot be combined with a wildcard: %s", at->func);
+		return -EINVAL;
 	}
-	ret = 0;
-out:
-	free(text);
-	return ret;
+	return 0;
 }
 
 static void uspec_free(struct uspec *u)
@@ -320,7 +276,7 @@ char *att_open_path(pid_t pid, const char *path)
 /* ---- symbols ------------------------------------------------------------ */
 
 struct fsym {
-	const char *name; /* in the ELF's string table */
+	char *name;
 	char *dem;        /* demangled, or NULL */
 	uint64_t value, size;
 	int rank;         /* global/weak and default version rank higher */
@@ -329,69 +285,99 @@ struct fsym {
 struct fsyms {
 	struct fsym *v;
 	int n;
-	bool has_symtab;
+	bool has_symtab; /* the file's .symtab, or its debug file's */
+	bool debug_file; /* symbols came from its debug file */
 };
 
-/* Global or weak over local; in .dynsym the default version (memcpy@@GLIBC_2.14). */
-static int rank_of(const GElf_Sym *s, Elf_Data *versym, size_t i)
+struct syms_ctx {
+	struct fsyms *out;
+	bool want_dem;
+};
+
+static void syms_add(const struct elf_func *ef, void *arg)
 {
-	int rank = GELF_ST_BIND(s->st_info) == STB_LOCAL ? 0 : 2;
-	GElf_Versym v;
-	if (!versym || (gelf_getversym(versym, (int)i, &v) && !(v & 0x8000)))
-		rank++;
-	return rank;
+	struct syms_ctx *c = arg;
+	struct fsyms *out = c->out;
+	if (!ef->dynamic)
+		out->has_symtab = true;
+	if (ef->debug_file)
+		out->debug_file = true;
+	out->v = xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
+	out->v[out->n++] = (struct fsym){xstrdup(ef->name), c->want_dem ? demangle(ef->name) : NULL,
+					 ef->value, ef->size, ef->rank};
 }
 
-static void syms_read_table(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct fsyms *out,
-			    bool want_dem)
+static int fsym_cmp(const void *a, const void *b)
 {
-	Elf_Data *data = elf_getdata(scn, NULL), *versym = NULL;
-	for (Elf_Scn *v = NULL; (v = elf_nextscn(e, v));) {
-		GElf_Shdr vh;
-		if (gelf_getshdr(v, &vh) && vh.sh_type == SHT_GNU_versym &&
-		    vh.sh_link == elf_ndxscn(scn))
-			versym = elf_getdata(v, NULL);
-	}
-	size_t count = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
-	for (size_t i = 1; data && i < count; i++) {
-		GElf_Sym s;
-		if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value)
-			continue;
-		int t = GELF_ST_TYPE(s.st_info);
-		if (t != STT_FUNC && t != STT_GNU_IFUNC)
-			continue;
-		const char *name = elf_strptr(e, sh->sh_link, s.st_name);
-		if (!name || !*name)
-			continue;
-		out->v = xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
-		out->v[out->n++] = (struct fsym){name, want_dem ? demangle(name) : NULL, s.st_value,
-						 s.st_size, rank_of(&s, versym, i)};
-	}
+	const struct fsym *x = a, *y = b;
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
-/* Function symbols of .symtab, or of .dynsym when there is no .symtab. */
+/* Function symbols as bpftrace sees them (elfsym.c: .symtab, .dynsym, the
+ * debug file), a name at one address once, with its best rank. */
 static void syms_read(struct elf_file *f, struct fsyms *out, bool want_dem)
 {
 	memset(out, 0, sizeof(*out));
-	Elf *e = f->elf;
-	for (int pass = 0; pass < 2 && !out->n; pass++) {
-		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-			GElf_Shdr sh;
-			if (!gelf_getshdr(scn, &sh) ||
-			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB))
-				continue;
-			if (!pass)
-				out->has_symtab = true;
-			syms_read_table(e, scn, &sh, out, want_dem);
+	struct syms_ctx c = {out, want_dem};
+	elf_foreach_func(f, syms_add, &c);
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), fsym_cmp);
+	int k = 0;
+	for (int i = 0; i < out->n; i++) {
+		struct fsym *cur = &out->v[i];
+		if (k && !fsym_cmp(&out->v[k - 1], cur)) {
+			if (cur->rank > out->v[k - 1].rank)
+				out->v[k - 1].rank = cur->rank;
+			free(cur->name);
+			free(cur->dem);
+			continue;
 		}
+		out->v[k++] = *cur;
 	}
+	out->n = k;
 }
 
 static void syms_free(struct fsyms *s)
 {
-	for (int i = 0; i < s->n; i++)
+	for (int i = 0; i < s->n; i++) {
+		free(s->v[i].name);
 		free(s->v[i].dem);
+	}
 	free(s->v);
+}
+
+/*
+ * The symbols of the last files resolved, kept: a script with a probe per
+ * function of one binary (`ubt -l` output pasted back, SPDK's generated
+ * scripts) reads and demangles the binary's symbols once, not once per
+ * attach point.  A file is known by device and inode.
+ */
+#define SYMS_CACHE 8
+
+static struct syms_cache {
+	dev_t dev;
+	ino_t ino;
+	bool dem;
+	struct fsyms ss;
+} syms_cache[SYMS_CACHE];
+static int syms_cache_next;
+
+static const struct fsyms *syms_get(struct elf_file *f, bool want_dem)
+{
+	for (int i = 0; i < SYMS_CACHE; i++) {
+		struct syms_cache *e = &syms_cache[i];
+		if (e->ino && e->dev == f->dev && e->ino == f->ino && (e->dem || !want_dem))
+			return &e->ss;
+	}
+	struct syms_cache *e = &syms_cache[syms_cache_next++ % SYMS_CACHE];
+	syms_free(&e->ss);
+	syms_read(f, &e->ss, want_dem);
+	e->dev = f->dev;
+	e->ino = f->ino;
+	e->dem = want_dem;
+	return &e->ss;
 }
 
 /* The function symbol whose [value, value + size) holds vaddr, best rank first. */
@@ -455,6 +441,21 @@ static int read_vaddr(struct elf_file *f, uint64_t vaddr, uint8_t *buf, size_t l
 		return r == (ssize_t)len ? 0 : -EIO;
 	}
 	return -EFAULT;
+}
+
+/* vaddr is in an executable PT_LOAD segment's file bytes. */
+static bool in_code(struct elf_file *f, uint64_t vaddr)
+{
+	size_t n;
+	if (elf_getphdrnum(f->elf, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(f->elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz)
+			return true;
+	}
+	return false;
 }
 
 /* An executable has PT_INTERP or is ET_EXEC; a library has neither. */
@@ -575,6 +576,10 @@ static int add_mid_point(struct rctx *c, struct elf_file *f, const char *path,
 static bool sym_matches(const struct fsym *f, const char *pat, bool wild, bool cpp)
 {
 	if (wild) {
+		/* as bpftrace: a wildcard leaves out the parts gcc split off a
+		 * function (foo.part.0), which only the function itself calls */
+		if (strstr(f->name, ".part."))
+			return false;
 		if (!cpp && !fnmatch(pat, f->name, 0))
 			return true;
 		if (!f->dem)
@@ -617,12 +622,19 @@ static int match_demangled(const struct fsyms *ss, const char *name, const struc
 	return n;
 }
 
-/* One function by exact name; -ENOENT if absent (*ambiguous set when several). */
+/*
+ * The functions an exact name names: every definition of the symbol of
+ * that name with the best rank (a global over a static one of the same
+ * name; two static functions of one name in two files are both taken, as
+ * the name `ubt -l` prints for them means both), else the one C++
+ * function whose demangled name it is.  Returns how many (at most max),
+ * -ENOENT if none, -EINVAL (with the message) for a C++ name that fits
+ * several overloads.
+ */
 static int find_exact(struct rctx *c, const struct fsyms *ss, const char *path,
-		      const struct fsym **out)
+		      const struct fsym **cand, int max)
 {
 	const char *name = c->u->func;
-	const struct fsym *cand[16];
 	int n = 0;
 	int best = -1;
 	for (int i = 0; i < ss->n && !c->u->cpp; i++) {
@@ -636,11 +648,12 @@ static int find_exact(struct rctx *c, const struct fsyms *ss, const char *path,
 		bool dup = false;
 		for (int k = 0; k < n; k++)
 			dup |= cand[k]->value == f->value;
-		if (f->rank == best && !dup && n < 16)
+		if (f->rank == best && !dup && n < max)
 			cand[n++] = f;
 	}
-	if (!n)
-		n = match_demangled(ss, name, cand, 16);
+	if (n)
+		return n;
+	n = match_demangled(ss, name, cand, max);
 	if (!n)
 		return -ENOENT;
 	if (n > 1) {
@@ -660,8 +673,7 @@ static int find_exact(struct rctx *c, const struct fsyms *ss, const char *path,
 		buf_free(&b);
 		return -EINVAL;
 	}
-	*out = cand[0];
-	return 0;
+	return n;
 }
 
 static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
@@ -677,9 +689,9 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 		diag_error(c->diags, c->a->loc, "uprobe target file '%s' is not an ELF file", path);
 		return -ENOEXEC;
 	}
-	struct fsyms ss;
-	bool wild = has_wild(u->func);
-	syms_read(&f, &ss, demangle_enabled() || u->cpp || !wild);
+	bool wild = u->wild_func;
+	const struct fsyms *cached = syms_get(&f, demangle_enabled() || u->cpp || !wild);
+	struct fsyms ss = *cached;
 	if (u->has_addr) {
 		const struct fsym *fn = syms_around(&ss, u->addr);
 		char *shown = fn && fn->value == u->addr
@@ -692,11 +704,12 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 				add_point(c, &f, path, shown, u->addr, fn->size);
 			c->nmatched++;
 		} else {
-			uint8_t b;
-			if (read_vaddr(&f, u->addr, &b, 1)) {
-				diag_error(c->diags, c->a->loc,
-					   "address 0x%llx is not in a loaded segment of %s",
-					   (unsigned long long)u->addr, path);
+			if (!in_code(&f, u->addr)) {
+				struct diag *d = diag_error(c->diags, c->a->loc,
+							    "Could not resolve address: %s:0x%llx", path,
+							    (unsigned long long)u->addr);
+				diag_hint(d, "0x%llx is in no function and no executable segment of %s",
+					  (unsigned long long)u->addr, path);
 				ret = -EINVAL;
 			} else {
 				ret = add_mid_point(c, &f, path, fn, u->addr, shown);
@@ -716,8 +729,9 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 		}
 		goto out;
 	}
-	const struct fsym *fn = NULL;
-	ret = find_exact(c, &ss, path, &fn);
+	const struct fsym *cand[16];
+	int ncand = find_exact(c, &ss, path, cand, 16);
+	ret = ncand < 0 ? ncand : 0;
 	if (ret == -ENOENT) {
 		ret = 0;
 		if (quiet_missing)
@@ -729,30 +743,27 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 				     "exported functions (.dynsym). Install its debug symbols, or "
 				     "probe an address (uprobe:%s:0xADDR)",
 				  path, ss.n, path);
+		else if (ss.debug_file)
+			diag_hint(d, "looked in the %d functions of %s (.dynsym and its debug file)",
+				  ss.n, path);
 		else
 			diag_hint(d, "looked in the %d functions of %s (.symtab)", ss.n, path);
 		ret = -ENOENT;
 		goto out;
 	}
-	if (ret)
-		goto out;
-	if (u->has_off) {
-		if (u->off == 0) {
-			if (!point_exists(c->s, c->a, &f, fn->value))
-				add_point(c, &f, path, fn->name, fn->value, fn->size);
-			c->nmatched++;
-		} else {
+	for (int k = 0; k < ncand && !ret; k++) {
+		const struct fsym *fn = cand[k];
+		if (u->has_off && u->off) {
 			char *shown = xasprintf("%s+%llu", fn->name, (unsigned long long)u->off);
 			ret = add_mid_point(c, &f, path, fn, fn->value + u->off, shown);
 			free(shown);
+			continue;
 		}
-	} else {
 		if (!point_exists(c->s, c->a, &f, fn->value))
 			add_point(c, &f, path, fn->name, fn->value, fn->size);
 		c->nmatched++;
 	}
 out:
-	syms_free(&ss);
 	elf_file_close(&f);
 	return ret;
 }
@@ -788,11 +799,13 @@ static int resolve_point(const struct ast_node *probe, int index, const struct a
 			 struct att_session *s, struct diags *diags)
 {
 	struct uspec u;
-	if (parse_spec(a, &u, diags))
+	if (parse_spec(a, &u, diags)) {
+		uspec_free(&u);
 		return -EINVAL;
+	}
 	struct rctx c = {probe, a, index, s, diags, &u, 0};
 	int ret = 0;
-	if (has_wild(u.target)) {
+	if (u.wild_target) {
 		char **paths = NULL;
 		int n = 0;
 		glob_t g = {0};
@@ -817,7 +830,7 @@ static int resolve_point(const struct ast_node *probe, int index, const struct a
 					  (int)s->pid_hint);
 			ret = -ENOENT;
 		}
-		if (!ret && !c.nmatched && !has_wild(u.func)) {
+		if (!ret && !c.nmatched && !u.wild_func) {
 			diag_error(diags, a->loc, "Could not resolve symbol: %s:%s", u.target,
 				   u.func ? u.func : "");
 			ret = -ENOENT;

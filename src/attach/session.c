@@ -616,7 +616,11 @@ void att_run_host(struct att_session *s, const struct cg_object *host_obj, const
 	struct rt_regs regs = {0};
 	for (int i = 0; i < host_obj->nprobes; i++) {
 		const struct cg_probe *p = &host_obj->probes[i];
-		if (strcmp(p->probe->kids[0]->attach.provider, provider))
+		/* any of its attach points: `BEGIN,END { }` runs at both */
+		bool match = false;
+		for (int j = 0; j < p->probe->nkids && !match; j++)
+			match = !strcmp(p->probe->kids[j]->attach.provider, provider);
+		if (!match)
 			continue;
 		void (*fn)(struct rt_regs *) =
 			(void (*)(struct rt_regs *))link_lookup(&s->host_image, p->sym);

@@ -3,7 +3,8 @@
  *
  * Attach (src/attach) stops the target here before it maps the runtime and
  * patches probe sites, and lets it go again afterwards; `ubt -c CMD` starts
- * the command here, stopped at its ELF entry point.  The rules:
+ * the command here, stopped before any constructor runs (spawn_stop_point).
+ * The rules:
  *
  *  - Nothing here calls into the target's libc or dynamic loader.  A remote
  *    system call points a stopped thread at an existing `syscall`
@@ -680,10 +681,10 @@ static int run_to_exec(pid_t pid, int err_fd)
 }
 
 /*
- * Runs the process to an int3 at its entry point.  Threads that library
- * constructors create meanwhile are let run, and stopped at the end.
+ * Runs the process to an int3 at addr (planted by the caller).  Threads
+ * created meanwhile are let run, and stopped at the end.
  */
-static int run_to_entry(struct tracee *t, uint64_t entry)
+static int run_to_trap(struct tracee *t, uint64_t addr)
 {
 	pid_t pid = t->pid;
 	for (;;) {
@@ -712,12 +713,112 @@ static int run_to_entry(struct tracee *t, uint64_t entry)
 		if (event != 0)
 			continue;
 		struct user_regs_struct r;
-		if (sig == SIGTRAP && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0 && r.rip == entry + 1)
+		if (sig == SIGTRAP && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0 && r.rip == addr + 1)
 			return 0;
 		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig) < 0)
 			return -errno;
 		goto again;
 	}
+}
+
+/*
+ * Where a started command is stopped for attaching: before any code of it
+ * that a probe could be on runs, as far as that is possible.
+ *
+ * A dynamically linked program is stopped in the dynamic loader, at its
+ * last _dl_debug_state() call of the start-up, the one with r_state
+ * RT_CONSISTENT (glibc: dl_main's end; debuggers put their breakpoint
+ * there, r_debug.r_brk).  By then every library the program needs is
+ * mapped and relocated, the thread pointer is set, and no constructor has
+ * run: `ls`'s libraries call malloc() in their constructors (libselinux's
+ * among them), which a stop at the program's entry point, after them,
+ * missed.  Earlier than that no probe could run: the loader's own code
+ * and IFUNC resolvers run before the thread pointer that probe code finds
+ * its thread by exists.
+ *
+ * A static program, or one whose loader has no _dl_debug_state and
+ * _r_debug symbols, is stopped at its entry point.  *brk is the breakpoint
+ * address, *state the address of r_debug.r_state (0 for an entry stop).
+ */
+static int spawn_stop_point(struct tracee *t, uint64_t *brk, uint64_t *state)
+{
+	uint64_t base = 0;
+	*state = 0;
+	if (read_auxv_entry(t->pid, AT_BASE, &base) || !base)
+		return read_auxv_entry(t->pid, AT_ENTRY, brk);
+	struct proc_map *maps;
+	int n;
+	int err = proc_maps_read(t->pid, &maps, &n);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (int i = 0; i < n && err; i++) {
+		if (maps[i].start != base || maps[i].path[0] != '/')
+			continue;
+		char *path = xasprintf("/proc/%d/root%s", (int)t->pid, maps[i].path);
+		struct elf_file f;
+		struct elf_symbol fn = {0}, rd = {0};
+		uint64_t bias;
+		if (!elf_file_open(&f, path)) {
+			if (!proc_load_bias(maps, n, &f, &bias) &&
+			    !elf_find_func(&f, "_dl_debug_state", &fn) &&
+			    !elf_find_symbol(&f, "_r_debug", &rd)) {
+				*brk = bias + fn.value;
+				*state = bias + rd.value + 24; /* r_version, r_map, r_brk, r_state */
+				err = 0;
+			}
+			elf_file_close(&f);
+		}
+		free(fn.name);
+		free(rd.name);
+		free(path);
+	}
+	proc_maps_free(maps, n);
+	return err ? read_auxv_entry(t->pid, AT_ENTRY, brk) : 0;
+}
+
+/*
+ * Runs the freshly execed command to its stop point (above) and leaves it
+ * there, with its registers pointing at that instruction.  The loader's
+ * earlier _dl_debug_state() calls (RT_ADD, and RT_CONSISTENT of audit
+ * modules) are stepped over.
+ */
+static int run_to_stop_point(struct tracee *t, int th_i)
+{
+	uint64_t brk, state;
+	unsigned char orig, cc = 0xcc;
+	int err = spawn_stop_point(t, &brk, &state);
+	if (!err)
+		err = tracee_read(t, brk, &orig, 1);
+	for (int round = 0; !err; round++) {
+		if ((err = tracee_write(t, brk, &cc, 1)) || (err = run_to_trap(t, brk)))
+			break;
+		int32_t rs = 0;
+		if ((err = tracee_write(t, brk, &orig, 1)))
+			break;
+		struct user_regs_struct *r = &t->threads[th_i].regs;
+		if (ptrace(PTRACE_GETREGS, t->pid, NULL, r) < 0) {
+			err = -errno;
+			break;
+		}
+		r->rip = brk;
+		if (ptrace(PTRACE_SETREGS, t->pid, NULL, r) < 0) {
+			err = -errno;
+			break;
+		}
+		if (!state || (err = tracee_read(t, state, &rs, sizeof(rs))) || rs == 0 /* RT_CONSISTENT */)
+			break;
+		if (round > 64) { /* not the loader we know: stop here */
+			break;
+		}
+		/* an earlier call: step over it (the original instruction), on */
+		int st;
+		if (ptrace(PTRACE_SINGLESTEP, t->pid, NULL, NULL) < 0 || (err = wait_one(t->pid, &st)))
+			err = err ? err : -errno;
+		else if (!WIFSTOPPED(st))
+			err = -ESRCH;
+	}
+	return err;
 }
 
 int tracee_spawn(struct tracee *t, char *const argv[])
@@ -766,31 +867,15 @@ int tracee_spawn(struct tracee *t, char *const argv[])
 		goto out_pipes;
 	}
 
-	uint64_t entry;
-	unsigned char orig, cc = 0xcc;
 	int th_i;
 	err = tracee_open(t, pid);
-	if (!err)
-		err = read_auxv_entry(pid, AT_ENTRY, &entry);
-	if (!err)
-		err = tracee_read(t, entry, &orig, 1);
-	if (!err)
-		err = tracee_write(t, entry, &cc, 1);
 	t->pid = pid;
 	t->is_child = true;
 	th_i = add_thread(t, pid);
 	if (!err)
-		err = run_to_entry(t, entry);
-	if (!err)
-		err = tracee_write(t, entry, &orig, 1);
-	if (!err && ptrace(PTRACE_GETREGS, pid, NULL, &t->threads[th_i].regs) < 0)
-		err = -errno;
-	if (!err) {
-		t->threads[th_i].regs.rip = entry;
-		if (ptrace(PTRACE_SETREGS, pid, NULL, &t->threads[th_i].regs) < 0)
-			err = -errno;
-	}
-	/* Threads of library constructors: stop them as tracee_stop_all would. */
+		err = run_to_stop_point(t, th_i);
+	/* Threads started meanwhile (by a static program's init code): stop
+	 * them as tracee_stop_all would. */
 	for (int i = 0; !err && i < t->nthreads; i++)
 		if (i != th_i && ptrace(PTRACE_INTERRUPT, t->threads[i].tid, NULL, NULL) < 0 &&
 		    errno != ESRCH)

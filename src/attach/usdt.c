@@ -208,10 +208,6 @@ static int func_around(struct elf_file *f, uint64_t pc, uint64_t *start, uint64_
 	return found ? 0 : -ENOENT;
 }
 
-static bool has_wild(const char *s)
-{
-	return strpbrk(s, "*?[") != NULL;
-}
 
 /*
  * A library or program named without a path: resolve.c's search (the
@@ -278,43 +274,11 @@ static int variant_of(struct att_session *s, int probe_index, const struct cg_us
 	return v->nspecs++;
 }
 
+/* usdt:BIN:[PROV:]NAME as fnmatch patterns (struct ast_attach); provider
+ * NULL when omitted or empty (usdt:BIN::NAME): any provider */
 struct usdt_pattern {
-	const char *target, *provider, *name; /* provider NULL when omitted */
+	const char *provider, *name;
 };
-
-/* "usdt:BIN:[PROV:]NAME" (or "U:...") -> its parts; text is modified. */
-static int split_pattern(char *text, struct usdt_pattern *pat)
-{
-	char *parts[4];
-	int n = 0;
-	/* usdt:"/lib/libstdc++.so.6":p:n - a quoted part is taken as is */
-	char *w = text;
-	for (char *r = text; *r; r++)
-		if (*r != '"')
-			*w++ = *r;
-	*w = 0;
-	char *p = strchr(text, ':');
-	if (!p)
-		return -EINVAL;
-	p++;
-	for (; n < 4;) {
-		parts[n++] = p;
-		char *c = strchr(p, ':');
-		if (!c)
-			break;
-		*c = 0;
-		p = c + 1;
-	}
-	if (n == 2) {
-		*pat = (struct usdt_pattern){parts[0], NULL, parts[1]};
-		return 0;
-	}
-	if (n == 3) {
-		*pat = (struct usdt_pattern){parts[0], parts[1], parts[2]};
-		return 0;
-	}
-	return -EINVAL;
-}
 
 static bool note_matches(const struct usdt_pattern *pat, const struct usdt_note *n)
 {
@@ -375,24 +339,33 @@ static int add_location(const struct ast_node *probe, int index, const struct as
 	return 0;
 }
 
-/* One binary: every note matching pat.  *nmatched counts the probes matched. */
+/*
+ * One binary: every note matching pat.  *nmatched counts the probes
+ * matched.  quiet: one of several files a wildcard or a process gave, where
+ * a file that is no ELF object (a script, a data file) is skipped, as in
+ * bpftrace.
+ */
 static int resolve_in_file(const struct ast_node *probe, int index, const struct ast_node *a,
 			   struct att_session *s, const char *path, const struct usdt_pattern *pat,
-			   int *nmatched, struct diags *diags)
+			   bool quiet, int *nmatched, struct diags *diags)
 {
 	struct elf_file f;
 	struct usdt_notes notes;
 	if (elf_file_open(&f, path)) {
+		if (quiet)
+			return 0;
 		diag_error(diags, a->loc, "usdt target file '%s' is not an ELF file", path);
 		return -ENOEXEC;
 	}
 	if (usdt_notes_read(&f, &notes)) {
-		diag_error(diags, a->loc, "usdt target file '%s': malformed .note.stapsdt", path);
 		elf_file_close(&f);
+		if (quiet)
+			return 0;
+		diag_error(diags, a->loc, "usdt target file '%s': malformed .note.stapsdt", path);
 		return -EINVAL;
 	}
 	/* provider omitted and a plain name: it must name one provider's probe */
-	if (!pat->provider && !has_wild(pat->name)) {
+	if (!pat->provider && !attach_is_wild(pat->name)) {
 		const char *prov = NULL;
 		int nprov = 0;
 		for (int i = 0; i < notes.n; i++)
@@ -424,50 +397,81 @@ static int resolve_in_file(const struct ast_node *probe, int index, const struct
 	return ret;
 }
 
+/*
+ * The files an attach point names: usdt::p:n and usdt:* with -p, the
+ * program and every object the process has mapped; a wildcard, the files
+ * it matches; else the one file (a name without '/' found as resolve.c
+ * finds binaries).  *quiet: several files, of which those that are not
+ * ELF objects are skipped.
+ */
+static int usdt_files(const struct ast_node *a, struct att_session *s, char ***files, int *n,
+		      bool *quiet, struct diags *diags)
+{
+	const struct ast_attach *at = &a->attach;
+	*files = NULL;
+	*n = 0;
+	*quiet = true;
+	if (!*at->target) {
+		if (s->pid_hint <= 0) {
+			diag_error(diags, a->loc, "usdt probe must specify at least path or pid to probe");
+			return -EINVAL;
+		}
+		int ret = proc_objects(s->pid_hint, files, n);
+		if (ret)
+			diag_error(diags, a->loc, "pid %d: %s", (int)s->pid_hint, strerror(-ret));
+		return ret;
+	}
+	if (attach_is_wild(at->target)) {
+		glob_t g = {0};
+		if (glob(at->target, 0, NULL, &g) || !g.gl_pathc) {
+			char *shown = attach_plain(at->target);
+			diag_error(diags, a->loc, "usdt target file '%s' does not exist", shown);
+			free(shown);
+			globfree(&g);
+			return -ENOENT;
+		}
+		*files = xcalloc(g.gl_pathc, sizeof(char *));
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			(*files)[(*n)++] = xstrdup(g.gl_pathv[i]);
+		globfree(&g);
+		return 0;
+	}
+	*quiet = false;
+	char *plain = attach_plain(at->target), *path = NULL;
+	if (!strchr(plain, '/'))
+		path = find_by_name(s->pid_hint, plain);
+	if (!path)
+		path = xstrdup(plain);
+	struct stat st;
+	if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+		diag_error(diags, a->loc, "usdt target file '%s' does not exist", plain);
+		free(plain);
+		free(path);
+		return -ENOENT;
+	}
+	free(plain);
+	*files = xcalloc(1, sizeof(char *));
+	(*files)[(*n)++] = path;
+	return 0;
+}
+
 int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
 		     struct att_session *s, struct diags *diags)
 {
-	struct usdt_pattern pat;
-	char *text = xstrdup(a->str);
-	int ret = 0, nmatched = 0;
-	glob_t g = {0};
-	if (split_pattern(text, &pat)) {
-		diag_error(diags, a->loc, "usdt probe type requires 2 or 3 arguments");
-		free(text);
-		return -EINVAL;
-	}
-	if (has_wild(pat.target)) {
-		if (glob(pat.target, 0, NULL, &g) || !g.gl_pathc) {
-			diag_error(diags, a->loc, "usdt target file '%s' does not exist", pat.target);
-			ret = -ENOENT;
-			goto out;
-		}
-		for (size_t i = 0; i < g.gl_pathc && !ret; i++)
-			ret = resolve_in_file(probe, index, a, s, g.gl_pathv[i], &pat, &nmatched,
-					      diags);
-	} else {
-		char *found = NULL;
-		const char *path = pat.target;
-		if (!strchr(path, '/') && (found = find_by_name(s->pid_hint, path)))
-			path = found;
-		struct stat st;
-		if (stat(path, &st) || !S_ISREG(st.st_mode)) {
-			diag_error(diags, a->loc, "usdt target file '%s' does not exist", pat.target);
-			free(found);
-			ret = -ENOENT;
-			goto out;
-		}
-		ret = resolve_in_file(probe, index, a, s, path, &pat, &nmatched, diags);
-		free(found);
-	}
-	if (!ret && !nmatched && !has_wild(pat.name) &&
-	    !(pat.provider && has_wild(pat.provider))) {
+	const struct ast_attach *at = &a->attach;
+	struct usdt_pattern pat = {at->ns && *at->ns ? at->ns : NULL, at->func};
+	char **files;
+	int nfiles, nmatched = 0;
+	bool quiet;
+	int ret = usdt_files(a, s, &files, &nfiles, &quiet, diags);
+	for (int i = 0; i < nfiles && !ret; i++)
+		ret = resolve_in_file(probe, index, a, s, files[i], &pat, quiet, &nmatched, diags);
+	proc_objects_free(files, nfiles);
+	if (!ret && !nmatched && !attach_is_wild(pat.name) &&
+	    !(pat.provider && attach_is_wild(pat.provider))) {
 		diag_error(diags, a->loc, "usdt probe not found: %s", a->str);
 		ret = -ENOENT;
 	}
-out:
-	globfree(&g);
-	free(text);
 	return ret;
 }
 

@@ -703,15 +703,33 @@ static void call_map_op(struct cg *c, const struct ast_node *n, uint32_t op)
 	event_end(c, skip, nh);
 }
 
+/*
+ * exit(): the request in the shared header (the trace loop stops), and an
+ * RT_EV_EXIT record in this thread's ring, after this thread's earlier
+ * output: ubt prints nothing it reads after that record (output.c), as
+ * bpftrace prints nothing after its exit event, so a hot probe that calls
+ * exit() prints once however often it ran before the detach.
+ */
 static void call_exit(struct cg *c, const struct ast_node *n)
 {
+	LLVMValueRef code = NULL;
 	if (n->nkids == 1) {
-		LLVMValueRef code = LLVMBuildTrunc(c->b, cg_expr(c, n->kids[0]), c->i32, "");
-		LLVMBuildStore(c->b, code, cg_shm_ptr(c, offsetof(struct rt_shm_header, exit_code)));
+		code = cg_expr(c, n->kids[0]);
+		LLVMBuildStore(c->b, LLVMBuildTrunc(c->b, code, c->i32, ""),
+			       cg_shm_ptr(c, offsetof(struct rt_shm_header, exit_code)));
 	}
 	LLVMValueRef p = cg_shm_ptr(c, offsetof(struct rt_shm_header, exit_req));
 	LLVMValueRef st = LLVMBuildStore(c->b, LLVMConstInt(c->i32, 1, 0), p);
 	LLVMSetVolatile(st, 1);
+	if (c->thread) {
+		LLVMBasicBlockRef skip;
+		LLVMValueRef nh;
+		LLVMValueRef rec = event_begin(c, sizeof(struct rt_event_hdr) + 8, RT_EV_EXIT, &skip,
+					       &nh);
+		event_store(c, rec, sizeof(struct rt_event_hdr),
+			    code ? LLVMBuildZExtOrBitCast(c->b, code, c->i64, "") : cg_const(c, 0));
+		event_end(c, skip, nh);
+	}
 	/* like bpftrace, nothing after exit() in this probe runs */
 	LLVMBuildBr(c->b, c->exit_bb);
 	LLVMPositionBuilderAtEnd(c->b, cg_new_bb(c, "after_exit"));

@@ -79,7 +79,8 @@ static void call_system(struct out *o, const char *cmd)
 		buf_append(&all, tmp, n);
 	pclose(p);
 	if (o->json)
-		put_json_typed(o, "system", all.data ? all.data : "", all.len);
+		/* bpftrace 0.17 names system()'s record "syscall" */
+		put_json_typed(o, "syscall", all.data ? all.data : "", all.len);
 	else if (all.len)
 		fwrite(all.data, 1, all.len, o->f);
 	buf_free(&all);

@@ -42,6 +42,7 @@ void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct
 	o->info = info;
 	o->layout = layout;
 	o->data = data;
+	o->exits = true; /* until out_map_ops_from() knows the script */
 	out_fmt_info = info; /* strftime() values name their format by id (values.c) */
 	o->tails = xcalloc(layout->nthreads ? layout->nthreads : 1, sizeof(*o->tails));
 	/* a record is copied out of its ring before it is read; beyond the
@@ -106,6 +107,8 @@ static bool map_op_ok(const struct out *o, const struct rt_ev_map *mo)
 static void print_event(struct out *o, uint8_t *rec, uint32_t len, uint32_t slot)
 {
 	const struct rt_event_hdr *h = (const struct rt_event_hdr *)rec;
+	if (o->finalized) /* after exit(): dropped, as bpftrace drops them */
+		return;
 	/* an id is good for the one record type its call sends */
 	const struct sema_printf *pf = h->id < (uint32_t)o->info->nprintfs &&
 						       o->ids[h->id].type == h->type
@@ -159,7 +162,10 @@ static void print_event(struct out *o, uint8_t *rec, uint32_t len, uint32_t slot
 		if (o->ob.len >= 65536)
 			flush_buf(o);
 		return;
-	case RT_EV_EXIT:
+	case RT_EV_EXIT: /* exit(): what follows is not printed (until END) */
+		if (!o->exits)
+			break;
+		o->finalized = true;
 		return;
 	}
 	out_bad("record", "ring of thread slot %u: a record of type %u, id %u, that no probe sends",
@@ -236,11 +242,13 @@ int out_drain(struct out *o)
 	return nev;
 }
 
-/* Marks in ops the print/clear/zero calls under n. */
-static void find_map_ops(const struct ast_node *n, uint8_t *ops, int nmaps)
+/* Marks in ops the print/clear/zero calls under n; *exits: an exit() call. */
+static void find_map_ops(const struct ast_node *n, uint8_t *ops, int nmaps, bool *exits)
 {
 	if (!n)
 		return;
+	if (n->kind == AST_CALL && n->str && !strcmp(n->str, "exit"))
+		*exits = true;
 	if (n->kind == AST_CALL && n->nkids && n->kids[0] && n->kids[0]->map &&
 	    n->kids[0]->map->id >= 0 && n->kids[0]->map->id < nmaps) {
 		int op = !strcmp(n->str, "print") ? RT_MOP_PRINT
@@ -251,18 +259,20 @@ static void find_map_ops(const struct ast_node *n, uint8_t *ops, int nmaps)
 	}
 	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
 	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
-		find_map_ops(sub[i], ops, nmaps);
+		find_map_ops(sub[i], ops, nmaps, exits);
 	for (int i = 0; i < n->nkids; i++)
-		find_map_ops(n->kids[i], ops, nmaps);
+		find_map_ops(n->kids[i], ops, nmaps, exits);
 }
 
 /* A forged RT_EV_MAP record must not print a map the script never prints:
- * 32 bytes of ring would otherwise stand for a whole map of output. */
+ * 32 bytes of ring would otherwise stand for a whole map of output; nor a
+ * forged RT_EV_EXIT silence a script that has no exit(). */
 void out_map_ops_from(struct out *o, const struct ast_node *prog)
 {
 	free(o->map_ops);
 	o->map_ops = xcalloc(o->layout->nmaps ? o->layout->nmaps : 1, 1);
-	find_map_ops(prog, o->map_ops, o->layout->nmaps);
+	o->exits = false;
+	find_map_ops(prog, o->map_ops, o->layout->nmaps, &o->exits);
 }
 
 /*
@@ -324,13 +334,15 @@ void out_report_lost(struct out *o)
 	uint64_t lost = 0;
 	for (uint32_t i = 0; i < l->nthreads; i++)
 		lost += tab[i].lost;
-	if (lost > o->lost_reported) {
+	/* events lost after exit() would not have been printed either */
+	if (lost > o->lost_reported && !o->finalized) {
 		if (o->json)
 			fprintf(o->f, "{\"type\": \"lost_events\", \"data\": {\"events\": %llu}}\n",
 				(unsigned long long)(lost - o->lost_reported));
 		else
 			fprintf(o->f, "Lost %llu events\n", (unsigned long long)(lost - o->lost_reported));
-		o->lost_reported = lost;
 	}
+	if (lost > o->lost_reported)
+		o->lost_reported = lost;
 }
 

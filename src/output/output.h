@@ -24,6 +24,10 @@ struct out {
 	bool json; /* -f json: one JSON object per line */
 	struct buf ob; /* formatted events not written yet */
 	const struct diags *diags; /* script name and text, for -k warnings (warn.c) */
+	/* an exit() record was read: what is read after it is dropped, as
+	 * bpftrace drops events after its exit event (until END runs) */
+	bool finalized;
+	bool exits; /* the script calls exit(): RT_EV_EXIT records are its */
 	/* ubt's own state of the rings (trust.c: nothing read back from shared
 	 * memory decides where ubt reads) */
 	uint64_t *tails;  /* bytes of ring i consumed; ring_tail in shared memory is a copy */

@@ -95,115 +95,56 @@ void out_sym_alias(uint64_t lo, uint64_t hi, uint64_t to)
 	S.aliases[S.naliases++] = (struct alias){lo, hi, to};
 }
 
-static int sym_cmp(const void *a, const void *b)
+/*
+ * One address often has several names: libc's free is also cfree@GLIBC_2.2.5,
+ * __libc_free and __GI___libc_free (the last ones from its debug file).
+ * bpftrace takes whichever its symbol cache sorts last (__GI___libc_malloc,
+ * fclose@@GLIBC_2.2.5, ...); ubt names the address by the name a program
+ * calls it by, which is also what a flame graph should show:
+ *
+ *   - never a symbol version (foo@VER, foo@@VER: .symtab spells versions
+ *     into names; the version is cut if no other name is left);
+ *   - global or weak over local, the default version over older ones
+ *     (free over cfree, both exported);
+ *   - exported (.dynsym) over not;
+ *   - fewer leading underscores (write over __write), then shorter.
+ */
+struct cand {
+	uint64_t value, size;
+	int score;
+	char *name;
+};
+
+static int cand_score(const struct elf_func *ef)
 {
-	const struct sym *x = a, *y = b;
+	int under = 0;
+	while (ef->name[under] == '_')
+		under++;
+	return (strchr(ef->name, '@') ? -1000 : 0) + ef->rank * 100 + (ef->dynamic ? 50 : 0) -
+	       under * 10;
+}
+
+static void cand_add(const struct elf_func *ef, void *arg)
+{
+	struct buf *b = arg;
+	if (ef->plt) /* bpftrace leaves a PLT entry's address in hex */
+		return;
+	struct cand c = {ef->value, ef->size, cand_score(ef), xstrdup(ef->name)};
+	buf_append(b, &c, sizeof(c));
+}
+
+/* by address, the best name first */
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
 	if (x->value != y->value)
 		return x->value < y->value ? -1 : 1;
-	/* at one address prefer the sized, then the longer-lived (global) name */
-	return (y->size > 0) - (x->size > 0);
-}
-
-static void read_table(Elf *e, struct symfile *sf, Elf64_Word type)
-{
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 1; d && i < n; i++) {
-			GElf_Sym s;
-			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value)
-				continue;
-			int t = GELF_ST_TYPE(s.st_info);
-			if (t != STT_FUNC && t != STT_GNU_IFUNC)
-				continue;
-			const char *name = elf_strptr(e, sh.sh_link, s.st_name);
-			if (!name || !*name)
-				continue;
-			char *dem = S.demangle ? demangle(name) : NULL;
-			/* room doubles at 16, 32, 64 ...: libc's debug symbols are
-			 * thousands, one realloc each was quadratic */
-			int n = sf->nsyms;
-			if (n == 0 || (n >= 16 && !(n & (n - 1))))
-				sf->syms = xrealloc(sf->syms, (n ? 2 * (size_t)n : 16) * sizeof(*sf->syms));
-			sf->syms[sf->nsyms++] =
-			    (struct sym){s.st_value, s.st_size, dem ? dem : xstrdup(name)};
-		}
-	}
-}
-
-static bool has_table(Elf *e, Elf64_Word type)
-{
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
-			return true;
-	}
-	return false;
-}
-
-/* The build-id note's bytes as hex ("ab" + "/" + "cdef..."), or NULL. */
-static char *build_id_path(Elf *e)
-{
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t off = 0, name_off, desc_off;
-		GElf_Nhdr nh;
-		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((char *)d->d_buf + name_off, "GNU", 4) || nh.n_descsz < 2)
-				continue;
-			const uint8_t *id = (const uint8_t *)d->d_buf + desc_off;
-			struct buf b = {0};
-			buf_printf(&b, "/usr/lib/debug/.build-id/%02x/", id[0]);
-			for (size_t i = 1; i < nh.n_descsz; i++)
-				buf_printf(&b, "%02x", id[i]);
-			buf_printf(&b, ".debug");
-			return b.data;
-		}
-	}
-	return NULL;
-}
-
-/* .gnu_debuglink's file name, looked up next to path and under /usr/lib/debug. */
-static char *debuglink_path(Elf *e, const char *path)
-{
-	size_t shstrndx;
-	if (elf_getshdrstrndx(e, &shstrndx))
-		return NULL;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		const char *nm;
-		if (!gelf_getshdr(scn, &sh) || !(nm = elf_strptr(e, shstrndx, sh.sh_name)) ||
-		    strcmp(nm, ".gnu_debuglink"))
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		if (!d || !d->d_size || !memchr(d->d_buf, 0, d->d_size))
-			return NULL;
-		const char *link = d->d_buf;
-		char *dir = xstrdup(path);
-		char *sl = strrchr(dir, '/');
-		if (sl)
-			*sl = 0;
-		char *cands[3] = {xasprintf("%s/%s", sl ? dir : ".", link),
-				  xasprintf("%s/.debug/%s", sl ? dir : ".", link),
-				  xasprintf("/usr/lib/debug%s/%s", sl ? dir : "", link)};
-		char *found = NULL;
-		for (int i = 0; i < 3; i++) {
-			if (!found && strcmp(cands[i], path) && !access(cands[i], R_OK))
-				found = cands[i];
-			else
-				free(cands[i]);
-		}
-		free(dir);
-		return found;
-	}
-	return NULL;
+	if (x->score != y->score)
+		return y->score - x->score;
+	size_t lx = strlen(x->name), ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
 static void load_file(struct symfile *sf)
@@ -216,24 +157,32 @@ static void load_file(struct symfile *sf)
 	if (ret && elf_file_open(&sf->ef, sf->path))
 		return;
 	sf->open = true;
-	Elf *e = sf->ef.elf;
-	bool symtab = has_table(e, SHT_SYMTAB);
-	read_table(e, sf, symtab ? SHT_SYMTAB : SHT_DYNSYM);
-	if (!symtab) {
-		char *dbg = build_id_path(e);
-		if (!dbg || access(dbg, R_OK)) {
-			free(dbg);
-			dbg = debuglink_path(e, sf->path);
+	struct buf b = {0};
+	elf_foreach_func(&sf->ef, cand_add, &b);
+	struct cand *c = (struct cand *)b.data;
+	size_t n = b.len / sizeof(*c);
+	if (n)
+		qsort(c, n, sizeof(*c), cand_cmp);
+	sf->syms = xcalloc(n ? n : 1, sizeof(*sf->syms));
+	for (size_t i = 0; i < n; i++) {
+		struct sym *last = sf->nsyms ? &sf->syms[sf->nsyms - 1] : NULL;
+		if (last && last->value == c[i].value) { /* a worse name of the same address */
+			if (c[i].size > last->size)
+				last->size = c[i].size;
+			free(c[i].name);
+			continue;
 		}
-		struct elf_file df;
-		if (dbg && !elf_file_open(&df, dbg)) {
-			read_table(df.elf, sf, SHT_SYMTAB);
-			elf_file_close(&df);
+		char *at = strchr(c[i].name, '@');
+		if (at)
+			*at = 0;
+		char *dem = S.demangle ? demangle(c[i].name) : NULL;
+		if (dem) {
+			free(c[i].name);
+			c[i].name = dem;
 		}
-		free(dbg);
+		sf->syms[sf->nsyms++] = (struct sym){c[i].value, c[i].size, c[i].name};
 	}
-	if (sf->nsyms) /* a stripped file without .dynsym functions has none (syms NULL) */
-		qsort(sf->syms, sf->nsyms, sizeof(*sf->syms), sym_cmp);
+	buf_free(&b);
 }
 
 static struct symfile *file_of(const struct proc_map *m)

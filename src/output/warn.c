@@ -12,6 +12,10 @@
  *   uprobe:./t:f { printf("%s\n", str(arg2)); }
  *                                  ~~~~~~~~~
  *
+ * With -f json it is bpftrace's record instead:
+ *
+ *   {"type": "helper_error", "helper": "probe_read", "retcode": -14, "line": 1, "col": 37}
+ *
  * Full maps: bpftrace 0.17 drops the update silently (only -k shows it,
  * per event, with RT_WH_MAP_UPDATE here); the count at the end is
  * out_report_map_drops() (output.c).
@@ -68,17 +72,26 @@ void out_print_warn(struct out *o, const uint8_t *rec)
 {
 	struct rt_ev_warn w;
 	memcpy(&w, rec + sizeof(struct rt_event_hdr), sizeof(w));
+	bool placed = loc_ok(o->diags, &w);
+	if (!placed)
+		out_bad("warning location", "a -k warning at line %u, columns %u-%u, which the "
+			"script does not have; printed without it", w.line, w.col, w.end_col);
+	if (o->json) { /* bpftrace's JSON record: the start of the location only */
+		fprintf(o->f,
+			"{\"type\": \"helper_error\", \"helper\": \"%s\", \"retcode\": %d, "
+			"\"line\": %u, \"col\": %u}\n",
+			helper_name(w.helper), (int)w.err, placed ? (unsigned)w.line : 0,
+			placed ? (unsigned)w.col : 0);
+		return;
+	}
 	struct diags one;
 	if (o->diags)
 		diag_init(&one, o->diags->filename, o->diags->source, o->diags->source_len);
 	else
 		diag_init(&one, "stdin", NULL, 0);
-	struct src_loc loc = {(int)w.line, (int)w.col, (int)w.end_line, (int)w.end_col};
-	if (!loc_ok(o->diags, &w)) {
-		out_bad("warning location", "a -k warning at line %u, columns %u-%u, which the "
-			"script does not have; printed without it", w.line, w.col, w.end_col);
-		memset(&loc, 0, sizeof(loc));
-	}
+	struct src_loc loc = {0};
+	if (placed)
+		loc = (struct src_loc){(int)w.line, (int)w.col, (int)w.end_line, (int)w.end_col};
 	/* bpftrace's helper_error: the error's text for a negative code, the
 	 * code alone else (a lookup that found nothing: "... map_lookup_elem: 0");
 	 * the code is the target's to write, so only errno's range gets a text */

@@ -592,8 +592,12 @@ static void dump_attach(struct dumper *d, const struct ast_node *ap)
 	indent(d, 1);
 	const struct ast_attach *a = &ap->attach;
 	const char *rest = strchr(ap->str, ':');
+	const char *plus = a->has_offset && rest ? strrchr(rest, '+') : NULL;
 	if (!a->provider)
 		fprintf(d->out, "%s\n", ap->str);
+	else if (plus) /* uprobe:./t:f+0x10 shows as uprobe:./t:f+16 */
+		fprintf(d->out, "%s%.*s+%llu\n", a->provider, (int)(plus - rest), rest,
+			(unsigned long long)a->offset);
 	else if (rest)
 		fprintf(d->out, "%s%s\n", a->provider, rest);
 	else

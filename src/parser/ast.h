@@ -93,17 +93,29 @@ enum ast_op {
 
 /* Attach point split into its parts: "uprobe:./t:f" -> provider "uprobe",
  * target "./t", func "f".  BEGIN/END have provider "BEGIN"/"END". */
+/*
+ * target, func and ns are fnmatch() patterns: a character the script wrote
+ * quoted or after a backslash that means something in a pattern or an
+ * attach point (* ? [ ] \ +) is stored with a backslash (attach_spec.c).
+ */
 struct ast_attach {
 	char *provider; /* canonical name: "uprobe", "BEGIN", "END", ... ("u" becomes "uprobe") */
-	char *target;   /* binary path or NULL; interval/profile: the unit ("s", "ms", "hz") */
+	char *target;   /* binary path or NULL; interval/profile: the unit ("s", "ms", "hz");
+	                 * usdt: "" for the -p process's objects */
 	char *func;     /* function or usdt probe name or NULL; may hold wildcards (* ? [..]) */
 	char *ns;       /* usdt provider ("spdk" in usdt:/bin/x:spdk:nvmf_poll), or NULL */
 	uint64_t freq;  /* interval/profile/software/hardware: the number after the unit */
+	bool has_offset;  /* uprobe:bin:func+OFF written (also +0) */
 	uint64_t offset;  /* uprobe:bin:func+0x10: 0x10 */
 	uint64_t address; /* uprobe:bin:0x401000 (func is NULL then) */
 	bool wildcard;    /* target, ns or func holds a wildcard: expand when resolving */
 	bool kernel;      /* a provider that needs the kernel (kprobe, tracepoint, ...) */
 };
+
+/* An attach pattern holds an unescaped wildcard (* ? [). */
+bool attach_is_wild(const char *pat);
+/* The name a pattern stands for when it has no wildcard: escapes removed (malloc'ed). */
+char *attach_plain(const char *pat);
 
 /* Types assigned by sema (src/parser/sema.c). */
 enum ast_type_kind {
@@ -351,5 +363,16 @@ int parse_script(const char *src, size_t len, struct diags *diags, struct ast_no
  * sema (ast_program.params). */
 int parse_script_params(const char *src, size_t len, int nparams, char **params,
 			struct diags *diags, struct ast_node **prog);
+/* -p given: usdt attach points may name no binary (usdt::prov:name, usdt:*),
+ * meaning the process's objects, as in bpftrace (set before parse_script) */
+extern bool parse_have_pid;
+/*
+ * `ubt -l SEARCH` parses SEARCH as attach points, where bpftrace also
+ * takes a wildcard probe type (`*:./t:*`) and a word without ':' (`*sleep*`,
+ * a probe name anywhere).  Such a point keeps its type as a pattern in
+ * provider (`*` for the word; kernel false) and the rest split as for usdt:
+ * [target:[ns:]]func.  With -p, `uprobe:*` names the process's program.
+ */
+extern bool parse_listing;
 
 #endif

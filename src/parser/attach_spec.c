@@ -27,19 +27,104 @@ static const struct {
 } providers[] = {
 	{ "BEGIN", NULL, false, 0, 0 },          { "END", NULL, false, 0, 0 },
 	{ "uprobe", "u", false, 2, 2 },          { "uretprobe", "ur", false, 2, 2 },
-	{ "usdt", "U", false, 2, 3 },            { "interval", "i", false, 2, 2 },
+	{ "usdt", "U", false, 1, 3 },            { "interval", "i", false, 2, 2 },
 	{ "profile", "p", false, 2, 2 },         { "kprobe", "k", true, 1, 1 },
 	{ "kretprobe", "kr", true, 1, 1 },       { "tracepoint", "t", true, 2, 2 },
 	{ "rawtracepoint", "rt", true, 1, 1 },   { "software", "s", true, 1, 2 },
 	{ "hardware", "h", true, 1, 2 },         { "watchpoint", "w", true, 3, 3 },
-	{ "asyncwatchpoint", "aw", true, 3, 3 }, { "kfunc", "f", true, 1, 1 },
-	{ "kretfunc", "fr", true, 1, 1 },        { "iter", "it", true, 1, 1 },
-	{ "fentry", NULL, true, 1, 1 },          { "fexit", NULL, true, 1, 1 },
+	{ "asyncwatchpoint", "aw", true, 3, 3 }, { "kfunc", "f", true, 1, 2 },
+	{ "kretfunc", "fr", true, 1, 2 },        { "iter", "it", true, 1, 1 },
+	{ "fentry", NULL, true, 1, 2 },          { "fexit", NULL, true, 1, 2 },
 };
 
-static bool has_wildcard(const char *s)
+/*
+ * Names in attach points are fnmatch() patterns, and a user must be able
+ * to write any name a binary holds (`ubt -l` prints them so).  Split parts
+ * are kept in fnmatch's own syntax:
+ *
+ *   - outside quotes, what the script wrote; `\X` (the lexer takes any
+ *     escaped character in a path) stands for X itself;
+ *   - a quoted part (a string token, which the grammar quoted again with
+ *     `"` and `\` escaped) is the string's value, a pattern like any other
+ *     (`"clock_nanosleep@*"` matches); only its `+` is literal (an offset
+ *     follows the closing quote: `"echo_builtin"+0`), and `:` does not
+ *     split;
+ *
+ *   uprobe:/usr/lib/libstdc++.so.6:f      target  /usr/lib/libstdc++.so.6
+ *   usdt:./t:test:"\"probe1\""           func    "probe1" (quotes included)
+ *   uprobe:./t:"operator\\*"              func    operator\*  (a literal *)
+ *   uprobe:/bin/bash:"echo_builtin"+0     func    echo_builtin, offset 0
+ */
+bool attach_is_wild(const char *pat)
 {
-	return s && strpbrk(s, "*?[") != NULL;
+	for (const char *p = pat; p && *p; p++) {
+		if (*p == '\\' && p[1])
+			p++;
+		else if (strchr("*?[", *p))
+			return true;
+	}
+	return false;
+}
+
+char *attach_plain(const char *pat)
+{
+	char *out = xstrdup(pat ? pat : ""), *w = out;
+	for (const char *p = out; *p; p++) {
+		if (*p == '\\' && p[1])
+			p++;
+		*w++ = *p;
+	}
+	*w = 0;
+	return out;
+}
+
+/* Splits attach text at ':' outside quotes into malloc'ed parts (above). */
+static int split_attach(const char *text, char **parts, int max)
+{
+	int n = 0;
+	struct buf cur = {0};
+	bool quoted = false;
+	for (const char *p = text;; p++) {
+		if (*p == '"') {
+			quoted = !quoted;
+			continue;
+		}
+		if (!*p || (*p == ':' && !quoted)) {
+			char *part = cur.data ? cur.data : xstrdup("");
+			if (n < max)
+				parts[n] = part;
+			else
+				free(part);
+			n++;
+			cur = (struct buf){0};
+			if (!*p)
+				break;
+			continue;
+		}
+		if (*p == '\\' && p[1]) {
+			if (quoted) /* the grammar's escape of " and \ (parse_cat_quoted) */
+				p++;
+			else /* the path's escaped character: kept escaped, itself */
+				buf_append(&cur, p++, 1);
+		} else if (*p == '+' && quoted) {
+			buf_append(&cur, "\\", 1);
+		}
+		buf_append(&cur, p, 1);
+	}
+	return n;
+}
+
+/* The '+' of FUNC+OFF: the last one not escaped, or NULL. */
+static const char *offset_plus(const char *func)
+{
+	const char *last = NULL;
+	for (const char *p = func; *p; p++) {
+		if (*p == '\\' && p[1])
+			p++;
+		else if (*p == '+')
+			last = p;
+	}
+	return last;
 }
 
 /* "123", "0x1f": a number, else false */
@@ -53,33 +138,6 @@ static bool parse_num(const char *s, uint64_t *v)
 	return !*end && !errno;
 }
 
-/* Splits "a:b:"c:d"" at ':' outside double quotes and removes the quotes. */
-static int split_attach(char *text, char **parts, int max)
-{
-	int n = 0;
-	char *w = text, *start = text;
-	bool quoted = false;
-	for (char *p = text;; p++) {
-		if (*p == '"') {
-			quoted = !quoted;
-			continue;
-		}
-		if ((*p == ':' && !quoted) || !*p) {
-			bool end = !*p;
-			*w++ = '\0';
-			if (n < max)
-				parts[n] = start;
-			n++;
-			start = w;
-			if (end)
-				break;
-			continue;
-		}
-		*w++ = *p;
-	}
-	return n;
-}
-
 /* uprobe:target:func[+off] | uprobe:target:0xaddr | uprobe:func |
  * uprobe:target:lang:func (usdt: usdt:target:[provider:]name) */
 static int parse_user_func(struct ast_node *ap, struct diags *diags, char **parts, int n,
@@ -91,8 +149,10 @@ static int parse_user_func(struct ast_node *ap, struct diags *diags, char **part
 		a->target = xstrdup(parts[1]);
 	if (n == 3)
 		a->ns = xstrdup(parts[2]);
-	if (n >= 2 && !*parts[1]) {
-		diag_error(diags, ap->loc, "%s should have a target", prov);
+	/* usdt: an empty target (usdt::p:n) takes the probes of the -p process */
+	if (n >= 2 && !*parts[1] && !(usdt && parse_have_pid)) {
+		diag_error(diags, ap->loc, usdt ? "usdt probe must specify at least path or pid to probe"
+						: "%s should have a target", prov);
 		return -1;
 	}
 	if (!*func) {
@@ -105,18 +165,19 @@ static int parse_user_func(struct ast_node *ap, struct diags *diags, char **part
 		a->func = xstrdup(func); /* for messages: resolving looks for a name */
 		return 0;
 	}
-	const char *plus = usdt ? NULL : strchr(func, '+');
+	const char *plus = usdt ? NULL : offset_plus(func);
 	if (plus) {
 		if (!parse_num(plus + 1, &v)) {
 			diag_error(diags, ap->loc, "Invalid offset in %s probe: %s", prov, plus + 1);
 			return -1;
 		}
 		a->offset = v;
+		a->has_offset = true;
 		a->func = xstrndup(func, (size_t)(plus - func));
 	} else {
 		a->func = xstrdup(func);
 	}
-	a->wildcard = has_wildcard(a->target) || has_wildcard(a->ns) || has_wildcard(a->func);
+	a->wildcard = attach_is_wild(a->target) || attach_is_wild(a->ns) || attach_is_wild(a->func);
 	return 0;
 }
 
@@ -152,13 +213,30 @@ static int parse_rate(struct ast_node *ap, struct diags *diags, char **parts, in
 	return 0;
 }
 
+/* Listing: `*:BIN:NAME`, `*sleep*` (see parse_listing in ast.h). */
+static int parse_list_pattern(struct ast_node *ap, char **parts, int n)
+{
+	struct ast_attach *a = &ap->attach;
+	a->provider = xstrdup(n == 1 ? "*" : parts[0]);
+	if (n >= 3)
+		a->target = xstrdup(parts[1]);
+	if (n == 4)
+		a->ns = xstrdup(parts[2]);
+	a->func = xstrdup(n == 1 ? parts[0] : parts[n - 1 < 3 ? n - 1 : 3]);
+	a->wildcard = true;
+	return 0;
+}
+
 /* "uprobe:./t:f" -> provider "uprobe", target "./t", func "f". */
 static int parse_attach(struct ast_node *ap, struct diags *diags)
 {
-	char *parts[8];
-	char *text = xstrdup(ap->str);
-	int n = split_attach(text, parts, (int)ARRAY_SIZE(parts));
+	char *parts[8] = {0};
+	int n = split_attach(ap->str, parts, (int)ARRAY_SIZE(parts));
 	int ret = -1, which = -1;
+	if (parse_listing && (n == 1 || attach_is_wild(parts[0]))) {
+		ret = parse_list_pattern(ap, parts, n);
+		goto out;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(providers); i++)
 		if (!strcmp(parts[0], providers[i].name) ||
 		    (providers[i].alias && !strcmp(parts[0], providers[i].alias)))
@@ -172,14 +250,19 @@ static int parse_attach(struct ast_node *ap, struct diags *diags)
 	/* uprobe:BIN:cpp:NAME and uprobe:BIN:c:NAME name the function's language */
 	bool lang = (!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe")) && nargs == 3 &&
 		    (!strcmp(parts[2], "cpp") || !strcmp(parts[2], "c"));
-	if ((!lang && (nargs < providers[which].min || nargs > providers[which].max)) ||
+	/* `usdt:*` with -p: every probe of the process; listing: `uprobe:*` too */
+	bool usdt_all = nargs == 1 && parse_have_pid &&
+			(!strcmp(prov, "usdt") || (parse_listing && (!strcmp(prov, "uprobe") ||
+								     !strcmp(prov, "uretprobe"))));
+	int min = !strcmp(prov, "usdt") ? 2 : providers[which].min;
+	if ((!lang && !usdt_all && (nargs < min || nargs > providers[which].max)) ||
 	    n > (int)ARRAY_SIZE(parts)) {
-		if (providers[which].min == providers[which].max)
-			diag_error(diags, ap->loc, "%s probe type requires %d argument%s", prov,
-				   providers[which].min, providers[which].min == 1 ? "" : "s");
+		if (min == providers[which].max)
+			diag_error(diags, ap->loc, "%s probe type requires %d argument%s", prov, min,
+				   min == 1 ? "" : "s");
 		else
-			diag_error(diags, ap->loc, "%s probe type requires %d or %d arguments", prov,
-				   providers[which].min, providers[which].max);
+			diag_error(diags, ap->loc, "%s probe type requires %d or %d arguments", prov, min,
+				   providers[which].max);
 		goto out;
 	}
 	struct ast_attach *a = &ap->attach;
@@ -193,6 +276,11 @@ static int parse_attach(struct ast_node *ap, struct diags *diags)
 		ret = 0;
 	} else if (!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe")) {
 		ret = parse_user_func(ap, diags, parts, nargs, prov, false);
+	} else if (usdt_all) {
+		a->target = xstrdup("");
+		a->func = xstrdup(parts[1]);
+		a->wildcard = attach_is_wild(a->func);
+		ret = 0;
 	} else if (!strcmp(prov, "usdt")) {
 		ret = parse_user_func(ap, diags, parts, nargs, prov, true);
 	} else if (!strcmp(prov, "interval") || !strcmp(prov, "profile")) {
@@ -201,9 +289,12 @@ static int parse_attach(struct ast_node *ap, struct diags *diags)
 		ret = 0; /* BEGIN, END */
 	}
 out:
-	free(text);
+	for (int i = 0; i < n && i < (int)ARRAY_SIZE(parts); i++)
+		free(parts[i]);
 	return ret;
 }
+
+bool parse_have_pid, parse_listing;
 
 int parse_attach_points(struct ast_node *prog, struct diags *diags)
 {

@@ -3,6 +3,7 @@
  * every node gets its height so a tree nested past AST_MAX_DEPTH is
  * reported once and never reaches a recursive walker; lists grow in O(1).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "parser_internal.h"
@@ -119,6 +120,22 @@ char *parse_cat(char *a, const char *b)
 	a = xrealloc(a, la + lb + 1);
 	memcpy(a + la, b, lb + 1);
 	return a;
+}
+
+char *parse_cat_quoted(char *a, const char *s, size_t n)
+{
+	struct buf b = {0};
+	buf_append(&b, a, strlen(a));
+	buf_append(&b, "\"", 1);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"' || s[i] == '\\')
+			buf_append(&b, "\\", 1);
+		if (s[i])
+			buf_append(&b, &s[i], 1);
+	}
+	buf_append(&b, "\"", 1);
+	free(a);
+	return b.data;
 }
 
 struct src_loc parse_span(struct src_loc a, struct src_loc b)

@@ -230,7 +230,7 @@ attach_point:
  * "uprobe:./t:f" arrives as IDENT PATH PATH, "/bin/a+b" as PATH "+" IDENT. */
 attach_point_def:
 		attach_point_def ident      { AP_START(@$, $1, @2); $$ = parse_cat($1, $2); free($2); }
-	|	attach_point_def STRING     { AP_START(@$, $1, @2); $$ = parse_cat(parse_cat(parse_cat($1, "\""), $2.p), "\""); free($2.p); }
+	|	attach_point_def STRING     { AP_START(@$, $1, @2); $$ = parse_cat_quoted($1, $2.p, $2.n); free($2.p); }
 	|	attach_point_def PATH       { AP_START(@$, $1, @2); $$ = parse_cat($1, $2); free($2); }
 	|	attach_point_def INT        { AP_START(@$, $1, @2); char b[24]; snprintf(b, sizeof(b), "%llu", (unsigned long long)$2); $$ = parse_cat($1, b); }
 	|	attach_point_def ":"        { AP_START(@$, $1, @2); $$ = parse_cat($1, ":"); }

@@ -55,6 +55,9 @@ struct ast_node *parse_cast(struct parse_state *ps, struct ast_node *t, struct a
 			    struct src_loc loc);
 struct ast_node *parse_take_kids(struct ast_node *dst, struct ast_node *list);
 char *parse_cat(char *a, const char *b); /* a (reallocated) followed by b */
+/* a followed by the string s quoted again ("\"" and "\\" escaped), so that
+ * attach_spec.c reads back exactly the string that was written */
+char *parse_cat_quoted(char *a, const char *s, size_t n);
 struct src_loc parse_span(struct src_loc a, struct src_loc b);
 
 #endif

@@ -30,6 +30,9 @@
  *             a stack copy of 2^31 bytes (the table's own header is left
  *             alone: this process's probes keep running)
  *   header    every field of the shared header becomes 0xff bytes
+ *   exit      the workers stop; an exit() record (RT_EV_EXIT) is written
+ *             at the head of each ring they wrote, as the runtime writes
+ *             one; new workers run (printf records after it)
  *   truncate  the memfd is opened through /proc/self/map_files (root
  *             may) and truncated to 0 bytes; prints `truncate: <errno
  *             text>` (ubt seals its size: "Operation not permitted")
@@ -449,6 +452,27 @@ static void mode_stack(void)
 	}
 }
 
+/* Called with no worker running: this process is then the rings' only writer. */
+static void mode_exit(void)
+{
+	struct rt_shm_header *h = hdr();
+	struct rt_thread *tab = (struct rt_thread *)(data + h->threads_off);
+	for (uint32_t i = 0; i < h->nthreads; i++) {
+		struct rt_thread *t = &tab[i];
+		uint64_t head = t->ring_head, pos = head & (h->ring_size - 1);
+		struct {
+			struct rt_event_hdr h;
+			uint64_t code;
+		} rec = {{sizeof(rec), RT_EV_EXIT, 0}, 0};
+		if (!head || h->ring_size - pos < sizeof(rec) ||
+		    head + sizeof(rec) - t->ring_tail > h->ring_size)
+			continue;
+		memcpy(data + h->rings_off + (uint64_t)i * h->ring_size + pos, &rec, sizeof(rec));
+		t->ring_resv = head + sizeof(rec);
+		__atomic_store_n(&t->ring_head, head + sizeof(rec), __ATOMIC_RELEASE);
+	}
+}
+
 static void mode_truncate(void)
 {
 	char path[128];
@@ -505,6 +529,15 @@ int main(int argc, char **argv)
 			memset(data + 16, 0xff, sizeof(struct rt_shm_header) - 16);
 		else if (!strcmp(mode, "truncate"))
 			mode_truncate();
+		else if (!strcmp(mode, "exit")) {
+			stop = 1;
+			for (int i = 0; i < 2; i++)
+				pthread_join(th[i], NULL);
+			mode_exit();
+			stop = 0;
+			for (int i = 0; i < 2; i++)
+				pthread_create(&th[i], NULL, worker, NULL);
+		}
 		else
 			n = 0;
 	}

@@ -1,14 +1,14 @@
 # bash completion for ubt (installed as DATADIR/bash-completion/completions/ubt;
 # to try it from a source tree: `source tools/completion/ubt.bash`).
 #
-# Completes options and their values (-p: process ids, -d/-f/-B: the
+# Completes options and their values (-p: process ids, --dump/-f/-B: the
 # accepted words, -o/-I/--include: files), script files, and probe names:
 # after `-e '` or `-l `, a word like `uprobe:./prog:ha` or `usdt:./prog:`
 # completes from `ubt -l 'uprobe:./prog:*'`, and with `-p PID` on the line
 # from `ubt -l -p PID` (bpftrace's listing, as SPDK's gen.py reads it).
 
-_ubt_opts="-e -p -c -l -v -q -o -f -B -d --dry-run --info -h --help -V --version
--k -kk --unsafe --usdt-file-activation --no-warnings -I --include"
+_ubt_opts="-e -p -c -l -v -q -o -f -B -d -dd --dump --dry-run --info -h --help -V --version
+-k -kk --unsafe --usdt-file-activation --no-warnings -b --btf -I --include"
 
 # _ubt_probes UBT PID CUR: probe names starting with CUR
 _ubt_probes() {
@@ -61,7 +61,7 @@ _ubt() {
 		COMPREPLY=($(compgen -W "$(ps -e -o pid= 2>/dev/null)" -- "$cur"))
 		return ;;
 	-c) COMPREPLY=($(compgen -c -- "$cur")); return ;;
-	-d) COMPREPLY=($(compgen -W "ast types ir asm" -- "$cur")); return ;;
+	--dump) COMPREPLY=($(compgen -W "ast types ir asm" -- "$cur")); return ;;
 	-f) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
 	-B) COMPREPLY=($(compgen -W "none line full" -- "$cur")); return ;;
 	-o | --include) COMPREPLY=($(compgen -f -- "$cur")); return ;;

@@ -309,21 +309,43 @@ static void test_churn(const char *prog)
 	printf("     (%d signals arrived while stopping)\n", held);
 }
 
-static uint64_t auxv_entry(pid_t pid)
+static uint64_t auxv_value(pid_t pid, uint64_t type)
 {
 	char path[64];
-	uint64_t kv[2], entry = 0;
+	uint64_t kv[2], v = 0;
 	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
 	int fd = open(path, O_RDONLY);
 	while (fd >= 0 && read(fd, kv, sizeof(kv)) == sizeof(kv))
-		if (kv[0] == AT_ENTRY)
-			entry = kv[1];
+		if (kv[0] == type)
+			v = kv[1];
 	if (fd >= 0)
 		close(fd);
-	return entry;
+	return v;
 }
 
-/* A spawned program is stopped at its entry point, before main(). */
+/* The address of the dynamic loader's _dl_debug_state in pid. */
+static uint64_t loader_brk(pid_t pid, const struct proc_map *maps, int n)
+{
+	uint64_t base = auxv_value(pid, AT_BASE), bias, addr = 0;
+	for (int i = 0; i < n && !addr; i++) {
+		struct elf_file f;
+		struct elf_symbol sym;
+		if (maps[i].start != base || elf_file_open(&f, maps[i].path))
+			continue;
+		if (!proc_load_bias(maps, n, &f, &bias) && !elf_find_func(&f, "_dl_debug_state", &sym)) {
+			addr = bias + sym.value;
+			free(sym.name);
+		}
+		elf_file_close(&f);
+	}
+	return addr;
+}
+
+/*
+ * A spawned program is stopped before main(): a dynamically linked one in
+ * the loader's _dl_debug_state (libraries mapped, their constructors not
+ * run), a static one at its entry point.
+ */
 static void test_spawn(const char *prog)
 {
 	struct tracee t;
@@ -334,9 +356,7 @@ static void test_spawn(const char *prog)
 	CHECK(t.is_child);
 	CHECK_EQ(t.nthreads, 1);
 	CHECK_EQ(t.threads[0].tid, t.pid);
-	CHECK_EQ(t.threads[0].regs.rip, auxv_entry(t.pid));
 
-	/* The entry address also follows from the ELF header and the load bias. */
 	struct elf_file f;
 	struct elf_symbol sym;
 	struct proc_map *maps;
@@ -345,7 +365,14 @@ static void test_spawn(const char *prog)
 	CHECK_EQ(elf_file_open(&f, prog), 0);
 	CHECK_EQ(proc_maps_read(t.pid, &maps, &n), 0);
 	CHECK_EQ(proc_load_bias(maps, n, &f, &bias), 0);
-	CHECK_EQ(t.threads[0].regs.rip, bias + f.entry);
+	if (auxv_value(t.pid, AT_BASE)) {
+		CHECK_EQ(t.threads[0].regs.rip, loader_brk(t.pid, maps, n));
+		CHECK(proc_find_libc(maps, n) != NULL); /* the libraries are mapped */
+	} else {
+		/* the entry address, from the auxiliary vector and the ELF header */
+		CHECK_EQ(t.threads[0].regs.rip, auxv_value(t.pid, AT_ENTRY));
+		CHECK_EQ(t.threads[0].regs.rip, bias + f.entry);
+	}
 	CHECK_EQ(elf_find_symbol(&f, "te_marker", &sym), 0);
 	marker = bias + sym.value;
 	free(sym.name);
@@ -373,7 +400,11 @@ static void test_spawn_path_and_errors(void)
 	char *argv[] = {"true", NULL};
 	CHECK_EQ(tracee_spawn(&t, argv), 0);
 	if (t.stopped) {
-		CHECK_EQ(t.threads[0].regs.rip, auxv_entry(t.pid));
+		struct proc_map *maps;
+		int n;
+		CHECK_EQ(proc_maps_read(t.pid, &maps, &n), 0);
+		CHECK_EQ(t.threads[0].regs.rip, loader_brk(t.pid, maps, n)); /* `true` is dynamic */
+		proc_maps_free(maps, n);
 		CHECK_EQ(tracee_release(&t), 0);
 		int st = -1;
 		CHECK_EQ(tracee_wait_exit(&t, 20000, &st), 1);

@@ -271,9 +271,76 @@ static void pathological_tests(void)
 	result_free(&r);
 }
 
+/*
+ * Attach points split into struct ast_attach (attach_spec.c): the parts
+ * are fnmatch patterns in which what was quoted or escaped stands for
+ * itself, so every name a binary has can be written (`ubt -l` prints them
+ * so) and pasted back.
+ */
+static const struct {
+	const char *src; /* one attach point; the script is `SRC { }` */
+	const char *provider, *target, *ns, *func;
+	bool has_offset;
+	uint64_t offset;
+	bool wild;
+	const char *plain; /* attach_plain(func) */
+} attach_cases[] = {
+	{"uprobe:./t:f", "uprobe", "./t", NULL, "f", false, 0, false, "f"},
+	{"u:./t:f+0x10", "uprobe", "./t", NULL, "f", true, 16, false, "f"},
+	{"uprobe:/bin/bash:\"echo_builtin\"+0", "uprobe", "/bin/bash", NULL, "echo_builtin",
+	 true, 0, false, "echo_builtin"},
+	{"uprobe:./t:\"operator+\"", "uprobe", "./t", NULL, "operator\\+", false, 0, false,
+	 "operator+"},
+	{"uprobe:./t:\"op\\\\*\"", "uprobe", "./t", NULL, "op\\*", false, 0, false, "op*"},
+	{"uprobe:./t:\"ma*\"", "uprobe", "./t", NULL, "ma*", false, 0, true, "ma*"},
+	{"uprobe:./t:\"fn$\"", "uprobe", "./t", NULL, "fn$", false, 0, false, "fn$"},
+	{"uprobe:/usr/lib/libstdc++.so.6:f", "uprobe", "/usr/lib/libstdc++.so.6", NULL, "f", false,
+	 0, false, "f"},
+	{"usdt:./t:test:\"\\\"probe1\\\"\"", "usdt", "./t", "test", "\"probe1\"", false, 0,
+	 false, "\"probe1\""},
+	{"usdt:/usr/lib/x86_64-linux-gnu/libstdc++.so.6:libstdcxx:throw", "usdt",
+	 "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "libstdcxx", "throw", false, 0, false,
+	 "throw"},
+	{"usdt:./t::*probe2", "usdt", "./t", "", "*probe2", false, 0, true, "*probe2"},
+	{"uprobe:./t:\"a:b\"", "uprobe", "./t", NULL, "a:b", false, 0, false, "a:b"},
+};
+
+static void attach_tests(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(attach_cases); i++) {
+		char *src = xasprintf("%s { }", attach_cases[i].src);
+		struct result r;
+		run(src, strlen(src), &r);
+		const struct ast_attach *a =
+		    r.prog && r.prog->nkids && r.prog->kids[0]->nkids ? &r.prog->kids[0]->kids[0]->attach
+								       : NULL;
+		check(r.parse_rc == 0 && a, attach_cases[i].src, "parses");
+		if (a) {
+			const char *want[] = {attach_cases[i].provider, attach_cases[i].target,
+					      attach_cases[i].ns, attach_cases[i].func};
+			const char *got[] = {a->provider, a->target, a->ns, a->func};
+			const char *what[] = {"provider", "target", "ns", "func"};
+			for (int k = 0; k < 4; k++)
+				check_text(attach_cases[i].src, what[k],
+					   want[k] ? want[k] : "(none)", got[k] ? got[k] : "(none)");
+			check(a->has_offset == attach_cases[i].has_offset &&
+				  a->offset == attach_cases[i].offset,
+			      attach_cases[i].src, "offset");
+			check(attach_is_wild(a->func) == attach_cases[i].wild, attach_cases[i].src,
+			      "wildcard");
+			char *plain = attach_plain(a->func);
+			check_text(attach_cases[i].src, "plain", attach_cases[i].plain, plain);
+			free(plain);
+		}
+		result_free(&r);
+		free(src);
+	}
+}
+
 int main(void)
 {
 	table_tests();
+	attach_tests();
 	info_tests();
 	pathological_tests();
 	printf("%d passed, %d failed\n", passed, failed);
