@@ -86,22 +86,16 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
 }
 
 /* Installs rt_sigsegv for sig; *old receives the application's action. */
-static int install_one(struct att_session *s, int sig, struct rt_sigaction_k *old)
+static int install_one(struct att_session *s, int sig, struct rt_sigaction_k *old,
+		       bool *installed)
 {
-	struct rt_sigaction_k both[2] = {{
+	struct rt_sigaction_k act = {
 		.handler = s->rt_sigsegv,
 		.flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | 0x04000000 /* SA_RESTORER */,
 		.restorer = link_lookup(&s->image, "rt_sigreturn"),
 		.mask = 0,
-	}};
-	uint64_t at;
-	int64_t r;
-	int ret = tracee_scratch(&s->t, both, sizeof(both), &at);
-	if (!ret)
-		ret = att_rsys(s, SYS_rt_sigaction, sig, at, at + sizeof(both[0]), 8, 0, 0, &r);
-	if (!ret)
-		ret = tracee_read(&s->t, at + sizeof(both[0]), old, sizeof(*old));
-	return ret;
+	};
+	return att_sig_install(s, sig, &act, old, installed);
 }
 
 static uint64_t mmap_min_addr(void)
@@ -122,15 +116,13 @@ int att_read_install(struct att_session *s, struct rt_shm_header *h)
 	if (!s->read_watched)
 		return 0;
 	s->rt_sigsegv = link_lookup(&s->image, "rt_sigsegv");
-	int ret = install_one(s, SIGSEGV, &h->old_segv);
+	int ret = install_one(s, SIGSEGV, &s->old_segv, &s->segv_installed);
+	h->old_segv = s->old_segv;
 	if (!ret) {
-		s->old_segv = h->old_segv;
-		s->segv_installed = true;
-		ret = install_one(s, SIGBUS, &h->old_bus);
+		ret = install_one(s, SIGBUS, &s->old_bus, &s->bus_installed);
+		h->old_bus = s->old_bus;
 	}
 	if (!ret) {
-		s->old_bus = h->old_bus;
-		s->bus_installed = true;
 		uint32_t gen = 1;
 		ret = tracee_write(&s->t, s->remote_priv + offsetof(struct rt_priv, rd_gen), &gen,
 				   sizeof(gen));
@@ -143,25 +135,8 @@ int att_read_install(struct att_session *s, struct rt_shm_header *h)
 	return ret;
 }
 
-static void remove_one(struct att_session *s, int sig, const struct rt_sigaction_k *old)
-{
-	struct rt_sigaction_k cur;
-	uint64_t at;
-	int64_t r;
-	if (tracee_scratch(&s->t, old, sizeof(*old), &at))
-		return;
-	if (att_rsys(s, SYS_rt_sigaction, sig, 0, at + 64, 8, 0, 0, &r) ||
-	    tracee_read(&s->t, at + 64, &cur, sizeof(cur)))
-		return;
-	if (cur.handler == s->rt_sigsegv)
-		att_rsys(s, SYS_rt_sigaction, sig, at, 0, 8, 0, 0, &r);
-}
-
 void att_read_remove(struct att_session *s)
 {
-	if (s->segv_installed)
-		remove_one(s, SIGSEGV, &s->old_segv);
-	if (s->bus_installed)
-		remove_one(s, SIGBUS, &s->old_bus);
-	s->segv_installed = s->bus_installed = false;
+	att_sig_restore(s, SIGSEGV, s->rt_sigsegv, &s->old_segv, &s->segv_installed);
+	att_sig_restore(s, SIGBUS, s->rt_sigsegv, &s->old_bus, &s->bus_installed);
 }

@@ -77,13 +77,19 @@ int att_open(struct att_session *s, pid_t pid, char *const *argv)
 		}
 		s->has_target = true;
 	} else if (argv) {
+		/* the watchdog first: if we die while the command runs to its
+		 * entry point, it takes the entry stub out (tracee.c) */
+		s->has_target = true;
+		if ((ret = att_watchdog_start(s)))
+			return ret;
 		ret = tracee_spawn(&s->t, argv);
 		if (ret) {
 			diag_sys(tracee_strerror_hint(-ret), "failed to start '%s': %s", argv[0],
 				 strerror(-ret));
+			att_watchdog_stop(s);
+			s->has_target = false;
 			return ret;
 		}
-		s->has_target = true;
 	}
 	return 0;
 }
@@ -278,23 +284,12 @@ static int install_trap_handler(struct att_session *s, struct rt_shm_header *h)
 		.restorer = link_lookup(&s->image, "rt_sigreturn"),
 		.mask = 0,
 	};
-	struct rt_sigaction_k both[2] = {act, {0}};
-	uint64_t at;
-	int64_t r;
-	int ret = tracee_scratch(&s->t, both, sizeof(both), &at);
-	if (!ret)
-		ret = att_rsys(s, SYS_rt_sigaction, SIGTRAP, at, at + sizeof(act), 8, 0, 0, &r);
-	if (!ret)
-		ret = tracee_read(&s->t, at + sizeof(act), &h->old_trap, sizeof(h->old_trap));
-	if (!ret) {
-		/* copies the watchdog can use without ubt's mappings */
-		s->old_trap = h->old_trap;
-		s->rt_sigtrap = act.handler;
-	}
+	/* the watchdog restores from the session's copies, not from ubt's mappings */
+	s->rt_sigtrap = act.handler;
+	int ret = att_sig_install(s, SIGTRAP, &act, &s->old_trap, &s->trap_installed);
+	h->old_trap = s->old_trap;
 	if (ret)
 		att_sys_error(s, ret, "rt_sigaction(SIGTRAP) in the target");
-	else
-		s->trap_installed = true;
 	return ret;
 }
 
@@ -459,10 +454,11 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		if ((ret = att_watchdog_start(s)))
 			goto out;
 		s->stop_start_ns = att_now_ns();
-		if (!s->t.stopped && (ret = tracee_stop_all(&s->t))) {
+		if (!s->t.stopped && (ret = att_stop(s))) {
 			seize_error(s, ret);
 			goto out;
 		}
+		att_forks_begin(s); /* forks.c: processes started from now on may inherit us */
 		uint64_t at;
 		proc_maps_free(maps, nmaps);
 		maps = NULL;
@@ -585,5 +581,7 @@ struct att_session *att_session_new(void)
 	}
 	struct att_session *s = p;
 	s->sites = (struct att_site *)ALIGN_UP((uintptr_t)(s + 1), 64);
+	s->remote_fd = -1;
+	s->t.mem_fd = s->t.pidfd = -1;
 	return s;
 }

@@ -39,10 +39,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* What waiting for one thread's stop found. */
@@ -56,6 +58,7 @@ int tracee_open(struct tracee *t, pid_t pid)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->mem_fd = -1;
+	t->pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
 	if (pid <= 0)
 		return -ESRCH;
 	char path[64];
@@ -135,12 +138,54 @@ static void remove_thread(struct tracee *t, int i)
  * caller's loop), and a signal-delivery-stop is kept with its signal
  * recorded, to be delivered by PTRACE_DETACH on release.
  */
+static bool back_to_trap(struct tracee *t, pid_t tid);
+
+/* The thread is gone or a zombie (it may never report to its tracer then). */
+static bool thread_dead(pid_t pid, pid_t tid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/*
+ * waitpid() for one traced thread that never blocks for good: a thread of
+ * a process that is dying (killed, or crashing in another thread) may
+ * stay a zombie without ever reporting to us, and a tracer must not hang
+ * on it (the watchdog would then never restore anything).
+ */
+static pid_t wait_thread(pid_t pid, pid_t tid, int *st)
+{
+	long us = 5;
+	for (;;) {
+		pid_t r = waitpid(tid, st, __WALL | WNOHANG);
+		if (r != 0)
+			return r;
+		if (thread_dead(pid, tid)) {
+			errno = ECHILD;
+			return -1;
+		}
+		struct timespec ts = {0, us * 1000};
+		nanosleep(&ts, NULL);
+		us = us < 1000 ? us * 2 : us;
+	}
+}
+
 static int wait_stop(struct tracee *t, int i)
 {
 	pid_t tid = t->threads[i].tid;
 	for (;;) {
 		int st;
-		pid_t r = waitpid(tid, &st, __WALL);
+		pid_t r = wait_thread(t->pid, tid, &st);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -154,12 +199,38 @@ static int wait_stop(struct tracee *t, int i)
 			unsigned long msg = 0;
 			if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0)
 				add_thread(t, (pid_t)msg);
+		} else if (event == 0 && WSTOPSIG(st) == SIGTRAP && back_to_trap(t, tid)) {
+			continue; /* it stops again, at the int3, without the signal */
 		} else if (event == 0) {
 			t->threads[i].pending_sig = WSTOPSIG(st);
 			t->threads[i].in_signal_stop = true;
 		}
 		return WS_STOPPED;
 	}
+}
+
+/*
+ * tid is in a SIGTRAP delivery-stop.  If the trap is one of the tracer's
+ * int3s (t->is_trap), the thread is put back on the int3 first (the
+ * registers now hold that: if we die from here on, the lost signal costs
+ * nothing), then leaves the stop without the signal: a trap stop asked
+ * for now comes first when it goes on, so it stops again at once, before
+ * any instruction of its own.  true if done (the caller waits again).
+ */
+static bool back_to_trap(struct tracee *t, pid_t tid)
+{
+	struct user_regs_struct r;
+	if (!t->is_trap || ptrace(PTRACE_GETREGS, tid, NULL, &r) < 0)
+		return false;
+	if (t->is_trap(t->trap_ctx, r.rip - 1)) {
+		r.rip--;
+		if (ptrace(PTRACE_SETREGS, tid, NULL, &r) < 0)
+			return false;
+	} else if (!t->is_trap(t->trap_ctx, r.rip)) { /* (on it already: take_queued_trap) */
+		return false;
+	}
+	return ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) == 0 &&
+	       ptrace(PTRACE_CONT, tid, NULL, NULL) == 0;
 }
 
 /* "State:\tZ" or a tracer of its own decides what an EPERM from SEIZE means. */
@@ -244,6 +315,40 @@ static int wait_all_from(struct tracee *t, int first)
 	return 0;
 }
 
+/*
+ * An int3 executed just before PTRACE_INTERRUPT took effect leaves its
+ * SIGTRAP queued: the kernel takes the interrupt's trap stop before it
+ * dequeues signals (get_signal()).  Released like that, the thread would
+ * take the SIGTRAP later, when the handler that expected it (ubt's
+ * runtime) may be gone, and die of it.  So a thread just past one of the
+ * tracer's int3s (t->is_trap) with an int3's SIGTRAP (si_code SI_KERNEL)
+ * in its own queue is put back on the int3 and resumed until it dequeues
+ * the signal (synchronous signals come first), which wait_stop() then
+ * cancels (back_to_trap).  No user code runs meanwhile.
+ */
+static void take_queued_trap(struct tracee *t, int i)
+{
+	struct __ptrace_peeksiginfo_args a = {.off = 0, .flags = 0, .nr = 8};
+	siginfo_t q[8];
+	struct user_regs_struct r;
+	pid_t tid = t->threads[i].tid;
+	int n = (int)ptrace(PTRACE_PEEKSIGINFO, tid, &a, q);
+	bool trap = false;
+	for (int k = 0; k < n && !trap; k++)
+		trap = q[k].si_signo == SIGTRAP && q[k].si_code == SI_KERNEL;
+	if (!trap || ptrace(PTRACE_GETREGS, tid, NULL, &r) < 0)
+		return;
+	/* (another int3's SIGTRAP stays queued, for its own handler) */
+	if (!t->is_trap || !t->is_trap(t->trap_ctx, r.rip - 1))
+		return;
+	/* back on the int3 before it goes on, so that the delivery-stop never
+	 * holds the thread past the int3 (its signal would be lost, and the
+	 * thread with it, if we died there) */
+	r.rip--;
+	if (ptrace(PTRACE_SETREGS, tid, NULL, &r) == 0 && ptrace(PTRACE_CONT, tid, NULL, NULL) == 0)
+		wait_stop(t, i);
+}
+
 static int read_all_regs(struct tracee *t)
 {
 	for (int i = 0; i < t->nthreads; i++) {
@@ -274,6 +379,9 @@ int tracee_stop_all(struct tracee *t)
 		if (added == 0 && t->nthreads == first)
 			break;
 	}
+	for (int i = 0; i < t->nthreads; i++)
+		if (!t->threads[i].in_signal_stop)
+			take_queued_trap(t, i);
 	err = read_all_regs(t);
 	if (err)
 		goto fail;
@@ -316,7 +424,9 @@ void tracee_close(struct tracee *t)
 		tracee_release(t);
 	if (t->mem_fd >= 0)
 		close(t->mem_fd);
-	t->mem_fd = -1;
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->mem_fd = t->pidfd = -1;
 	free(t->threads);
 	t->threads = NULL;
 	t->nthreads = 0;
@@ -439,7 +549,7 @@ static int run_syscall(struct tracee *t, struct tracee_thread *th, struct user_r
 		int st;
 		pid_t r;
 		do
-			r = waitpid(th->tid, &st, __WALL);
+			r = wait_thread(t->pid, th->tid, &st);
 		while (r < 0 && errno == EINTR);
 		if (r < 0) {
 			err = -errno;
@@ -456,7 +566,7 @@ static int run_syscall(struct tracee *t, struct tracee_thread *th, struct user_r
 			stops++;
 			continue;
 		}
-		if (event == 0 && sig != SIGTRAP) {
+		if (event == 0) { /* a signal (plain SIGTRAP too: syscall stops have 0x80) */
 			/* Keep it: held for release, or queued again right away. */
 			if (th->pending_sig == 0)
 				th->pending_sig = sig;
@@ -492,7 +602,12 @@ int tracee_syscall(struct tracee *t, long nr, uint64_t a1, uint64_t a2, uint64_t
 	uint64_t old_mask, mask = ~(1ULL << (SIGTRAP - 1));
 	if (ptrace(PTRACE_GETSIGMASK, th->tid, (void *)sizeof(old_mask), &old_mask) < 0)
 		return -errno;
+	rs->done = 0;
+	__sync_synchronize();
+	rs->seq++;
 	rs->tid = th->tid;
+	rs->nr = nr;
+	rs->a1 = a1;
 	rs->regs = th->regs;
 	rs->sigmask = old_mask;
 	__sync_synchronize();
@@ -515,12 +630,16 @@ int tracee_syscall(struct tracee *t, long nr, uint64_t a1, uint64_t a2, uint64_t
 		err = -errno;
 	if (!err)
 		err = run_syscall(t, th, &out);
+	if (!err) { /* made: what it returned counts even if we die before the end */
+		rs->result = (int64_t)out.rax;
+		__sync_synchronize();
+		rs->done = 1;
+	}
 	if (ptrace(PTRACE_SETREGS, th->tid, NULL, &th->regs) < 0 && !err)
 		err = -errno;
 	if (ptrace(PTRACE_SETSIGMASK, th->tid, (void *)sizeof(old_mask), &old_mask) < 0 && !err)
 		err = -errno;
-	if (!err)
-		rs->active = 0;
+	rs->active = 0; /* the thread has its own registers again (or is gone) */
 	if (err)
 		return err;
 	*ret = (int64_t)out.rax;
@@ -535,6 +654,12 @@ void tracee_rescue_apply(struct tracee *t)
 			struct tracee_thread *th = &t->threads[i];
 			if (th->tid != rs->tid)
 				continue;
+			/* spinning on the stub's `jmp .`: the syscall ran (whatever
+			 * stop ubt died in, the released thread finished it) */
+			if (!rs->done && rs->stub && th->regs.rip == rs->stub + 2) {
+				rs->done = 1;
+				rs->result = (int64_t)th->regs.rax;
+			}
 			th->regs = rs->regs;
 			th->regs_dirty = true;
 			ptrace(PTRACE_SETSIGMASK, th->tid, (void *)sizeof(rs->sigmask), &rs->sigmask);
@@ -638,25 +763,77 @@ static int run_to_exec(pid_t pid, int err_fd)
 }
 
 /*
- * Runs the process to an int3 at its entry point.  Threads that library
+ * The stub written over the ELF entry point while the command runs to it:
+ *
+ *   entry+0  50                push %rax          (its value at entry, kept)
+ *   entry+1  b8 27 00 00 00    mov  $39,%eax      getpid: a harmless system call
+ *   entry+6  0f 05             syscall            <- the stop ubt waits for
+ *   entry+8  eb fe             jmp  .
+ *
+ * ubt resumes the process with PTRACE_SYSCALL and recognises the stop at
+ * entry+8 with orig_rax 39.  No breakpoint: if ubt dies on the way, the
+ * process does not take a SIGTRAP nobody handles (or lose one held in a
+ * delivery-stop, and run on in the middle of an instruction); it spins
+ * at entry+8 until the watchdog puts it back (tracee_spawn_rescue).
+ */
+static const uint8_t entry_stub[ENTRY_STUB_LEN] = {0x50, 0xb8, 0x27, 0, 0, 0, 0x0f, 0x05, 0xeb, 0xfe};
+
+/* Undoes what the stub did to the registers of a thread at pc (push, eax). */
+static void unstub_regs(struct tracee *t, struct user_regs_struct *r)
+{
+	uint64_t entry = t->spawn.entry, rax;
+	if (r->rip < entry || r->rip > entry + ENTRY_STUB_LEN - 2)
+		return;
+	if (r->rip > entry && !tracee_read(t, r->rsp, &rax, sizeof(rax))) {
+		r->rax = rax; /* pushed at entry+0 */
+		r->rsp += 8;
+	}
+	r->rip = entry;
+}
+
+void tracee_spawn_rescue(struct tracee *t)
+{
+	struct tracee_entry *e = &t->spawn;
+	uint8_t now[ENTRY_STUB_LEN];
+	if (!e->active)
+		return;
+	for (int i = 0; i < t->nthreads; i++) {
+		struct tracee_thread *th = &t->threads[i];
+		uint64_t pc = th->regs.rip;
+		unstub_regs(t, &th->regs);
+		th->regs_dirty |= th->regs.rip != pc;
+	}
+	if (!tracee_read(t, e->entry, now, sizeof(now)) && !memcmp(now, entry_stub, sizeof(now)))
+		tracee_write(t, e->entry, e->orig, sizeof(e->orig));
+	e->active = 0;
+}
+
+/*
+ * Runs the process to the stub at its entry point (above), stopped at
+ * the syscall exit there, the stub's work undone.  Threads that library
  * constructors create meanwhile are let run, and stopped at the end.
  */
-static int run_to_entry(struct tracee *t, uint64_t entry)
+static int run_to_entry(struct tracee *t)
 {
 	pid_t pid = t->pid;
+	long sig = 0;
+	int st, err;
+	bool at_entry = false;
+	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACESYSGOOD;
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)opts) < 0)
+		return -errno;
 	for (;;) {
-		if (ptrace(PTRACE_CONT, pid, NULL, NULL) < 0)
+		if (ptrace(PTRACE_SYSCALL, pid, NULL, (void *)sig) < 0)
 			return -errno;
-		int st, err;
-	again:
-		err = wait_one(pid, &st);
-		if (err)
+		sig = 0;
+		if ((err = wait_one(pid, &st)))
 			return err;
 		if (WIFEXITED(st) || WIFSIGNALED(st))
 			return -ESRCH;
 		if (!WIFSTOPPED(st))
-			goto again;
-		int sig = WSTOPSIG(st), event = st >> 16;
+			continue;
+		int event = st >> 16;
+		struct user_regs_struct r;
 		if (event == PTRACE_EVENT_CLONE) {
 			unsigned long msg = 0;
 			if (ptrace(PTRACE_GETEVENTMSG, pid, NULL, &msg) == 0) {
@@ -669,12 +846,25 @@ static int run_to_entry(struct tracee *t, uint64_t entry)
 		}
 		if (event != 0)
 			continue;
-		struct user_regs_struct r;
-		if (sig == SIGTRAP && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0 && r.rip == entry + 1)
-			return 0;
-		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig) < 0)
+		if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+			sig = WSTOPSIG(st); /* the program's own signal: deliver it */
+			continue;
+		}
+		if (ptrace(PTRACE_GETREGS, pid, NULL, &r) < 0)
 			return -errno;
-		goto again;
+		if (r.rip != t->spawn.entry + 8 || r.orig_rax != 39)
+			continue;
+		if (!at_entry) { /* the entry stop: on to its exit, getpid is harmless */
+			at_entry = true;
+			continue;
+		}
+		unstub_regs(t, &r);
+		if (ptrace(PTRACE_SETREGS, pid, NULL, &r) < 0)
+			return -errno;
+		opts = PTRACE_O_TRACECLONE;
+		if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)opts) < 0)
+			return -errno;
+		return 0;
 	}
 }
 
@@ -682,7 +872,7 @@ int tracee_spawn(struct tracee *t, char *const argv[])
 {
 	int go[2], errp[2], err = 0;
 	memset(t, 0, sizeof(*t));
-	t->mem_fd = -1;
+	t->mem_fd = t->pidfd = -1;
 	if (pipe2(go, O_CLOEXEC) < 0)
 		return -errno;
 	if (pipe2(errp, O_CLOEXEC) < 0) {
@@ -725,29 +915,31 @@ int tracee_spawn(struct tracee *t, char *const argv[])
 	}
 
 	uint64_t entry;
-	unsigned char orig, cc = 0xcc;
 	int th_i;
+	struct tracee_entry *e = &t->spawn;
 	err = tracee_open(t, pid);
 	if (!err)
 		err = read_auxv_entry(pid, AT_ENTRY, &entry);
-	if (!err)
-		err = tracee_read(t, entry, &orig, 1);
-	if (!err)
-		err = tracee_write(t, entry, &cc, 1);
+	if (!err) {
+		e->entry = entry;
+		err = tracee_read(t, entry, e->orig, sizeof(e->orig));
+	}
+	if (!err) {
+		e->active = 1; /* before the write: the watchdog may restore at any point */
+		__sync_synchronize();
+		err = tracee_write(t, entry, entry_stub, sizeof(entry_stub));
+	}
 	t->pid = pid;
 	t->is_child = true;
 	th_i = add_thread(t, pid);
 	if (!err)
-		err = run_to_entry(t, entry);
+		err = run_to_entry(t);
 	if (!err)
-		err = tracee_write(t, entry, &orig, 1);
+		err = tracee_write(t, entry, e->orig, sizeof(e->orig));
+	if (!err)
+		e->active = 0;
 	if (!err && ptrace(PTRACE_GETREGS, pid, NULL, &t->threads[th_i].regs) < 0)
 		err = -errno;
-	if (!err) {
-		t->threads[th_i].regs.rip = entry;
-		if (ptrace(PTRACE_SETREGS, pid, NULL, &t->threads[th_i].regs) < 0)
-			err = -errno;
-	}
 	/* Threads of library constructors: stop them as tracee_stop_all would. */
 	for (int i = 0; !err && i < t->nthreads; i++)
 		if (i != th_i && ptrace(PTRACE_INTERRUPT, t->threads[i].tid, NULL, NULL) < 0 &&
@@ -784,9 +976,58 @@ out_pipes:
 	return err;
 }
 
+/*
+ * struct pidfd_info of PIDFD_GET_INFO (Linux >= 6.13; exit_code, the wait
+ * status, with PIDFD_INFO_EXIT since 6.15), not in older headers.
+ */
+struct pidfd_info_v0 {
+	uint64_t mask, cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code;
+};
+#define UBT_PIDFD_GET_INFO _IOWR(0xFF, 11, struct pidfd_info_v0)
+#define UBT_PIDFD_INFO_EXIT (1ull << 3)
+
+/*
+ * How the process ended, as waitpid() says it, or -1 when nobody can tell.
+ * Not our child: a zombie shows it as the last field of /proc/PID/stat
+ * (exit_code); once its parent reaped it, the pidfd (Linux >= 6.15).
+ */
+static int exit_status(struct tracee *t, int pidfd)
+{
+	int st = -1;
+	if (t->is_child) {
+		pid_t r;
+		do
+			r = waitpid(t->pid, &st, 0);
+		while (r < 0 && errno == EINTR);
+		return r == t->pid ? st : -1;
+	}
+	char path[64], *text;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)t->pid);
+	if (pidfd >= 0 && !read_file(path, &text, &len)) {
+		char *p = strrchr(text, ')'), *last = strrchr(text, ' ');
+		if (p && p[1] == ' ' && p[2] == 'Z' && last)
+			st = atoi(last + 1);
+		free(text);
+		if (st != -1)
+			return st;
+	}
+	struct pidfd_info_v0 info = {.mask = UBT_PIDFD_INFO_EXIT};
+	if (pidfd >= 0 && ioctl(pidfd, UBT_PIDFD_GET_INFO, &info) == 0 &&
+	    (info.mask & UBT_PIDFD_INFO_EXIT))
+		st = info.exit_code;
+	return st;
+}
+
 int tracee_wait_exit(struct tracee *t, int timeout_ms, int *status)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+	int pidfd = t->pidfd;
+	if (t->exited)
+		goto out;
+	if (pidfd < 0) /* (the pidfd of tracee_open, kept for the exit status) */
+		pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
 	if (pidfd < 0 && errno != ESRCH)
 		return -errno;
 	if (pidfd >= 0) {
@@ -796,19 +1037,19 @@ int tracee_wait_exit(struct tracee *t, int timeout_ms, int *status)
 			r = poll(&p, 1, timeout_ms);
 		while (r < 0 && errno == EINTR);
 		int err = r < 0 ? -errno : 0;
-		close(pidfd);
-		if (r <= 0)
+		if (r <= 0) {
+			if (pidfd != t->pidfd)
+				close(pidfd);
 			return err;
+		}
 	}
-	if (t->is_child) {
-		int st = 0;
-		pid_t r;
-		do
-			r = waitpid(t->pid, &st, 0);
-		while (r < 0 && errno == EINTR);
-		if (r == t->pid && status)
-			*status = st;
-	}
+	t->exit_status = exit_status(t, pidfd);
+	t->exited = true;
+	if (pidfd >= 0 && pidfd != t->pidfd)
+		close(pidfd);
+out:
+	if (status)
+		*status = t->exit_status;
 	return 1;
 }
 

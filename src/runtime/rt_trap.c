@@ -33,12 +33,16 @@ void rt_sigtrap(int sig, void *info, void *ucv)
 {
 	struct rt_shm_header *h = rt_hdr();
 	uint64_t *rip = (uint64_t *)((char *)ucv + RT_UC_RIP);
-	uint64_t at = *rip - 1;
-	for (uint32_t i = 0; i < h->ntraps && i < RT_TRAP_MAX; i++) {
-		if (h->traps[i].site == at) {
-			__atomic_fetch_add(&h->trap_hits, 1, __ATOMIC_RELAXED);
-			*rip = h->traps[i].tramp;
-			return;
+	/* pass 1: the int3 just executed; pass 2: ubt put the thread back on
+	 * the int3 (attach/tracee.c back_to_trap) and its SIGTRAP came after all */
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t at = *rip - 1 + pass;
+		for (uint32_t i = 0; i < h->ntraps && i < RT_TRAP_MAX; i++) {
+			if (h->traps[i].site == at) {
+				__atomic_fetch_add(&h->trap_hits, 1, __ATOMIC_RELAXED);
+				*rip = h->traps[i].tramp;
+				return;
+			}
 		}
 	}
 	const struct rt_sigaction_k *old = &h->old_trap;
