@@ -1,7 +1,8 @@
 #!/bin/bash
 # setup.sh - install what ubt needs, build it, and trace the demo program.
 #
-#   sudo bash setup.sh
+#   bash setup.sh          as root (no sudo needed)
+#   sudo bash setup.sh     as a user with sudo
 #
 # Installs the Debian 12 packages (apt-get, as root), builds with meson and
 # ninja into build/, then runs the README's demo: ubt counts the calls of
@@ -19,8 +20,14 @@ missing=$(dpkg-query -W -f='${Package} ${Status}\n' $PACKAGES 2>/dev/null |
 	comm -13 - <(printf '%s\n' $PACKAGES | sort))
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" != 0 ]; then
-		echo "setup.sh: missing packages:" $missing >&2
-		echo "setup.sh: run as root to install them with apt-get" >&2
+		echo "setup.sh: missing Debian packages:" $missing >&2
+		echo "setup.sh: installing them needs root; run this instead:" >&2
+		if command -v sudo >/dev/null 2>&1; then
+			echo "    cd $(printf %q "$PWD") && sudo bash setup.sh" >&2
+		else
+			echo "    su -c 'cd $(printf %q "$PWD") && bash setup.sh'    (asks for root's password)" >&2
+			echo "or, logged in as root:  cd $(printf %q "$PWD") && bash setup.sh" >&2
+		fi
 		exit 1
 	fi
 	export DEBIAN_FRONTEND=noninteractive

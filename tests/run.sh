@@ -10,7 +10,8 @@
 # 2. configures and builds ubt with meson + ninja in build/;
 # 3. runs the unit tests (`meson test`), then again in build-san/ under
 #    AddressSanitizer + UndefinedBehaviorSanitizer (UBT_SANITIZE=0 skips it);
-# 4. runs the end-to-end tests (tests/e2e/run.py; again with the sanitized
+# 4. checks the README's commands (tests/docs/commands.py), runs the
+#    end-to-end tests (tests/e2e/run.py; again with the sanitized
 #    ubt), the differential tests (tests/diff) and the stress tests
 #    (tests/stress/stress.py, fewer rounds than its defaults);
 # 5. ends with one line `N passed, N failed` (`, N skipped`) summing all of
@@ -44,7 +45,8 @@ install_packages() {
 		comm -13 - <(printf '%s\n' $PACKAGES | sort))
 	[ -z "$missing" ] && return 0
 	if [ "$(id -u)" != 0 ]; then
-		log "missing packages (run as root to install):" $missing
+		log "missing packages:" $missing
+		log "installing them needs root: run 'bash tests/run.sh' as root, or 'sudo bash tests/run.sh'"
 		return 0
 	fi
 	log "installing:" $missing
@@ -142,6 +144,8 @@ suite() {
 	rm -f "$summary"
 }
 
+suite "documentation: the README's commands as root and with sudo (tests/docs)" 120 \
+	python3 tests/docs/commands.py
 # shellcheck disable=SC2086
 suite "e2e tests" 1200 python3 tests/e2e/run.py --builddir "$BUILDDIR" ${E2E_ARGS:-}
 if [ "$UBT_SANITIZE" = 1 ] && [ -x "$SANDIR/tools/ubt" ]; then
