@@ -140,6 +140,7 @@ struct att_session {
 	uint64_t rt_sigtrap;            /* our handler's address in the target */
 	/* fault-tolerant reads (readsafe.c) */
 	bool read_watched;              /* libc's sigaction/sigmask functions are probed */
+	bool sig_watched;               /* ... and keep SIGTRAP ours (rt_trap.c) */
 	bool uses_stack;                /* probe code walks stacks: mid-function sites save
 					 * pc, rsp, rbp (cg_object.uses_stack) */
 	uint32_t mid_regs;              /* reg() reads these rt_regs_mid slots at mid sites */

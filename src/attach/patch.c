@@ -115,9 +115,18 @@ int att_arm(struct att_session *s)
 	return ret ? ret : r;
 }
 
-/* Puts the application's SIGTRAP action back if ours is still installed. */
+/*
+ * Puts the application's SIGTRAP action back if ours is still installed:
+ * the one in the header, where rt_on_sigaction keeps an action the
+ * program installed while traced (rt_trap.c).
+ */
 static void remove_trap_handler(struct att_session *s)
 {
+	struct rt_sigaction_k app;
+	if (s->trap_installed && s->sig_watched &&
+	    !tracee_read(&s->t, s->remote_data + offsetof(struct rt_shm_header, old_trap), &app,
+			 sizeof(app)))
+		s->old_trap = app;
 	att_sig_restore(s, SIGTRAP, s->rt_sigtrap, &s->old_trap, &s->trap_installed);
 }
 

@@ -15,6 +15,11 @@
  * Without those probes (a libc without the symbols, a function that cannot
  * take a jump) direct reads stay off and every read takes the
  * process_vm_readv path: slower, never unsafe.
+ *
+ * The same probes keep SIGTRAP for ubt while int3 sites exist, whether or
+ * not the script reads memory (runtime/rt_trap.c): the application's own
+ * SIGTRAP action is kept for chaining instead of installed, and SIGTRAP
+ * is left out of a mask that would block it.
  */
 #include "attach.h"
 #include "session_internal.h"
@@ -31,9 +36,9 @@
 static const struct {
 	const char *sym, *handler;
 } watched[] = {
-	{"__libc_sigaction", "rt_read_on_sigaction"},
-	{"sigprocmask", "rt_read_on_sigmask"},
-	{"pthread_sigmask", "rt_read_on_sigmask"},
+	{"__libc_sigaction", "rt_on_sigaction"},
+	{"sigprocmask", "rt_on_sigmask"},
+	{"pthread_sigmask", "rt_on_sigmask"},
 };
 
 
@@ -56,8 +61,11 @@ static int add_watch(struct att_session *s, struct elf_file *f, uint64_t bias, c
 int att_read_plan(struct att_session *s, const struct cg_object *obj, struct proc_map *maps,
 		  int nmaps)
 {
-	s->read_watched = false;
-	if (!obj || !obj->reads_target)
+	bool reads = obj && obj->reads_target, traps = false;
+	s->read_watched = s->sig_watched = false;
+	for (int i = 0; i < s->nsites && !traps; i++)
+		traps = s->sites[i].plan.kind == ARCH_PATCH_INT3;
+	if (!reads && !traps)
 		return 0;
 	const struct proc_map *libc = proc_find_libc(maps, nmaps);
 	struct elf_file f;
@@ -76,12 +84,19 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
 	if (ret) {
 		/* take back what was added: reads then always use the system call */
 		s->nsites -= added;
-		fprintf(stderr, "WARNING: cannot watch the target's signal actions (%s): reads of "
-				"its memory use process_vm_readv (about 1 us each)\n",
-			strerror(-ret));
+		if (reads)
+			fprintf(stderr, "WARNING: cannot watch the target's signal actions (%s): "
+					"reads of its memory use process_vm_readv (about 1 us each)\n",
+				strerror(-ret));
+		if (traps)
+			fprintf(stderr, "WARNING: cannot watch the target's signal actions (%s): a "
+					"thread that blocks SIGTRAP, or a SIGTRAP handler of the "
+					"program's, meets a probe's breakpoint unprepared\n",
+				strerror(-ret));
 		return 0;
 	}
-	s->read_watched = true;
+	s->read_watched = reads;
+	s->sig_watched = true;
 	return 0;
 }
 

@@ -188,7 +188,9 @@ struct rt_shm_header {
 	int32_t tid_off;  /* kernel tid at %fs:tid_off */
 	uint32_t pid;     /* the target's pid (tgid) */
 	/* ubt writes */
-	uint32_t pad0[2];
+	volatile uint32_t tracer;    /* pid of the ubt that attached: a second ubt refuses
+				      * the process while that one still maps this memfd */
+	uint32_t pad0;
 	volatile uint64_t heartbeat; /* ubt's monotonic ns, refreshed while it runs */
 	/* target writes */
 	volatile uint32_t exit_req;  /* exit() was called in a probe */
