@@ -35,9 +35,19 @@
  *       PID` and `vforked PID`.
  *   prog_life crash N
  *       Calls f N times, then dies of SIGSEGV.
+ *   prog_life run N
+ *       Calls f and g N times, prints `sum S` and `done`, exits 0.
+ *   prog_life mainexit MS
+ *       Two threads call f for MS milliseconds while the main thread has
+ *       ended with pthread_exit() (its /proc/PID/maps is then empty); the
+ *       last one prints `workers done calls N` and exits 0.
+ *
+ * liblifector.so (lifelib.c) sleeps LIFE_CTOR_SLEEP_MS in the loader.
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <time.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,11 +162,16 @@ static int owntrap(int n)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr1;
 	sigaction(SIGUSR1, &sa, NULL);
+	/* SIGUSR1 must reach this thread's pause(), not the caller thread */
+	sigset_t usr1, none;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, &none);
 	pthread_create(&t, NULL, caller, NULL);
 	printf("ready %d f=%p g=%p\n", getpid(), (void *)f, (void *)g);
 	fflush(stdout);
 	while (!go)
-		pause();
+		sigsuspend(&none);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_trap;
 	sa.sa_flags = SA_SIGINFO;
@@ -261,6 +276,52 @@ static int crash(long n)
 	return 0;
 }
 
+static int run(long n)
+{
+	long sum = 0;
+	for (long i = 0; i < n; i++)
+		sum += f((int)i) + g((int)(i % 7));
+	printf("sum %ld\ndone\n", sum);
+	return 0;
+}
+
+static struct timespec until;
+static int workers_left = 2;
+static long worker_calls;
+
+static bool past(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
+static void *counted(void *arg)
+{
+	long sum = 0, n = 0;
+	while (!past(&until))
+		for (int i = 0; i < 1024; i++, n++)
+			sum += f(i);
+	__atomic_fetch_add(&worker_calls, n, __ATOMIC_RELAXED);
+	if (__atomic_sub_fetch(&workers_left, 1, __ATOMIC_ACQ_REL) == 0) {
+		printf("workers done calls %ld\n", worker_calls);
+		fflush(stdout);
+		exit(0);
+	}
+	return (void *)sum;
+}
+
+static int mainexit(long ms)
+{
+	pthread_t t[2];
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += ms / 1000 + (until.tv_nsec + ms % 1000 * 1000000) / 1000000000;
+	until.tv_nsec = (until.tv_nsec + ms % 1000 * 1000000) % 1000000000;
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, counted, NULL);
+	pthread_exit(NULL);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -275,6 +336,10 @@ int main(int argc, char **argv)
 		return spawn();
 	if (!strcmp(mode, "crash"))
 		return crash(n);
-	fprintf(stderr, "usage: prog_life hammer|owntrap|server|spawn|crash N\n");
+	if (!strcmp(mode, "run"))
+		return run(n);
+	if (!strcmp(mode, "mainexit"))
+		return mainexit(n);
+	fprintf(stderr, "usage: prog_life hammer|owntrap|server|spawn|crash|run|mainexit N\n");
 	return 2;
 }
