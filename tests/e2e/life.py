@@ -26,6 +26,9 @@ Scenarios:
     mainexit                   -c: the main thread ends first, two threads
                                call f for 3 s: no exec reported, every call
                                counted
+    kuprobe BPFTRACE           bpftrace -p puts a kernel uprobe on f; ubt -p
+                               on f is refused with the reason, the target
+                               and bpftrace run on
 """
 import os
 import random
@@ -294,6 +297,33 @@ def mainexit(ubt, prog):
     print("every call counted: %s" % (
         "yes" if m and c and m.group(1) == c.group(1) else "no (%s, %s)" % (
             m and m.group(0), c and c.group(0))))
+
+
+def kuprobe(ubt, prog, bpftrace):
+    t, pid, f, g = start_target(prog, "hammer", "2")
+    b = subprocess.Popen([bpftrace, "-p", str(pid), "-e", "uprobe:%s:f { @k = count(); }" % prog],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    line = b.stdout.readline()  # Attaching 1 probe...
+    if "Attaching" not in line:
+        problem("bpftrace did not attach: %r %s" % (line, b.stderr.read()[-300:]))
+    # the kernel writes its breakpoint into the process once the probe is registered
+    deadline = time.monotonic() + 60
+    while read_mem(pid, f, 1) != b"\xcc" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    print("kernel breakpoint at f: %s" % ("yes" if read_mem(pid, f, 1) == b"\xcc" else "no"))
+    u = subprocess.run([ubt, "-p", str(pid), "-e", script(prog)], capture_output=True,
+                       text=True, timeout=120)
+    print("ubt: exit %d" % u.returncode)
+    for l in u.stderr.splitlines():
+        if l.startswith(("ERROR", "HINT")):
+            l = l.replace(os.path.realpath(prog), "PROG")
+            print(re.sub(r"0x[0-9a-f]+", "ADDR", re.sub(r"pid \d+", "pid N", l)))
+    b.send_signal(signal.SIGINT)
+    out, _ = b.communicate(timeout=120)
+    print("bpftrace counted: %s" % ("yes" if re.search(r"^@k: [1-9]", out, re.M) else "no"))
+    if check_target(t, pid, f, g, "after bpftrace ended"):
+        finish(t, r"bad 0$")
 
 
 def main():
