@@ -24,6 +24,7 @@
  *                                           ^^^^^ ^^^ memfd_dev, memfd_ino
  */
 #include "attach.h"
+#include "attach/elfsym.h"
 #include "attach/session_internal.h"
 #include "util/util.h"
 
@@ -286,4 +287,31 @@ void att_forks_restore(struct att_session *s)
 		first = n;
 	}
 	free(done);
+}
+
+/*
+ * A vfork or posix_spawn child runs in the parent's memory, on the
+ * calling thread's TCB, until it execs or exits: probes fire there, and
+ * `pid` and `tid` must be the child's, as bpftrace's are.  ubt's own
+ * entry probes on these functions mark the calling thread (rt_on_vfork);
+ * where they cannot go in, the child reports its parent's ids (a
+ * warning says so only when the script asks for them).
+ */
+int att_vfork_plan(struct att_session *s, struct proc_map *maps, int nmaps)
+{
+	static const char *const syms[] = {"vfork", "posix_spawn", "posix_spawnp"};
+	const struct proc_map *libc = proc_find_libc(maps, nmaps);
+	struct elf_file f;
+	uint64_t bias;
+	if (!libc || att_open_mapped(s, libc, maps, nmaps, &f, &bias))
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(syms); i++) {
+		int r = att_add_libc_watch(s, &f, bias, syms[i], "rt_on_vfork");
+		if (r && r != -EEXIST && r != -ENOENT)
+			fprintf(stderr, "WARNING: cannot probe %s in libc (%s): probes in its "
+					"children report the parent's pid and tid\n",
+				syms[i], strerror(-r));
+	}
+	elf_file_close(&f);
+	return 0;
 }

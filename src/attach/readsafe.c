@@ -42,9 +42,8 @@ static const struct {
 };
 
 
-/* One internal entry probe on sym in libc; 0 or -errno (nothing added). */
-static int add_watch(struct att_session *s, struct elf_file *f, uint64_t bias, const char *sym,
-		     const char *handler)
+int att_add_libc_watch(struct att_session *s, struct elf_file *f, uint64_t bias, const char *sym,
+		       const char *handler)
 {
 	struct elf_symbol es = {0};
 	int ret = elf_find_func(f, sym, &es);
@@ -73,7 +72,7 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
 	int ret = -ENOENT, added = 0;
 	if (libc && !(ret = att_open_mapped(s, libc, maps, nmaps, &f, &bias))) {
 		for (size_t i = 0; !ret && i < ARRAY_SIZE(watched); i++) {
-			int r = add_watch(s, &f, bias, watched[i].sym, watched[i].handler);
+			int r = att_add_libc_watch(s, &f, bias, watched[i].sym, watched[i].handler);
 			if (!r)
 				added++;
 			else if (r != -EEXIST)

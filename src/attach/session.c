@@ -598,6 +598,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		    (ret = att_ret_plan(s, maps, nmaps)) ||
 		    (ret = att_read_plan(s, target_obj, maps, nmaps)) ||
 		    (ret = att_dl_plan(s, maps, nmaps)) || /* dlopen.c */
+		    (ret = att_vfork_plan(s, maps, nmaps)) || /* forks.c */
 		    (ret = check_foreign_breakpoints(s, maps, nmaps)))
 			goto out;
 		uint64_t lo, hi, ref;

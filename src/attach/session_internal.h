@@ -29,6 +29,12 @@ int att_open_mapped(const struct att_session *s, const struct proc_map *m,
 		    const struct proc_map *maps, int nmaps, struct elf_file *f, uint64_t *bias);
 int att_add_internal_site(struct att_session *s, uint64_t addr, uint64_t size,
 			  const char *handler, bool jmp_only);
+/* readsafe.c: one of ubt's own entry probes on sym in libc (f, loaded at
+ * bias); 0, -EEXIST (the script probes it), or -errno (nothing added) */
+int att_add_libc_watch(struct att_session *s, struct elf_file *f, uint64_t bias, const char *sym,
+		       const char *handler);
+/* forks.c: ubt's own probes on vfork and posix_spawn (rt_on_vfork) */
+int att_vfork_plan(struct att_session *s, struct proc_map *maps, int nmaps);
 
 /* patch.c: stops every thread; a thread caught in the SIGTRAP of one of
  * our int3s goes back to the int3 without it (see settle_traps) */

@@ -531,6 +531,13 @@ struct rt_priv {
 	 * thread check again before reading directly.
 	 */
 	volatile uint32_t rd_gen;
+	/*
+	 * vfork/posix_spawn (rt_on_vfork, rt_vfork_id): the thread pointer of
+	 * the thread that last called one, else 0.  Its child shares this page,
+	 * the thread's TCB and header, so `pid` and `tid` of a thread whose
+	 * %fs:0 matches come from the kernel until that thread runs again.
+	 */
+	volatile uint64_t vfork_tp;
 };
 
 /*

@@ -26,6 +26,8 @@ Scenarios:
     mainexit                   -c: the main thread ends first, two threads
                                call f for 3 s: no exec reported, every call
                                counted
+    spawn                      posix_spawn and vfork children run probes
+                               with their own pid and tid
     kuprobe BPFTRACE           bpftrace -p puts a kernel uprobe on f; ubt -p
                                on f is refused with the reason, the target
                                and bpftrace run on
@@ -324,6 +326,26 @@ def kuprobe(ubt, prog, bpftrace):
     print("bpftrace counted: %s" % ("yes" if re.search(r"^@k: [1-9]", out, re.M) else "no"))
     if check_target(t, pid, f, g, "after bpftrace ended"):
         finish(t, r"bad 0$")
+
+
+def spawn(ubt, prog):
+    t, pid, f, g = start_target(prog, "spawn")
+    u = subprocess.Popen([ubt, "-v", "-p", str(pid), "-e",
+                          'uprobe:%s:f { printf("f %%d pid %%d tid %%d\\n", arg0, pid, tid); } '
+                          'uprobe:libc:execve { printf("execve pid %%d tid %%d\\n", pid, tid); }'
+                          % prog], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    wait_armed(u)
+    t.send_signal(signal.SIGUSR1)
+    out_t, _ = t.communicate(timeout=120)
+    out_u, err = u.communicate(timeout=120)
+    kids = dict(re.findall(r"^(spawned|vforked) (\d+)$", out_t, re.M))
+    names = {kids.get("spawned"): "SPAWNED", kids.get("vforked"): "VFORKED", str(pid): "PARENT"}
+    for line in out_u.splitlines():
+        if line.startswith(("f ", "execve ")):
+            print(re.sub(r"\d{2,}", lambda m: names.get(m.group(0), "OTHER"), line))
+    if u.returncode != 0:
+        problem("ubt failed: %s" % err[-300:])
 
 
 def main():

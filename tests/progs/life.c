@@ -32,7 +32,7 @@
  *   prog_life spawn
  *       Waits for SIGUSR1, then starts /bin/true with posix_spawn and a
  *       child with vfork() that calls f(7) then _exit(0); prints `spawned
- *       PID` and `vforked PID`.
+ *       PID` and `vforked PID`; then calls f(9) itself.
  *   prog_life crash N
  *       Calls f N times, then dies of SIGSEGV.
  *   prog_life run N
@@ -262,6 +262,7 @@ static int spawn(void)
 	printf("vforked %d\n", pid);
 	fflush(stdout);
 	waitpid(pid, &st, 0);
+	f(9); /* the parent's own ids again */
 	return 0;
 }
 
