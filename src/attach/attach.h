@@ -141,6 +141,9 @@ struct att_session {
 	/* fault-tolerant reads (readsafe.c) */
 	bool read_watched;              /* libc's sigaction/sigmask functions are probed */
 	bool sig_watched;               /* ... and keep SIGTRAP ours (rt_trap.c) */
+	pid_t trap_blocked[64];         /* threads that blocked SIGTRAP when we attached:
+					 * blocked again at detach (session.c) */
+	int ntrap_blocked;
 	bool uses_stack;                /* probe code walks stacks: mid-function sites save
 					 * pc, rsp, rbp (cg_object.uses_stack) */
 	uint32_t mid_regs;              /* reg() reads these rt_regs_mid slots at mid sites */

@@ -283,6 +283,7 @@ int att_detach_stopped(struct att_session *s, uint64_t t0)
 	bool unmap = restore_sites(s);
 	att_usdt_semas_release(s);
 	remove_trap_handler(s);
+	att_reblock_sigtrap(s);
 	att_ret_detach(s);
 	if (!unmap) {
 		ret = tracee_release(&s->t);

@@ -419,8 +419,27 @@ static void unblock_sigtrap(struct att_session *s)
 		    !(mask & 1ull << (SIGTRAP - 1)))
 			continue;
 		mask &= ~(1ull << (SIGTRAP - 1));
-		ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask);
+		if (!ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask) &&
+		    s->ntrap_blocked < (int)ARRAY_SIZE(s->trap_blocked))
+			s->trap_blocked[s->ntrap_blocked++] = tid;
 	}
+}
+
+/* Detach, threads stopped, our int3s gone: those threads block SIGTRAP again. */
+void att_reblock_sigtrap(struct att_session *s)
+{
+	for (int i = 0; i < s->t.nthreads; i++) {
+		pid_t tid = s->t.threads[i].tid;
+		uint64_t mask;
+		for (int k = 0; k < s->ntrap_blocked; k++) {
+			if (s->trap_blocked[k] != tid ||
+			    ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(mask), &mask) < 0)
+				continue;
+			mask |= 1ull << (SIGTRAP - 1);
+			ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask);
+		}
+	}
+	s->ntrap_blocked = 0;
 }
 
 /* Sends SIGTRAP to the runtime's handler; keeps the old action for chaining. */

@@ -33,6 +33,8 @@ int att_add_internal_site(struct att_session *s, uint64_t addr, uint64_t size,
  * bias); 0, -EEXIST (the script probes it), or -errno (nothing added) */
 int att_add_libc_watch(struct att_session *s, struct elf_file *f, uint64_t bias, const char *sym,
 		       const char *handler);
+/* session.c: threads that blocked SIGTRAP at attach block it again (detach) */
+void att_reblock_sigtrap(struct att_session *s);
 /* forks.c: ubt's own probes on vfork and posix_spawn (rt_on_vfork) */
 int att_vfork_plan(struct att_session *s, struct proc_map *maps, int nmaps);
 
