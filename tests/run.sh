@@ -12,14 +12,16 @@
 #    AddressSanitizer + UndefinedBehaviorSanitizer (UBT_SANITIZE=0 skips it);
 # 4. checks the README's commands (tests/docs/commands.py), runs the
 #    end-to-end tests (tests/e2e/run.py; again with the sanitized
-#    ubt), the differential tests (tests/diff) and the stress tests
+#    ubt), the shared-memory fuzzer (tests/fuzz/shm_fuzz.py, sanitized ubt),
+#    the differential tests (tests/diff) and the stress tests
 #    (tests/stress/stress.py, fewer rounds than its defaults);
 # 5. ends with one line `N passed, N failed` (`, N skipped`) summing all of
 #    them, and exits non-zero if anything failed.
 #
 # Reads no standard input.  Environment: BUILDDIR (default build),
 # UBT_SANITIZE (default 1), E2E_ARGS (extra arguments for tests/e2e/run.py),
-# STRESS_CYCLES and STRESS_KILLS (rounds of tests/stress/stress.py).
+# STRESS_CYCLES and STRESS_KILLS (rounds of tests/stress/stress.py),
+# SHM_FUZZ_SEEDS (cases of tests/fuzz/shm_fuzz.py, default 60).
 
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -29,7 +31,8 @@ BUILDDIR=${BUILDDIR:-build}
 SANDIR=${BUILDDIR}-san
 UBT_SANITIZE=${UBT_SANITIZE:-1}
 PACKAGES="llvm-19-dev clang-19 libzydis-dev libelf-dev libdw-dev flex bison meson
-ninja-build systemtap-sdt-dev bpftrace pkg-config python3 gcc g++ liburing-dev libaio-dev"
+ninja-build systemtap-sdt-dev bpftrace pkg-config python3 gcc g++ liburing-dev libaio-dev
+qemu-utils redis-server"
 
 passed=0 failed=0 skipped=0
 log() { printf '== %s\n' "$*"; }
@@ -149,12 +152,22 @@ suite "documentation: the README's commands as root and with sudo (tests/docs)" 
 # shellcheck disable=SC2086
 suite "e2e tests" 1200 python3 tests/e2e/run.py --builddir "$BUILDDIR" ${E2E_ARGS:-}
 if [ "$UBT_SANITIZE" = 1 ] && [ -x "$SANDIR/tools/ubt" ]; then
-	# the same tests with ubt itself built with ASan+UBSan (the runtime
+	# the same tests with ubt itself built with ASan+UBSan, twice the time
+	# limits (the sanitized ubt is slower to start; the runtime
 	# injected into targets is never instrumented)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		suite "e2e tests, ubt under ASan+UBSan" 1200 python3 tests/e2e/run.py \
-		--builddir "$BUILDDIR" --tracer "$PWD/$SANDIR/tools/ubt"
+		--builddir "$BUILDDIR" --tracer "$PWD/$SANDIR/tools/ubt" --timeout-scale 2
 fi
+# A target scribbling on ubt's shared memory (random writes into every
+# part, many seeds): ubt must end by itself with no sanitizer report and
+# bounded output; with the sanitized ubt when there is one.
+fuzz_tracer="$PWD/$BUILDDIR/tools/ubt"
+[ "$UBT_SANITIZE" = 1 ] && [ -x "$SANDIR/tools/ubt" ] && fuzz_tracer="$PWD/$SANDIR/tools/ubt"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	suite "shared memory fuzzing: the target writes into ubt's memory (tests/fuzz/shm_fuzz.py)" 900 \
+	python3 tests/fuzz/shm_fuzz.py --builddir "$BUILDDIR" --tracer "$fuzz_tracer" \
+	--seeds "${SHM_FUZZ_SEEDS:-60}"
 suite "differential tests against bpftrace (tests/diff)" 1800 \
 	python3 tests/diff/run.py --builddir "$BUILDDIR"
 # Fewer rounds than the full run (python3 tests/stress/stress.py: 200 cycles, 50 kills).
@@ -162,7 +175,7 @@ suite "stress tests: attach/detach cycles and SIGKILLed ubt under load" 900 \
 	python3 tests/stress/stress.py --builddir "$BUILDDIR" --cycles "${STRESS_CYCLES:-40}" \
 	--kills "${STRESS_KILLS:-10}"
 
-log "total (unit + e2e + diff + stress)"
+log "total (unit + e2e + fuzz + diff + stress)"
 line="$passed passed, $failed failed"
 [ "$skipped" -gt 0 ] && line="$line, $skipped skipped"
 echo "$line"

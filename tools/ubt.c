@@ -363,7 +363,7 @@ static void sym_late_sites(const struct att_session *s, int first)
 {
 	out_sym_init(s->t.pid);
 	sym_alias_sites(s, first);
-	out_stack_loaded(att_data(s)); /* ustack walks through the new library */
+	out_stack_loaded(); /* ustack walks through the new library */
 }
 
 /*
@@ -540,7 +540,7 @@ static void sym_setup(const struct att_session *s)
 	if (!s->has_target)
 		return;
 	out_sym_init(s->t.pid);
-	out_stack_prepare(att_data(s)); /* ustack: before arming */
+	out_stack_prepare(); /* ustack: before arming */
 	sym_alias_sites(s, 0);
 }
 
@@ -700,6 +700,9 @@ int main(int argc, char **argv)
 	out_init(&out, outf, &info, &layout, att_data(s));
 	out.json = o.json;
 	out.diags = &d; /* -k warnings quote the script */
+	/* what the target writes into shared memory is checked (output/trust.c) */
+	out_bad_init(s->has_target ? s->t.pid : 0);
+	out_map_ops_from(&out, prog);
 	set_builtin_facts(s, &o);
 	/* comm/uid/gid are cached per thread; the poll notices changes */
 	if (s->has_target && tobj.ids_used && att_ids_open(&ids, s->t.pid, tobj.ids_used))
@@ -709,8 +712,10 @@ int main(int argc, char **argv)
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
 	att_run_host(s, &hobj, "BEGIN");
 	out_drain(&out); /* BEGIN's output comes before any probe's */
-	if (att_arm(s))
+	if (att_arm(s)) {
+		out_fini(&out);
 		goto out_detach;
+	}
 	if (o.verbose && s->has_target) {
 		int ntraps = 0;
 		for (int i = 0; i < s->nsites; i++)
@@ -746,9 +751,12 @@ int main(int argc, char **argv)
 	out_fini(&out);
 	if (outf != stdout)
 		fclose(outf);
-	/* exit(code) */
+	/* exit(code); 1 when the target wrote nonsense into shared memory */
 	ret = ((struct rt_shm_header *)att_data(s))->exit_req
 		      ? ((struct rt_shm_header *)att_data(s))->exit_code & 0xff : 0;
+	out_bad_summary();
+	if (out_bad_count() && !ret)
+		ret = 1;
 out_detach:
 	if (ret) {
 		att_detach(s);

@@ -136,6 +136,7 @@ struct att_session {
 	int64_t remote_fd;       /* the memfd's descriptor in the target while open, else -1 */
 	uint64_t memfd_dev, memfd_ino; /* identify the memfd in /proc/PID/maps (forks.c) */
 	bool trap_installed; /* our SIGTRAP handler is the target's action */
+	int ntraps;          /* entries of the header's traps[] (written there, never read back) */
 	struct rt_sigaction_k old_trap; /* the application's SIGTRAP action */
 	uint64_t rt_sigtrap;            /* our handler's address in the target */
 	/* fault-tolerant reads (readsafe.c) */
@@ -161,10 +162,14 @@ struct att_session {
 	int nislands;
 	uint64_t remote_rets; /* private shadow stacks of return probes (ret.c), 0: none */
 	struct att_region rg_rets;
+	bool ret_fde_hooked;  /* libgcc's _Unwind_Find_FDE has ubt's probe (ret.c) */
 	/* BEGIN/END, linked for ubt's own address space */
 	uint8_t *host_code;      /* + the host's private page at its end */
 	size_t host_code_size;
 	struct rt_priv *host_priv;
+	uint8_t *host_layout;    /* the headers of the data part, ubt's read-only copy: what
+				  * the host's runtime reads the layout from (rt_priv.layout) */
+	size_t host_layout_size;
 	struct link_image host_image;
 	const struct cg_layout *layout;
 	struct cg_facts facts; /* the target's, as probe code was built for */
@@ -314,6 +319,10 @@ att_host_fn att_host_probe(struct att_session *s, const struct cg_object *host_o
 bool att_ret_wanted(const struct att_session *s);
 int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps);
 int att_ret_install(struct att_session *s, struct rt_shm_header *h);
+/* dlopen.c: libgcc_s loaded after attach gets the unwinder probe too */
+bool att_ret_wants_loader(const struct att_session *s);
+int att_ret_plan_late(struct att_session *s, struct proc_map *maps, int nmaps);
+void att_ret_armed_late(struct att_session *s, int first);
 /* readsafe.c: the SIGSEGV/SIGBUS handler behind fault-tolerant reads */
 int att_read_plan(struct att_session *s, const struct cg_object *obj, struct proc_map *maps,
 		  int nmaps);

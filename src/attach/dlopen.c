@@ -49,7 +49,7 @@ static const struct proc_map *find_loader(const struct proc_map *maps, int n)
 
 int att_dl_plan(struct att_session *s, struct proc_map *maps, int nmaps)
 {
-	bool pending = false;
+	bool pending = att_ret_wants_loader(s); /* libgcc_s for return probes (ret.c) */
 	for (int i = 0; i < s->npoints; i++)
 		pending |= s->points[i].pending;
 	s->dl_state = 0;
@@ -124,6 +124,13 @@ int att_dl_poll(struct att_session *s, void (*armed)(const struct att_session *s
 		s->dl_seen = now;
 		dl_ack(s, now);
 	}
+	bool pending = att_ret_wants_loader(s);
+	for (int i = 0; i < s->npoints; i++)
+		pending |= s->points[i].pending;
+	if (!pending) { /* nothing left to wait for: loads no longer wait for ubt */
+		((struct rt_shm_header *)att_data(s))->dl_rstate = 0;
+		s->dl_state = 0;
+	}
 	/* n counts sites; the message counts probes (an entry and a return
 	 * probe on one function share a site) */
 	const char *lib = NULL;
@@ -134,7 +141,7 @@ int att_dl_poll(struct att_session *s, void (*armed)(const struct att_session *s
 			armed_points++;
 		}
 	free(was);
-	if (n > 0)
+	if (n > 0 && armed_points)
 		fprintf(stderr, "ubt: pid %d loaded %s: %d probe%s attached\n", s->t.pid,
 			lib ? lib : "a probed library", armed_points,
 			armed_points == 1 ? "" : "s");

@@ -306,7 +306,7 @@ int att_vfork_plan(struct att_session *s, struct proc_map *maps, int nmaps)
 	if (!libc || att_open_mapped(s, libc, maps, nmaps, &f, &bias))
 		return 0;
 	for (size_t i = 0; i < ARRAY_SIZE(syms); i++) {
-		int r = att_add_libc_watch(s, &f, bias, syms[i], "rt_on_vfork");
+		int r = att_add_internal_func(s, &f, bias, syms[i], "rt_on_vfork");
 		if (r && r != -EEXIST && r != -ENOENT)
 			fprintf(stderr, "WARNING: cannot probe %s in libc (%s): probes in its "
 					"children report the parent's pid and tid\n",

@@ -361,8 +361,12 @@ int att_check_target(struct att_session *s)
 	int n;
 	if (proc_maps_read(s->t.pid, &maps, &n))
 		return ATT_EXITED;
-	if (n == 0) /* exiting: its memory is gone already, not replaced by an exec */
+	if (n == 0) {
+		/* an exiting process has no mappings left before its exit is
+		 * reported; a program after exec always has some */
+		proc_maps_free(maps, n);
 		return ATT_ALIVE;
+	}
 	bool found = false;
 	for (int i = 0; i < n && !found; i++)
 		found = maps[i].start == s->remote_code;
@@ -423,6 +427,8 @@ int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s))
 	s->points = all;
 	s->npoints = nall;
 	free(late);
+	if (!ret)
+		ret = att_ret_plan_late(s, maps, nmaps); /* libgcc_s's unwinder (ret.c) */
 	if (ret || s->nsites == first)
 		goto out;
 	if ((ret = att_map_islands(s, &maps, &nmaps)) || (ret = att_place_sites(s, first)))
@@ -446,6 +452,8 @@ out:
 				tracee_write(&s->t, s->sites[i].plan.site, s->sites[i].plan.orig,
 					     s->sites[i].plan.orig_len);
 		s->nsites = first;
+	} else {
+		att_ret_armed_late(s, first);
 	}
 	int r = tracee_release(&s->t);
 	s->attach_stop_ns = att_now_ns() - s->stop_start_ns;

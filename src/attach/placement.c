@@ -9,7 +9,10 @@
  * ubt maps the same memfd read-write, and writes code and headers through
  * that mapping.  The memfd is created by a remote memfd_create() in the
  * target and opened by ubt through /proc/PID/fd, so no file name is left
- * behind, and the memory outlives ubt if ubt dies.  Sites out of reach of
+ * behind, and the memory outlives ubt if ubt dies.  ubt seals its size
+ * (F_SEAL_SHRINK, F_SEAL_GROW) before mapping it: a process that got hold
+ * of the file cannot truncate it under ubt's mapping, where ubt's next read
+ * would take SIGBUS (DESIGN.md decision 10).  Sites out of reach of
  * the main code get trampoline islands of their own; BEGIN/END code gets
  * RWX memory in ubt near its view of the data.
  */
@@ -259,6 +262,15 @@ void att_close_remote_fd(struct att_session *s)
 	s->remote_fd = -1;
 }
 
+/* The memfd keeps its size for good; -EIO if it is not `total` bytes by then. */
+static int seal_size(int fd, uint64_t total)
+{
+	struct stat st;
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) || fstat(fd, &st))
+		return -errno;
+	return (uint64_t)st.st_size == total ? 0 : -EIO;
+}
+
 int att_map_remote(struct att_session *s, uint64_t at)
 {
 	uint64_t total = s->code_size + s->data_size, name;
@@ -268,7 +280,8 @@ int att_map_remote(struct att_session *s, uint64_t at)
 	/* (if we die during the call, the watchdog finds the descriptor in the
 	 * rescue record: att_settle_inflight) */
 	if (!ret)
-		ret = att_rsys(s, SYS_memfd_create, name, MFD_CLOEXEC, 0, 0, 0, 0, &fd);
+		ret = att_rsys(s, SYS_memfd_create, name, MFD_CLOEXEC | MFD_ALLOW_SEALING, 0, 0, 0,
+			       0, &fd);
 	if (!ret)
 		s->remote_fd = fd;
 	if (ret) {
@@ -290,6 +303,8 @@ int att_map_remote(struct att_session *s, uint64_t at)
 		struct stat st;
 		if (lfd < 0 || fstat(lfd, &st)) {
 			ret = -errno;
+		} else if ((ret = seal_size(lfd, total))) {
+			close(lfd);
 		} else {
 			s->memfd_dev = st.st_dev;
 			s->memfd_ino = st.st_ino;

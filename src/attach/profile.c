@@ -132,11 +132,12 @@ static int install_action(struct att_session *s)
 	return att_sig_install(s, s->prof_sig, &act[0], &s->prof_old, &s->prof_installed);
 }
 
-/* One timer for attach point a running handler; index i in h->prof. */
+/* One timer for attach point a running handler; index i in h->prof
+ * (counted by ubt: the header's nprof is written, never read back). */
 static int add_timer(struct att_session *s, struct rt_shm_header *h, uint64_t handler,
 		     const struct ast_attach *a)
 {
-	uint32_t i = h->nprof;
+	uint32_t i = (uint32_t)s->nprof_timers;
 	if (i == RT_PROF_MAX) {
 		diag_sys(NULL, "at most %d profile probes", RT_PROF_MAX);
 		return -E2BIG;

@@ -2,7 +2,10 @@
  * readsafe.c - the attach side of fault-tolerant reads (runtime/rt_read.c);
  * session.c calls these when the probe code reads target memory.
  *
- * att_read_plan() adds ubt's own entry probes on libc's __libc_sigaction
+ * att_read_plan() adds, when the probe code reads target memory or the
+ * script has return probes (whose shadow stacks check return slots on
+ * stacks that may have been freed, runtime/rt_ret.c), ubt's own entry
+ * probes on libc's __libc_sigaction
  * (which sigaction, signal and bsd_signal all end in), sigprocmask and
  * pthread_sigmask: their handlers raise ubt_priv.rd_gen so that every
  * thread checks again, before its next direct read, that the runtime's
@@ -41,26 +44,11 @@ static const struct {
 	{"pthread_sigmask", "rt_on_sigmask"},
 };
 
-
-int att_add_libc_watch(struct att_session *s, struct elf_file *f, uint64_t bias, const char *sym,
-		       const char *handler)
-{
-	struct elf_symbol es = {0};
-	int ret = elf_find_func(f, sym, &es);
-	if (ret)
-		return ret;
-	uint64_t addr = bias + es.value, size = es.size;
-	free(es.name);
-	for (int i = 0; i < s->nsites; i++)
-		if (s->sites[i].func_addr == addr)
-			return -EEXIST; /* the script probes it too */
-	return att_add_internal_site(s, addr, size, handler, true);
-}
-
 int att_read_plan(struct att_session *s, const struct cg_object *obj, struct proc_map *maps,
 		  int nmaps)
 {
-	bool reads = obj && obj->reads_target, traps = false;
+	/* return probes read return slots on stacks that may be gone (rt_ret.c) */
+	bool reads = att_ret_wanted(s) || (obj && obj->reads_target), traps = false;
 	s->read_watched = s->sig_watched = false;
 	for (int i = 0; i < s->nsites && !traps; i++)
 		traps = s->sites[i].plan.kind == ARCH_PATCH_INT3;
@@ -72,7 +60,7 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
 	int ret = -ENOENT, added = 0;
 	if (libc && !(ret = att_open_mapped(s, libc, maps, nmaps, &f, &bias))) {
 		for (size_t i = 0; !ret && i < ARRAY_SIZE(watched); i++) {
-			int r = att_add_libc_watch(s, &f, bias, watched[i].sym, watched[i].handler);
+			int r = att_add_internal_func(s, &f, bias, watched[i].sym, watched[i].handler);
 			if (!r)
 				added++;
 			else if (r != -EEXIST)

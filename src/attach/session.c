@@ -234,6 +234,26 @@ int att_add_internal_site(struct att_session *s, uint64_t addr, uint64_t size,
 	return 0;
 }
 
+/*
+ * One of ubt's own entry probes (att_add_internal_site, a jump only) on
+ * the function named sym in f, loaded at bias: 0, -EEXIST when the script
+ * probes that function itself, or -errno (nothing added).
+ */
+int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bias,
+			  const char *sym, const char *handler)
+{
+	struct elf_symbol es = {0};
+	int ret = elf_find_func(f, sym, &es);
+	if (ret)
+		return ret;
+	uint64_t addr = bias + es.value, size = es.size;
+	free(es.name);
+	for (int i = 0; i < s->nsites; i++)
+		if (s->sites[i].func_addr == addr)
+			return -EEXIST; /* the script probes it too */
+	return att_add_internal_site(s, addr, size, handler, true);
+}
+
 int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 {
 	for (int i = 0; i < s->npoints; i++) {
@@ -308,6 +328,13 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 				 p->path, p->func, site->plan.why);
 			return -ENOTSUP;
 		}
+		if (is_ret && !*nh && (ret = att_ret_check(s, p, addr))) {
+			if (ret != -ECANCELED)
+				return ret;
+			if (!site->nhandlers && !site->nrhandlers)
+				s->nsites--; /* planned for this probe alone */
+			continue;
+		}
 		/* handler addresses are filled in after linking; keep the probe index */
 		(is_ret ? site->rvariants : site->variants)[*nh] = p->variant;
 		(is_ret ? site->rhandlers : site->handlers)[(*nh)++] = (uint64_t)p->probe_index;
@@ -321,10 +348,17 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 	return att_usdt_plan(s, maps, nmaps);
 }
 
-static void write_headers(struct att_session *s, const struct cg_layout *l,
-			  const struct cg_facts *facts)
+/*
+ * The layout part of the headers at base: the header's sizes and offsets,
+ * every map's struct rt_map, the stack table's header.  Written into the
+ * data part for the target's runtime, and into ubt's read-only copy for
+ * the runtime linked into ubt (BEGIN, END, interval): the target can
+ * rewrite the first, never the second (DESIGN.md decision 10).
+ */
+static void write_layout(uint8_t *base, const struct att_session *s, const struct cg_layout *l,
+			 const struct cg_facts *facts)
 {
-	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
+	struct rt_shm_header *h = (struct rt_shm_header *)base;
 	h->size = sizeof(*h);
 	h->version = RT_ABI_VERSION;
 	h->magic = RT_SHM_MAGIC;
@@ -339,13 +373,56 @@ static void write_headers(struct att_session *s, const struct cg_layout *l,
 	h->tid_off = facts->tid_off;
 	h->pid = s->has_target ? (uint32_t)s->t.pid : (uint32_t)getpid();
 	h->tracer = (uint32_t)getpid();
-	att_clock_calibrate(h);
 	for (int i = 0; i < l->nmaps; i++)
-		memcpy(att_data(s) + l->maps[i].off, &l->maps[i].hdr, sizeof(struct rt_map));
+		memcpy(base + l->maps[i].off, &l->maps[i].hdr, sizeof(struct rt_map));
 	if (l->stacks_off) { /* ustack's table; output/stack.c fills the rest of h->stk */
-		memcpy(att_data(s) + l->stacks_off, &l->stacks, sizeof(l->stacks));
+		memcpy(base + l->stacks_off, &l->stacks, sizeof(l->stacks));
 		h->stk.table_off = l->stacks_off;
 	}
+}
+
+/* Bytes of the data part that write_layout() writes into. */
+static size_t layout_extent(const struct cg_layout *l)
+{
+	uint64_t end = sizeof(struct rt_shm_header);
+	for (int i = 0; i < l->nmaps; i++)
+		if (l->maps[i].off + sizeof(struct rt_map) > end)
+			end = l->maps[i].off + sizeof(struct rt_map);
+	if (l->stacks_off && l->stacks_off + sizeof(l->stacks) > end)
+		end = l->stacks_off + sizeof(l->stacks);
+	return ALIGN_UP(end, PAGE);
+}
+
+/*
+ * ubt's read-only copy of the headers, for the runtime linked into ubt
+ * (host_priv->layout, runtime/rt.h): sparse memory as large as the headers'
+ * extent, of which only the header page and the maps' first pages are ever
+ * touched.
+ */
+static int map_host_layout(struct att_session *s, const struct cg_layout *l,
+			   const struct cg_facts *facts)
+{
+	size_t extent = layout_extent(l);
+	void *p = mmap(NULL, extent, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED || (write_layout(p, s, l, facts), mprotect(p, extent, PROT_READ))) {
+		int err = errno;
+		diag_sys(NULL, "mapping the layout for BEGIN/END: %s", strerror(err));
+		if (p != MAP_FAILED)
+			munmap(p, extent);
+		return -err;
+	}
+	s->host_layout = p;
+	s->host_layout_size = extent;
+	s->host_priv->layout = (uint64_t)p;
+	return 0;
+}
+
+static void write_headers(struct att_session *s, const struct cg_layout *l,
+			  const struct cg_facts *facts)
+{
+	write_layout(att_data(s), s, l, facts);
+	att_clock_calibrate((struct rt_shm_header *)att_data(s));
 }
 
 /* ---- linking ---------------------------------------------------------- */
@@ -359,7 +436,8 @@ static int link_code(const struct cg_object *obj, uint64_t base, uint64_t shm, u
 	};
 	struct link_extern ext[] = {{"ubt_shm", shm}, {"ubt_priv", priv}};
 	char err[256];
-	int ret = link_objects(in, obj && obj->elf ? 2 : 1, base, ext, 2, img, err, sizeof(err));
+	int ret = link_objects(in, obj && obj->elf ? 2 : 1, base, ext, ARRAY_SIZE(ext), img, err,
+			       sizeof(err));
 	if (ret)
 		diag_sys(NULL, "internal: linking probe code: %s", err);
 	return ret;
@@ -573,17 +651,18 @@ int att_place_sites(struct att_session *s, int first)
 		if (!site->island)
 			off += ALIGN_UP(len, 64);
 		if (site->plan.kind == ARCH_PATCH_INT3) {
-			if (h->ntraps == RT_TRAP_MAX) {
+			/* the count is ubt's: the header is the target's to scribble on */
+			if (s->ntraps == RT_TRAP_MAX) {
 				diag_sys(NULL, "too many probes need a breakpoint (at most %d)",
 					 RT_TRAP_MAX);
 				return -E2BIG;
 			}
-			h->traps[h->ntraps].site = site->plan.site;
-			h->traps[h->ntraps].tramp = site->tramp;
-			h->ntraps++;
+			h->traps[s->ntraps].site = site->plan.site;
+			h->traps[s->ntraps].tramp = site->tramp;
+			__atomic_store_n(&h->ntraps, (uint32_t)++s->ntraps, __ATOMIC_RELEASE);
 		}
 	}
-	if (h->ntraps && !s->trap_installed)
+	if (s->ntraps && !s->trap_installed)
 		return install_trap_handler(s, h);
 	return 0;
 }
@@ -683,7 +762,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			goto out;
 		size_t size = probe.size;
 		link_image_free(&probe);
-		if ((ret = att_map_host_code(s, size)))
+		if ((ret = att_map_host_code(s, size)) || (ret = map_host_layout(s, layout, &facts)))
 			goto out;
 		if ((ret = link_code(host_obj, (uint64_t)s->host_code, (uint64_t)att_data(s),
 				     (uint64_t)s->host_priv, &s->host_image)))
@@ -727,6 +806,8 @@ void att_close(struct att_session *s)
 		munmap(s->local, s->code_size + s->data_size);
 	if (s->host_code)
 		munmap(s->host_code, s->host_code_size);
+	if (s->host_layout)
+		munmap(s->host_layout, s->host_layout_size);
 	link_image_free(&s->image);
 	link_image_free(&s->host_image);
 	for (int i = 0; i < s->npoints; i++) {

@@ -29,10 +29,13 @@ int att_open_mapped(const struct att_session *s, const struct proc_map *m,
 		    const struct proc_map *maps, int nmaps, struct elf_file *f, uint64_t *bias);
 int att_add_internal_site(struct att_session *s, uint64_t addr, uint64_t size,
 			  const char *handler, bool jmp_only);
-/* readsafe.c: one of ubt's own entry probes on sym in libc (f, loaded at
- * bias); 0, -EEXIST (the script probes it), or -errno (nothing added) */
-int att_add_libc_watch(struct att_session *s, struct elf_file *f, uint64_t bias, const char *sym,
-		       const char *handler);
+int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bias,
+			  const char *sym, const char *handler);
+
+/* ret.c: -ENOTSUP (said) if a return probe cannot follow the function at
+ * addr, -ECANCELED (warned) when p is one of a wildcard's matches, else 0 */
+int att_ret_check(struct att_session *s, const struct att_point *p, uint64_t addr);
+
 /* session.c: threads that blocked SIGTRAP at attach block it again (detach) */
 void att_reblock_sigtrap(struct att_session *s);
 /* forks.c: ubt's own probes on vfork and posix_spawn (rt_on_vfork) */

@@ -302,16 +302,26 @@ static int seize_new_threads(struct tracee *t, int *added)
 	return err;
 }
 
-/* Waits for threads [first, nthreads) to stop; clones found meanwhile are appended. */
+/*
+ * Waits for threads [first, nthreads) to stop; clones found meanwhile are
+ * appended.  The thread group leader comes last: when the process dies
+ * (a target killed by a fault while ubt seized its threads), the kernel
+ * reports the leader's exit only after every other thread was reaped, and
+ * those are traced zombies that only this loop reaps.  Waiting for the
+ * leader first would wait for ever.
+ */
 static int wait_all_from(struct tracee *t, int first)
 {
-	for (int i = first; i < t->nthreads; i++) {
-		int r = wait_stop(t, i);
-		if (r < 0)
-			return r;
-		if (r == WS_GONE)
-			remove_thread(t, i--);
-	}
+	for (int leader = 0; leader < 2; leader++)
+		for (int i = first; i < t->nthreads; i++) {
+			if ((t->threads[i].tid == t->pid) != leader)
+				continue;
+			int r = wait_stop(t, i);
+			if (r < 0)
+				return r;
+			if (r == WS_GONE)
+				remove_thread(t, i--);
+		}
 	return 0;
 }
 
@@ -395,6 +405,32 @@ fail:
 
 static void remove_stub(struct tracee *t);
 
+/*
+ * Threads that could not be detached because they died while stopped (a
+ * fatal signal delivered by the release of another thread, a SIGKILL):
+ * each is a zombie that only its tracer can reap, and until it is reaped
+ * the process never ends, its pidfd never fires and ubt waited for ever
+ * (a target crashing while ubt held its threads).  Reaped here, waiting at
+ * most 100 ms for each to finish dying; not the leader of ubt's own child,
+ * whose exit status tracee_wait_exit() collects.
+ */
+static void reap_gone(struct tracee *t)
+{
+	for (int i = 0; i < t->nthreads; i++) {
+		struct tracee_thread *th = &t->threads[i];
+		if (!th->gone || (t->is_child && th->tid == t->pid))
+			continue;
+		int st;
+		for (int k = 0; k < 100; k++) {
+			pid_t r = waitpid(th->tid, &st, __WALL | WNOHANG);
+			if (r != 0 && !(r < 0 && errno == EINTR))
+				break;
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
 int tracee_release(struct tracee *t)
 {
 	if (t->stopped)
@@ -406,11 +442,16 @@ int tracee_release(struct tracee *t)
 		    errno != ESRCH && !err)
 			err = -errno;
 		long sig = th->in_signal_stop ? th->pending_sig : 0;
-		if (ptrace(PTRACE_DETACH, th->tid, NULL, (void *)sig) < 0 && errno != ESRCH && !err)
-			err = -errno;
+		th->gone = false;
+		if (ptrace(PTRACE_DETACH, th->tid, NULL, (void *)sig) < 0) {
+			if (errno != ESRCH && !err)
+				err = -errno;
+			th->gone = errno == ESRCH;
+		}
 		if (th->pending_sig && !th->in_signal_stop)
 			syscall(SYS_tgkill, t->pid, th->tid, th->pending_sig);
 	}
+	reap_gone(t);
 	free(t->threads);
 	t->threads = NULL;
 	t->nthreads = 0;

@@ -7,6 +7,12 @@
  * min/max, combined) here.  Entries whose live flag is clear were deleted
  * and are skipped.
  *
+ * The layout of a map (kind, sizes, capacity, offsets) is ubt's own copy
+ * (cg_map_layout.hdr); from the shared header only `used`, `written` and
+ * `drops` are read, and `used` is bounded by the capacity (trust.c).
+ * Keys are copied out before they are sorted, so a target rewriting them
+ * meanwhile cannot make the comparison inconsistent under qsort.
+ *
  * Order inside a map, as bpftrace: count/sum/int/min/max by value
  * ascending (signed), avg/stats by average, hist/lhist by total count,
  * strings by key; ties by key (bpftrace leaves them unordered).
@@ -33,16 +39,30 @@ struct entry {
 	uint8_t *own_key; /* ustack keys: a copy with canonical ids (merge_stacks) */
 };
 
-static const struct rt_map *map_hdr(const struct out *o, const struct cg_map_layout *ml)
+/* The map's header in shared memory: only its counters are read from there. */
+static const struct rt_map *map_shm(const struct out *o, const struct cg_map_layout *ml)
 {
 	return (const struct rt_map *)(o->data + ml->off);
 }
 
+/* Entry idx's value on CPU cpu (idx < the map's places, cpu <= ncpu). */
 static const uint8_t *val_ptr(const struct out *o, const struct cg_map_layout *ml, uint32_t idx,
 			      uint32_t cpu)
 {
-	const struct rt_map *h = map_hdr(o, ml);
+	const struct rt_map *h = &ml->hdr;
 	return o->data + ml->off + h->vals_off + cpu * h->cpu_stride + (uint64_t)idx * h->val_size;
+}
+
+/* Entries allocated, as the target says, at most the capacity. */
+static uint32_t map_used(const struct out *o, const struct cg_map_layout *ml)
+{
+	uint32_t used = __atomic_load_n(&map_shm(o, ml)->used, __ATOMIC_ACQUIRE);
+	if (used > ml->hdr.cap) {
+		out_bad("map used", "%s: %u entries used of %u; the first %u are read",
+			ml->map->name, used, ml->hdr.cap, ml->hdr.cap);
+		used = ml->hdr.cap;
+	}
+	return used;
 }
 
 static int64_t ld64(const uint8_t *p)
@@ -52,11 +72,28 @@ static int64_t ld64(const uint8_t *p)
 	return v;
 }
 
+/*
+ * Sums and quotients of values as the target wrote them: they wrap instead
+ * of overflowing (C's signed overflow is undefined, and INT64_MIN / -1
+ * traps), so a value the target corrupted is a wrong number, never a crash.
+ */
+static int64_t add_s(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static int64_t div_s(int64_t a, int64_t b)
+{
+	if (b == 0)
+		return 0;
+	return b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
+}
+
 /* Reads entry idx's value, combining the per-CPU copies. */
 static void read_entry(const struct out *o, const struct cg_map_layout *ml, uint32_t idx,
 		       struct entry *e)
 {
-	const struct rt_map *h = map_hdr(o, ml);
+	const struct rt_map *h = &ml->hdr;
 	uint32_t copies = cg_map_percpu(h) ? o->layout->ncpu + 1 : 1;
 	switch (h->kind) {
 	case RT_MAP_STR:
@@ -79,10 +116,10 @@ static void read_entry(const struct out *o, const struct cg_map_layout *ml, uint
 	case RT_MAP_AVG:
 	case RT_MAP_STATS:
 		for (uint32_t c = 0; c < copies; c++) {
-			e->count += ld64(val_ptr(o, ml, idx, c));
-			e->total += ld64(val_ptr(o, ml, idx, c) + 8);
+			e->count = add_s(e->count, ld64(val_ptr(o, ml, idx, c)));
+			e->total = add_s(e->total, ld64(val_ptr(o, ml, idx, c) + 8));
 		}
-		e->v = e->count ? e->total / e->count : 0;
+		e->v = div_s(e->total, e->count);
 		break;
 	case RT_MAP_HIST:
 	case RT_MAP_LHIST:
@@ -91,11 +128,11 @@ static void read_entry(const struct out *o, const struct cg_map_layout *ml, uint
 			for (uint32_t b = 0; b < h->nbuckets; b++)
 				e->bkt[b] += (uint64_t)ld64(val_ptr(o, ml, idx, c) + 8 * b);
 		for (uint32_t b = 0; b < h->nbuckets; b++)
-			e->v += (int64_t)e->bkt[b];
+			e->v = add_s(e->v, (int64_t)e->bkt[b]);
 		break;
 	default: /* count, sum */
 		for (uint32_t c = 0; c < copies; c++)
-			e->v += ld64(val_ptr(o, ml, idx, c));
+			e->v = add_s(e->v, ld64(val_ptr(o, ml, idx, c)));
 		break;
 	}
 }
@@ -176,9 +213,7 @@ static void merge_stacks(const struct cg_map_layout *ml, const struct rt_map *h,
 	if (!any)
 		return;
 	for (uint32_t i = 0; i < *n; i++) {
-		es[i].own_key = xmalloc(h->key_size);
-		memcpy(es[i].own_key, es[i].key, h->key_size);
-		uint8_t *key = es[i].own_key;
+		uint8_t *key = es[i].own_key; /* collect()'s copy */
 		for (int k = 0; k < m->nkeys; k++) {
 			if (m->keys[k].kind == TY_USTACK) {
 				uint64_t id;
@@ -188,7 +223,6 @@ static void merge_stacks(const struct cg_map_layout *ml, const struct rt_map *h,
 			}
 			key += cg_key_bytes(&m->keys[k]);
 		}
-		es[i].key = es[i].own_key;
 	}
 	uint32_t out = 0;
 	for (uint32_t i = 0; i < *n; i++) {
@@ -211,18 +245,18 @@ static void merge_stacks(const struct cg_map_layout *ml, const struct rt_map *h,
 			break;
 		case RT_MAP_AVG:
 		case RT_MAP_STATS:
-			d->count += s->count;
-			d->total += s->total;
-			d->v = d->count ? d->total / d->count : 0;
+			d->count = add_s(d->count, s->count);
+			d->total = add_s(d->total, s->total);
+			d->v = div_s(d->total, d->count);
 			break;
 		case RT_MAP_HIST:
 		case RT_MAP_LHIST:
 			for (uint32_t b = 0; b < h->nbuckets; b++)
 				d->bkt[b] += s->bkt[b];
-			d->v += s->v;
+			d->v = add_s(d->v, s->v);
 			break;
 		default:
-			d->v += s->v;
+			d->v = add_s(d->v, s->v);
 			break;
 		}
 		free(s->bkt), free(s->own_key);
@@ -230,13 +264,11 @@ static void merge_stacks(const struct cg_map_layout *ml, const struct rt_map *h,
 	*n = out;
 }
 
-/* Live entries of a keyed map, in bpftrace's order. */
+/* Live entries of a keyed map, in bpftrace's order; keys copied out. */
 static struct entry *collect(const struct out *o, const struct cg_map_layout *ml, uint32_t *n)
 {
-	const struct rt_map *h = map_hdr(o, ml);
-	uint32_t used = __atomic_load_n(&h->used, __ATOMIC_ACQUIRE);
-	if (used > h->cap)
-		used = h->cap;
+	const struct rt_map *h = &ml->hdr;
+	uint32_t used = map_used(o, ml);
 	const uint32_t *live = (const uint32_t *)(o->data + ml->off + h->live_off);
 	struct entry *es = xcalloc(used ? used : 1, sizeof(*es));
 	uint32_t k = 0;
@@ -244,7 +276,10 @@ static struct entry *collect(const struct out *o, const struct cg_map_layout *ml
 		uint32_t i = rt_map_nth(h->rows, n);
 		if (!__atomic_load_n(&live[i], __ATOMIC_ACQUIRE))
 			continue;
-		es[k].key = o->data + ml->off + h->keys_off + (uint64_t)i * h->key_size;
+		es[k].own_key = xmalloc(h->key_size ? h->key_size : 1);
+		memcpy(es[k].own_key, o->data + ml->off + h->keys_off + (uint64_t)i * h->key_size,
+		       h->key_size);
+		es[k].key = es[k].own_key;
 		read_entry(o, ml, i, &es[k]);
 		k++;
 	}
@@ -407,7 +442,7 @@ static void value_text(struct buf *b, const struct rt_map *h, const struct sema_
 		break;
 	case RT_MAP_STATS:
 		buf_printf(b, "count %" PRId64 ", average %" PRId64 ", total %" PRId64 "\n",
-			   e->count / d, e->v / d, e->total / d);
+			   div_s(e->count, d), div_s(e->v, d), div_s(e->total, d));
 		break;
 	case RT_MAP_HIST:
 	case RT_MAP_LHIST:
@@ -416,7 +451,7 @@ static void value_text(struct buf *b, const struct rt_map *h, const struct sema_
 		break;
 	default:
 		if (value_signed(m))
-			buf_printf(b, "%" PRId64 "\n", e->v / d);
+			buf_printf(b, "%" PRId64 "\n", div_s(e->v, d));
 		else
 			buf_printf(b, "%" PRIu64 "\n", (uint64_t)e->v / (uint64_t)d);
 		break;
@@ -434,11 +469,11 @@ static void map_text(struct out *o, struct buf *b, const struct cg_map_layout *m
 		     uint64_t div)
 {
 	const struct sema_map *m = ml->map;
-	const struct rt_map *h = map_hdr(o, ml);
+	const struct rt_map *h = &ml->hdr;
 	bool hist = h->kind == RT_MAP_HIST || h->kind == RT_MAP_LHIST;
 	if (m->nkeys == 0) {
 		struct entry e = {0};
-		if (h->kind != RT_MAP_COUNT && !h->written) {
+		if (h->kind != RT_MAP_COUNT && !map_shm(o, ml)->written) {
 			buf_append(b, blank_after_map(h) ? "\n\n" : "\n", blank_after_map(h) ? 2 : 1);
 			return;
 		}
@@ -541,7 +576,7 @@ static void value_json(struct buf *b, const struct rt_map *h, const struct sema_
 		break;
 	case RT_MAP_STATS:
 		buf_printf(b, "{\"count\": %" PRId64 ", \"average\": %" PRId64 ", \"total\": %" PRId64 "}",
-			   e->count / d, e->v / d, e->total / d);
+			   div_s(e->count, d), div_s(e->v, d), div_s(e->total, d));
 		break;
 	case RT_MAP_HIST:
 	case RT_MAP_LHIST:
@@ -549,7 +584,7 @@ static void value_json(struct buf *b, const struct rt_map *h, const struct sema_
 		break;
 	default:
 		if (value_signed(m))
-			buf_printf(b, "%" PRId64, e->v / d);
+			buf_printf(b, "%" PRId64, div_s(e->v, d));
 		else
 			buf_printf(b, "%" PRIu64, (uint64_t)e->v / (uint64_t)d);
 		break;
@@ -574,9 +609,9 @@ static void map_json(struct out *o, struct buf *b, const struct cg_map_layout *m
 		     uint64_t div)
 {
 	const struct sema_map *m = ml->map;
-	const struct rt_map *h = map_hdr(o, ml);
+	const struct rt_map *h = &ml->hdr;
 	/* where the text format prints an empty line, JSON prints nothing */
-	if (m->nkeys == 0 && h->kind != RT_MAP_COUNT && !h->written)
+	if (m->nkeys == 0 && h->kind != RT_MAP_COUNT && !map_shm(o, ml)->written)
 		return;
 	uint32_t n = 0;
 	struct entry *es = m->nkeys ? collect(o, ml, &n) : NULL;
@@ -650,12 +685,10 @@ void out_print_maps(struct out *o)
  * bpftrace, whose clear() is asynchronous too. */
 void out_map_op(struct out *o, const struct cg_map_layout *ml, uint32_t op)
 {
-	struct rt_map *h = (struct rt_map *)(o->data + ml->off);
-	uint32_t used = h->key_size ? __atomic_load_n(&h->used, __ATOMIC_ACQUIRE) : 1;
+	const struct rt_map *h = &ml->hdr;
+	uint32_t used = h->key_size ? map_used(o, ml) : 1;
 	uint32_t copies = cg_map_percpu(h) ? o->layout->ncpu + 1 : 1;
 	uint32_t *live = (uint32_t *)(o->data + ml->off + h->live_off);
-	if (used > h->cap)
-		used = h->cap;
 	for (uint32_t n = 0; n < used; n++) {
 		uint32_t i = rt_map_nth(h->rows, n);
 		if (op == RT_MOP_CLEAR && h->key_size) {
@@ -666,5 +699,5 @@ void out_map_op(struct out *o, const struct cg_map_layout *ml, uint32_t op)
 			memset((uint8_t *)val_ptr(o, ml, i, c), 0, h->val_size);
 	}
 	if (op == RT_MOP_CLEAR && !h->key_size)
-		h->written = 0;
+		((struct rt_map *)(o->data + ml->off))->written = 0;
 }

@@ -24,6 +24,16 @@ struct out {
 	bool json; /* -f json: one JSON object per line */
 	struct buf ob; /* formatted events not written yet */
 	const struct diags *diags; /* script name and text, for -k warnings (warn.c) */
+	/* ubt's own state of the rings (trust.c: nothing read back from shared
+	 * memory decides where ubt reads) */
+	uint64_t *tails;  /* bytes of ring i consumed; ring_tail in shared memory is a copy */
+	uint8_t *rec;     /* a private copy of the record being printed */
+	size_t rec_size;  /* its size: ring_size plus the most any record type reads */
+	uint8_t *map_ops; /* per map: bit op set when the script has print/clear/zero of it */
+	struct out_id {   /* per printf id (sema_printf): */
+		uint32_t need;  /* bytes of payload its formatting reads at most */
+		uint16_t type;  /* the record type its call sends (enum rt_event_type) */
+	} *ids;
 };
 
 void out_init(struct out *o, FILE *f, const struct sema_info *info, const struct cg_layout *layout,
@@ -44,5 +54,22 @@ void out_print_map(struct out *o, const struct cg_map_layout *ml, uint64_t top, 
 void out_map_op(struct out *o, const struct cg_map_layout *ml, uint32_t op);
 /* warn.c: a -k/-kk warning record (RT_EV_WARN), as bpftrace prints it. */
 void out_print_warn(struct out *o, const uint8_t *rec);
+/* The map operations (print, clear, zero) that the probes of prog contain:
+ * an RT_EV_MAP record asking for another one is corrupt.  Without this
+ * call every operation is accepted. */
+void out_map_ops_from(struct out *o, const struct ast_node *prog);
+
+/*
+ * trust.c: a value read back from shared memory that cannot be right
+ * (DESIGN.md decision 10).  kind (a string literal) names the check; the
+ * first corruption of each kind is said on stderr with the text of fmt,
+ * later ones are only counted.
+ */
+void out_bad_init(int pid);
+void out_bad(const char *kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* corrupt values seen so far */
+uint64_t out_bad_count(void);
+/* at exit: how many corrupt values were ignored, if any */
+void out_bad_summary(void);
 
 #endif

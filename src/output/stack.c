@@ -17,6 +17,13 @@
  * function (CFA = %rbp + 16), and the outermost functions
  * (__libc_start_call_main, start_thread) as RT_CODE_END, where a stack
  * ends as it does in bpftrace.
+ *
+ * The table and the facts are in memory the target can write (trust.c):
+ * ubt keeps the table's layout (cg_layout.stacks) and the facts it wrote
+ * in its own memory and never reads them back; an entry is copied out and
+ * checked (frames, copy length) before it is unwound or printed.  The
+ * caches of unwound and printed stacks are bounded: a target inventing
+ * stacks forever costs ubt time, not memory.
  */
 #include "output.h"
 #include "stack.h"
@@ -78,7 +85,30 @@ static void add_range(struct rt_stack_facts *f, uint64_t lo, uint64_t hi, uint32
 
 static const char *const end_funcs[] = {"__libc_start_call_main", "start_thread"};
 
-static const uint8_t *stk_data; /* the data part, for out_stack_text() */
+/* ubt's own state: the data part, the table's layout, the facts it wrote */
+static struct {
+	uint8_t *data;
+	uint64_t table_off; /* 0: no ustack */
+	struct rt_stack_table table;
+	struct rt_stack_facts facts;
+	uint8_t *entry; /* a private copy of the entry being read (table.entry_size bytes) */
+} K;
+
+void out_stack_bind(uint8_t *data, const struct cg_layout *l)
+{
+	free(K.entry);
+	memset(&K, 0, sizeof(K));
+	K.data = data;
+	K.table_off = data ? l->stacks_off : 0;
+	K.table = l->stacks;
+	if (K.table_off)
+		K.entry = xcalloc(1, K.table.entry_size);
+}
+
+static struct rt_stack_facts *shm_facts(void)
+{
+	return &((struct rt_shm_header *)K.data)->stk;
+}
 
 /*
  * The flags of executable mapping m's code range (RT_CODE_FP when its
@@ -102,13 +132,13 @@ static uint32_t mapping_flags(struct rt_stack_facts *f, const struct proc_map *m
 	return object_keeps_fp(elf, fs, n) ? RT_CODE_FP : 0;
 }
 
-void out_stack_prepare(void *data)
+void out_stack_prepare(void)
 {
-	struct rt_shm_header *h = data;
-	stk_data = data;
-	struct rt_stack_facts *f = &h->stk;
-	if (!f->table_off)
+	struct rt_stack_facts *f = &K.facts;
+	if (!K.table_off)
 		return;
+	memset(f, 0, sizeof(*f));
+	f->table_off = K.table_off;
 	int nmaps;
 	const struct proc_map *maps = out_sym_maps(&nmaps);
 	struct rt_code_range code[RT_STACK_RANGES];
@@ -126,20 +156,22 @@ void out_stack_prepare(void *data)
 	}
 	for (int i = 0; i < ncode; i++) /* END ranges first: they lie inside code ranges */
 		add_range(f, code[i].lo, code[i].hi, code[i].flags);
+	memcpy(shm_facts(), f, sizeof(*f)); /* before arming: no probe reads them yet */
 }
 
 /*
  * After the target loaded a library (attach/dlopen.c armed its probes): its
  * code joins the ranges, so a walk goes on through it.  The runtime may be
  * reading the facts: each range is complete before nranges counts it, and
- * the hull only widens.
+ * the hull only widens.  The values come from ubt's copy, never from the
+ * shared one.
  */
-void out_stack_loaded(void *data)
+void out_stack_loaded(void)
 {
-	struct rt_shm_header *h = data;
-	struct rt_stack_facts *f = &h->stk;
-	if (!f->table_off)
+	struct rt_stack_facts *f = &K.facts, *sf;
+	if (!K.table_off)
 		return;
+	sf = shm_facts();
 	int nmaps;
 	const struct proc_map *maps = out_sym_maps(&nmaps);
 	for (int i = 0; i < nmaps && f->nranges < RT_STACK_RANGES; i++) {
@@ -154,34 +186,56 @@ void out_stack_loaded(void *data)
 			continue;
 		/* no END ranges: they must come before the code ranges around them */
 		uint32_t flags = mapping_flags(f, m, false);
-		f->ranges[f->nranges] = (struct rt_code_range){m->start, m->end, flags, 0};
+		uint32_t k = f->nranges;
+		f->ranges[k] = (struct rt_code_range){m->start, m->end, flags, 0};
+		f->nranges = k + 1;
 		if (m->start < f->code_lo)
-			__atomic_store_n(&f->code_lo, m->start, __ATOMIC_RELEASE);
+			f->code_lo = m->start;
 		if (m->end > f->code_hi)
-			__atomic_store_n(&f->code_hi, m->end, __ATOMIC_RELEASE);
-		__atomic_store_n(&f->nranges, f->nranges + 1, __ATOMIC_RELEASE);
+			f->code_hi = m->end;
+		sf->ranges[k] = f->ranges[k];
+		__atomic_store_n(&sf->code_lo, f->code_lo, __ATOMIC_RELEASE);
+		__atomic_store_n(&sf->code_hi, f->code_hi, __ATOMIC_RELEASE);
+		__atomic_store_n(&sf->nranges, f->nranges, __ATOMIC_RELEASE);
 	}
 }
 
 /* ---- the table --------------------------------------------------------------- */
 
-static const struct rt_stack_entry *find_entry(const uint8_t *data, uint64_t id,
-					       const struct rt_stack_table **tp)
+/*
+ * The entry of id, copied into K.entry and checked, or NULL: not recorded
+ * (table full, BEGIN/END), or corrupt (said once).  Only the entries the
+ * runtime's probing can have put id in are looked at (RT_STACK_PROBES),
+ * so a table the target filled with ids costs 64 reads per lookup.
+ */
+static const struct rt_stack_entry *find_entry(uint64_t id)
 {
-	const struct rt_shm_header *h = (const struct rt_shm_header *)data;
-	if (!id || !h->stk.table_off)
+	const struct rt_stack_table *t = &K.table;
+	if (!id || !K.table_off || !t->cap)
 		return NULL;
-	const struct rt_stack_table *t = (const void *)(data + h->stk.table_off);
-	*tp = t;
+	const uint8_t *base = K.data + K.table_off + t->entries_off;
 	uint64_t mask = t->cap - 1;
-	for (uint64_t k = 0; k <= mask; k++) {
-		const struct rt_stack_entry *e =
-			(const void *)((const uint8_t *)t + t->entries_off +
-				       ((id + k) & mask) * t->entry_size);
-		if (!e->id)
+	for (uint64_t k = 0; k < RT_STACK_PROBES && k <= mask; k++) {
+		const struct rt_stack_entry *e = (const void *)(base + ((id + k) & mask) * t->entry_size);
+		uint64_t cur = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
+		if (!cur)
 			return NULL;
-		if (e->id == id)
-			return __atomic_load_n(&e->ready, __ATOMIC_ACQUIRE) ? e : NULL;
+		if (cur != id)
+			continue;
+		if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
+			return NULL;
+		memcpy(K.entry, e, t->entry_size);
+		struct rt_stack_entry *c = (struct rt_stack_entry *)K.entry;
+		if (c->id != id || c->nframes > t->max_frames ||
+		    ((c->flags & RT_STK_COPY) && c->copy_len > t->copy_size)) {
+			out_bad("stack entry",
+				"stack table entry %llu: %u frames of at most %u, %u bytes of stack "
+				"copy of at most %u; that stack prints empty",
+				(unsigned long long)((id + k) & mask), c->nframes, t->max_frames,
+				c->copy_len, t->copy_size);
+			return NULL;
+		}
+		return c;
 	}
 	return NULL;
 }
@@ -216,8 +270,8 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 {
 	(void)dwfl;
 	(void)arg;
-	const struct rt_stack_entry *e = U.cur->e;
-	if (addr < e->sp || addr + 8 > e->sp + e->copy_len)
+	const struct rt_stack_entry *e = U.cur->e; /* checked: copy_len <= copy_size */
+	if (addr < e->sp || e->copy_len < 8 || addr - e->sp > e->copy_len - 8)
 		return false;
 	memcpy(result, U.cur->copy + (addr - e->sp), 8);
 	return true;
@@ -279,16 +333,14 @@ static Dwfl *get_dwfl(void)
 	return U.dwfl;
 }
 
-static bool in_end_func(const struct rt_shm_header *h, uint64_t pc)
+static bool in_end_func(uint64_t pc)
 {
-	for (uint32_t i = 0; i < h->stk.nranges; i++)
-		if ((h->stk.ranges[i].flags & RT_CODE_END) && pc >= h->stk.ranges[i].lo &&
-		    pc < h->stk.ranges[i].hi)
+	const struct rt_stack_facts *f = &K.facts;
+	for (uint32_t i = 0; i < f->nranges; i++)
+		if ((f->ranges[i].flags & RT_CODE_END) && pc >= f->ranges[i].lo && pc < f->ranges[i].hi)
 			return true;
 	return false;
 }
-
-static const struct rt_shm_header *cur_hdr;
 
 static int frame_cb(Dwfl_Frame *state, void *arg)
 {
@@ -298,22 +350,21 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	if (!dwfl_frame_pc(state, &pc, &act) || !pc)
 		return DWARF_CB_ABORT;
 	u->out[u->n++] = pc;
-	if (u->n >= u->max || in_end_func(cur_hdr, pc))
+	if (u->n >= u->max || in_end_func(pc))
 		return DWARF_CB_ABORT;
 	return DWARF_CB_OK;
 }
 
-/* Frames of e unwound with CFI from its copy; 0 when that fails. */
-static int cfi_unwind(const uint8_t *data, const struct rt_stack_entry *e, uint64_t max_frames,
-		      uint64_t *out, int max)
+/* Frames of e (a checked private copy) unwound with CFI from its stack
+ * copy, at most max; 0 when that fails. */
+static int cfi_unwind(const struct rt_stack_entry *e, uint64_t *out, int max)
 {
 	Dwfl *dwfl = get_dwfl();
 	if (!dwfl || U.failed)
 		return 0;
-	struct unwind u = {e, (const uint8_t *)&e->frames[max_frames], out_sym_unalias(e->pc), out,
-			   0, max};
+	struct unwind u = {e, (const uint8_t *)&e->frames[K.table.max_frames],
+			   out_sym_unalias(e->pc), out, 0, max};
 	U.cur = &u;
-	cur_hdr = (const struct rt_shm_header *)data;
 	/* the thread argument is U, which the callbacks ignore; frames go to u */
 	dwfl_getthread_frames(dwfl, 1, frame_cb, &u);
 	return u.n;
@@ -321,42 +372,79 @@ static int cfi_unwind(const uint8_t *data, const struct rt_stack_entry *e, uint6
 
 /* ---- text ----------------------------------------------------------------- */
 
+/*
+ * Unwound stacks by id, and one id per distinct text (out_stack_canon):
+ * open addressing, CACHE_MAX entries at most, emptied when full.  A map
+ * holds at most BPFTRACE_MAP_KEYS_MAX stacks, so a real trace never
+ * empties them; a target inventing stack ids only makes ubt unwind again.
+ */
+#define CACHE_MAX 16384
+
 struct cached {
-	uint64_t id;
+	uint64_t id; /* 0: free */
 	int n;
 	uint64_t *frames;
 };
-static struct cached *cache;
+static struct cached cache[CACHE_MAX];
 static int ncache;
 
-int out_stack_frames(const uint8_t *data, uint64_t id, const uint64_t **frames)
+static uint64_t mix(uint64_t h)
 {
-	for (int i = 0; i < ncache; i++)
-		if (cache[i].id == id) {
-			*frames = cache[i].frames;
-			return cache[i].n;
-		}
-	const struct rt_stack_table *t = NULL;
-	const struct rt_stack_entry *e = find_entry(data, id, &t);
-	if (!e) {
-		*frames = NULL;
-		return 0; /* not recorded (table full), or BEGIN/END */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ (h >> 33);
+}
+
+static void cache_clear(void)
+{
+	for (int i = 0; i < CACHE_MAX; i++)
+		free(cache[i].frames);
+	memset(cache, 0, sizeof(cache));
+	ncache = 0;
+}
+
+static struct cached *cache_slot(uint64_t id)
+{
+	for (uint64_t i = mix(id) % CACHE_MAX;; i = (i + 1) % CACHE_MAX)
+		if (cache[i].id == id || !cache[i].id)
+			return &cache[i];
+}
+
+/* The frames of stack id (sites, return addresses); 0 if unknown.  The
+ * frames stay valid until the next call. */
+static int stack_frames(uint64_t id, const uint64_t **frames)
+{
+	struct cached *c = cache_slot(id);
+	if (c->id == id) {
+		*frames = c->frames;
+		return c->n;
 	}
-	uint64_t *fr = xcalloc(RT_STACK_MAX, sizeof(*fr));
-	int n = (int)e->nframes;
+	const struct rt_stack_entry *e = find_entry(id);
+	*frames = NULL;
+	if (!e)
+		return 0; /* not recorded (table full), BEGIN/END, or corrupt */
+	uint64_t fr[RT_STACK_MAX];
+	int n = (int)e->nframes; /* checked: <= max_frames <= RT_STACK_MAX */
 	for (int i = 0; i < n; i++)
 		fr[i] = out_sym_unalias(e->frames[i]);
 	if (e->flags & RT_STK_COPY) {
 		uint64_t cf[RT_STACK_MAX];
-		int m = cfi_unwind(data, e, t->max_frames, cf, (int)t->max_frames);
+		int m = cfi_unwind(e, cf, (int)K.table.max_frames);
 		if (m >= n) {
 			memcpy(fr, cf, m * sizeof(*cf));
 			n = m;
 		}
 	}
-	cache = xrealloc(cache, (ncache + 1) * sizeof(*cache));
-	cache[ncache++] = (struct cached){id, n, fr};
-	*frames = fr;
+	if (ncache >= CACHE_MAX / 2) {
+		cache_clear();
+		c = cache_slot(id);
+	}
+	c->id = id;
+	c->n = n;
+	c->frames = xmalloc(((size_t)n + 1) * sizeof(*fr));
+	memcpy(c->frames, fr, (size_t)n * sizeof(*fr));
+	ncache++;
+	*frames = c->frames;
 	return n;
 }
 
@@ -370,7 +458,7 @@ char *out_stack_text(uint64_t id, const struct ast_type *t, int indent)
 	if (id == RT_STACK_LOST)
 		return xstrdup(""); /* as bpftrace prints a stack id its map refused */
 	const uint64_t *fr = NULL;
-	int n = stk_data ? out_stack_frames(stk_data, id, &fr) : 0;
+	int n = stack_frames(id, &fr);
 	int want = AST_STACK_FRAMES(t);
 	struct buf b = {0};
 	buf_append(&b, "\n", 1);
@@ -406,40 +494,53 @@ char *out_stack_text(uint64_t id, const struct ast_type *t, int indent)
  * reports with "ERROR: failed to look up stack id"), so the count is said
  * once at the end, on stderr, like the drops of full maps.
  */
-void out_stack_report_drops(const uint8_t *data)
+void out_stack_report_drops(void)
 {
-	const struct rt_shm_header *h = (const struct rt_shm_header *)data;
-	if (!data || !h->stk.table_off)
+	if (!K.table_off)
 		return;
-	const struct rt_stack_table *t = (const void *)(data + h->stk.table_off);
+	const struct rt_stack_table *t = (const void *)(K.data + K.table_off);
 	uint64_t n = __atomic_load_n(&t->drops, __ATOMIC_RELAXED);
 	if (n)
 		fprintf(stderr,
 			"WARNING: %llu stack%s not recorded: the stack table was full (%u stacks); "
 			"they print as an empty stack: @[]\n",
-			(unsigned long long)n, n == 1 ? "" : "s", t->cap);
+			(unsigned long long)n, n == 1 ? "" : "s", K.table.cap);
 }
 
 /*
  * The same id for ids whose stacks print the same (a stack recorded
  * through code without frame pointers can have several ids): the first
- * such id seen.
+ * such id seen, found by the text's hash (bounded like the frame cache).
  */
 uint64_t out_stack_canon(uint64_t id, const struct ast_type *t)
 {
 	static struct {
+		uint64_t hash; /* 0: free */
 		uint64_t id;
 		char *text;
-	} *seen;
+	} seen[CACHE_MAX];
 	static int nseen;
 	char *s = out_stack_text(id, t, 0);
-	for (int i = 0; i < nseen; i++)
-		if (!strcmp(seen[i].text, s)) {
+	uint64_t h = 1469598103934665603ull;
+	for (const char *p = s; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	h |= 1;
+	uint64_t i = mix(h) % CACHE_MAX;
+	for (; seen[i].hash; i = (i + 1) % CACHE_MAX)
+		if (seen[i].hash == h && !strcmp(seen[i].text, s)) {
 			free(s);
 			return seen[i].id;
 		}
-	seen = xrealloc(seen, (nseen + 1) * sizeof(*seen));
-	seen[nseen].id = id;
-	seen[nseen++].text = s;
+	if (nseen >= CACHE_MAX / 2) {
+		for (int k = 0; k < CACHE_MAX; k++)
+			free(seen[k].text);
+		memset(seen, 0, sizeof(seen));
+		nseen = 0;
+		i = mix(h) % CACHE_MAX;
+	}
+	seen[i].hash = h;
+	seen[i].id = id;
+	seen[i].text = s;
+	nseen++;
 	return id;
 }

@@ -8,20 +8,22 @@
 #define UBT_OUTPUT_STACK_H
 
 #include <stdint.h>
+#include "codegen/codegen.h"
 #include "parser/ast.h"
 
-/* data: the shared data part; after out_sym_init() (the snapshot).  Before
- * it, stacks print empty. */
-void out_stack_prepare(void *data);
+/* The shared data part and its layout (out_init calls it); before it,
+ * stacks print empty. */
+void out_stack_bind(uint8_t *data, const struct cg_layout *l);
+/* After out_sym_init() (the snapshot), before probes are armed: the facts
+ * the runtime's walk reads (the main stack, code ranges). */
+void out_stack_prepare(void);
 /* After a library loaded (attach/dlopen.c) and out_sym_init() saw it: its
  * code ranges join the facts. */
-void out_stack_loaded(void *data);
-/* The frames of stack id (sites, return addresses); 0 if unknown. */
-int out_stack_frames(const uint8_t *data, uint64_t id, const uint64_t **frames);
+void out_stack_loaded(void);
 /* bpftrace's text of a stack of type t (its mode and frames); malloc'ed. */
 char *out_stack_text(uint64_t id, const struct ast_type *t, int indent);
 /* Says on stderr how many stacks the table had no room for, if any. */
-void out_stack_report_drops(const uint8_t *data);
+void out_stack_report_drops(void);
 /* One id for all ids whose stacks print the same. */
 uint64_t out_stack_canon(uint64_t id, const struct ast_type *t);
 

@@ -123,7 +123,11 @@ static void read_table(Elf *e, struct symfile *sf, Elf64_Word type)
 			if (!name || !*name)
 				continue;
 			char *dem = S.demangle ? demangle(name) : NULL;
-			sf->syms = xrealloc(sf->syms, (sf->nsyms + 1) * sizeof(*sf->syms));
+			/* room doubles at 16, 32, 64 ...: libc's debug symbols are
+			 * thousands, one realloc each was quadratic */
+			int n = sf->nsyms;
+			if (n == 0 || (n >= 16 && !(n & (n - 1))))
+				sf->syms = xrealloc(sf->syms, (n ? 2 * (size_t)n : 16) * sizeof(*sf->syms));
 			sf->syms[sf->nsyms++] =
 			    (struct sym){s.st_value, s.st_size, dem ? dem : xstrdup(name)};
 		}

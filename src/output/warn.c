@@ -35,6 +35,34 @@ static const char *helper_name(uint32_t helper)
 	}
 }
 
+/* Bytes of line `line` (1-based) of the script, or -1 past its end. */
+static long line_len(const struct diags *d, uint32_t line)
+{
+	const char *p = d->source, *end = p ? p + d->source_len : NULL;
+	if (!p || !line)
+		return -1;
+	for (uint32_t l = 1; l < line; l++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			return -1;
+		p = nl + 1;
+	}
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	return (nl ? nl : end) - p;
+}
+
+/* A location inside the script (the record is the target's to write: an
+ * underline of 2^31 columns must not be printed). */
+static bool loc_ok(const struct diags *d, const struct rt_ev_warn *w)
+{
+	long len = d ? line_len(d, w->line) : -1;
+	if (len < 0 || w->col < 1 || w->col > (uint64_t)len + 1)
+		return false;
+	if (w->end_line == 0 || w->end_line == w->line)
+		return w->end_col >= w->col && w->end_col <= (uint64_t)len + 2;
+	return w->end_line > w->line && line_len(d, w->end_line) >= 0;
+}
+
 void out_print_warn(struct out *o, const uint8_t *rec)
 {
 	struct rt_ev_warn w;
@@ -45,8 +73,14 @@ void out_print_warn(struct out *o, const uint8_t *rec)
 	else
 		diag_init(&one, "stdin", NULL, 0);
 	struct src_loc loc = {(int)w.line, (int)w.col, (int)w.end_line, (int)w.end_col};
-	int err = -w.err;
-	diag_warning(&one, loc, "Failed to %s: %s (%d)", helper_name(w.helper), strerror(err), w.err);
+	if (!loc_ok(o->diags, &w)) {
+		out_bad("warning location", "a -k warning at line %u, columns %u-%u, which the "
+			"script does not have; printed without it", w.line, w.col, w.end_col);
+		memset(&loc, 0, sizeof(loc));
+	}
+	int err = w.err < 0 && w.err > -4096 ? -w.err : 0;
+	diag_warning(&one, loc, "Failed to %s: %s (%d)", helper_name(w.helper),
+		     err ? strerror(err) : "Unknown error", w.err);
 	fflush(o->f);
 	diag_print(&one, o->f);
 	diag_free(&one);

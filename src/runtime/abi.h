@@ -123,6 +123,8 @@ enum rt_stack_entry_flags {
 };
 
 #define RT_STACK_LOST 1ull /* the id of every stack the table had no room for */
+#define RT_STACK_PROBES 64 /* entries tried from id's own before a stack is dropped: no
+			    * reader looks further (output/stack.c) */
 
 struct rt_stack_entry {
 	volatile uint64_t id; /* 0 = free */
@@ -209,6 +211,11 @@ struct rt_shm_header {
 	volatile uint64_t ret_dropped; /* shadow entries of frames abandoned by longjmp, exceptions */
 	volatile uint64_t ret_restored; /* hijacked return slots handed back for an unwinder */
 	volatile uint64_t ret_lost;    /* returns whose entry was not found (must stay 0) */
+	volatile uint64_t ret_parked;  /* entries kept for frames on another stack (coroutines) */
+	volatile uint64_t ret_evicted; /* parked frames given their return address back: full */
+	volatile uint64_t ret_unwound; /* frames an unwinder was shown through (_Unwind_Find_FDE) */
+	uint32_t ret_precise;          /* ubt writes: _Unwind_Find_FDE is hooked (rt_ret_unwind_fde) */
+	uint32_t pad_ret;
 	/* nsecs = ns_base + ((tsc - tsc_base) * tsc_mult) >> 32 (rt_time.c); ubt measures them */
 	uint64_t tsc_base, ns_base, tsc_mult;
 	/* builtins (ubt writes before arming) */
@@ -532,6 +539,12 @@ struct rt_priv {
 	 */
 	volatile uint32_t rd_gen;
 	/*
+	 * Where the runtime reads sizes and offsets (rt.h, rt_lay): 0 in a
+	 * target (the data part itself); in ubt, for BEGIN/END/interval, ubt's
+	 * read-only copy of the data part's headers, at the same offsets.
+	 */
+	uint64_t layout;
+	/*
 	 * vfork/posix_spawn (rt_on_vfork, rt_vfork_id): the thread pointer of
 	 * the thread that last called one, else 0.  Its child shares this page,
 	 * the thread's TCB and header, so `pid` and `tid` of a thread whose
@@ -630,21 +643,34 @@ struct rt_regs_mid {
  * Return probes.  A thread's shadow stack holds one entry per hijacked
  * call: where the return address was (sp, the slot the trampoline's
  * `call body` overwrote with `stub`), the caller's return address, and
- * stub.  Shadow stacks live in a MAP_PRIVATE anonymous mapping (a forked
- * child keeps its own copy), rets_addr in the header, one struct
- * rt_ret_stack per thread slot (same hash of the thread pointer as the
- * thread table, but a table of its own: it is per process).
+ * stub.  (sp, stub) is the entry's identity: a return is matched by the
+ * slot it runs on and by the trampoline it runs through, never by sp
+ * alone.  Tail calls between probed functions make chains: entries with
+ * the same sp, each one's ret the stub of the one below it (f3 jumps to
+ * f4: f4's entry saves f3's stub as its ret).  Shadow stacks live in a
+ * MAP_PRIVATE anonymous mapping (a forked child keeps its own copy),
+ * rets_addr in the header, one struct rt_ret_stack per thread slot (same
+ * hash of the thread pointer as the thread table, but a table of its own:
+ * it is per process).
  *
- *   0       8       16      24      32           160                   2048
- *   +-------+-------+-------+-------+----- ... --+---------------------+
- *   | tp    |tid|top|busy|nr|next|  | grave[4]   | e[0] ... e[DEPTH-1] |
- *   +-------+-------+-------+-------+----- ... --+---------------------+
+ *   0       8       16      24      32                       2048                 16384
+ *   +-------+-------+-------+-------+------- ... -----------+------- ... ---------+
+ *   | tp    |tid|top|busy|nr|gc|rd  | e[0] ... e[DEPTH-1]   | park[0..PARK-1]     |
+ *   +-------+-------+-------+-------+------- ... -----------+------- ... ---------+
  *   each entry 32 bytes: sp ret stub pad
  *
- * e.sp bit 0 set: "restored", the slot holds ret again for an unwinder.
+ * e[0..top) are ordered by sp, highest first (the outermost call).  park[]
+ * holds entries taken off e[] whose frames may still be live on another
+ * stack (a coroutine that switched away): free when sp is 0.  A thread
+ * that never parks never touches the pages of park[].  Only the
+ * owning thread writes its slot; another thread looking for a frame that
+ * migrated with its coroutine only reads (rt_ret.c).
+ *
+ * e.sp bit 0 set: "restored", the slot holds ret again for an unwinder
+ * (only where ubt could not hook the unwinder's FDE lookup, rt_ret.c).
  */
-#define RT_RET_DEPTH 59 /* sizeof(struct rt_ret_stack) is then 2048: found with a shift */
-#define RT_RET_GRAVE 4
+#define RT_RET_DEPTH 63 /* with the header, e[] ends at 2048 */
+#define RT_RET_PARK 448 /* sizeof(struct rt_ret_stack) is then 16 KiB: found with a shift */
 /*
  * e.sp while a push is half done (tramp_ret.c): above every stack address,
  * so a signal handler running in between neither drops nor matches it, and
@@ -669,12 +695,12 @@ struct rt_ret_stack {
 	volatile uint32_t top;  /* entries in use */
 	volatile uint32_t busy; /* inside rt_ret_enter/leave/unwind */
 	uint32_t nrestored;     /* entries with the restored bit */
-	uint32_t grave_next;    /* next grave[] entry to overwrite */
-	uint32_t pad;
-	struct rt_ret_entry grave[RT_RET_GRAVE]; /* recently dropped entries */
+	uint32_t gc_skip;       /* parks to go before the next clean-up of a full park[] */
+	uint32_t rd_state;      /* rt_read_u64's cache (rt_read.c) */
 	struct rt_ret_entry e[RT_RET_DEPTH];
+	struct rt_ret_entry park[RT_RET_PARK];
 };
-#define RT_RET_STACK_SHIFT 11
+#define RT_RET_STACK_SHIFT 14
 _Static_assert(sizeof(struct rt_ret_stack) == 1u << RT_RET_STACK_SHIFT,
 	       "the return trampolines index shadow stacks with a shift");
 

@@ -28,6 +28,42 @@ static inline struct rt_shm_header *rt_hdr(void)
 	return (struct rt_shm_header *)ubt_shm;
 }
 
+/* This process's private page (abi.h, struct rt_priv); defined by the linker. */
+extern struct rt_priv ubt_priv RT_API;
+
+/*
+ * Where the runtime reads the layout (sizes, offsets, capacities of the
+ * header, the thread table, the rings and each map): a copy of the data
+ * part's headers at the same offsets.  In the target it is the data part
+ * itself (ubt_priv.layout is 0).  In ubt (BEGIN, END, interval probes run
+ * there against the same shared memory) it is ubt's read-only copy, so a
+ * target that rewrites the shared headers cannot steer ubt's own writes
+ * (docs/ARCHITECTURE.md, "Shared memory is untrusted").  Counters and
+ * contents (used, lock, slots, keys, values, ring heads) are always read
+ * from ubt_shm, and an index found there is checked against the layout.
+ */
+static inline const char *rt_layout_base(void)
+{
+	return ubt_priv.layout ? (const char *)ubt_priv.layout : ubt_shm;
+}
+
+static inline const struct rt_shm_header *rt_lay(void)
+{
+	return (const struct rt_shm_header *)rt_layout_base();
+}
+
+/* The layout of the map whose shared header is m. */
+static inline const struct rt_map *rt_map_lay(const struct rt_map *m)
+{
+	return (const struct rt_map *)(rt_layout_base() + ((const char *)m - ubt_shm));
+}
+
+/* Entries a map's arrays have room for (rt_map_nth's range). */
+static inline uint32_t rt_map_places(const struct rt_map *lay)
+{
+	return lay->rows ? lay->rows * RT_MAP_SPREAD : lay->cap;
+}
+
 static inline uint64_t rt_thread_pointer(void)
 {
 	uint64_t tp;
@@ -77,6 +113,8 @@ struct rt_thread *rt_thread_find(void) RT_API;
 void rt_signal(uint64_t sig) RT_API;
 int64_t rt_read(struct rt_thread *t, void *dst, uint64_t src, uint64_t n) RT_API;
 int64_t rt_read_str(struct rt_thread *t, char *dst, uint64_t src, uint64_t n) RT_API;
+int64_t rt_read_u64(uint32_t *state, uint64_t *dst, uint64_t src) RT_API;
+int64_t rt_write_u64(uint64_t dst, uint64_t v) RT_API;
 void rt_sigsegv(int sig, void *info, void *ucv) RT_API;
 uint64_t rt_stack_id(void *regs, uint64_t site, uint32_t kind, uint32_t n) RT_API;
 int64_t rt_strncmp(const char *a, uint64_t asize, const char *b, uint64_t bsize, uint64_t n) RT_API;

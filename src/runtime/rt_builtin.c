@@ -103,5 +103,5 @@ void rt_signal(uint64_t sig)
 {
 	if (sig < 1 || sig > 64)
 		return;
-	rt_syscall6(62 /* kill */, (long)rt_hdr()->pid, (long)sig, 0, 0, 0, 0);
+	rt_syscall6(62 /* kill */, (long)rt_lay()->pid, (long)sig, 0, 0, 0, 0);
 }

@@ -17,6 +17,12 @@
  * zeroing: the caller writes the value, then sets live with a release
  * store (cg_map_assign).  That is the latency idiom's `@s[tid] = nsecs`
  * after a `delete(@s[tid])`: no atomic instruction at all.
+ *
+ * Sizes and offsets come from the map's layout (rt_map_lay, rt.h), never
+ * from the shared header, and an entry index read from a hash slot or
+ * `used` is checked against the layout before it addresses anything: in
+ * ubt, whose END and interval probes run this code too, the shared memory
+ * is the target's to scribble on.  A bad index is a miss (or a drop).
  */
 #include "rt.h"
 
@@ -55,17 +61,18 @@ static int rt_map_trylock(struct rt_map *m)
 
 static inline volatile uint32_t *rt_live(struct rt_map *m, uint32_t idx)
 {
-	return (volatile uint32_t *)((char *)m + m->live_off) + idx;
+	return (volatile uint32_t *)((char *)m + rt_map_lay(m)->live_off) + idx;
 }
 
 /* Zeroes entry idx's values (every CPU's copy) and marks it live. */
 static void rt_map_revive(struct rt_map *m, uint32_t idx)
 {
-	char *vals = (char *)m + m->vals_off + (uint64_t)idx * m->val_size;
-	uint32_t copies = m->cpu_stride ? rt_hdr()->ncpu + 1 : 1;
+	const struct rt_map *lay = rt_map_lay(m);
+	char *vals = (char *)m + lay->vals_off + (uint64_t)idx * lay->val_size;
+	uint32_t copies = lay->cpu_stride ? rt_lay()->ncpu + 1 : 1;
 	for (uint32_t c = 0; c < copies; c++) {
-		volatile uint64_t *v = (volatile uint64_t *)(vals + c * m->cpu_stride);
-		for (uint32_t w = 0; w < m->val_size / 8; w++)
+		volatile uint64_t *v = (volatile uint64_t *)(vals + c * lay->cpu_stride);
+		for (uint32_t w = 0; w < lay->val_size / 8; w++)
 			v[w] = 0;
 	}
 	__atomic_store_n(rt_live(m, idx), 1, __ATOMIC_RELEASE);
@@ -93,22 +100,23 @@ static int64_t rt_map_revive_locked(struct rt_map *m, uint32_t idx)
  */
 int64_t rt_map_lookup(struct rt_map *m, const uint64_t *key, int insert)
 {
-	uint32_t words = m->key_size / 8;
+	const struct rt_map *lay = rt_map_lay(m);
+	uint32_t words = lay->key_size / 8, places = rt_map_places(lay);
 	uint64_t hv = rt_map_hash(key, words);
 	uint32_t h32 = (uint32_t)hv;
-	uint64_t *slots = (uint64_t *)((char *)m + m->slots_off);
-	char *keys = (char *)m + m->keys_off;
-	uint32_t mask = m->nslots - 1;
-	uint32_t i = rt_map_slot0(hv, m->nslots);
+	uint64_t *slots = (uint64_t *)((char *)m + lay->slots_off);
+	char *keys = (char *)m + lay->keys_off;
+	uint32_t mask = lay->nslots - 1;
+	uint32_t i = rt_map_slot0(hv, lay->nslots);
 	uint32_t n;
 
 	for (n = 0; n <= mask; n++, i = (i + 1) & mask) {
 		uint64_t s = __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
 		if (!s)
 			break;
-		if ((uint32_t)(s >> 32) == h32) {
+		if ((uint32_t)(s >> 32) == h32 && (uint32_t)s - 1 < places) {
 			uint32_t idx = (uint32_t)s - 1;
-			if (rt_key_eq((const uint64_t *)(keys + (uint64_t)idx * m->key_size), key,
+			if (rt_key_eq((const uint64_t *)(keys + (uint64_t)idx * lay->key_size), key,
 				      words)) {
 				if (insert == RT_INS_OVERWRITE ||
 				    __atomic_load_n(rt_live(m, idx), __ATOMIC_ACQUIRE))
@@ -128,25 +136,26 @@ int64_t rt_map_lookup(struct rt_map *m, const uint64_t *key, int insert)
 		if (!s)
 			break;
 		uint32_t idx = (uint32_t)s - 1;
-		if ((uint32_t)(s >> 32) == h32 &&
-		    rt_key_eq((const uint64_t *)(keys + (uint64_t)idx * m->key_size), key, words)) {
+		if ((uint32_t)(s >> 32) == h32 && idx < places &&
+		    rt_key_eq((const uint64_t *)(keys + (uint64_t)idx * lay->key_size), key, words)) {
 			if (!*rt_live(m, idx) && insert != RT_INS_OVERWRITE)
 				rt_map_revive(m, idx);
 			__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
 			return idx;
 		}
 	}
-	if (n > mask || m->used >= m->cap) {
+	uint32_t used = m->used;
+	if (n > mask || used >= lay->cap) {
 		__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
 		goto drop;
 	}
-	uint32_t idx = rt_map_nth(m->rows, m->used);
-	uint64_t *dst = (uint64_t *)(keys + (uint64_t)idx * m->key_size);
+	uint32_t idx = rt_map_nth(lay->rows, used);
+	uint64_t *dst = (uint64_t *)(keys + (uint64_t)idx * lay->key_size);
 	for (uint32_t w = 0; w < words; w++)
 		dst[w] = key[w];
 	*rt_live(m, idx) = 1; /* values of a never-used entry are still zero */
 	__atomic_store_n(&slots[i], ((uint64_t)h32 << 32) | (idx + 1), __ATOMIC_RELEASE);
-	__atomic_store_n(&m->used, m->used + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->used, used + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
 	return idx;
 drop:
@@ -157,7 +166,7 @@ drop:
 /* delete(@m[key]); delete(@m) of a scalar map forgets its value. */
 void rt_map_delete(struct rt_map *m, const uint64_t *key)
 {
-	if (!m->key_size) {
+	if (!rt_map_lay(m)->key_size) {
 		m->written = 0;
 		rt_map_revive(m, 0);
 		return;

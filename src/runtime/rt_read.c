@@ -47,11 +47,9 @@
 #define RT_UC_RIP 168       /* offsetof(ucontext_t, uc_mcontext.gregs[REG_RIP]) */
 #define RT_USER_TOP 0x7ffffffff000ull /* end of user space with 4-level paging */
 
-extern char ubt_priv[] RT_API;
-
 static inline struct rt_priv *rt_priv(void)
 {
-	return (struct rt_priv *)ubt_priv;
+	return &ubt_priv;
 }
 
 /*
@@ -381,6 +379,44 @@ int64_t rt_read_str(struct rt_thread *t, char *dst, uint64_t src, uint64_t n)
 	else
 		ret = rt_vm_read_str(dst, src, n);
 	return ret ? rt_failed(dst, n) : 0;
+}
+
+/*
+ * The runtime's own reads and writes of one word, for return probes
+ * (rt_ret.c): whether a parked frame's return slot, on a stack that may
+ * since have been unmapped, still holds its trampoline's stub.  Same
+ * choice of method as rt_read, with the cache in *state (32 bits: the
+ * generation's low bits), and a failure is not the script's read fault.
+ * Writes (rare: a parked frame given its return address back) always go
+ * through process_vm_writev.  Both name the calling process by getpid():
+ * a forked child returning through a trampoline reads its own memory.
+ */
+static int64_t rt_vm_word(long nr, uint64_t *local, uint64_t remote)
+{
+	struct rt_iovec l = {local, 8}, r = {(void *)remote, 8};
+	long pid = rt_syscall0(39 /* getpid */);
+	return rt_syscall6(nr, pid, (long)&l, 1, (long)&r, 1, 0) == 8 ? 0 : -RT_EFAULT;
+}
+
+int64_t rt_read_u64(uint32_t *state, uint64_t *dst, uint64_t src) RT_API;
+int64_t rt_read_u64(uint32_t *state, uint64_t *dst, uint64_t src)
+{
+	uint32_t gen = rt_priv()->rd_gen;
+	if (!rt_plausible(src, 8) || (src & 7))
+		return -RT_EFAULT;
+	if (gen && *state != (gen << 1 | 1) && *state != gen << 1)
+		*state = gen << 1 | (uint32_t)rt_direct_ok();
+	if (gen && *state == (gen << 1 | 1))
+		return rt_rd_8(dst, (const void *)src);
+	return rt_vm_word(310 /* process_vm_readv */, dst, src);
+}
+
+int64_t rt_write_u64(uint64_t dst, uint64_t v) RT_API;
+int64_t rt_write_u64(uint64_t dst, uint64_t v)
+{
+	if (!rt_plausible(dst, 8) || (dst & 7))
+		return -RT_EFAULT;
+	return rt_vm_word(311 /* process_vm_writev */, &v, dst);
 }
 
 void rt_read_on_sigaction(struct rt_regs *regs) RT_API;

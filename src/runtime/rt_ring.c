@@ -12,7 +12,7 @@
 
 void *rt_ring_reserve(struct rt_thread *t, uint32_t len)
 {
-	struct rt_shm_header *h = rt_hdr();
+	const struct rt_shm_header *h = rt_lay(); /* sizes and offsets: never the shared copy's */
 	struct rt_thread *tab = (struct rt_thread *)(ubt_shm + h->threads_off);
 	uint64_t size = h->ring_size;
 	char *ring = ubt_shm + h->rings_off + (uint64_t)(t - tab) * size;

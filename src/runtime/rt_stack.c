@@ -42,15 +42,16 @@
  * So every return address the walk reads from a slot, and every word of
  * the copy, is checked against the shadow entry of that slot (struct
  * shadow): a slot an entry names that still holds the entry's stub stands
- * for the entry's ret.  Entries are ordered by slot address (the innermost
- * frame has the lowest) and the walk goes up the stack, so one cursor
- * moving down the shadow stack costs one compare per frame.  Without
+ * for the entry's ret (and a chain of tail calls on one slot resolves
+ * entry by entry to the first caller's address).  Entries are ordered by
+ * slot address (the innermost frame has the lowest) and the walk goes up
+ * the stack, so one cursor moving down the shadow stack costs one compare
+ * per frame.  Without
  * return probes (rets_addr 0) the walk and the scan are the same code as
  * before, chosen once per call.
  */
 #include "rt.h"
 
-#define RT_STACK_PROBES 64 /* table slots tried before a stack is dropped */
 #define RT_MIB (1ull << 20)
 
 static inline struct rt_stack_table *rt_stack_table(void)
@@ -151,7 +152,7 @@ static inline uint64_t shadow_fix(struct shadow *sh, uint64_t slot, uint64_t v)
 			return v;
 		sh->k--;
 		if (esp == slot && v == e->stub)
-			return e->ret;
+			v = e->ret; /* the next entry down may be a tail call's caller (a chain) */
 	}
 	return v;
 }
@@ -284,7 +285,7 @@ hash_copy_(uint64_t id, uint64_t sp, uint64_t hi, uint64_t cap, uint64_t *copyp,
  */
 static void shadow_patch(const struct shadow *all, uint64_t sp, uint64_t copy, uint64_t *dst)
 {
-	for (uint32_t i = 0; i < all->k; i++) {
+	for (uint32_t i = all->k; i-- > 0;) { /* from the top: a chain's top stub is in the slot */
 		const struct rt_ret_entry *e = &all->e[i];
 		uint64_t slot = e->sp & ~1ull;
 		if (e->sp == RT_RET_PENDING || slot < sp || slot - sp >= copy || (slot - sp) & 7)

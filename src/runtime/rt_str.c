@@ -40,10 +40,11 @@ int64_t rt_strcontains(const char *h, uint64_t hsize, const char *nd, uint64_t n
 /* len(@m): entries whose key is in the map now */
 int64_t rt_map_len(struct rt_map *m)
 {
+	const struct rt_map *lay = rt_map_lay(m);
 	uint32_t used = __atomic_load_n(&m->used, __ATOMIC_ACQUIRE);
-	const volatile uint32_t *live = (const volatile uint32_t *)((char *)m + m->live_off);
+	const volatile uint32_t *live = (const volatile uint32_t *)((char *)m + lay->live_off);
 	int64_t n = 0;
-	for (uint32_t i = 0; i < used && i < m->cap; i++)
-		n += live[rt_map_nth(m->rows, i)] != 0;
+	for (uint32_t i = 0; i < used && i < lay->cap; i++)
+		n += live[rt_map_nth(lay->rows, i)] != 0;
 	return n;
 }

@@ -27,7 +27,7 @@ static inline uint32_t rt_hash_tp(uint64_t tp, uint32_t mask)
 
 uint32_t rt_gettid(void)
 {
-	struct rt_shm_header *h = rt_hdr();
+	const struct rt_shm_header *h = rt_lay();
 	if (h->flags & RT_F_TID) {
 		uint32_t tid;
 		__asm__ volatile("movl %%fs:(%1), %0" : "=r"(tid) : "r"((int64_t)h->tid_off));
@@ -38,7 +38,7 @@ uint32_t rt_gettid(void)
 
 struct rt_thread *rt_thread_find(void)
 {
-	struct rt_shm_header *h = rt_hdr();
+	const struct rt_shm_header *h = rt_lay(); /* the table's place and size (rt.h) */
 	struct rt_thread *tab = (struct rt_thread *)(ubt_shm + h->threads_off);
 	uint64_t tp = rt_thread_pointer();
 	uint32_t mask = h->nthreads - 1;
@@ -67,7 +67,7 @@ struct rt_thread *rt_thread_find(void)
 				return t;
 		}
 	}
-	__atomic_fetch_add(&h->threads_full, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&rt_hdr()->threads_full, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -294,6 +294,7 @@ def parse_file(path):
 class Runner:
     def __init__(self, args):
         self.builddir = os.path.abspath(args.builddir)
+        self.timeout_scale = args.timeout_scale
         self.progdir = os.path.join(self.builddir, "tests", "progs")
         self.e2edir = os.path.dirname(os.path.abspath(__file__))
         self.tracer_is_bpftrace = args.tracer is not None and \
@@ -355,7 +356,7 @@ class Runner:
         tmp = tempfile.mkdtemp(prefix="ubt-e2e-")
         pids = {}
         before = run = None
-        deadline = time.monotonic() + t.timeout
+        deadline = time.monotonic() + t.timeout * self.timeout_scale
         res = {"notes": []}
         try:
             if t.before:
@@ -394,7 +395,7 @@ class Runner:
                             c, r.stderr.decode(errors="replace").strip()))
             rc = run.wait(deadline)
             if rc is None:
-                res["notes"].append("timed out after %gs" % t.timeout)
+                res["notes"].append("timed out after %gs" % (t.timeout * self.timeout_scale))
                 run.stop()
             else:
                 left = leftovers(run.pid, time.monotonic() + 2.0)
@@ -552,6 +553,8 @@ def main():
                     help="reference for DIFF_BPFTRACE tests, or `none`")
     ap.add_argument("-k", dest="filter", help="only tests whose name matches REGEX")
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--timeout-scale", type=float, default=1.0,
+                    help="multiply every test's time limit (a slow, e.g. sanitized, tracer)")
     ap.add_argument("--summary", help="write `passed failed skipped` to FILE")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()

@@ -12,6 +12,8 @@
  *   fork         fork() inside a probed function; both processes return
  *   exit         pthread_exit() inside a probed function, cleanup handlers run
  *   cancel       pthread_cancel() of a thread blocked inside a probed function
+ *   cancel_leaf  the same through two probed frames, with a cleanup handler
+ *                that calls a probed function while the unwinder runs
  *   backtrace    backtrace() from a probed function, printed by name
  *   detach       a thread sleeps inside a probed function while ubt detaches
  */
@@ -120,6 +122,27 @@ NOINLINE long ret_block(void)
 	return 0;
 }
 
+static void cleanup_leaf(void *what)
+{
+	printf("cleanup: %s, leaf %ld\n", (const char *)what, ret_leaf(5));
+}
+
+NOINLINE long ret_cancel_outer(void)
+{
+	long r;
+	pthread_cleanup_push(cleanup_leaf, "cancel_leaf");
+	r = ret_block();
+	pthread_cleanup_pop(0);
+	return r;
+}
+
+static void *cancel_leaf_thread(void *arg)
+{
+	(void)arg;
+	ret_cancel_outer();
+	return NULL;
+}
+
 static void *cancel_thread(void *arg)
 {
 	(void)arg;
@@ -204,11 +227,12 @@ int main(int argc, char **argv)
 			exit(3);
 		}
 		printf("parent: returned %d, leaf %ld\n", r, ret_leaf(4));
-	} else if (!strcmp(mode, "exit") || !strcmp(mode, "cancel")) {
+	} else if (!strcmp(mode, "exit") || !strcmp(mode, "cancel") || !strcmp(mode, "cancel_leaf")) {
 		pthread_t t;
 		void *res;
 		int c = mode[0] == 'c';
-		pthread_create(&t, NULL, c ? cancel_thread : exit_thread, (void *)41);
+		pthread_create(&t, NULL, !c ? exit_thread : mode[6] ? cancel_leaf_thread : cancel_thread,
+			       (void *)41);
 		if (c) {
 			usleep(200000);
 			pthread_cancel(t);

@@ -128,11 +128,12 @@ int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t p
  * Return probes (tramp_ret.c): a call-style trampoline.  The entry
  * handlers run as in arch_emit_trampoline(); then the caller's return
  * address is pushed on the thread's shadow stack (runtime/abi.h, struct
- * rt_ret_stack: inline in the common case, else enter(regs, stub) in
+ * rt_ret_stack: inline in the common case, else enter(slot, stub) in
  * runtime/rt_ret.c) and the relocated body is `call`ed, so it returns into
- * stub, which pops it (inline, else leave(regs) puts the caller's address
- * into regs->ret), runs each return handler with %r11 in regs = the probed
- * function (plan->site), and returns to the caller.
+ * stub, which pops the entry matching its slot and its own address (inline,
+ * else leave(slot, stub) puts the caller's address into the slot), runs
+ * each return handler with func = the probed function (plan->site), and
+ * returns to the caller.
  */
 struct arch_ret_spec {
 	const uint64_t *handlers;  /* entry handlers */
@@ -153,6 +154,16 @@ size_t arch_ret_trampoline_max(int nhandlers, int nrhandlers);
 int arch_emit_ret_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 			     const struct arch_ret_spec *spec, uint8_t *buf, size_t cap,
 			     size_t *len, uint64_t *copy_addr);
+
+/*
+ * Does the function at addr (code: len bytes of it, read from the target)
+ * keep its own return address to return through it again later (setjmp,
+ * getcontext, swapcontext save it with the caller's stack pointer; vfork
+ * pops it)?  1 yes, 0 not seen.  *next is set to the target of a direct
+ * jmp that the straight-line code from the entry ends in (setjmp's
+ * `jmp __sigsetjmp`), to be scanned the same way, else 0 (retaddr.c).
+ */
+int arch_copies_return(const uint8_t *code, size_t len, uint64_t addr, uint64_t *next);
 
 /* A reachable window for trampolines: [lo, hi) around addr (rel32 reach). */
 void arch_near_window(uint64_t addr, uint64_t *lo, uint64_t *hi);

@@ -606,6 +606,71 @@ static void test_window(void)
 	CHECK(hi <= (1ull << 47), "window near the top clamps: hi 0x%llx", (unsigned long long)hi);
 }
 
+/*
+ * arch_copies_return (retaddr.c): which functions a return probe refuses,
+ * because they keep their own return address to return through it again.
+ * Each case's assembly is in its comment; F+k is where it lives.
+ */
+static void test_copies_return(void)
+{
+	/* __sigsetjmp: the caller's sp after the return, and the return
+	 * address, into the jmp_buf:
+	 *   mov %rbx,(%rdi); mov %rbp,%rax; mov %rax,0x8(%rdi)
+	 *   lea 0x8(%rsp),%rdx; mov %rdx,0x30(%rdi)
+	 *   mov (%rsp),%rax; mov %rax,0x38(%rdi); ret */
+	static const uint8_t sigsetjmp[] = {0x48, 0x89, 0x1f, 0x48, 0x89, 0xe8, 0x48, 0x89, 0x47,
+					    0x08, 0x48, 0x8d, 0x54, 0x24, 0x08, 0x48, 0x89, 0x57,
+					    0x30, 0x48, 0x8b, 0x04, 0x24, 0x48, 0x89, 0x47, 0x38, 0xc3};
+	/* vfork: pop %rdi; mov $0x3a,%eax; syscall; push %rdi; ret */
+	static const uint8_t vfork[] = {0x5f, 0xb8, 0x3a, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x57, 0xc3};
+	/* setjmp: mov $1,%esi; jmp F+0x100 (a tail jump: scan the target next) */
+	static const uint8_t setjmp[] = {0xbe, 0x01, 0x00, 0x00, 0x00, 0xe9, 0xf6, 0x00, 0x00, 0x00};
+	/* dlsym: only reads its return address (the caller's object):
+	 *   push %rbp; push %rbx; sub $0x38,%rsp; mov 0x48(%rsp),%rdx
+	 *   call F; add $0x38,%rsp; pop %rbx; pop %rbp; ret */
+	static const uint8_t dlsym[] = {0x55, 0x53, 0x48, 0x83, 0xec, 0x38, 0x48, 0x8b, 0x54, 0x24,
+					0x48, 0xe8, 0xf0, 0xff, 0xff, 0xff, 0x48, 0x83, 0xc4, 0x38,
+					0x5b, 0x5d, 0xc3};
+	/* printf's va_start: only the address above the slot (the stack arguments):
+	 *   sub $0xd8,%rsp; lea 0xe0(%rsp),%rax; mov %rax,0x10(%rsp)
+	 *   add $0xd8,%rsp; ret */
+	static const uint8_t varargs[] = {0x48, 0x81, 0xec, 0xd8, 0x00, 0x00, 0x00, 0x48, 0x8d,
+					  0x84, 0x24, 0xe0, 0x00, 0x00, 0x00, 0x48, 0x89, 0x44,
+					  0x24, 0x10, 0x48, 0x81, 0xc4, 0xd8, 0x00, 0x00, 0x00, 0xc3};
+	/* boost's jump_fcontext: switches %rsp and reads the other side's slot:
+	 *   lea -0x38(%rsp),%rsp; mov %r12,0x10(%rsp); mov %rsp,%rax
+	 *   mov %rdi,%rsp; mov 0x38(%rsp),%r8; lea 0x40(%rsp),%rsp; jmp *%r8 */
+	static const uint8_t fcontext[] = {0x48, 0x8d, 0x64, 0x24, 0xc8, 0x4c, 0x89, 0x64, 0x24,
+					   0x10, 0x48, 0x89, 0xe0, 0x48, 0x89, 0xfc, 0x4c, 0x8b,
+					   0x44, 0x24, 0x38, 0x48, 0x8d, 0x64, 0x24, 0x40, 0x41,
+					   0xff, 0xe0};
+	/* a frame first: push %rbp; sub $0x10,%rsp; lea 0x20(%rsp),%rdx
+	 *   mov 0x18(%rsp),%rax; ret */
+	static const uint8_t deep[] = {0x55, 0x48, 0x83, 0xec, 0x10, 0x48, 0x8d, 0x54,
+				       0x24, 0x20, 0x48, 0x8b, 0x44, 0x24, 0x18, 0xc3};
+	static const struct {
+		const char *name;
+		const uint8_t *code;
+		size_t len;
+		int want;
+		uint64_t next;
+	} cases[] = {
+		{"sigsetjmp", sigsetjmp, sizeof(sigsetjmp), 1, 0},
+		{"vfork", vfork, sizeof(vfork), 1, 0},
+		{"setjmp", setjmp, sizeof(setjmp), 0, F + 0x100},
+		{"dlsym", dlsym, sizeof(dlsym), 0, 0},
+		{"varargs", varargs, sizeof(varargs), 0, 0},
+		{"jump_fcontext", fcontext, sizeof(fcontext), 0, 0},
+		{"deep", deep, sizeof(deep), 1, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t next = 1;
+		int got = arch_copies_return(cases[i].code, cases[i].len, F, &next);
+		CHECK(got == cases[i].want && next == cases[i].next, "%s: got %d next 0x%llx",
+		      cases[i].name, got, (unsigned long long)next);
+	}
+}
+
 /* clang-format on */
 
 int main(void)
@@ -621,5 +686,6 @@ int main(void)
 	test_riprel_encodings();
 	test_plan_edges();
 	test_window();
+	test_copies_return();
 	return check_summary();
 }

@@ -59,6 +59,17 @@ static void test_printf(void)
 	check_fmt("%c", "%c%c", 2, ti, (int64_t[]){'o', 'k'}, "ok");
 }
 
+/* A zeroed data part for info's maps (8 keys each), their headers written as attach does. */
+static uint8_t *data_part(const struct sema_info *info, struct cg_layout *l)
+{
+	struct cg_options co = {.map_keys_max = 8, .ring_size = 4096, .nthreads = 4, .ncpu = 2};
+	cg_layout(info, &co, l);
+	uint8_t *data = calloc(1, l->data_size);
+	for (int i = 0; i < l->nmaps; i++)
+		memcpy(data + l->maps[i].off, &l->maps[i].hdr, sizeof(struct rt_map));
+	return data;
+}
+
 /* Builds a data part with one keyed count map holding the given entries. */
 static void test_maps(void)
 {
@@ -72,12 +83,8 @@ static void test_maps(void)
 	x.value.kind = TY_INT;
 	struct sema_map *maps[] = {&m, &s, &x};
 	struct sema_info info = {.maps = maps, .nmaps = 3};
-	struct cg_options co = {.map_keys_max = 8, .ring_size = 4096, .nthreads = 4, .ncpu = 2};
 	struct cg_layout l;
-	cg_layout(&info, &co, &l);
-	uint8_t *data = calloc(1, l.data_size);
-	for (int i = 0; i < l.nmaps; i++)
-		memcpy(data + l.maps[i].off, &l.maps[i].hdr, sizeof(struct rt_map));
+	uint8_t *data = data_part(&info, &l);
 	/* @m: keys (1,7) -> 1, (2,7) -> 2 split across CPUs, (0,7) -> 3 in the fallback slot */
 	struct rt_map *h = (struct rt_map *)(data + l.maps[0].off);
 	uint64_t keys[3][2] = {{1, 7}, {2, 7}, {0, 7}};
@@ -104,6 +111,158 @@ static void test_maps(void)
 	fclose(f);
 	expect_str("maps", text, "@: 10\n@m[1, 7]: 1\n@m[2, 7]: 2\n@m[0, 7]: 3\n\n");
 	free(text);
+	out_fini(&o);
+	free(data);
+	cg_layout_free(&l);
+}
+
+/* ---- shared memory the target wrote nonsense into (output/trust.c) ---- */
+
+/* Appends a record (len bytes, header then payload) to ring 0. */
+static void put_rec(uint8_t *data, const struct cg_layout *l, uint64_t *head, uint32_t len,
+		    uint16_t type, uint16_t id, const void *payload, size_t plen)
+{
+	uint8_t *ring = data + l->rings_off;
+	struct rt_event_hdr h = {len, type, id};
+	memcpy(ring + (*head & (l->ring_size - 1)), &h, sizeof(h));
+	if (plen)
+		memcpy(ring + (*head & (l->ring_size - 1)) + sizeof(h), payload, plen);
+	*head += len;
+}
+
+/* Drains ring 0 with ring_head = head; returns stdout's text (malloc'ed). */
+static char *drain(struct out *o, uint8_t *data, const struct cg_layout *l, uint64_t head)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	o->f = f;
+	((struct rt_thread *)(data + l->threads_off))->ring_head = head;
+	out_drain(o);
+	fclose(f);
+	return text;
+}
+
+static void test_hostile(void)
+{
+	struct sema_map m = {.name = "@m", .id = 0, .nkeys = 1};
+	m.keys[0] = t_int(false);
+	m.value.kind = TY_COUNT;
+	struct sema_map *maps[] = {&m};
+	struct ast_node call = {.kind = AST_CALL, .str = "printf"};
+	struct sema_printf pf = {.id = 0, .fmt = "v %d %s|\n", .nargs = 2, .call = &call};
+	pf.args[0] = t_int(true);
+	pf.args[1] = t_str(16);
+	struct sema_printf *pfs[] = {&pf};
+	struct sema_info info = {.maps = maps, .nmaps = 1, .printfs = pfs, .nprintfs = 1};
+	struct cg_layout l;
+	uint8_t *data = data_part(&info, &l);
+	out_bad_init(0);
+	struct out o;
+	out_init(&o, stdout, &info, &l, data);
+	struct ast_node prog = {.kind = AST_PROGRAM};
+	out_map_ops_from(&o, &prog); /* the script prints no map */
+	struct {
+		int64_t v;
+		char s[16];
+	} args = {-3, "ok"};
+	uint64_t head = 0;
+
+	put_rec(data, &l, &head, 32, RT_EV_PRINTF, 0, &args, sizeof(args));
+	/* a record shorter than its arguments: what is missing reads as zeros */
+	put_rec(data, &l, &head, 16, RT_EV_PRINTF, 0, &args, 8);
+	/* a print(@m) the script does not have, an unknown printf id */
+	struct rt_ev_map mo = {RT_MOP_PRINT, 0, 0, 0};
+	put_rec(data, &l, &head, 32, RT_EV_MAP, 0, &mo, sizeof(mo));
+	put_rec(data, &l, &head, 32, RT_EV_PRINTF, 7, &args, sizeof(args));
+	char *t = drain(&o, data, &l, head);
+	expect_str("short record, forged ids", t, "v -3 ok|\nv -3 |\n");
+	free(t);
+	if (out_bad_count() != 2) {
+		printf("FAIL forged records: %llu reported, want 2\n",
+		       (unsigned long long)out_bad_count());
+		failed++;
+	}
+
+	/* a record longer than what is pending, then one of length 0: the
+	 * rest of the ring is skipped and reading resumes at the head */
+	uint64_t start = head;
+	put_rec(data, &l, &head, 4000, RT_EV_PRINTF, 0, &args, sizeof(args));
+	t = drain(&o, data, &l, start + 64);
+	expect_str("record past the head", t ? t : "", "");
+	free(t);
+	head = start + 64;
+	start = head;
+	put_rec(data, &l, &head, 0, RT_EV_PRINTF, 0, &args, sizeof(args));
+	head = start + 32;
+	t = drain(&o, data, &l, head);
+	expect_str("record of length 0", t ? t : "", "");
+	free(t);
+	put_rec(data, &l, &head, 32, RT_EV_PRINTF, 0, &args, sizeof(args));
+	t = drain(&o, data, &l, head);
+	expect_str("resumed at the head", t, "v -3 ok|\n");
+	free(t);
+	/* a head far ahead (2^63) and one moved back: nothing read, the tail follows */
+	t = drain(&o, data, &l, head + (1ull << 63));
+	expect_str("head far ahead", t ? t : "", "");
+	free(t);
+	t = drain(&o, data, &l, 8);
+	expect_str("head moved back", t ? t : "", "");
+	free(t);
+	head = 8;
+	put_rec(data, &l, &head, 32, RT_EV_PRINTF, 0, &args, sizeof(args));
+	t = drain(&o, data, &l, head);
+	expect_str("resumed after the head moved back", t, "v -3 ok|\n");
+	free(t);
+	if (((struct rt_thread *)(data + l.threads_off))->ring_tail != head) {
+		printf("FAIL ring_tail not put back to %llu\n", (unsigned long long)head);
+		failed++;
+	}
+
+	/* the map's header rewritten: ubt reads with its own layout, used
+	 * at most the capacity */
+	struct rt_map *h = (struct rt_map *)(data + l.maps[0].off);
+	uint64_t key = 5;
+	memcpy(data + l.maps[0].off + l.maps[0].hdr.keys_off, &key, 8);
+	((uint32_t *)(data + l.maps[0].off + l.maps[0].hdr.live_off))[0] = 1;
+	((uint64_t *)(data + l.maps[0].off + l.maps[0].hdr.vals_off))[0] = 9;
+	memset(h, 0xff, sizeof(*h));
+	char *text = NULL;
+	size_t len = 0;
+	o.f = open_memstream(&text, &len);
+	out_print_maps(&o);
+	fclose(o.f);
+	expect_str("map header rewritten", text, "@m[5]: 9\n");
+	free(text);
+	out_fini(&o);
+	free(data);
+	cg_layout_free(&l);
+
+	/* values that overflow when summed or divided: wrong numbers, no trap
+	 * (INT64_MIN / -1) and no undefined behaviour (UBSan in CI) */
+	struct sema_map a = {.name = "@a", .id = 0, .nkeys = 0};
+	a.value.kind = TY_AVG;
+	struct sema_map c = {.name = "@c", .id = 1, .nkeys = 0};
+	c.value.kind = TY_COUNT;
+	struct sema_map *vmaps[] = {&a, &c};
+	struct sema_info vinfo = {.maps = vmaps, .nmaps = 2};
+	data = data_part(&vinfo, &l);
+	const struct rt_map *ha = &l.maps[0].hdr, *hc = &l.maps[1].hdr;
+	int64_t *av = (int64_t *)(data + l.maps[0].off + ha->vals_off);
+	av[0] = -1;        /* count, CPU 0 */
+	av[1] = INT64_MIN; /* total */
+	((struct rt_map *)(data + l.maps[0].off))->written = 1;
+	int64_t *cv = (int64_t *)(data + l.maps[1].off + hc->vals_off);
+	cv[0] = INT64_MAX;
+	cv[hc->cpu_stride / 8] = INT64_MAX;
+	out_init(&o, NULL, &vinfo, &l, data);
+	text = NULL;
+	o.f = open_memstream(&text, &len);
+	out_print_maps(&o);
+	fclose(o.f);
+	expect_str("overflowing values", text, "@a: -9223372036854775808\n\n@c: 18446744073709551614\n");
+	free(text);
+	out_fini(&o);
 	free(data);
 	cg_layout_free(&l);
 }
@@ -112,6 +271,7 @@ int main(void)
 {
 	test_printf();
 	test_maps();
+	test_hostile();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

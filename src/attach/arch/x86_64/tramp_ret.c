@@ -11,9 +11,9 @@
  * The common case, a shadow-stack push at entry and a pop at return, is
  * done by the trampoline itself (a few dozen instructions, no call); the
  * C functions rt_ret_enter/rt_ret_leave take every other case (first call
- * of a thread, a new thread on a reused TCB, frames abandoned by longjmp,
- * slots handed to an unwinder, a full stack, a signal interrupting the C
- * code).  Layout, with S = this thread's struct rt_ret_stack, found by
+ * of a thread, a new thread on a reused TCB, frames left behind by
+ * longjmp or a stack switch, a return whose entry is not on top, slots
+ * handed to an unwinder, a full stack, a signal interrupting the C code).  Layout, with S = this thread's struct rt_ret_stack, found by
  * hashing the thread pointer exactly as rt_ret.c does (RT_TP_HASH_*):
  *
  *   T:      push %r11                          struct rt_entry_frame (abi.h)
@@ -32,21 +32,25 @@
  *           push r11 rax                         the slot is at 16(%rsp)
  *           S as above; S->busy == 0, else lslow
  *           S->top != 1: popn
- *           e[0].sp == slot, else lslow
+ *           e[0].sp == slot and e[0].stub == stub (the entry's identity), else lslow
  *           *slot = e[0].ret; S->top = 0 (one store)
  *   lret:   lea site(%rip),%r11; push %r11       func: struct rt_ret_frame
  *           { call return_handler_k }
  *           lea 8(%rsp),%rsp; pop rax r11
  *           ret                                  pairs with the caller's call
- *   lslow:  push rcx rdx rsi rdi r8 r9 r10; rt_ret_leave(slot); pop them; jmp lret
+ *   lslow:  push rcx rdx rsi rdi r8 r9 r10; rt_ret_leave(slot, stub); pop them;
+ *           jmp lret
  *   slow:   push the same; rt_ret_enter(slot, stub); pop them
  *           test %eax,%eax; jnz pushed
  *   nopush: pop rax r11; jmp body                the call runs without return probe
  *   pushn:  push rcx rdx; top = S->top; e = &S->e[top]
- *           e[-1].sp <= slot (an abandoned frame) or top >= RT_RET_DEPTH: slow
+ *           top >= RT_RET_DEPTH: slow
+ *           e[-1].sp < slot (a frame left behind): slow
+ *           e[-1].sp == slot: a tail call if *slot == e[-1].stub (a chain:
+ *           the new entry's ret is that stub), else slow
  *           e->sp = RT_RET_PENDING; S->top = top + 1
  *           e->ret = *slot; e->stub = stub; e->sp = slot; pop rdx rcx; jmp pushed
- *   popn:   push rcx rdx; top = S->top; top > 0 && S->e[top-1].sp == slot,
+ *   popn:   push rcx rdx; top = S->top; top > 0 && S->e[top-1] is {slot, stub},
  *           else lslow; *slot = e->ret; S->top = top - 1; pop rdx rcx; jmp lret
  *   body:   displaced instructions, relocated; jmp site + orig_len
  *   pool:   64-bit targets of calls out of rel32 reach, relocation literals
@@ -89,7 +93,7 @@
 #include "x86.h"
 
 #define HCALL 6       /* nop; call rel32, or call *lit(%rip) */
-#define FIXED_MAX 640 /* every instruction below but the handler calls */
+#define FIXED_MAX 768 /* every instruction below but the handler calls (632 today) */
 #define MAX_FIX 32
 #define MAX_LIT (2 * 16 + 2 + X86_RELOC_LIT_MAX) /* handlers, enter, leave, relocation */
 
@@ -116,6 +120,7 @@ enum label {
 	L_PUSHED, /* entry: pushed, call the body */
 	L_PUSHN,  /* entry: push onto a non-empty stack */
 	L_PSLOW,  /* entry: from pushn to slow */
+	L_PUSHOK, /* entry: pushn, the new entry fits on top */
 	L_POPN,   /* return: pop from a stack deeper than one */
 	L_QSLOW,  /* return: from popn to lslow */
 	L_STUB,   /* the body returns here */
@@ -331,7 +336,8 @@ static void emit_entry(struct emitter *e, const struct arch_ret_spec *spec, uint
 	rel_to(e, "\xe8", 1, L_BODY);   /* call body */
 }
 
-static void emit_stub(struct emitter *e, const struct arch_ret_spec *spec, uint64_t site)
+static void emit_stub(struct emitter *e, const struct arch_ret_spec *spec, uint64_t site,
+		      uint64_t stub)
 {
 	here(e, L_STUB);
 	PUT(e, "\x48\x8d\x64\x24\xf8"); /* lea -8(%rsp),%rsp: the old slot, frame.ret */
@@ -347,6 +353,10 @@ static void emit_stub(struct emitter *e, const struct arch_ret_spec *spec, uint6
 	put(e, &(uint8_t){SLOT}, 1);
 	PUT(e, "\x4c\x3b\x98"); /* cmp e[0].sp(%rax),%r11 */
 	put32(e, (uint32_t)S_E);
+	rel_to(e, "\x0f\x85", 2, L_LSLOW);
+	lea_rip(e, "\x4c\x8d\x1d", stub); /* lea stub(%rip),%r11: the identity's other half */
+	PUT(e, "\x4c\x3b\x98");           /* cmp e[0].stub(%rax),%r11 */
+	put32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, stub)));
 	rel_to(e, "\x0f\x85", 2, L_LSLOW);
 	PUT(e, "\x4c\x8b\x98"); /* mov e[0].ret(%rax),%r11 */
 	put32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, ret)));
@@ -374,6 +384,7 @@ static void emit_slow(struct emitter *e, const struct arch_ret_spec *spec, uint6
 	push_c(e);
 	PUT(e, "\x48\x8d\x7c\x24"); /* lea SLOT+C_SAVED(%rsp),%rdi */
 	put(e, &(uint8_t){SLOT + C_SAVED}, 1);
+	lea_rip(e, "\x48\x8d\x35", stub); /* lea stub(%rip),%rsi */
 	call6(e, spec->leave);
 	pop_c(e);
 	rel_to(e, "\xe9", 1, L_LRET);
@@ -410,14 +421,26 @@ static void emit_general(struct emitter *e, uint64_t stub)
 	put(e, &(uint8_t){SLOT + 16}, 1);
 	PUT(e, "\x49\x89\xcb");     /* mov %rcx,%r11 */
 	PUT(e, "\x49\xc1\xe3\x05"); /* shl $5,%r11: top * sizeof(entry) */
-	PUT(e, "\x4a\x39\x94\x18"); /* cmp %rdx,e[-1].sp(%rax,%r11) */
-	put32(e, (uint32_t)(S_E - E_SIZE));
-	PUT(e, "\x76\x00"); /* jbe pslow: that frame was abandoned */
-	ref(e, L_PSLOW, true);
 	PUT(e, "\x83\xf9"); /* cmp $RT_RET_DEPTH,%ecx */
 	put(e, &(uint8_t){RT_RET_DEPTH}, 1);
 	PUT(e, "\x73\x00"); /* jae pslow */
 	ref(e, L_PSLOW, true);
+	PUT(e, "\x4a\x39\x94\x18"); /* cmp %rdx,e[-1].sp(%rax,%r11) */
+	put32(e, (uint32_t)(S_E - E_SIZE));
+	PUT(e, "\x77\x00"); /* ja pushok: the frame below is the caller's */
+	ref(e, L_PUSHOK, true);
+	PUT(e, "\x75\x00"); /* jne pslow: below this slot, that frame was abandoned */
+	ref(e, L_PSLOW, true);
+	/* the same slot: a tail call if it holds that entry's stub (a chain) */
+	PUT(e, "\x48\x8b\x4c\x24"); /* mov SLOT+16(%rsp),%rcx */
+	put(e, &(uint8_t){SLOT + 16}, 1);
+	PUT(e, "\x4a\x3b\x8c\x18"); /* cmp e[-1].stub(%rax,%r11),%rcx */
+	put32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, stub)));
+	PUT(e, "\x75\x00"); /* jne pslow */
+	ref(e, L_PSLOW, true);
+	PUT(e, "\x8b\x48"); /* mov top(%rax),%ecx: again */
+	put(e, &(uint8_t){S_TOP}, 1);
+	here(e, L_PUSHOK);
 	PUT(e, "\x4e\x8d\x9c\x18"); /* lea e(%rax,%r11),%r11 */
 	put32(e, (uint32_t)S_E);
 	PUT(e, "\x49\xc7\x03\xff\xff\xff\xff"); /* movq $RT_RET_PENDING,(%r11) */
@@ -450,6 +473,11 @@ static void emit_general(struct emitter *e, uint64_t stub)
 	PUT(e, "\x4a\x39\x94\x18"); /* cmp %rdx,e[-1].sp(%rax,%r11) */
 	put32(e, (uint32_t)(S_E - E_SIZE));
 	PUT(e, "\x75\x00");         /* jne qslow */
+	ref(e, L_QSLOW, true);
+	lea_rip(e, "\x48\x8d\x15", stub); /* lea stub(%rip),%rdx */
+	PUT(e, "\x4a\x3b\x94\x18");     /* cmp e[-1].stub(%rax,%r11),%rdx */
+	put32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, stub)));
+	PUT(e, "\x75\x00"); /* jne qslow */
 	ref(e, L_QSLOW, true);
 	PUT(e, "\x4a\x8b\x94\x18"); /* mov e[-1].ret(%rax,%r11),%rdx */
 	put32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, ret)));
@@ -530,7 +558,7 @@ int arch_emit_ret_trampoline(const struct arch_site_plan *plan, uint64_t tramp_a
 	emit_entry(e, spec, stub);
 	if (tramp_addr + e->p != stub)
 		return -EIO;
-	emit_stub(e, spec, plan->site);
+	emit_stub(e, spec, plan->site, stub);
 	emit_slow(e, spec, stub);
 	emit_general(e, stub);
 	here(e, L_BODY);
