@@ -167,6 +167,9 @@ static bool unmap_if_idle(struct att_session *s)
 	}
 	if (busy)
 		return false;
+	/* no thread is inside rt_sigtrap, whose return would put back the mask
+	 * its signal frame saved: SIGTRAP can be blocked again where it was */
+	att_reblock_sigtrap(s);
 	/* no thread can be inside a read routine now: the handler can go */
 	att_read_remove(s);
 	att_region_unmap(s, &s->rg_code);
@@ -283,9 +286,9 @@ int att_detach_stopped(struct att_session *s, uint64_t t0)
 	bool unmap = restore_sites(s);
 	att_usdt_semas_release(s);
 	remove_trap_handler(s);
-	att_reblock_sigtrap(s);
 	att_ret_detach(s);
 	if (!unmap) {
+		att_reblock_sigtrap(s);
 		ret = tracee_release(&s->t);
 		s->detach_stop_ns = att_now_ns() - t0;
 		return ret;

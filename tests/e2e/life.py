@@ -152,6 +152,15 @@ def check_target(t, pid, f, g, what):
     return True
 
 
+def all_block_sigtrap(pid):
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/status" % (pid, tid)) as fh:
+            blk = int(re.search(r"SigBlk:\s*([0-9a-f]+)", fh.read()).group(1), 16)
+        if not blk & (1 << (signal.SIGTRAP - 1)):
+            return False
+    return True
+
+
 def cycles(ubt, prog, n, threads, *block):
     t, pid, f, g = start_target(prog, "hammer", threads, *block)
     hits = 0
@@ -167,6 +176,8 @@ def cycles(ubt, prog, n, threads, *block):
             problem("cycle %d: ubt failed: %s" % (i, err.decode()[-300:]))
         if not check_target(t, pid, f, g, "cycle %d" % i):
             return
+        if block and not all_block_sigtrap(pid):
+            problem("cycle %d: a thread no longer blocks SIGTRAP after detach" % i)
     print("%s cycles: the target survived, its code restored each time" % n)
     print("int3 site hits counted: %s" % ("yes" if hits > 0 else "no"))
     finish(t, r"bad 0$")
