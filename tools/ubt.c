@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -186,6 +187,24 @@ static void end_child(struct att_session *s)
 		kill(s->t.pid, SIGKILL);
 		tracee_wait_exit(&s->t, -1, &status);
 	}
+}
+
+/*
+ * The traced process ended by itself during the trace: if a signal killed
+ * it, say which, as a shell would have for the program run alone (under
+ * ubt nobody else sees its wait status).  bpftrace says nothing.
+ */
+static void report_target_death(struct att_session *s)
+{
+	int st;
+	if (!s->has_target || tracee_wait_exit(&s->t, 0, &st) != 1 || st == -1 ||
+	    !WIFSIGNALED(st))
+		return;
+	int sig = WTERMSIG(st);
+	const char *abbrev = sigabbrev_np(sig);
+	fprintf(stderr, "WARNING: pid %d was killed by signal %d (%s%s%s%s)%s\n", s->t.pid, sig,
+		abbrev ? "SIG" : "", abbrev ? abbrev : "", abbrev ? ": " : "", strsignal(sig),
+		WCOREDUMP(st) ? ", core dumped" : "");
 }
 
 static void sym_alias_sites(const struct att_session *s, int first);
@@ -649,6 +668,7 @@ int main(int argc, char **argv)
 	if (o.verbose && s->has_target)
 		fprintf(stderr, "ubt: %llu probe hits through a breakpoint\n",
 			(unsigned long long)((struct rt_shm_header *)att_data(s))->trap_hits);
+	report_target_death(s); /* (before end_child: our own SIGTERM is not news) */
 	end_child(s);
 	/* what the probes wrote up to the detach; after an exit() record it is
 	 * dropped, and then END prints again, as in bpftrace */

@@ -66,6 +66,28 @@ struct att_point {
 struct att_sema {
 	uint64_t addr; /* in the target */
 	bool held;
+	bool taken; /* incremented at arm: a process forked since holds it too (forks.c) */
+};
+
+/*
+ * A mapping ubt makes in the target (placement.c att_region_map/unmap).
+ * The state changes only around the remote mmap/munmap; MAPPING and
+ * UNMAPPING mean that call may have been in flight when ubt died, and the
+ * watchdog tells from the rescue record (struct tracee_rescue, whose seq
+ * the call was given) whether it was made.  Nothing is ever unmapped that
+ * is not known to be ours.
+ */
+enum att_region_state {
+	ATT_RG_NONE,
+	ATT_RG_MAPPING,   /* mmap in flight */
+	ATT_RG_MAPPED,
+	ATT_RG_UNMAPPING, /* munmap in flight */
+};
+
+struct att_region {
+	uint64_t addr, len;
+	volatile int state; /* enum att_region_state */
+	uint32_t seq;       /* tracee_rescue.seq of the call in flight */
 };
 
 /* ubt's own probes (readsafe.c, ret.c, dlopen.c) at most, besides one site per point */
@@ -110,13 +132,20 @@ struct att_session {
 	uint64_t remote_code;    /* target address of the code part */
 	uint64_t remote_data;    /* target address of the data part */
 	uint64_t remote_priv;    /* target address of the private page (struct rt_priv) */
-	bool remote_mapped;
+	bool remote_mapped;      /* ubt's memory is (or may be) in the target */
+	struct att_region rg_code, rg_data, rg_priv; /* the three parts, mapped one by one */
+	int64_t remote_fd;       /* the memfd's descriptor in the target while open, else -1 */
+	uint64_t memfd_dev, memfd_ino; /* identify the memfd in /proc/PID/maps (forks.c) */
 	bool trap_installed; /* our SIGTRAP handler is the target's action */
 	int ntraps;          /* entries of the header's traps[] (written there, never read back) */
 	struct rt_sigaction_k old_trap; /* the application's SIGTRAP action */
 	uint64_t rt_sigtrap;            /* our handler's address in the target */
 	/* fault-tolerant reads (readsafe.c) */
 	bool read_watched;              /* libc's sigaction/sigmask functions are probed */
+	bool sig_watched;               /* ... and keep SIGTRAP ours (rt_trap.c) */
+	pid_t trap_blocked[64];         /* threads that blocked SIGTRAP when we attached:
+					 * blocked again at detach (session.c) */
+	int ntrap_blocked;
 	bool uses_stack;                /* probe code walks stacks: mid-function sites save
 					 * pc, rsp, rbp (cg_object.uses_stack) */
 	uint32_t mid_regs;              /* reg() reads these rt_regs_mid slots at mid sites */
@@ -130,12 +159,13 @@ struct att_session {
 	/* code pages for sites out of rel32 reach of the main code (anonymous, R-X) */
 	struct att_island {
 		uint64_t addr, size, used;
+		struct att_region rg;
 	} islands[8];
 	int nislands;
 	uint64_t remote_rets; /* private shadow stacks of return probes (ret.c), 0: none */
+	struct att_region rg_rets;
 	bool ret_fde_hooked;  /* libgcc's _Unwind_Find_FDE has ubt's probe (ret.c) */
-	uint64_t remote_pstack; /* private probe stacks (pstack.c), 0: none */
-	size_t pstack_bytes;
+	struct att_region rg_pstack; /* private probe stacks (pstack.c) */
 	/* BEGIN/END, linked for ubt's own address space */
 	uint8_t *host_code;      /* + the host's private page at its end */
 	size_t host_code_size;
@@ -162,6 +192,16 @@ struct att_session {
 	/* watchdog.c: restores the target if ubt dies */
 	pid_t watch_pid;
 	int watch_fd;
+	pid_t ubt_pid;  /* the tracer the watchdog watches */
+	/* forks.c: processes forked while attached, restored at detach */
+	uint64_t armed_ticks;     /* CLOCK_BOOTTIME at arm, in clock ticks (their start time is later) */
+	pid_t main_pid;           /* the traced process; t.pid differs while a fork child is restored */
+	bool in_fork;             /* t is a fork child being restored */
+	struct att_armed {        /* what a fork child inherited: the session as armed */
+		bool valid;
+		bool trap, segv, bus, prof;
+		struct att_region code, data, priv, rets, pstack, islands[8];
+	} armed;
 };
 
 /*
@@ -296,7 +336,6 @@ void att_ret_detach(struct att_session *s);
 void att_ret_unmap(struct att_session *s);
 /* pstack.c: probe stacks, where handlers that need more than a few words run */
 int att_pstack_install(struct att_session *s, const struct cg_object *obj);
-bool att_pstack_busy(const struct att_session *s, uint64_t rsp);
 void att_pstack_unmap(struct att_session *s);
 /* Says on stderr how many calls ran without their return probe. */
 void att_ret_report(const struct att_session *s, bool verbose);

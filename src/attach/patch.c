@@ -98,6 +98,8 @@ int att_arm(struct att_session *s)
 	}
 	if (!ret)
 		ret = att_usdt_semas_take(s); /* probes are live: let the program fire them */
+	if (!ret)
+		att_forks_armed(s); /* forks.c: what a process forked from now on inherits */
 	if (ret) {
 		att_sys_error(s, ret, "patching");
 		for (int i = 0; i < s->nsites; i++)
@@ -113,39 +115,19 @@ int att_arm(struct att_session *s)
 	return ret ? ret : r;
 }
 
-/* Puts the application's SIGTRAP action back if ours is still installed. */
+/*
+ * Puts the application's SIGTRAP action back if ours is still installed:
+ * the one in the header, where rt_on_sigaction keeps an action the
+ * program installed while traced (rt_trap.c).
+ */
 static void remove_trap_handler(struct att_session *s)
 {
-	struct rt_sigaction_k cur;
-	uint64_t at;
-	int64_t r;
-	if (!s->trap_installed || tracee_scratch(&s->t, &s->old_trap, sizeof(cur), &at))
-		return;
-	if (att_rsys(s, SYS_rt_sigaction, SIGTRAP, 0, at + 64, 8, 0, 0, &r) ||
-	    tracee_read(&s->t, at + 64, &cur, sizeof(cur)))
-		return;
-	if (cur.handler == s->rt_sigtrap)
-		att_rsys(s, SYS_rt_sigaction, SIGTRAP, at, 0, 8, 0, 0, &r);
-	s->trap_installed = false;
-}
-
-/*
- * A thread that executed one of our int3s but was stopped before its
- * SIGTRAP was delivered would, after detach, meet the application's
- * action: rewind it to re-run the restored instruction instead.
- */
-static void rewind_trapped(struct att_session *s, const struct att_site *site)
-{
-	if (site->plan.kind != ARCH_PATCH_INT3)
-		return;
-	for (int i = 0; i < s->t.nthreads; i++) {
-		struct tracee_thread *th = &s->t.threads[i];
-		if (th->pending_sig == SIGTRAP && th->regs.rip == site->plan.site + 1) {
-			th->regs.rip = site->plan.site;
-			th->regs_dirty = true;
-			th->pending_sig = 0;
-		}
-	}
+	struct rt_sigaction_k app;
+	if (s->trap_installed && s->sig_watched &&
+	    !tracee_read(&s->t, s->remote_data + offsetof(struct rt_shm_header, old_trap), &app,
+			 sizeof(app)))
+		s->old_trap = app;
+	att_sig_restore(s, SIGTRAP, s->rt_sigtrap, &s->old_trap, &s->trap_installed);
 }
 
 /*
@@ -166,90 +148,209 @@ static void clear_rseq_cs(struct att_session *s, const struct tracee_thread *th)
 	}
 }
 
+static bool in_region(const struct att_region *rg, uint64_t pc)
+{
+	return rg->state != ATT_RG_NONE && pc >= rg->addr && pc < rg->addr + rg->len;
+}
+
 /* Unmaps ubt's memory in the target if no thread's pc (or stack pointer) is inside it. */
 static bool unmap_if_idle(struct att_session *s)
 {
 	bool busy = false;
 	for (int i = 0; i < s->t.nthreads; i++) {
 		uint64_t pc = s->t.threads[i].regs.rip;
-		if (pc >= s->remote_code && pc < s->remote_priv + PAGE)
-			busy = true;
+		busy |= in_region(&s->rg_code, pc) || in_region(&s->rg_data, pc) ||
+			in_region(&s->rg_priv, pc);
 		/* a signal handler of the program's that interrupted a probe
 		 * runs on the probe stack: its pc is not ours */
-		if (att_pstack_busy(s, s->t.threads[i].regs.rsp))
-			busy = true;
+		busy |= in_region(&s->rg_pstack, s->t.threads[i].regs.rsp);
 		for (int k = 0; k < s->nislands; k++)
-			if (pc >= s->islands[k].addr && pc < s->islands[k].addr + s->islands[k].size)
-				busy = true;
+			busy |= in_region(&s->islands[k].rg, pc);
 		clear_rseq_cs(s, &s->t.threads[i]);
 	}
 	if (busy)
 		return false;
-	int64_t r;
+	/* no thread is inside rt_sigtrap, whose return would put back the mask
+	 * its signal frame saved: SIGTRAP can be blocked again where it was */
+	att_reblock_sigtrap(s);
 	/* no thread can be inside a read routine now: the handler can go */
 	att_read_remove(s);
-	att_rsys(s, SYS_munmap, s->remote_code, s->code_size + s->data_size + PAGE, 0, 0, 0, 0, &r);
-	s->remote_mapped = false;
+	att_region_unmap(s, &s->rg_code);
+	att_region_unmap(s, &s->rg_data);
+	att_region_unmap(s, &s->rg_priv);
 	for (int i = 0; i < s->nislands; i++)
-		att_rsys(s, SYS_munmap, s->islands[i].addr, s->islands[i].size, 0, 0, 0, 0, &r);
+		att_region_unmap(s, &s->islands[i].rg);
 	att_ret_unmap(s);
 	att_pstack_unmap(s);
+	s->remote_mapped = s->rg_code.state != ATT_RG_NONE || s->rg_data.state != ATT_RG_NONE ||
+			   s->rg_priv.state != ATT_RG_NONE;
 	return true;
 }
 
-int att_detach(struct att_session *s)
+/* ---- detach ------------------------------------------------------------ */
+
+/* How long detach waits for the threads to leave ubt's code. */
+#define ATT_UNMAP_WAIT_US 3000000
+
+static const struct att_site *trap_site(const struct att_session *s, uint64_t at)
 {
-	if (!s->has_target || !s->remote_mapped)
+	for (int i = 0; i < s->nsites; i++)
+		if (s->sites[i].plan.kind == ARCH_PATCH_INT3 && s->sites[i].plan.site == at &&
+		    s->sites[i].tramp)
+			return &s->sites[i];
+	return NULL;
+}
+
+static bool is_trap(void *ctx, uint64_t at)
+{
+	return trap_site(ctx, at) != NULL;
+}
+
+/*
+ * Stops every thread.  A thread caught in the SIGTRAP of one of our int3s
+ * is put back on the int3 without it (tracee.c, struct tracee is_trap),
+ * so whatever happens next (detach removing our handler, ubt dying with
+ * the thread stopped) no thread holds a SIGTRAP that only our handler
+ * knew.  A thread found just past one of our int3s without its SIGTRAP
+ * lost it: a tracer died while holding it (the kernel drops a signal held
+ * in a delivery-stop when the tracer dies).  Where the first instruction
+ * is longer than the int3 that is no instruction boundary, so nothing
+ * else leaves a thread there: it goes back on the int3 too.
+ */
+int att_stop(struct att_session *s)
+{
+	s->t.is_trap = is_trap;
+	s->t.trap_ctx = s;
+	int ret = tracee_stop_all(&s->t);
+	for (int i = 0; !ret && i < s->t.nthreads; i++) {
+		struct tracee_thread *th = &s->t.threads[i];
+		const struct att_site *site = trap_site(s, th->regs.rip - 1);
+		if (site && site->plan.orig_len > 1 && !th->in_signal_stop) {
+			th->regs.rip--;
+			th->regs_dirty = true;
+		}
+	}
+	return ret;
+}
+
+/*
+ * Puts the original bytes back where they still hold our patch.  A site
+ * whose first byte someone else replaced after we patched it (a kernel
+ * uprobe or a debugger puts an int3 there: `bpftrace -p` on the same
+ * function) gets the rest of its original bytes back behind that byte, so
+ * the other tracer's breakpoint, which runs the file's first instruction
+ * and goes on after it, finds the original code there.  Any other change
+ * may still jump into our code: false then, and the code stays mapped.
+ */
+static bool restore_sites(struct att_session *s)
+{
+	bool ok = true;
+	for (int i = 0; i < s->nsites; i++) {
+		struct att_site *site = &s->sites[i];
+		const struct arch_site_plan *pl = &site->plan;
+		uint8_t now[ARCH_MAX_DISPLACED];
+		if (!site->patched)
+			continue;
+		int r = tracee_read(&s->t, pl->site, now, pl->orig_len);
+		if (!r && !memcmp(now, site->patch, pl->orig_len)) {
+			tracee_write(&s->t, pl->site, pl->orig, pl->orig_len);
+		} else if (!r && pl->kind == ARCH_PATCH_JMP &&
+			   (now[0] == 0xcc || now[0] == pl->orig[0]) &&
+			   now[0] != site->patch[0] &&
+			   !memcmp(now + 1, site->patch + 1, pl->orig_len - 1)) {
+			tracee_write(&s->t, pl->site + 1, pl->orig + 1, pl->orig_len - 1);
+			fprintf(stderr, "WARNING: pid %d: another tracer's breakpoint (a kernel uprobe "
+					"or a debugger) was written over ubt's jump at 0x%llx; the "
+					"original code behind it is back\n",
+				s->t.pid, (unsigned long long)pl->site);
+		} else if (r || memcmp(now, pl->orig, pl->orig_len)) {
+			diag_sys(NULL, "pid %d: code at 0x%llx was changed by someone else; left as "
+				 "is, with ubt's code mapped in case it still leads there",
+				 s->t.pid, (unsigned long long)pl->site);
+			ok = false;
+		}
+		site->patched = false;
+		move_threads_out(s, site);
+	}
+	return ok;
+}
+
+/*
+ * Detaches from the process in s->t (the traced one, or a process forked
+ * from it), whose threads are stopped: undoes what is still ours, unmaps
+ * ubt's memory once no thread is inside it, and lets the threads go.
+ * Every step checks the process itself, so it is right whatever point an
+ * earlier (dead) ubt had reached.
+ */
+int att_detach_stopped(struct att_session *s, uint64_t t0)
+{
+	int ret;
+	set_enabled(s, 0);
+	att_profile_remove(s); /* profile.c: timers, then the signal's action */
+	bool unmap = restore_sites(s);
+	att_usdt_semas_release(s);
+	remove_trap_handler(s);
+	att_ret_detach(s);
+	if (!unmap) {
+		att_reblock_sigtrap(s);
+		ret = tracee_release(&s->t);
+		s->detach_stop_ns = att_now_ns() - t0;
+		return ret;
+	}
+	if (!unmap_if_idle(s)) {
+		/* A thread was inside our code.  Nothing leads there any more, so
+		 * let it run out and look again, waiting longer each time (on a
+		 * loaded machine a thread may not run for tens of ms), before
+		 * leaving the memory behind as inert pages. */
+		ret = tracee_release(&s->t);
+		s->detach_stop_ns = att_now_ns() - t0;
+		long wait_us = 500, waited_us = 0;
+		while (!ret && s->remote_mapped && waited_us < ATT_UNMAP_WAIT_US) {
+			struct timespec ts = {0, wait_us * 1000};
+			nanosleep(&ts, NULL);
+			waited_us += wait_us;
+			wait_us = wait_us < 64000 ? wait_us * 2 : wait_us;
+			if (att_stop(s))
+				return 0;
+			unmap_if_idle(s);
+			ret = tracee_release(&s->t);
+		}
+		if (s->remote_mapped)
+			fprintf(stderr, "WARNING: pid %d: a thread stayed inside ubt's code for %ld ms; "
+					"its memory is left mapped, inert (nothing leads there)\n",
+				s->t.pid, waited_us / 1000);
+		return ret;
+	}
+	ret = tracee_release(&s->t);
+	s->detach_stop_ns = att_now_ns() - t0;
+	return ret;
+}
+
+/* The traced process itself. */
+static int detach_main(struct att_session *s)
+{
+	if (!s->remote_mapped)
 		return 0;
 	int status;
 	if (tracee_wait_exit(&s->t, 0, &status) == 1)
 		return 0; /* gone: nothing to restore */
 	uint64_t t0 = att_now_ns();
-	int ret = tracee_stop_all(&s->t);
+	int ret = att_stop(s);
 	if (ret) {
 		if (ret == -ESRCH)
 			return 0;
 		att_sys_error(s, ret, "ptrace(PTRACE_SEIZE) for detach");
 		return ret;
 	}
-	set_enabled(s, 0);
-	att_profile_remove(s); /* profile.c: timers, then the signal's action */
-	for (int i = 0; i < s->nsites; i++) {
-		struct att_site *site = &s->sites[i];
-		if (!site->patched)
-			continue;
-		uint8_t now[ARCH_MAX_DISPLACED];
-		int r = tracee_read(&s->t, site->plan.site, now, site->plan.orig_len);
-		if (!r && !memcmp(now, site->patch, site->plan.orig_len))
-			tracee_write(&s->t, site->plan.site, site->plan.orig, site->plan.orig_len);
-		else if (r || memcmp(now, site->plan.orig, site->plan.orig_len))
-			diag_sys(NULL, "pid %d: code at 0x%llx was changed by someone else; left as is",
-				 s->t.pid, (unsigned long long)site->plan.site);
-		site->patched = false;
-		move_threads_out(s, site);
-		rewind_trapped(s, site);
-	}
-	att_usdt_semas_release(s);
-	remove_trap_handler(s);
-	att_ret_detach(s);
-	if (!unmap_if_idle(s)) {
-		/* A thread was inside our code.  Nothing leads there any more, so
-		 * let it run out and look again a few times before leaving the
-		 * memory behind as inert pages. */
-		ret = tracee_release(&s->t);
-		s->detach_stop_ns = att_now_ns() - t0;
-		for (int tries = 0; tries < 20 && !ret && s->remote_mapped; tries++) {
-			struct timespec ts = {0, 2000000};
-			nanosleep(&ts, NULL);
-			if (tracee_stop_all(&s->t))
-				return 0;
-			unmap_if_idle(s);
-			ret = tracee_release(&s->t);
-		}
-		return ret;
-	}
-	ret = tracee_release(&s->t);
-	s->detach_stop_ns = att_now_ns() - t0;
+	return att_detach_stopped(s, t0);
+}
+
+int att_detach(struct att_session *s)
+{
+	if (!s->has_target)
+		return 0;
+	int ret = detach_main(s);
+	att_forks_restore(s); /* forks.c: processes forked while we were attached */
 	return ret;
 }
 
@@ -279,7 +380,12 @@ int att_check_target(struct att_session *s)
 	proc_maps_free(maps, n);
 	if (found)
 		return ATT_ALIVE;
+	/* the old image took everything with it (forks made before keep theirs) */
 	s->remote_mapped = false;
+	s->rg_code.state = s->rg_data.state = s->rg_priv.state = s->rg_rets.state = ATT_RG_NONE;
+	s->rg_pstack.state = ATT_RG_NONE;
+	for (int i = 0; i < s->nislands; i++)
+		s->islands[i].rg.state = ATT_RG_NONE;
 	for (int i = 0; i < s->nsites; i++)
 		s->sites[i].patched = false;
 	return ATT_EXECED;
@@ -298,7 +404,7 @@ int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s))
 	struct proc_map *maps = NULL;
 	int nmaps = 0, first = s->nsites, ret;
 	s->stop_start_ns = att_now_ns();
-	if ((ret = tracee_stop_all(&s->t)))
+	if ((ret = att_stop(s)))
 		return ret;
 	if (!ready(s) || (ret = proc_maps_read(s->t.pid, &maps, &nmaps)))
 		goto out;
@@ -344,6 +450,8 @@ int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s))
 		if (!ret)
 			site->patched = true;
 	}
+	if (!ret)
+		att_forks_armed(s); /* the new islands */
 out:
 	proc_maps_free(maps, nmaps);
 	if (ret) { /* take back what was patched: the session ends as before */

@@ -116,6 +116,118 @@ int att_rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t 
 	return *out < 0 && *out > -4096 ? (int)*out : 0;
 }
 
+/* ---- mappings whose fate is always known (struct att_region) ---------- */
+
+int att_region_map(struct att_session *s, struct att_region *rg, uint64_t addr, uint64_t len,
+		   int prot, int flags, int64_t fd, uint64_t off)
+{
+	int64_t r;
+	rg->addr = addr;
+	rg->len = len;
+	rg->seq = s->t.rescue.seq + 1; /* the number tracee_syscall() gives this call */
+	__sync_synchronize();
+	rg->state = ATT_RG_MAPPING;
+	int ret = att_rsys(s, SYS_mmap, addr, len, prot, flags, (uint64_t)fd, off, &r);
+	if (!ret && addr && (flags & MAP_FIXED_NOREPLACE) && (uint64_t)r != addr) {
+		/* an old kernel took the hint as a hint: not where we need it */
+		int64_t dummy;
+		att_rsys(s, SYS_munmap, (uint64_t)r, len, 0, 0, 0, 0, &dummy);
+		ret = -EEXIST;
+	}
+	if (!ret)
+		rg->addr = (uint64_t)r;
+	__sync_synchronize();
+	rg->state = ret ? ATT_RG_NONE : ATT_RG_MAPPED;
+	return ret;
+}
+
+int att_region_unmap(struct att_session *s, struct att_region *rg)
+{
+	int64_t r;
+	if (rg->state != ATT_RG_MAPPED)
+		return 0;
+	rg->seq = s->t.rescue.seq + 1;
+	__sync_synchronize();
+	rg->state = ATT_RG_UNMAPPING;
+	int ret = att_rsys(s, SYS_munmap, rg->addr, rg->len, 0, 0, 0, 0, &r);
+	__sync_synchronize();
+	rg->state = ret ? ATT_RG_MAPPED : ATT_RG_NONE;
+	return ret;
+}
+
+void att_region_settle(struct att_session *s, struct att_region *rg)
+{
+	const struct tracee_rescue *rs = &s->t.rescue;
+	if (rg->state != ATT_RG_MAPPING && rg->state != ATT_RG_UNMAPPING)
+		return;
+	bool made = rs->seq == rg->seq && rs->done;
+	if (rg->state == ATT_RG_MAPPING) {
+		made = made && rs->nr == SYS_mmap && !(rs->result < 0 && rs->result > -4096);
+		if (made)
+			rg->addr = (uint64_t)rs->result;
+		rg->state = made ? ATT_RG_MAPPED : ATT_RG_NONE;
+	} else {
+		made = made && rs->nr == SYS_munmap && rs->result == 0;
+		rg->state = made ? ATT_RG_NONE : ATT_RG_MAPPED;
+	}
+}
+
+/* ---- signal actions the runtime takes over ----------------------------- */
+
+int att_sig_install(struct att_session *s, int sig, const struct rt_sigaction_k *act,
+		    bool onstack_as_app, struct rt_sigaction_k *old, bool *installed)
+{
+	struct rt_sigaction_k buf[2] = {*act, {0}};
+	uint64_t at;
+	int64_t r;
+	/* the application's action is read (and kept) before ours goes in: if
+	 * ubt dies during the install, the watchdog knows what to put back */
+	int ret = tracee_scratch(&s->t, buf, sizeof(buf), &at);
+	if (!ret)
+		ret = att_rsys(s, SYS_rt_sigaction, sig, 0, at + sizeof(buf[0]), 8, 0, 0, &r);
+	if (!ret)
+		ret = tracee_read(&s->t, at + sizeof(buf[0]), old, sizeof(*old));
+	if (!ret && onstack_as_app && (old->flags & SA_ONSTACK)) {
+		buf[0].flags |= SA_ONSTACK;
+		ret = tracee_write(&s->t, at, &buf[0], sizeof(buf[0]));
+	}
+	if (ret)
+		return ret;
+	__sync_synchronize();
+	*installed = true;
+	ret = att_rsys(s, SYS_rt_sigaction, sig, at, 0, 8, 0, 0, &r);
+	if (ret)
+		*installed = false;
+	return ret;
+}
+
+int att_sig_current(struct att_session *s, int sig, struct rt_sigaction_k *cur)
+{
+	uint64_t at;
+	int64_t r;
+	int ret = tracee_scratch(&s->t, cur, sizeof(*cur), &at);
+	if (!ret)
+		ret = att_rsys(s, SYS_rt_sigaction, sig, 0, at, 8, 0, 0, &r);
+	if (!ret)
+		ret = tracee_read(&s->t, at, cur, sizeof(*cur));
+	return ret;
+}
+
+void att_sig_restore(struct att_session *s, int sig, uint64_t ours,
+		     const struct rt_sigaction_k *old, bool *installed)
+{
+	struct rt_sigaction_k cur;
+	uint64_t at;
+	int64_t r;
+	if (!*installed)
+		return;
+	/* an action the application set after ours is its own: leave it */
+	if (!att_sig_current(s, sig, &cur) && cur.handler == ours &&
+	    !tracee_scratch(&s->t, old, sizeof(*old), &at))
+		att_rsys(s, SYS_rt_sigaction, sig, at, 0, 8, 0, 0, &r);
+	*installed = false;
+}
+
 /*
  * The private page (struct rt_priv) right after the data part: anonymous,
  * private, wiped in a forked child, so a child's probes see enabled == 0.
@@ -124,10 +236,8 @@ int att_rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t 
 static int map_remote_priv(struct att_session *s, uint64_t at)
 {
 	int64_t r;
-	int ret = att_rsys(s, SYS_mmap, at, PAGE, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0, &r);
-	if (!ret && (uint64_t)r != at)
-		ret = -EEXIST;
+	int ret = att_region_map(s, &s->rg_priv, at, PAGE, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	if (!ret)
 		ret = att_rsys(s, SYS_madvise, at, PAGE, MADV_WIPEONFORK, 0, 0, 0, &r);
 	if (!ret) {
@@ -136,6 +246,24 @@ static int map_remote_priv(struct att_session *s, uint64_t at)
 		ret = tracee_write(&s->t, at, &p, sizeof(p));
 	}
 	return ret;
+}
+
+/* Closes the memfd's descriptor in the target, if it is still open. */
+void att_close_remote_fd(struct att_session *s)
+{
+	int64_t r;
+	if (s->remote_fd < 0)
+		return;
+	/* the number may be the program's own again if ubt died after the
+	 * close: only a descriptor of our memfd is closed */
+	char path[64], link[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd/%lld", (int)s->t.pid, (long long)s->remote_fd);
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	struct stat st;
+	if (n > 0 && (link[n] = 0, !strncmp(link, "/memfd:ubt", 10)) && !stat(path, &st) &&
+	    (!s->memfd_ino || st.st_ino == s->memfd_ino))
+		att_rsys(s, SYS_close, (uint64_t)s->remote_fd, 0, 0, 0, 0, 0, &r);
+	s->remote_fd = -1;
 }
 
 /* The memfd keeps its size for good; -EIO if it is not `total` bytes by then. */
@@ -150,11 +278,16 @@ static int seal_size(int fd, uint64_t total)
 int att_map_remote(struct att_session *s, uint64_t at)
 {
 	uint64_t total = s->code_size + s->data_size, name;
-	int64_t fd, r;
+	int64_t fd = -1, r;
 	int ret = tracee_scratch(&s->t, "ubt", 4, &name);
+	s->remote_mapped = true; /* from here on, detach (or the watchdog) has work */
+	/* (if we die during the call, the watchdog finds the descriptor in the
+	 * rescue record: att_settle_inflight) */
 	if (!ret)
 		ret = att_rsys(s, SYS_memfd_create, name, MFD_CLOEXEC | MFD_ALLOW_SEALING, 0, 0, 0,
 			       0, &fd);
+	if (!ret)
+		s->remote_fd = fd;
 	if (ret) {
 		if (ret == -EPERM && seccomp_mode(s->t.pid) > 0)
 			diag_sys("the process runs under a seccomp filter (Seccomp in "
@@ -166,45 +299,39 @@ int att_map_remote(struct att_session *s, uint64_t at)
 		return ret;
 	}
 	ret = att_rsys(s, SYS_ftruncate, fd, total, 0, 0, 0, 0, &r);
-	if (!ret)
-		ret = att_rsys(s, SYS_mmap, at, s->code_size, PROT_READ | PROT_EXEC,
-			       MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0, &r);
-	if (!ret && (uint64_t)r != at)
-		ret = -EEXIST;
 	if (!ret) {
-		s->remote_code = at;
-		ret = att_rsys(s, SYS_mmap, at + s->code_size, s->data_size, PROT_READ | PROT_WRITE,
-			       MAP_SHARED | MAP_FIXED_NOREPLACE, fd, s->code_size, &r);
-		if (!ret && (uint64_t)r != at + s->code_size)
-			ret = -EEXIST;
-		if (ret) {
-			int64_t dummy;
-			att_rsys(s, SYS_munmap, at, s->code_size, 0, 0, 0, 0, &dummy);
-		}
-	}
-	if (!ret) {
-		s->remote_data = at + s->code_size;
-		s->remote_mapped = true;
-		ret = map_remote_priv(s, s->remote_data + s->data_size);
-	}
-	if (!ret) {
+		/* ubt's own view, and the memfd's identity for finding forks later */
 		char *path = xasprintf("/proc/%d/fd/%lld", s->t.pid, (long long)fd);
 		int lfd = open(path, O_RDWR | O_CLOEXEC);
 		free(path);
-		if (lfd < 0) {
+		struct stat st;
+		if (lfd < 0 || fstat(lfd, &st)) {
 			ret = -errno;
 		} else if ((ret = seal_size(lfd, total))) {
 			close(lfd);
 		} else {
+			s->memfd_dev = st.st_dev;
+			s->memfd_ino = st.st_ino;
 			void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
 			ret = p == MAP_FAILED ? -errno : 0;
 			if (!ret)
 				s->local = p;
-			close(lfd);
 		}
+		if (lfd >= 0)
+			close(lfd);
 	}
-	int64_t dummy;
-	att_rsys(s, SYS_close, fd, 0, 0, 0, 0, 0, &dummy);
+	s->remote_code = at;
+	s->remote_data = at + s->code_size;
+	if (!ret)
+		ret = att_region_map(s, &s->rg_code, at, s->code_size, PROT_READ | PROT_EXEC,
+				     MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	if (!ret)
+		ret = att_region_map(s, &s->rg_data, s->remote_data, s->data_size,
+				     PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd,
+				     s->code_size);
+	if (!ret)
+		ret = map_remote_priv(s, s->remote_data + s->data_size);
+	att_close_remote_fd(s);
 	if (ret)
 		att_sys_error(s, ret, "mapping shared memory in the target");
 	return ret;
@@ -286,18 +413,20 @@ int att_map_islands(struct att_session *s, struct proc_map **maps, int *nmaps)
 		}
 		att_group_sites(s, idx, &lo, &hi, &ref);
 		uint64_t size = ALIGN_UP(att_tramp_bytes(s, idx), PAGE);
-		int64_t r;
 		int ret = att_find_gap(*maps, *nmaps, lo, hi, ref, size, &at);
+		struct att_island *is = &s->islands[s->nislands];
+		memset(is, 0, sizeof(*is));
+		is->addr = at;
+		is->size = size;
+		s->nislands++; /* its region says whether it is mapped */
 		if (!ret)
-			ret = att_rsys(s, SYS_mmap, at, size, PROT_READ | PROT_EXEC,
-				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-				       (uint64_t)-1, 0, &r);
+			ret = att_region_map(s, &is->rg, at, size, PROT_READ | PROT_EXEC,
+					     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 		if (ret) {
 			diag_sys(NULL, "pid %d: no room for trampolines near 0x%llx", s->t.pid,
 				 (unsigned long long)ref);
 			return ret;
 		}
-		s->islands[s->nislands++] = (struct att_island){at, size, 0};
 		proc_maps_free(*maps, *nmaps);
 		*maps = NULL;
 		if ((ret = proc_maps_read(s->t.pid, maps, nmaps)))

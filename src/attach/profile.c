@@ -126,20 +126,10 @@ static int install_action(struct att_session *s)
 		.restorer = link_lookup(&s->image, "rt_sigreturn"),
 		.mask = 0,
 	}};
-	uint64_t at;
-	int64_t r;
 	if (!act[0].handler || !act[0].restorer)
 		return -ENOENT;
-	int ret = tracee_scratch(&s->t, act, sizeof(act), &at);
-	if (!ret)
-		ret = att_rsys(s, SYS_rt_sigaction, s->prof_sig, at, at + sizeof(act[0]), 8, 0, 0, &r);
-	if (!ret)
-		ret = tracee_read(&s->t, at + sizeof(act[0]), &s->prof_old, sizeof(s->prof_old));
-	if (!ret) {
-		s->prof_handler = act[0].handler;
-		s->prof_installed = true;
-	}
-	return ret;
+	s->prof_handler = act[0].handler;
+	return att_sig_install(s, s->prof_sig, &act[0], false, &s->prof_old, &s->prof_installed);
 }
 
 /* One timer for attach point a running handler; index i in h->prof
@@ -217,22 +207,55 @@ int att_profile_install(struct att_session *s, struct rt_shm_header *h,
 	return ret;
 }
 
+/*
+ * Our timers, as /proc/PID/timers lists them: the signal is ours and the
+ * sigev_value is RT_PROF_COOKIE + index ("signal: 64/0000000075627400").
+ * Found there rather than from the ids ubt kept, so a timer whose
+ * timer_create was in flight when ubt died is found too, and a process
+ * forked since (which inherits none) loses none of its own.
+ */
+static void delete_timers(struct att_session *s)
+{
+	char path[64], line[128];
+	int64_t r;
+	snprintf(path, sizeof(path), "/proc/%d/timers", (int)s->t.pid);
+	FILE *f = fopen(path, "r");
+	long id = -1;
+	int32_t ids[RT_PROF_MAX];
+	int n = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		int sig;
+		unsigned long long value;
+		if (sscanf(line, "ID: %ld", &id) == 1)
+			continue;
+		if (id >= 0 && sscanf(line, "signal: %d/%llx", &sig, &value) == 2 &&
+		    sig == s->prof_sig && (value & ~0xffull) == RT_PROF_COOKIE && n < RT_PROF_MAX)
+			ids[n++] = (int32_t)id;
+	}
+	if (f)
+		fclose(f);
+	for (int i = 0; i < n; i++)
+		att_rsys(s, SYS_timer_delete, (uint64_t)ids[i], 0, 0, 0, 0, 0, &r);
+	s->nprof_timers = 0;
+}
+
 void att_profile_remove(struct att_session *s)
 {
 	int64_t r;
 	uint64_t at;
-	for (int i = 0; i < s->nprof_timers; i++)
-		att_rsys(s, SYS_timer_delete, (uint64_t)s->prof_timers[i], 0, 0, 0, 0, 0, &r);
-	s->nprof_timers = 0;
+	if (!s->prof_sig)
+		return;
+	delete_timers(s);
 	if (!s->prof_installed)
 		return;
-	s->prof_installed = false;
-	/* an action the application set after attach is its own: leave it */
+	/* an action the application set after attach is its own: leave it
+	 * (SIG_IGN is ours too when we died between the two calls below) */
 	struct rt_sigaction_k cur;
-	if (tracee_scratch(&s->t, &cur, sizeof(cur), &at) ||
-	    att_rsys(s, SYS_rt_sigaction, s->prof_sig, 0, at, 8, 0, 0, &r) ||
-	    tracee_read(&s->t, at, &cur, sizeof(cur)) || cur.handler != s->prof_handler)
+	if (att_sig_current(s, s->prof_sig, &cur) ||
+	    (cur.handler != s->prof_handler && cur.handler != 1)) {
+		s->prof_installed = false;
 		return;
+	}
 	/* SIG_IGN discards what is still pending in every thread; then the
 	 * application's action (the default: it had none) */
 	struct rt_sigaction_k acts[2] = {{.handler = 1 /* SIG_IGN */}, s->prof_old};
@@ -243,4 +266,5 @@ void att_profile_remove(struct att_session *s)
 	for (int i = 0; i < s->t.nthreads; i++)
 		if (s->t.threads && s->t.threads[i].pending_sig == s->prof_sig)
 			s->t.threads[i].pending_sig = 0;
+	s->prof_installed = false;
 }

@@ -7,10 +7,13 @@
  *                         (cg_object.pstack), one private anonymous
  *                         mapping of nthreads stacks, its place and sizes
  *                         written into the target's private page
- *   att_pstack_busy()     a thread's stack pointer is in it: a handler,
- *                         or a signal handler of the program's that
- *                         interrupted one, is running there
- *   att_pstack_unmap()    with the rest of ubt's memory, once no thread is
+ *   att_pstack_unmap()    with the rest of ubt's memory, once no thread's
+ *                         stack pointer is in it (a handler, or a signal
+ *                         handler of the program's that interrupted one,
+ *                         runs there; patch.c checks)
+ *
+ * The mapping is a struct att_region (s->rg_pstack), so the watchdog and
+ * the restore of fork children (forks.c) unmap it too.
  *
  * Each stack holds RT_PSTACK_DEPTH segments, one per probe nested in
  * another (a signal handler's), of the largest handler frame LLVM reported
@@ -45,17 +48,14 @@ int att_pstack_install(struct att_session *s, const struct cg_object *obj)
 		return 0;
 	size_t seg = seg_size(obj), size = RT_PSTACK_GUARD + RT_PSTACK_DEPTH * seg;
 	size_t total = size * s->layout->nthreads;
-	int64_t r;
-	int ret = att_rsys(s, SYS_mmap, 0, total, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, (uint64_t)-1, 0, &r);
+	int ret = att_region_map(s, &s->rg_pstack, 0, total, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (ret) {
 		diag_sys(NULL, "pid %d: mapping probe stacks (%zu KiB for each of %u threads): %s",
 			 s->t.pid, size >> 10, s->layout->nthreads, strerror(-ret));
 		return ret;
 	}
-	s->remote_pstack = (uint64_t)r;
-	s->pstack_bytes = total;
-	uint64_t f[3] = {(uint64_t)r, size, seg}; /* pstack_base, _size, _seg */
+	uint64_t f[3] = {s->rg_pstack.addr, size, seg}; /* pstack_base, _size, _seg */
 	ret = tracee_write(&s->t, s->remote_priv + offsetof(struct rt_priv, pstack_base), f,
 			   sizeof(f));
 	if (ret)
@@ -63,17 +63,7 @@ int att_pstack_install(struct att_session *s, const struct cg_object *obj)
 	return ret;
 }
 
-bool att_pstack_busy(const struct att_session *s, uint64_t rsp)
-{
-	return s->remote_pstack && rsp >= s->remote_pstack &&
-	       rsp < s->remote_pstack + s->pstack_bytes;
-}
-
 void att_pstack_unmap(struct att_session *s)
 {
-	int64_t r;
-	if (!s->remote_pstack)
-		return;
-	att_rsys(s, SYS_munmap, s->remote_pstack, s->pstack_bytes, 0, 0, 0, 0, &r);
-	s->remote_pstack = 0;
+	att_region_unmap(s, &s->rg_pstack);
 }

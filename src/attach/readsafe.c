@@ -18,6 +18,11 @@
  * Without those probes (a libc without the symbols, a function that cannot
  * take a jump) direct reads stay off and every read takes the
  * process_vm_readv path: slower, never unsafe.
+ *
+ * The same probes keep SIGTRAP for ubt while int3 sites exist, whether or
+ * not the script reads memory (runtime/rt_trap.c): the application's own
+ * SIGTRAP action is kept for chaining instead of installed, and SIGTRAP
+ * is left out of a mask that would block it.
  */
 #include "attach.h"
 #include "session_internal.h"
@@ -34,17 +39,20 @@
 static const struct {
 	const char *sym, *handler;
 } watched[] = {
-	{"__libc_sigaction", "rt_read_on_sigaction"},
-	{"sigprocmask", "rt_read_on_sigmask"},
-	{"pthread_sigmask", "rt_read_on_sigmask"},
+	{"__libc_sigaction", "rt_on_sigaction"},
+	{"sigprocmask", "rt_on_sigmask"},
+	{"pthread_sigmask", "rt_on_sigmask"},
 };
 
 int att_read_plan(struct att_session *s, const struct cg_object *obj, struct proc_map *maps,
 		  int nmaps)
 {
-	s->read_watched = false;
 	/* return probes read return slots on stacks that may be gone (rt_ret.c) */
-	if (!att_ret_wanted(s) && (!obj || !obj->reads_target))
+	bool reads = att_ret_wanted(s) || (obj && obj->reads_target), traps = false;
+	s->read_watched = s->sig_watched = false;
+	for (int i = 0; i < s->nsites && !traps; i++)
+		traps = s->sites[i].plan.kind == ARCH_PATCH_INT3;
+	if (!reads && !traps)
 		return 0;
 	const struct proc_map *libc = proc_find_libc(maps, nmaps);
 	struct elf_file f;
@@ -63,12 +71,19 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
 	if (ret) {
 		/* take back what was added: reads then always use the system call */
 		s->nsites -= added;
-		fprintf(stderr, "WARNING: cannot watch the target's signal actions (%s): reads of "
-				"its memory use process_vm_readv (about 1 us each)\n",
-			strerror(-ret));
+		if (reads)
+			fprintf(stderr, "WARNING: cannot watch the target's signal actions (%s): "
+					"reads of its memory use process_vm_readv (about 1 us each)\n",
+				strerror(-ret));
+		if (traps)
+			fprintf(stderr, "WARNING: cannot watch the target's signal actions (%s): a "
+					"thread that blocks SIGTRAP, or a SIGTRAP handler of the "
+					"program's, meets a probe's breakpoint unprepared\n",
+				strerror(-ret));
 		return 0;
 	}
-	s->read_watched = true;
+	s->read_watched = reads;
+	s->sig_watched = true;
 	return 0;
 }
 
@@ -85,28 +100,16 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
  * which the kernel answers by killing the process (rt_pass_on gives an
  * application handler the mask the kernel would have).
  */
-static int install_one(struct att_session *s, int sig, struct rt_sigaction_k *old)
+static int install_one(struct att_session *s, int sig, struct rt_sigaction_k *old,
+		       bool *installed)
 {
-	struct rt_sigaction_k both[2] = {{
+	struct rt_sigaction_k act = {
 		.handler = s->rt_sigsegv,
 		.flags = SA_SIGINFO | SA_RESTART | 0x04000000 /* SA_RESTORER */,
 		.restorer = link_lookup(&s->image, "rt_sigreturn"),
 		.mask = ~0ull,
-	}};
-	uint64_t at;
-	int64_t r;
-	int ret = tracee_scratch(&s->t, both, sizeof(both), &at);
-	if (!ret)
-		ret = att_rsys(s, SYS_rt_sigaction, sig, 0, at + sizeof(both[0]), 8, 0, 0, &r);
-	if (!ret)
-		ret = tracee_read(&s->t, at + sizeof(both[0]), old, sizeof(*old));
-	if (!ret && (old->flags & SA_ONSTACK)) {
-		both[0].flags |= SA_ONSTACK;
-		ret = tracee_write(&s->t, at, &both[0], sizeof(both[0]));
-	}
-	if (!ret)
-		ret = att_rsys(s, SYS_rt_sigaction, sig, at, 0, 8, 0, 0, &r);
-	return ret;
+	};
+	return att_sig_install(s, sig, &act, true, old, installed);
 }
 
 static uint64_t mmap_min_addr(void)
@@ -127,16 +130,13 @@ int att_read_install(struct att_session *s, struct rt_shm_header *h)
 	if (!s->read_watched)
 		return 0;
 	s->rt_sigsegv = link_lookup(&s->image, "rt_sigsegv");
-	/* into ubt's copies first: the header's are the target's to change */
-	int ret = install_one(s, SIGSEGV, &s->old_segv);
+	int ret = install_one(s, SIGSEGV, &s->old_segv, &s->segv_installed);
+	h->old_segv = s->old_segv;
 	if (!ret) {
-		h->old_segv = s->old_segv;
-		s->segv_installed = true;
-		ret = install_one(s, SIGBUS, &s->old_bus);
+		ret = install_one(s, SIGBUS, &s->old_bus, &s->bus_installed);
+		h->old_bus = s->old_bus;
 	}
 	if (!ret) {
-		h->old_bus = s->old_bus;
-		s->bus_installed = true;
 		uint32_t gen = 1;
 		ret = tracee_write(&s->t, s->remote_priv + offsetof(struct rt_priv, rd_gen), &gen,
 				   sizeof(gen));
@@ -149,25 +149,8 @@ int att_read_install(struct att_session *s, struct rt_shm_header *h)
 	return ret;
 }
 
-static void remove_one(struct att_session *s, int sig, const struct rt_sigaction_k *old)
-{
-	struct rt_sigaction_k cur;
-	uint64_t at;
-	int64_t r;
-	if (tracee_scratch(&s->t, old, sizeof(*old), &at))
-		return;
-	if (att_rsys(s, SYS_rt_sigaction, sig, 0, at + 64, 8, 0, 0, &r) ||
-	    tracee_read(&s->t, at + 64, &cur, sizeof(cur)))
-		return;
-	if (cur.handler == s->rt_sigsegv)
-		att_rsys(s, SYS_rt_sigaction, sig, at, 0, 8, 0, 0, &r);
-}
-
 void att_read_remove(struct att_session *s)
 {
-	if (s->segv_installed)
-		remove_one(s, SIGSEGV, &s->old_segv);
-	if (s->bus_installed)
-		remove_one(s, SIGBUS, &s->old_bus);
-	s->segv_installed = s->bus_installed = false;
+	att_sig_restore(s, SIGSEGV, s->rt_sigsegv, &s->old_segv, &s->segv_installed);
+	att_sig_restore(s, SIGBUS, s->rt_sigsegv, &s->old_bus, &s->bus_installed);
 }

@@ -174,19 +174,16 @@ static size_t rets_size(const struct att_session *s)
 
 int att_ret_install(struct att_session *s, struct rt_shm_header *h)
 {
-	int64_t r;
 	if (!att_ret_wanted(s))
 		return 0;
-	int ret = tracee_syscall(&s->t, SYS_mmap, 0, rets_size(s), PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0, &r);
-	if (!ret && r < 0 && r > -4096)
-		ret = (int)r;
+	int ret = att_region_map(s, &s->rg_rets, 0, rets_size(s), PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ret) {
 		diag_sys(NULL, "pid %d: mapping shadow stacks: %s", s->t.pid, strerror(-ret));
 		return ret;
 	}
-	s->remote_rets = (uint64_t)r;
-	h->rets_addr = (uint64_t)r;
+	s->remote_rets = s->rg_rets.addr;
+	h->rets_addr = s->rg_rets.addr;
 	h->ret_precise = s->ret_fde_hooked;
 	return 0;
 }
@@ -253,11 +250,9 @@ void att_ret_detach(struct att_session *s)
 
 void att_ret_unmap(struct att_session *s)
 {
-	int64_t r;
-	if (!s->remote_rets)
-		return;
-	tracee_syscall(&s->t, SYS_munmap, s->remote_rets, rets_size(s), 0, 0, 0, 0, &r);
-	s->remote_rets = 0;
+	att_region_unmap(s, &s->rg_rets);
+	if (s->rg_rets.state == ATT_RG_NONE)
+		s->remote_rets = 0;
 }
 
 void att_ret_report(const struct att_session *s, bool verbose)

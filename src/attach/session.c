@@ -21,6 +21,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,13 +78,107 @@ int att_open(struct att_session *s, pid_t pid, char *const *argv)
 		}
 		s->has_target = true;
 	} else if (argv) {
+		/* the watchdog first: if we die while the command runs to its
+		 * entry point, it takes the entry stub out (tracee.c) */
+		s->has_target = true;
+		if ((ret = att_watchdog_start(s)))
+			return ret;
 		ret = tracee_spawn(&s->t, argv);
 		if (ret) {
 			diag_sys(tracee_strerror_hint(-ret), "failed to start '%s': %s", argv[0],
 				 strerror(-ret));
+			att_watchdog_stop(s);
+			s->has_target = false;
 			return ret;
 		}
-		s->has_target = true;
+	}
+	return 0;
+}
+
+/* ---- what else is in the process ---------------------------------------- */
+
+/* Process pid maps the file (dev, ino). */
+static bool maps_file(pid_t pid, dev_t dev, ino_t ino)
+{
+	struct proc_map *maps;
+	int n;
+	bool found = false;
+	if (proc_maps_read(pid, &maps, &n))
+		return false;
+	for (int i = 0; i < n && !found; i++)
+		found = maps[i].dev == dev && maps[i].ino == ino;
+	proc_maps_free(maps, n);
+	return found;
+}
+
+/*
+ * Another ubt traces the process: its data part is mapped there (a
+ * `memfd:ubt` rw-s mapping), the header names it as tracer, and that
+ * process maps the same memfd.  Two sets of patches on one process
+ * cannot be undone in any order, so the second ubt refuses.  Memory a
+ * ubt left behind after detaching (tracer 0) or whose ubt died is no
+ * obstacle.  Called before planning, for the message, and again with the
+ * threads stopped, where no other ubt can be attaching meanwhile.
+ */
+static int check_other_ubt(struct att_session *s, const struct proc_map *maps, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct rt_shm_header h;
+		const struct proc_map *m = &maps[i];
+		if (!strstr(m->path, "memfd:ubt") || strcmp(m->perms, "rw-s") ||
+		    (s->memfd_ino && m->ino == s->memfd_ino) ||
+		    tracee_read(&s->t, m->start, &h, offsetof(struct rt_shm_header, heartbeat)) ||
+		    h.magic != RT_SHM_MAGIC || !h.tracer || (pid_t)h.tracer == getpid() ||
+		    !maps_file((pid_t)h.tracer, m->dev, m->ino))
+			continue;
+		diag_sys("one ubt per process: end the other one first (its probes can share one "
+			 "script)", "pid %d: ubt already traces this process (pid %u)", s->t.pid,
+			 h.tracer);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/*
+ * The planned bytes of every site are the file's, or differ without a
+ * breakpoint in them.  An int3 (0xcc) where the file has none is another
+ * tracer's breakpoint: a kernel uprobe (bpftrace, perf probe) or a
+ * debugger's.  A jump cannot be planned over it (the kernel would run the
+ * file's instruction and go on inside our jump), and our int3 would hide
+ * theirs: refused with the reason.
+ */
+static int check_foreign_breakpoints(struct att_session *s, const struct proc_map *maps, int n)
+{
+	for (int i = 0; i < s->nsites; i++) {
+		const struct arch_site_plan *pl = &s->sites[i].plan;
+		uint8_t file[ARCH_MAX_DISPLACED];
+		const struct proc_map *m = NULL;
+		for (int k = 0; k < n && !m; k++)
+			if (maps[k].start <= pl->site && pl->site + pl->orig_len <= maps[k].end &&
+			    maps[k].path[0] == '/')
+				m = &maps[k];
+		if (!m || !memchr(pl->orig, 0xcc, pl->orig_len))
+			continue;
+		char *path = xasprintf("/proc/%d/root%s", s->t.pid, m->path);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		free(path);
+		ssize_t got = fd < 0 ? -1 : pread(fd, file, pl->orig_len, (off_t)(pl->site - m->start +
+										      m->offset));
+		if (fd >= 0)
+			close(fd);
+		if (got != pl->orig_len)
+			continue;
+		for (int b = 0; b < pl->orig_len; b++) {
+			if (pl->orig[b] != 0xcc || file[b] == 0xcc)
+				continue;
+			diag_sys("end the other tracer's probe on this function first: a kernel uprobe "
+				 "and ubt cannot share an instruction",
+				 "pid %d: %s at 0x%llx holds a breakpoint that is not in the file: "
+				 "another tracer (a kernel uprobe from bpftrace or perf, or a "
+				 "debugger) probes it", s->t.pid, m->path,
+				 (unsigned long long)(pl->site + b));
+			return -EBUSY;
+		}
 	}
 	return 0;
 }
@@ -280,6 +375,7 @@ static void write_layout(uint8_t *base, const struct att_session *s, const struc
 	h->rseq_off = facts->rseq_off;
 	h->tid_off = facts->tid_off;
 	h->pid = s->has_target ? (uint32_t)s->t.pid : (uint32_t)getpid();
+	h->tracer = (uint32_t)getpid();
 	for (int i = 0; i < l->nmaps; i++)
 		memcpy(base + l->maps[i].off, &l->maps[i].hdr, sizeof(struct rt_map));
 	if (l->stacks_off) { /* ustack's table; output/stack.c fills the rest of h->stk */
@@ -350,6 +446,83 @@ static int link_code(const struct cg_object *obj, uint64_t base, uint64_t shm, u
 	return ret;
 }
 
+/*
+ * glibc's restorer for SA_RESTORER actions (`mov $15,%rax; syscall`, 16
+ * byte aligned in libc's code), or 0.  rt_on_sigaction needs it to keep
+ * an action the program installs while int3 sites exist as glibc would
+ * have installed it (the kernel cannot deliver a signal to a handler
+ * without a restorer on x86-64).
+ */
+static uint64_t libc_restorer(struct att_session *s)
+{
+	static const uint8_t want[] = {0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05};
+	struct proc_map *maps;
+	const struct proc_map *libc;
+	int n;
+	uint64_t found = 0;
+	if (proc_maps_read(s->t.pid, &maps, &n))
+		return 0;
+	if ((libc = proc_find_libc(maps, n))) {
+		for (int i = 0; i < n && !found; i++) {
+			const struct proc_map *m = &maps[i];
+			if (m->perms[2] != 'x' || strcmp(m->path, libc->path))
+				continue;
+			char *path = xasprintf("/proc/%d/root%s", s->t.pid, m->path);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			free(path);
+			size_t len = m->end - m->start;
+			uint8_t *text = fd < 0 ? NULL : xmalloc(len);
+			ssize_t got = text ? pread(fd, text, len, (off_t)m->offset) : -1;
+			for (ssize_t k = 0; k + (ssize_t)sizeof(want) <= got && !found; k += 16)
+				if (!memcmp(text + k, want, sizeof(want)))
+					found = m->start + (uint64_t)k;
+			free(text);
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	proc_maps_free(maps, n);
+	return found;
+}
+
+/*
+ * The kernel forces an int3's SIGTRAP on a thread that blocks it by
+ * resetting the process's action to the default: the program would die.
+ * Every stopped thread gets SIGTRAP unblocked; rt_on_sigmask keeps it so
+ * (rt_trap.c), and new threads inherit their creator's mask.
+ */
+static void unblock_sigtrap(struct att_session *s)
+{
+	for (int i = 0; i < s->t.nthreads; i++) {
+		pid_t tid = s->t.threads[i].tid;
+		uint64_t mask;
+		if (ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(mask), &mask) < 0 ||
+		    !(mask & 1ull << (SIGTRAP - 1)))
+			continue;
+		mask &= ~(1ull << (SIGTRAP - 1));
+		if (!ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask) &&
+		    s->ntrap_blocked < (int)ARRAY_SIZE(s->trap_blocked))
+			s->trap_blocked[s->ntrap_blocked++] = tid;
+	}
+}
+
+/* Detach, threads stopped, our int3s gone: those threads block SIGTRAP again. */
+void att_reblock_sigtrap(struct att_session *s)
+{
+	for (int i = 0; i < s->t.nthreads; i++) {
+		pid_t tid = s->t.threads[i].tid;
+		uint64_t mask;
+		for (int k = 0; k < s->ntrap_blocked; k++) {
+			if (s->trap_blocked[k] != tid ||
+			    ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(mask), &mask) < 0)
+				continue;
+			mask |= 1ull << (SIGTRAP - 1);
+			ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask);
+		}
+	}
+	s->ntrap_blocked = 0;
+}
+
 /* Sends SIGTRAP to the runtime's handler; keeps the old action for chaining. */
 static int install_trap_handler(struct att_session *s, struct rt_shm_header *h)
 {
@@ -359,25 +532,20 @@ static int install_trap_handler(struct att_session *s, struct rt_shm_header *h)
 		.restorer = link_lookup(&s->image, "rt_sigreturn"),
 		.mask = 0,
 	};
-	struct rt_sigaction_k both[2] = {act, {0}};
-	uint64_t at;
-	int64_t r;
-	int ret = tracee_scratch(&s->t, both, sizeof(both), &at);
-	if (!ret)
-		ret = att_rsys(s, SYS_rt_sigaction, SIGTRAP, at, at + sizeof(act), 8, 0, 0, &r);
-	if (!ret)
-		ret = tracee_read(&s->t, at + sizeof(act), &s->old_trap, sizeof(s->old_trap));
-	if (!ret) {
-		/* ubt's copy (the watchdog can use it without ubt's mappings, and
-		 * the target cannot change it), then the runtime's for chaining */
-		h->old_trap = s->old_trap;
-		s->rt_sigtrap = act.handler;
-	}
-	if (ret)
+	/* the watchdog restores from the session's copies, not from ubt's mappings */
+	s->rt_sigtrap = act.handler;
+	int ret = att_sig_install(s, SIGTRAP, &act, false, &s->old_trap, &s->trap_installed);
+	h->old_trap = s->old_trap;
+	if (ret) {
 		att_sys_error(s, ret, "rt_sigaction(SIGTRAP) in the target");
-	else
-		s->trap_installed = true;
-	return ret;
+		return ret;
+	}
+	/* without SA_RESTORER the kernel ignores the field: it carries the one
+	 * glibc would give an action the program installs later */
+	if (!(h->old_trap.flags & 0x04000000 /* SA_RESTORER */))
+		h->old_trap.restorer = libc_restorer(s);
+	unblock_sigtrap(s);
+	return 0;
 }
 
 static int lookup_probe(struct att_session *s, uint64_t *h, int variant)
@@ -531,9 +699,12 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			att_sys_error(s, ret, "reading /proc/PID/maps");
 			return ret;
 		}
-		if ((ret = att_plan_sites(s, maps, nmaps)) || (ret = att_ret_plan(s, maps, nmaps)) ||
+		if ((ret = check_other_ubt(s, maps, nmaps)) || (ret = att_plan_sites(s, maps, nmaps)) ||
+		    (ret = att_ret_plan(s, maps, nmaps)) ||
 		    (ret = att_read_plan(s, target_obj, maps, nmaps)) ||
-		    (ret = att_dl_plan(s, maps, nmaps))) /* dlopen.c */
+		    (ret = att_dl_plan(s, maps, nmaps)) || /* dlopen.c */
+		    (ret = att_vfork_plan(s, maps, nmaps)) || /* forks.c */
+		    (ret = check_foreign_breakpoints(s, maps, nmaps)))
 			goto out;
 		uint64_t lo, hi, ref;
 		att_group_sites(s, 0, &lo, &hi, &ref);
@@ -546,14 +717,16 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		if ((ret = att_watchdog_start(s)))
 			goto out;
 		s->stop_start_ns = att_now_ns();
-		if (!s->t.stopped && (ret = tracee_stop_all(&s->t))) {
+		if (!s->t.stopped && (ret = att_stop(s))) {
 			seize_error(s, ret);
 			goto out;
 		}
+		att_forks_begin(s); /* forks.c: processes started from now on may inherit us */
 		uint64_t at;
 		proc_maps_free(maps, nmaps);
 		maps = NULL;
-		if ((ret = proc_maps_read(s->t.pid, &maps, &nmaps)))
+		if ((ret = proc_maps_read(s->t.pid, &maps, &nmaps)) ||
+		    (ret = check_other_ubt(s, maps, nmaps)))
 			goto out;
 		if ((ret = att_find_gap(maps, nmaps, lo, hi, ref,
 					s->code_size + s->data_size + PAGE, &at))) {
@@ -679,7 +852,10 @@ struct att_session *att_session_new(void)
 		diag_sys(NULL, "mmap: %s", strerror(errno));
 		return NULL;
 	}
-	return p;
+	struct att_session *s = p;
+	s->remote_fd = -1;
+	s->t.mem_fd = s->t.pidfd = -1;
+	return s;
 }
 
 /*

@@ -36,6 +36,47 @@ int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bi
  * addr, -ECANCELED (warned) when p is one of a wildcard's matches, else 0 */
 int att_ret_check(struct att_session *s, const struct att_point *p, uint64_t addr);
 
+/* session.c: threads that blocked SIGTRAP at attach block it again (detach) */
+void att_reblock_sigtrap(struct att_session *s);
+/* forks.c: ubt's own probes on vfork and posix_spawn (rt_on_vfork) */
+int att_vfork_plan(struct att_session *s, struct proc_map *maps, int nmaps);
+
+/* patch.c: stops every thread; a thread caught in the SIGTRAP of one of
+ * our int3s goes back to the int3 without it (see settle_traps) */
+int att_stop(struct att_session *s);
+
+/* patch.c: detaches from the process in s->t, threads stopped (the traced
+ * one or a fork child); t0 is when the stop began, for -v */
+int att_detach_stopped(struct att_session *s, uint64_t t0);
+
+/* forks.c: att_forks_begin() notes the time and pid before our memory goes
+ * in, att_forks_armed() what a process forked from now on inherits (at
+ * arm, and again after a late arm); att_forks_restore() restores every
+ * process forked since (detach, watchdog) */
+void att_forks_begin(struct att_session *s);
+void att_forks_armed(struct att_session *s);
+void att_forks_restore(struct att_session *s);
+
+/* placement.c: remote mmap/munmap recorded in a struct att_region;
+ * att_region_settle() decides a call in flight when ubt died (watchdog) */
+int att_region_map(struct att_session *s, struct att_region *rg, uint64_t addr, uint64_t len,
+		   int prot, int flags, int64_t fd, uint64_t off);
+int att_region_unmap(struct att_session *s, struct att_region *rg);
+void att_region_settle(struct att_session *s, struct att_region *rg);
+void att_close_remote_fd(struct att_session *s);
+/*
+ * placement.c: the runtime's handler for a signal.  att_sig_install()
+ * reads the application's action into *old, sets *installed, then puts
+ * act in (with SA_ONSTACK added if onstack_as_app and the application's
+ * action has it); att_sig_restore() puts *old back if ours (handler `ours`) is
+ * still the action, and clears *installed.  att_sig_current() reads it.
+ */
+int att_sig_install(struct att_session *s, int sig, const struct rt_sigaction_k *act,
+		    bool onstack_as_app, struct rt_sigaction_k *old, bool *installed);
+void att_sig_restore(struct att_session *s, int sig, uint64_t ours,
+		     const struct rt_sigaction_k *old, bool *installed);
+int att_sig_current(struct att_session *s, int sig, struct rt_sigaction_k *cur);
+
 /* placement.c */
 int att_rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
 	     uint64_t a5, uint64_t a6, int64_t *out);

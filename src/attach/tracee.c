@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -58,6 +59,7 @@ int tracee_open(struct tracee *t, pid_t pid)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->mem_fd = -1;
+	t->pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
 	if (pid <= 0)
 		return -ESRCH;
 	char path[64];
@@ -137,12 +139,54 @@ static void remove_thread(struct tracee *t, int i)
  * caller's loop), and a signal-delivery-stop is kept with its signal
  * recorded, to be delivered by PTRACE_DETACH on release.
  */
+static bool back_to_trap(struct tracee *t, pid_t tid);
+
+/* The thread is gone or a zombie (it may never report to its tracer then). */
+static bool thread_dead(pid_t pid, pid_t tid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/*
+ * waitpid() for one traced thread that never blocks for good: a thread of
+ * a process that is dying (killed, or crashing in another thread) may
+ * stay a zombie without ever reporting to us, and a tracer must not hang
+ * on it (the watchdog would then never restore anything).
+ */
+static pid_t wait_thread(pid_t pid, pid_t tid, int *st)
+{
+	long us = 5;
+	for (;;) {
+		pid_t r = waitpid(tid, st, __WALL | WNOHANG);
+		if (r != 0)
+			return r;
+		if (thread_dead(pid, tid)) {
+			errno = ECHILD;
+			return -1;
+		}
+		struct timespec ts = {0, us * 1000};
+		nanosleep(&ts, NULL);
+		us = us < 1000 ? us * 2 : us;
+	}
+}
+
 static int wait_stop(struct tracee *t, int i)
 {
 	pid_t tid = t->threads[i].tid;
 	for (;;) {
 		int st;
-		pid_t r = waitpid(tid, &st, __WALL);
+		pid_t r = wait_thread(t->pid, tid, &st);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -156,12 +200,38 @@ static int wait_stop(struct tracee *t, int i)
 			unsigned long msg = 0;
 			if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0)
 				add_thread(t, (pid_t)msg);
+		} else if (event == 0 && WSTOPSIG(st) == SIGTRAP && back_to_trap(t, tid)) {
+			continue; /* it stops again, at the int3, without the signal */
 		} else if (event == 0) {
 			t->threads[i].pending_sig = WSTOPSIG(st);
 			t->threads[i].in_signal_stop = true;
 		}
 		return WS_STOPPED;
 	}
+}
+
+/*
+ * tid is in a SIGTRAP delivery-stop.  If the trap is one of the tracer's
+ * int3s (t->is_trap), the thread is put back on the int3 first (the
+ * registers now hold that: if we die from here on, the lost signal costs
+ * nothing), then leaves the stop without the signal: a trap stop asked
+ * for now comes first when it goes on, so it stops again at once, before
+ * any instruction of its own.  true if done (the caller waits again).
+ */
+static bool back_to_trap(struct tracee *t, pid_t tid)
+{
+	struct user_regs_struct r;
+	if (!t->is_trap || ptrace(PTRACE_GETREGS, tid, NULL, &r) < 0)
+		return false;
+	if (t->is_trap(t->trap_ctx, r.rip - 1)) {
+		r.rip--;
+		if (ptrace(PTRACE_SETREGS, tid, NULL, &r) < 0)
+			return false;
+	} else if (!t->is_trap(t->trap_ctx, r.rip)) { /* (on it already: take_queued_trap) */
+		return false;
+	}
+	return ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) == 0 &&
+	       ptrace(PTRACE_CONT, tid, NULL, NULL) == 0;
 }
 
 /* "State:\tZ" or a tracer of its own decides what an EPERM from SEIZE means. */
@@ -256,6 +326,40 @@ static int wait_all_from(struct tracee *t, int first)
 	return 0;
 }
 
+/*
+ * An int3 executed just before PTRACE_INTERRUPT took effect leaves its
+ * SIGTRAP queued: the kernel takes the interrupt's trap stop before it
+ * dequeues signals (get_signal()).  Released like that, the thread would
+ * take the SIGTRAP later, when the handler that expected it (ubt's
+ * runtime) may be gone, and die of it.  So a thread just past one of the
+ * tracer's int3s (t->is_trap) with an int3's SIGTRAP (si_code SI_KERNEL)
+ * in its own queue is put back on the int3 and resumed until it dequeues
+ * the signal (synchronous signals come first), which wait_stop() then
+ * cancels (back_to_trap).  No user code runs meanwhile.
+ */
+static void take_queued_trap(struct tracee *t, int i)
+{
+	struct __ptrace_peeksiginfo_args a = {.off = 0, .flags = 0, .nr = 8};
+	siginfo_t q[8];
+	struct user_regs_struct r;
+	pid_t tid = t->threads[i].tid;
+	int n = (int)ptrace(PTRACE_PEEKSIGINFO, tid, &a, q);
+	bool trap = false;
+	for (int k = 0; k < n && !trap; k++)
+		trap = q[k].si_signo == SIGTRAP && q[k].si_code == SI_KERNEL;
+	if (!trap || ptrace(PTRACE_GETREGS, tid, NULL, &r) < 0)
+		return;
+	/* (another int3's SIGTRAP stays queued, for its own handler) */
+	if (!t->is_trap || !t->is_trap(t->trap_ctx, r.rip - 1))
+		return;
+	/* back on the int3 before it goes on, so that the delivery-stop never
+	 * holds the thread past the int3 (its signal would be lost, and the
+	 * thread with it, if we died there) */
+	r.rip--;
+	if (ptrace(PTRACE_SETREGS, tid, NULL, &r) == 0 && ptrace(PTRACE_CONT, tid, NULL, NULL) == 0)
+		wait_stop(t, i);
+}
+
 static int read_all_regs(struct tracee *t)
 {
 	for (int i = 0; i < t->nthreads; i++) {
@@ -286,6 +390,9 @@ int tracee_stop_all(struct tracee *t)
 		if (added == 0 && t->nthreads == first)
 			break;
 	}
+	for (int i = 0; i < t->nthreads; i++)
+		if (!t->threads[i].in_signal_stop)
+			take_queued_trap(t, i);
 	err = read_all_regs(t);
 	if (err)
 		goto fail;
@@ -359,7 +466,9 @@ void tracee_close(struct tracee *t)
 		tracee_release(t);
 	if (t->mem_fd >= 0)
 		close(t->mem_fd);
-	t->mem_fd = -1;
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->mem_fd = t->pidfd = -1;
 	free(t->threads);
 	t->threads = NULL;
 	t->nthreads = 0;
@@ -482,7 +591,7 @@ static int run_syscall(struct tracee *t, struct tracee_thread *th, struct user_r
 		int st;
 		pid_t r;
 		do
-			r = waitpid(th->tid, &st, __WALL);
+			r = wait_thread(t->pid, th->tid, &st);
 		while (r < 0 && errno == EINTR);
 		if (r < 0) {
 			err = -errno;
@@ -499,7 +608,7 @@ static int run_syscall(struct tracee *t, struct tracee_thread *th, struct user_r
 			stops++;
 			continue;
 		}
-		if (event == 0 && sig != SIGTRAP) {
+		if (event == 0) { /* a signal (plain SIGTRAP too: syscall stops have 0x80) */
 			/* Keep it: held for release, or queued again right away. */
 			if (th->pending_sig == 0)
 				th->pending_sig = sig;
@@ -535,7 +644,12 @@ int tracee_syscall(struct tracee *t, long nr, uint64_t a1, uint64_t a2, uint64_t
 	uint64_t old_mask, mask = ~(1ULL << (SIGTRAP - 1));
 	if (ptrace(PTRACE_GETSIGMASK, th->tid, (void *)sizeof(old_mask), &old_mask) < 0)
 		return -errno;
+	rs->done = 0;
+	__sync_synchronize();
+	rs->seq++;
 	rs->tid = th->tid;
+	rs->nr = nr;
+	rs->a1 = a1;
 	rs->regs = th->regs;
 	rs->sigmask = old_mask;
 	__sync_synchronize();
@@ -558,12 +672,16 @@ int tracee_syscall(struct tracee *t, long nr, uint64_t a1, uint64_t a2, uint64_t
 		err = -errno;
 	if (!err)
 		err = run_syscall(t, th, &out);
+	if (!err) { /* made: what it returned counts even if we die before the end */
+		rs->result = (int64_t)out.rax;
+		__sync_synchronize();
+		rs->done = 1;
+	}
 	if (ptrace(PTRACE_SETREGS, th->tid, NULL, &th->regs) < 0 && !err)
 		err = -errno;
 	if (ptrace(PTRACE_SETSIGMASK, th->tid, (void *)sizeof(old_mask), &old_mask) < 0 && !err)
 		err = -errno;
-	if (!err)
-		rs->active = 0;
+	rs->active = 0; /* the thread has its own registers again (or is gone) */
 	if (err)
 		return err;
 	*ret = (int64_t)out.rax;
@@ -578,6 +696,12 @@ void tracee_rescue_apply(struct tracee *t)
 			struct tracee_thread *th = &t->threads[i];
 			if (th->tid != rs->tid)
 				continue;
+			/* spinning on the stub's `jmp .`: the syscall ran (whatever
+			 * stop ubt died in, the released thread finished it) */
+			if (!rs->done && rs->stub && th->regs.rip == rs->stub + 2) {
+				rs->done = 1;
+				rs->result = (int64_t)th->regs.rax;
+			}
 			th->regs = rs->regs;
 			th->regs_dirty = true;
 			ptrace(PTRACE_SETSIGMASK, th->tid, (void *)sizeof(rs->sigmask), &rs->sigmask);
@@ -681,25 +805,75 @@ static int run_to_exec(pid_t pid, int err_fd)
 }
 
 /*
- * Runs the process to an int3 at addr (planted by the caller).  Threads
- * created meanwhile are let run, and stopped at the end.
+ * The stub written at the command's stop point (spawn_stop_point) while
+ * the command runs to it:
+ *
+ *   at+0  50                push %rax          (its value there, kept)
+ *   at+1  b8 27 00 00 00    mov  $39,%eax      getpid: a harmless system call
+ *   at+6  0f 05             syscall            <- the stop ubt waits for
+ *   at+8  eb fe             jmp  .
+ *
+ * ubt resumes the process with PTRACE_SYSCALL and recognises the stop at
+ * at+8 with orig_rax 39.  No breakpoint: if ubt dies on the way, the
+ * process does not take a SIGTRAP nobody handles (or lose one held in a
+ * delivery-stop, and run on in the middle of an instruction); it spins
+ * at at+8 until the watchdog puts it back (tracee_spawn_rescue).
  */
-static int run_to_trap(struct tracee *t, uint64_t addr)
+static const uint8_t entry_stub[ENTRY_STUB_LEN] = {0x50, 0xb8, 0x27, 0, 0, 0, 0x0f, 0x05, 0xeb, 0xfe};
+
+/* Undoes what the stub did to the registers of a thread at pc (push, eax). */
+static void unstub_regs(struct tracee *t, struct user_regs_struct *r)
+{
+	uint64_t entry = t->spawn.entry, rax;
+	if (r->rip < entry || r->rip > entry + ENTRY_STUB_LEN - 2)
+		return;
+	if (r->rip > entry && !tracee_read(t, r->rsp, &rax, sizeof(rax))) {
+		r->rax = rax; /* pushed at entry+0 */
+		r->rsp += 8;
+	}
+	r->rip = entry;
+}
+
+void tracee_spawn_rescue(struct tracee *t)
+{
+	struct tracee_entry *e = &t->spawn;
+	uint8_t now[ENTRY_STUB_LEN];
+	if (!e->active)
+		return;
+	for (int i = 0; i < t->nthreads; i++) {
+		struct tracee_thread *th = &t->threads[i];
+		uint64_t pc = th->regs.rip;
+		unstub_regs(t, &th->regs);
+		th->regs_dirty |= th->regs.rip != pc;
+	}
+	if (!tracee_read(t, e->entry, now, sizeof(now)) && !memcmp(now, entry_stub, sizeof(now)))
+		tracee_write(t, e->entry, e->orig, sizeof(e->orig));
+	e->active = 0;
+}
+
+/*
+ * Runs the process to the stub at t->spawn.entry (above), stopped at the
+ * syscall exit there, the stub's work undone: the registers are the
+ * ones the process had arriving there.  Threads created meanwhile are let
+ * run, and stopped by the caller.
+ */
+static int run_to_stub(struct tracee *t, struct user_regs_struct *r)
 {
 	pid_t pid = t->pid;
+	long sig = 0;
+	int st, err;
+	bool at_entry = false;
 	for (;;) {
-		if (ptrace(PTRACE_CONT, pid, NULL, NULL) < 0)
+		if (ptrace(PTRACE_SYSCALL, pid, NULL, (void *)sig) < 0)
 			return -errno;
-		int st, err;
-	again:
-		err = wait_one(pid, &st);
-		if (err)
+		sig = 0;
+		if ((err = wait_one(pid, &st)))
 			return err;
 		if (WIFEXITED(st) || WIFSIGNALED(st))
 			return -ESRCH;
 		if (!WIFSTOPPED(st))
-			goto again;
-		int sig = WSTOPSIG(st), event = st >> 16;
+			continue;
+		int event = st >> 16;
 		if (event == PTRACE_EVENT_CLONE) {
 			unsigned long msg = 0;
 			if (ptrace(PTRACE_GETEVENTMSG, pid, NULL, &msg) == 0) {
@@ -712,13 +886,64 @@ static int run_to_trap(struct tracee *t, uint64_t addr)
 		}
 		if (event != 0)
 			continue;
-		struct user_regs_struct r;
-		if (sig == SIGTRAP && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0 && r.rip == addr + 1)
-			return 0;
-		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig) < 0)
+		if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+			sig = WSTOPSIG(st); /* the program's own signal: deliver it */
+			continue;
+		}
+		if (ptrace(PTRACE_GETREGS, pid, NULL, r) < 0)
 			return -errno;
-		goto again;
+		if (r->rip != t->spawn.entry + 8 || r->orig_rax != 39)
+			continue;
+		if (!at_entry) { /* the entry stop: on to its exit, getpid is harmless */
+			at_entry = true;
+			continue;
+		}
+		unstub_regs(t, r);
+		return 0;
 	}
+}
+
+/* Length of the x86 nop (alignment padding) at p, 0 if it is not one. */
+static int nop_len(const uint8_t *p, int n)
+{
+	int i = 0;
+	while (i < n && (p[i] == 0x66 || p[i] == 0x2e))
+		i++;
+	if (i < n && (p[i] == 0x90 || (p[i] == 0xcc && i == 0)))
+		return i + 1;
+	if (i + 2 >= n || p[i] != 0x0f || p[i + 1] != 0x1f)
+		return 0;
+	/* nopl/nopw r/m: a memory operand, no rip-relative one */
+	static const int disp[3] = {0, 1, 4};
+	int mod = p[i + 2] >> 6, rm = p[i + 2] & 7;
+	if (mod == 3 || (mod == 0 && rm == 5))
+		return 0;
+	int l = i + 3 + (rm == 4) + disp[mod];
+	return l <= n ? l : 0;
+}
+
+/*
+ * Whether the loader's _dl_debug_state at addr can carry the stub: its
+ * code is a bare return (glibc's empty function: `ret`, or `endbr64; ret`
+ * with CET), so ubt can play an earlier call by itself, and what follows
+ * up to the stub's end is alignment padding nothing runs.
+ */
+static bool debug_state_fits(struct tracee *t, uint64_t addr)
+{
+	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+	uint8_t b[32];
+	if (tracee_read(t, addr, b, sizeof(b)))
+		return false;
+	int i = memcmp(b, endbr64, 4) ? 0 : 4;
+	if (b[i++] != 0xc3)
+		return false;
+	while (i < ENTRY_STUB_LEN) {
+		int l = nop_len(b + i, (int)sizeof(b) - i);
+		if (!l)
+			return false;
+		i += l;
+	}
+	return true;
 }
 
 /*
@@ -737,15 +962,16 @@ static int run_to_trap(struct tracee *t, uint64_t addr)
  * its thread by exists.
  *
  * A static program, or one whose loader has no _dl_debug_state and
- * _r_debug symbols, is stopped at its entry point.  *brk is the breakpoint
- * address, *state the address of r_debug.r_state (0 for an entry stop).
+ * _r_debug symbols or a _dl_debug_state that cannot carry the stub
+ * (debug_state_fits), is stopped at its entry point.  *at is the stop
+ * point, *state the address of r_debug.r_state (0 for an entry stop).
  */
-static int spawn_stop_point(struct tracee *t, uint64_t *brk, uint64_t *state)
+static int spawn_stop_point(struct tracee *t, uint64_t *at, uint64_t *state)
 {
 	uint64_t base = 0;
 	*state = 0;
 	if (read_auxv_entry(t->pid, AT_BASE, &base) || !base)
-		return read_auxv_entry(t->pid, AT_ENTRY, brk);
+		return read_auxv_entry(t->pid, AT_ENTRY, at);
 	struct proc_map *maps;
 	int n;
 	int err = proc_maps_read(t->pid, &maps, &n);
@@ -762,8 +988,9 @@ static int spawn_stop_point(struct tracee *t, uint64_t *brk, uint64_t *state)
 		if (!elf_file_open(&f, path)) {
 			if (!proc_load_bias(maps, n, &f, &bias) &&
 			    !elf_find_func(&f, "_dl_debug_state", &fn) &&
-			    !elf_find_symbol(&f, "_r_debug", &rd)) {
-				*brk = bias + fn.value;
+			    !elf_find_symbol(&f, "_r_debug", &rd) &&
+			    debug_state_fits(t, bias + fn.value)) {
+				*at = bias + fn.value;
 				*state = bias + rd.value + 24; /* r_version, r_map, r_brk, r_state */
 				err = 0;
 			}
@@ -774,50 +1001,59 @@ static int spawn_stop_point(struct tracee *t, uint64_t *brk, uint64_t *state)
 		free(path);
 	}
 	proc_maps_free(maps, n);
-	return err ? read_auxv_entry(t->pid, AT_ENTRY, brk) : 0;
+	return err ? read_auxv_entry(t->pid, AT_ENTRY, at) : 0;
 }
 
 /*
- * Runs the freshly execed command to its stop point (above) and leaves it
- * there, with its registers pointing at that instruction.  The loader's
- * earlier _dl_debug_state() calls (RT_ADD, and RT_CONSISTENT of audit
- * modules) are stepped over.
+ * Runs the freshly execed command to its stop point (above), with the
+ * stub there, and leaves it there: the original bytes back, registers
+ * pointing at that instruction.  The loader's earlier _dl_debug_state()
+ * calls (RT_ADD, and RT_CONSISTENT of audit modules) are played by ubt:
+ * the function is a bare return.
  */
 static int run_to_stop_point(struct tracee *t, int th_i)
 {
-	uint64_t brk, state;
-	unsigned char orig, cc = 0xcc;
-	int err = spawn_stop_point(t, &brk, &state);
-	if (!err)
-		err = tracee_read(t, brk, &orig, 1);
+	struct tracee_entry *e = &t->spawn;
+	struct user_regs_struct *r = &t->threads[th_i].regs;
+	uint64_t at, state;
+	int err = spawn_stop_point(t, &at, &state);
+	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACESYSGOOD;
+	if (!err && ptrace(PTRACE_SETOPTIONS, t->pid, NULL, (void *)opts) < 0)
+		err = -errno;
+	if (!err) {
+		e->entry = at;
+		err = tracee_read(t, at, e->orig, sizeof(e->orig));
+	}
+	if (!err) {
+		e->active = 1; /* before the write: the watchdog may restore at any point */
+		__sync_synchronize();
+		err = tracee_write(t, at, entry_stub, sizeof(entry_stub));
+	}
 	for (int round = 0; !err; round++) {
-		if ((err = tracee_write(t, brk, &cc, 1)) || (err = run_to_trap(t, brk)))
+		if ((err = run_to_stub(t, r)))
 			break;
 		int32_t rs = 0;
-		if ((err = tracee_write(t, brk, &orig, 1)))
+		if (!state || (err = tracee_read(t, state, &rs, sizeof(rs))) ||
+		    rs == 0 /* RT_CONSISTENT */ || round > 64 /* not the loader we know */)
 			break;
-		struct user_regs_struct *r = &t->threads[th_i].regs;
-		if (ptrace(PTRACE_GETREGS, t->pid, NULL, r) < 0) {
+		/* an earlier call: return from it as the function would */
+		uint64_t ret_addr;
+		if ((err = tracee_read(t, r->rsp, &ret_addr, sizeof(ret_addr))))
+			break;
+		r->rip = ret_addr;
+		r->rsp += 8;
+		if (ptrace(PTRACE_SETREGS, t->pid, NULL, r) < 0)
 			err = -errno;
-			break;
-		}
-		r->rip = brk;
-		if (ptrace(PTRACE_SETREGS, t->pid, NULL, r) < 0) {
-			err = -errno;
-			break;
-		}
-		if (!state || (err = tracee_read(t, state, &rs, sizeof(rs))) || rs == 0 /* RT_CONSISTENT */)
-			break;
-		if (round > 64) { /* not the loader we know: stop here */
-			break;
-		}
-		/* an earlier call: step over it (the original instruction), on */
-		int st;
-		if (ptrace(PTRACE_SINGLESTEP, t->pid, NULL, NULL) < 0 || (err = wait_one(t->pid, &st)))
-			err = err ? err : -errno;
-		else if (!WIFSTOPPED(st))
-			err = -ESRCH;
 	}
+	if (!err && ptrace(PTRACE_SETREGS, t->pid, NULL, r) < 0)
+		err = -errno;
+	if (!err)
+		err = tracee_write(t, at, e->orig, sizeof(e->orig));
+	if (!err)
+		e->active = 0;
+	opts = PTRACE_O_TRACECLONE;
+	if (!err && ptrace(PTRACE_SETOPTIONS, t->pid, NULL, (void *)opts) < 0)
+		err = -errno;
 	return err;
 }
 
@@ -825,7 +1061,7 @@ int tracee_spawn(struct tracee *t, char *const argv[])
 {
 	int go[2], errp[2], err = 0;
 	memset(t, 0, sizeof(*t));
-	t->mem_fd = -1;
+	t->mem_fd = t->pidfd = -1;
 	if (pipe2(go, O_CLOEXEC) < 0)
 		return -errno;
 	if (pipe2(errp, O_CLOEXEC) < 0) {
@@ -911,9 +1147,58 @@ out_pipes:
 	return err;
 }
 
+/*
+ * struct pidfd_info of PIDFD_GET_INFO (Linux >= 6.13; exit_code, the wait
+ * status, with PIDFD_INFO_EXIT since 6.15), not in older headers.
+ */
+struct pidfd_info_v0 {
+	uint64_t mask, cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code;
+};
+#define UBT_PIDFD_GET_INFO _IOWR(0xFF, 11, struct pidfd_info_v0)
+#define UBT_PIDFD_INFO_EXIT (1ull << 3)
+
+/*
+ * How the process ended, as waitpid() says it, or -1 when nobody can tell.
+ * Not our child: a zombie shows it as the last field of /proc/PID/stat
+ * (exit_code); once its parent reaped it, the pidfd (Linux >= 6.15).
+ */
+static int exit_status(struct tracee *t, int pidfd)
+{
+	int st = -1;
+	if (t->is_child) {
+		pid_t r;
+		do
+			r = waitpid(t->pid, &st, 0);
+		while (r < 0 && errno == EINTR);
+		return r == t->pid ? st : -1;
+	}
+	char path[64], *text;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)t->pid);
+	if (pidfd >= 0 && !read_file(path, &text, &len)) {
+		char *p = strrchr(text, ')'), *last = strrchr(text, ' ');
+		if (p && p[1] == ' ' && p[2] == 'Z' && last)
+			st = atoi(last + 1);
+		free(text);
+		if (st != -1)
+			return st;
+	}
+	struct pidfd_info_v0 info = {.mask = UBT_PIDFD_INFO_EXIT};
+	if (pidfd >= 0 && ioctl(pidfd, UBT_PIDFD_GET_INFO, &info) == 0 &&
+	    (info.mask & UBT_PIDFD_INFO_EXIT))
+		st = info.exit_code;
+	return st;
+}
+
 int tracee_wait_exit(struct tracee *t, int timeout_ms, int *status)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+	int pidfd = t->pidfd;
+	if (t->exited)
+		goto out;
+	if (pidfd < 0) /* (the pidfd of tracee_open, kept for the exit status) */
+		pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
 	if (pidfd < 0 && errno != ESRCH)
 		return -errno;
 	if (pidfd >= 0) {
@@ -923,19 +1208,19 @@ int tracee_wait_exit(struct tracee *t, int timeout_ms, int *status)
 			r = poll(&p, 1, timeout_ms);
 		while (r < 0 && errno == EINTR);
 		int err = r < 0 ? -errno : 0;
-		close(pidfd);
-		if (r <= 0)
+		if (r <= 0) {
+			if (pidfd != t->pidfd)
+				close(pidfd);
 			return err;
+		}
 	}
-	if (t->is_child) {
-		int st = 0;
-		pid_t r;
-		do
-			r = waitpid(t->pid, &st, 0);
-		while (r < 0 && errno == EINTR);
-		if (r == t->pid && status)
-			*status = st;
-	}
+	t->exit_status = exit_status(t, pidfd);
+	t->exited = true;
+	if (pidfd >= 0 && pidfd != t->pidfd)
+		close(pidfd);
+out:
+	if (status)
+		*status = t->exit_status;
 	return 1;
 }
 

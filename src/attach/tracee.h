@@ -40,6 +40,13 @@ struct tracee_thread {
 struct tracee_rescue {
 	volatile int active;          /* tid is running a remote syscall */
 	pid_t tid;
+	volatile uint32_t seq;        /* raised as each remote syscall begins */
+	long nr;                      /* the last one begun, and its first argument */
+	uint64_t a1;
+	/* that call was made and returned result: set by tracee_syscall(), or
+	 * found by tracee_rescue_apply() when the tracer died during the call */
+	volatile int done;
+	int64_t result;
 	struct user_regs_struct regs; /* its registers before */
 	uint64_t sigmask;             /* its signal mask before */
 	uint64_t stub;                /* address of the stub */
@@ -47,15 +54,42 @@ struct tracee_rescue {
 	volatile int stub_written;
 };
 
+/*
+ * tracee_spawn(): the stop point (the loader's _dl_debug_state, or the
+ * entry point) carries a stub while the command runs to it (tracee.c).
+ * In the tracee, so in memory shared with the watchdog.
+ */
+#define ENTRY_STUB_LEN 10
+struct tracee_entry {
+	volatile int active; /* the stub may be at entry */
+	uint64_t entry;
+	uint8_t orig[ENTRY_STUB_LEN];
+};
+
 struct tracee {
 	pid_t pid;
 	int mem_fd;                   /* /proc/PID/mem, O_RDWR */
+	int pidfd;                    /* from tracee_open: tells the exit, and its status */
+	bool exited;                  /* tracee_wait_exit() saw the process end */
+	int exit_status;              /* then: as from waitpid(), -1 if unknown */
+	/*
+	 * int3s whose SIGTRAP the tracer's own code in the process handles
+	 * (ubt's int3 sites), or NULL.  A thread seen in such a SIGTRAP's
+	 * delivery-stop goes straight back to the int3 without the signal:
+	 * a signal held in a delivery-stop is lost if the tracer dies (the
+	 * kernel detaches the thread without it), and the thread would then
+	 * go on in the middle of an instruction.  At the int3 again it traps
+	 * again, or runs the original instruction once that is restored.
+	 */
+	bool (*is_trap)(void *ctx, uint64_t addr);
+	void *trap_ctx;
 	bool stopped;                 /* every thread is stopped under ptrace */
 	bool is_child;                /* started by us with tracee_spawn() */
 	struct tracee_thread *threads;
 	int nthreads;
 	struct tracee_rescue rescue;  /* remote syscall state; shared with the watchdog
 				       * when struct tracee lives in shared memory */
+	struct tracee_entry spawn;    /* tracee_spawn() in progress */
 };
 
 /*
@@ -65,10 +99,12 @@ struct tracee {
 int tracee_open(struct tracee *t, pid_t pid);
 
 /*
- * Starts argv[0] (searched in PATH) with argv, stopped at its ELF entry
- * point (AT_ENTRY): the dynamic loader has run, libc is loaded and
- * initialised for the main thread, main() has not run.  The process is
- * left stopped as by tracee_stop_all(), with one thread.
+ * Starts argv[0] (searched in PATH) with argv, stopped before any
+ * constructor runs: in the dynamic loader once every library is mapped
+ * (its last start-up _dl_debug_state()), a static program at its ELF
+ * entry point (tracee.c, spawn_stop_point).  The process is
+ * left stopped as by tracee_stop_all().  t may already be in memory shared
+ * with a watchdog: t->pid and t->spawn are set as soon as they are known.
  */
 int tracee_spawn(struct tracee *t, char *const argv[]);
 
@@ -110,9 +146,18 @@ int tracee_syscall(struct tracee *t, long nr, uint64_t a1, uint64_t a2, uint64_t
 /*
  * For a process whose previous tracer died: puts back a thread it left
  * inside a remote syscall (per t->rescue) and the stub's bytes.  Requires
- * tracee_stop_all().
+ * tracee_stop_all().  Sets t->rescue.done and .result when that call was
+ * made (the thread went on and finished it after its tracer died), so the
+ * caller can account for what it created or removed.
  */
 void tracee_rescue_apply(struct tracee *t);
+
+/*
+ * For a command whose tracer died while it ran to its stop point
+ * (tracee_spawn): puts the stop point's bytes and a thread stopped in the stub
+ * back.  Requires tracee_stop_all().
+ */
+void tracee_spawn_rescue(struct tracee *t);
 
 /*
  * Copies len bytes to a scratch area below the stopped thread's stack (below
@@ -123,8 +168,10 @@ int tracee_scratch(struct tracee *t, const void *data, size_t len, uint64_t *add
 
 /*
  * After release: waits for the process to exit, up to timeout_ms (-1 =
- * forever).  Returns 1 if it exited (sets *status for a child of ours, as
- * from waitpid), 0 on timeout.  Uses a pidfd, so it works for -p targets.
+ * forever).  Returns 1 if it exited, 0 on timeout.  Uses a pidfd, so it
+ * works for -p targets.  *status: how it ended, as from waitpid(), for a
+ * child of ours and, where the kernel tells (PIDFD_INFO_EXIT, Linux >=
+ * 6.15), for any process; else -1.
  */
 int tracee_wait_exit(struct tracee *t, int timeout_ms, int *status);
 

@@ -545,8 +545,11 @@ void att_usdt_semas_release(struct att_session *s)
 	for (int i = 0; i < s->nsemas; i++) {
 		if (!s->semas[i].held)
 			continue;
-		sema_adjust(s, s->semas[i].addr, -1);
+		/* cleared first: if ubt dies here, the watchdog leaves one count
+		 * too many rather than taking one that another tracer holds */
 		s->semas[i].held = false;
+		__sync_synchronize();
+		sema_adjust(s, s->semas[i].addr, -1);
 	}
 }
 

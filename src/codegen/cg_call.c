@@ -51,6 +51,37 @@ static LLVMValueRef fs_load32(struct cg *c, int64_t off)
 	return LLVMBuildZExt(c->b, LLVMBuildLoad2(c->b, c->i32, p, ""), c->i64, "");
 }
 
+/*
+ * pid or tid (fast, as the process's own threads have them), unless this
+ * thread's %fs:0 is the one that last called vfork or posix_spawn
+ * (rt_priv.vfork_tp): its child may be running on that TCB, and the
+ * kernel knows whose ids these are (rt_vfork_id).  One load and compare.
+ */
+static LLVMValueRef vfork_checked(struct cg *c, LLVMValueRef fast, int want_tid)
+{
+	LLVMValueRef off = cg_const(c, offsetof(struct rt_priv, vfork_tp));
+	LLVMValueRef vt = LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->priv, &off, 1, ""),
+					 "vfork_tp");
+	LLVMSetVolatile(vt, 1);
+	LLVMValueRef tp = LLVMBuildLoad2(c->b, c->i64, LLVMConstNull(c->ptr_fs), "tp");
+	LLVMBasicBlockRef from = LLVMGetInsertBlock(c->b);
+	LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "vfork_child");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "vfork_done");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, vt, tp, ""), slow, done);
+	LLVMPositionBuilderAtEnd(c->b, slow);
+	LLVMTypeRef fty, pt = c->i32;
+	LLVMValueRef fn = cg_rt_fn(c, "rt_vfork_id", c->i64, &pt, 1, &fty);
+	LLVMValueRef arg = LLVMConstInt(c->i32, (unsigned)want_tid, 0);
+	LLVMValueRef real = LLVMBuildCall2(c->b, fty, fn, &arg, 1, "");
+	LLVMBuildBr(c->b, done);
+	LLVMPositionBuilderAtEnd(c->b, done);
+	LLVMValueRef phi = LLVMBuildPhi(c->b, c->i64, want_tid ? "tid" : "pid");
+	LLVMValueRef vals[2] = {fast, real};
+	LLVMBasicBlockRef blocks[2] = {from, slow};
+	LLVMAddIncoming(phi, vals, blocks, 2);
+	return phi;
+}
+
 /* A runtime function, declared on first use. */
 LLVMValueRef cg_rt_fn(struct cg *c, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
 		      int np, LLVMTypeRef *fty)
@@ -263,13 +294,16 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 		if (c->side == CG_SIDE_HOST)
 			return cg_const(c, (uint64_t)getpid());
 		LLVMValueRef p = cg_shm_ptr(c, offsetof(struct rt_shm_header, pid));
-		return LLVMBuildZExt(c->b, LLVMBuildLoad2(c->b, c->i32, p, ""), c->i64, "");
+		return vfork_checked(c, LLVMBuildZExt(c->b, LLVMBuildLoad2(c->b, c->i32, p, ""),
+						      c->i64, ""), 0);
 	}
 	if (!strcmp(n->str, "tid")) {
-		if (c->facts->has_tid)
-			return fs_load32(c, c->facts->tid_off);
-		LLVMValueRef t = LLVMBuildCall2(c->b, c->ty_gettid, c->fn_gettid, NULL, 0, "");
-		return LLVMBuildZExt(c->b, t, c->i64, "");
+		LLVMValueRef t = c->facts->has_tid
+					 ? fs_load32(c, c->facts->tid_off)
+					 : LLVMBuildZExt(c->b, LLVMBuildCall2(c->b, c->ty_gettid,
+									      c->fn_gettid, NULL, 0, ""),
+							 c->i64, "");
+		return c->side == CG_SIDE_HOST ? t : vfork_checked(c, t, 1);
 	}
 	if (cg_is_args(n)) /* cg_args.c */
 		return cg_args(c, n);

@@ -193,7 +193,9 @@ struct rt_shm_header {
 	int32_t tid_off;  /* kernel tid at %fs:tid_off */
 	uint32_t pid;     /* the target's pid (tgid) */
 	/* ubt writes */
-	uint32_t pad0[2];
+	volatile uint32_t tracer;    /* pid of the ubt that attached: a second ubt refuses
+				      * the process while that one still maps this memfd */
+	uint32_t pad0;
 	volatile uint64_t heartbeat; /* ubt's monotonic ns, refreshed while it runs */
 	/* target writes */
 	volatile uint32_t exit_req;  /* exit() was called in a probe */
@@ -584,6 +586,13 @@ struct rt_priv {
 	 * child, whose page starts zeroed, learns its own.
 	 */
 	volatile uint64_t vma[RT_VMA_SLOTS];
+	/*
+	 * vfork/posix_spawn (rt_on_vfork, rt_vfork_id): the thread pointer of
+	 * the thread that last called one, else 0.  Its child shares this page,
+	 * the thread's TCB and header, so `pid` and `tid` of a thread whose
+	 * %fs:0 matches come from the kernel until that thread runs again.
+	 */
+	volatile uint64_t vfork_tp;
 };
 
 /*

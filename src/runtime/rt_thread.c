@@ -170,3 +170,31 @@ void rt_thread_exit(struct rt_thread *t)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->depth = t->depth - 1;
 }
+
+/*
+ * vfork/posix_spawn (attach/forks.c): ubt's entry probe marks the calling
+ * thread; its child, on the same TCB, then reads pid and tid from the
+ * kernel (probe code calls rt_vfork_id when priv->vfork_tp is its %fs:0).
+ * The parent thread itself runs again only once the child has exec'd or
+ * exited: when the kernel's tid is the TCB's, the mark is dropped.
+ */
+extern struct rt_priv ubt_priv RT_API;
+
+void rt_on_vfork(void *regs) RT_API;
+void rt_on_vfork(void *regs)
+{
+	(void)regs;
+	__atomic_store_n(&ubt_priv.vfork_tp, rt_thread_pointer(), __ATOMIC_RELAXED);
+}
+
+uint64_t rt_vfork_id(uint32_t want_tid) RT_API;
+uint64_t rt_vfork_id(uint32_t want_tid)
+{
+	struct rt_priv *p = &ubt_priv;
+	uint64_t tid = (uint64_t)rt_syscall0(186 /* gettid */);
+	uint64_t tp = rt_thread_pointer();
+	if ((rt_hdr()->flags & RT_F_TID) && tid == rt_gettid())
+		__atomic_compare_exchange_n(&p->vfork_tp, &tp, 0, 0, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+	return want_tid ? tid : (uint64_t)rt_syscall0(39 /* getpid */);
+}

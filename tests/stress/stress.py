@@ -193,6 +193,119 @@ def kills(ubt, prog, n, fails, figures):
         figures["target crashes or wrong results"] += 1
 
 
+# ---- deaths: ubt dies (or detaches) at a random moment, int3 and jump sites --
+
+def target_state(pid, f, g):
+    """What the tracer must leave as it found it: f's and g's bytes, the
+    mappings, the caught signals (SigCgt) and the open descriptors."""
+    with open("/proc/%d/maps" % pid) as fh:
+        maps = [" ".join(l.split()[:2] + l.split()[5:]) for l in fh]
+    with open("/proc/%d/status" % pid) as fh:
+        cgt = re.search(r"^SigCgt:\s*(\S+)", fh.read(), re.M).group(1)
+    fds = sorted(os.listdir("/proc/%d/fd" % pid))
+    return {"f": read_bytes(pid, f), "g": read_bytes(pid, g, 8), "maps": maps, "SigCgt": cgt,
+            "fds": fds}
+
+
+def traced(pid):
+    try:
+        with open("/proc/%d/status" % pid) as fh:
+            return int(re.search(r"^TracerPid:\s*(\d+)", fh.read(), re.M).group(1)) != 0
+    except (OSError, AttributeError):
+        return False
+
+
+def wait_stderr(p, pattern, timeout=20):
+    """Reads p's stderr (a binary pipe) until a line matches; the text read."""
+    fd, text = p.stderr.fileno(), b""
+    deadline = time.monotonic() + timeout
+    sel = selectors.DefaultSelector()
+    sel.register(fd, selectors.EVENT_READ)
+    while time.monotonic() < deadline:
+        if not sel.select(timeout=0.05):
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        text += chunk
+        if re.search(pattern.encode(), text):
+            return True, text.decode(errors="replace")
+    return False, text.decode(errors="replace")
+
+
+def deaths(ubt, prog, n, fails, figures, threads=4):
+    """n rounds: ubt attaches to prog_life (jump site f, int3 site g, all
+    threads calling both) and is SIGKILLed 0-15 ms after the target's
+    TracerPid turns non-zero (attaching), 0-50 ms into steady state, or
+    0-20 ms after a SIGINT (detaching), or detaches normally.  After each,
+    once the watchdog is gone, the target must run, with f's and g's bytes,
+    its mappings, its signal actions and its descriptors as before."""
+    t = subprocess.Popen([prog, "hammer", str(threads)], stdout=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    m = re.match(r"ready (\d+) f=(0x[0-9a-f]+) g=(0x[0-9a-f]+)", t.stdout.readline())
+    if not m:
+        fails.append("deaths: prog_life did not start")
+        return
+    pid, f, g = int(m.group(1)), int(m.group(2), 16), int(m.group(3), 16)
+    before = target_state(pid, f, g)
+    script = "uprobe:%s:f { @f = count(); } uprobe:%s:g { @g = count(); }" % (prog, prog)
+    phases = ["attach", "steady", "detach", "detach+kill"]
+    for i in range(n):
+        phase = phases[i % 4] if i < 4 else random.choice(phases)
+        u = subprocess.Popen([ubt, "-v", "-p", str(pid), "-e", script], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, start_new_session=True)
+        problems, armed, lines = [], False, ""
+        if phase == "attach":
+            deadline = time.monotonic() + 20
+            while not traced(pid) and time.monotonic() < deadline and u.poll() is None:
+                pass
+            time.sleep(random.uniform(0.0, 0.015))
+            u.kill()
+        else:
+            armed, lines = wait_stderr(u, r"sites? patched")
+            if not armed:
+                problems.append("ubt did not arm: %s" % lines[-300:])
+            time.sleep(random.uniform(0.0, 0.05))
+            if phase == "steady":
+                u.kill()
+            else:
+                u.send_signal(signal.SIGINT)
+                if phase == "detach+kill":
+                    time.sleep(random.uniform(0.0, 0.02))
+                    u.kill()
+        out, err = u.communicate(timeout=60)
+        out, err = out.decode(errors="replace"), lines + err.decode(errors="replace")
+        if phase == "detach" and armed and (u.returncode != 0 or "@g: " not in out):
+            problems.append("ubt failed (rc %s): %s" % (u.returncode, err.strip()[-300:]))
+        if not session_gone(u, 30):
+            problems.append("the watchdog did not finish")
+        if t.poll() is not None:
+            fails.append("death %d (%s): target died (status %s)" % (i, phase, t.returncode))
+            figures["target crashes or wrong results"] += 1
+            return
+        now = target_state(pid, f, g)
+        for k in ("f", "g"):
+            if now[k] != before[k]:
+                problems.append("%s's bytes not restored: %s" % (k, now[k].hex()))
+                figures["bytes left modified"] += 1
+        if now["maps"] != before["maps"]:
+            extra = sorted(set(now["maps"]) ^ set(before["maps"]))
+            problems.append("mappings differ: %s" % "; ".join(extra)[:300])
+            figures["memory left mapped"] += 1
+        for k in ("SigCgt", "fds"):
+            if now[k] != before[k]:
+                problems.append("%s differ: %s -> %s" % (k, before[k], now[k]))
+        if problems:
+            fails.append("death %d (%s): %s" % (i, phase, "; ".join(problems)))
+
+        figures["tracer deaths and detaches (%s)" % phase] += 1
+    t.send_signal(signal.SIGTERM)
+    out, _ = t.communicate(timeout=30)
+    if t.returncode != 0 or " bad 0" not in out:
+        fails.append("deaths: target reported %r (rc %d)" % (out.strip(), t.returncode))
+        figures["target crashes or wrong results"] += 1
+
+
 def count_events(out):
     """printf lines and `Lost N events` in ubt's output."""
     printed = sum(1 for l in out.splitlines() if re.fullmatch(r"\d+ \d+ \d+", l))
@@ -302,7 +415,9 @@ def main():
     ap.add_argument("--builddir", default="build")
     ap.add_argument("--cycles", type=int, default=200)
     ap.add_argument("--kills", type=int, default=50)
+    ap.add_argument("--deaths", type=int, default=200)
     ap.add_argument("--flood", type=int, default=3000000, help="printf events per flood")
+    ap.add_argument("--only", help="run one experiment: cycles, kills, deaths, limits")
     ap.add_argument("--summary")
     a = ap.parse_args()
     ubt = os.path.abspath(os.path.join(a.builddir, "tools", "ubt"))
@@ -312,17 +427,30 @@ def main():
                               "memory left mapped", "printf events sent (1 M/s)",
                               "printf events sent (full speed)",
                               "map updates offered to a full map",
-                              "drops reported (lost events + map updates)")}
+                              "drops reported (lost events + map updates)",
+                              "tracer deaths and detaches (attach)",
+                              "tracer deaths and detaches (steady)",
+                              "tracer deaths and detaches (detach)",
+                              "tracer deaths and detaches (detach+kill)")}
     fails = []
-    cycles(ubt, prog, a.cycles, fails, figures)
-    kills(ubt, prog, a.kills, fails, figures)
-    limits(ubt, os.path.abspath(os.path.join(a.builddir, "tests", "progs", "prog_limits_O2_pie")),
-           a.flood, fails, figures)
+    progs = os.path.abspath(os.path.join(a.builddir, "tests", "progs"))
+    cases = 0
+    if a.only in (None, "cycles"):
+        cycles(ubt, prog, a.cycles, fails, figures)
+        cases += a.cycles
+    if a.only in (None, "kills"):
+        kills(ubt, prog, a.kills, fails, figures)
+        cases += a.kills
+    if a.only in (None, "deaths"):
+        deaths(ubt, os.path.join(progs, "prog_life_O2_pie"), a.deaths, fails, figures)
+        cases += a.deaths
+    if a.only in (None, "limits"):
+        limits(ubt, os.path.join(progs, "prog_limits_O2_pie"), a.flood, fails, figures)
+        cases += 4
     for f in fails:
         print("FAIL", f)
     for k, v in figures.items():
         print("%-44s %s" % (k, v))
-    cases = a.cycles + a.kills + 4
     nfail = min(len(fails), cases)
     print("%d passed, %d failed" % (cases - nfail, nfail))
     if a.summary:

@@ -8,7 +8,9 @@
  * After the sleep, main checks that the sleep lasted its full time and
  * returned 0, that the spinners still make progress, and that the reader
  * gets the byte main writes.  It prints the addresses test_attach compares
- * with what elfsym.c computes.
+ * with what elfsym.c computes.  "hold" mode: the same, but after the sleep
+ * main also waits for EOF on stdin before it checks and ends, so that the
+ * test decides when it may end, however slowly it ran.
  *
  * "churn" mode: a spawner thread creates short-lived threads until stdin
  * reaches EOF, so that stopping races with clone and thread exit, while
@@ -148,14 +150,26 @@ int main(int argc, char **argv)
 	       dlsym(RTLD_DEFAULT, "getpid"), (void *)&tt_marker);
 	fflush(stdout);
 
-	struct timespec t0, req = {0, 600 * 1000 * 1000};
+	/* hold: 3 s, time enough for the test to see it asleep on a loaded machine */
+	int hold = argc > 1 && strcmp(argv[1], "hold") == 0;
+	long sleep_ms = hold ? 3000 : 600;
+	struct timespec t0, req = {sleep_ms / 1000, sleep_ms % 1000 * 1000 * 1000};
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int sleep_rc = clock_nanosleep(CLOCK_MONOTONIC, 0, &req, NULL);
 	long slept = ms_since(&t0);
 
+	if (hold) {
+		char c;
+		while (read(0, &c, 1) > 0)
+			;
+	}
+	/* the spinners run on: wait for both to move (up to 20 s on a loaded machine) */
 	unsigned long c0 = counters[0], c1 = counters[1];
-	usleep(50 * 1000);
-	int progress = counters[0] > c0 && counters[1] > c1;
+	int progress = 0;
+	for (int i = 0; i < 20000 && !progress; i++) {
+		usleep(1000);
+		progress = counters[0] > c0 && counters[1] > c1;
+	}
 
 	if (write(pipefd[1], "x", 1) != 1)
 		return 11;
@@ -165,8 +179,8 @@ int main(int argc, char **argv)
 	pthread_join(th[1], NULL);
 
 	printf("done sleep_rc=%d slept_ok=%d reader=%zd/%c progress=%d usr1=%d\n", sleep_rc,
-	       slept >= 600, reader_ret, reader_ret == 1 ? reader_byte : '-', progress,
+	       slept >= sleep_ms, reader_ret, reader_ret == 1 ? reader_byte : '-', progress,
 	       (int)usr1_count);
-	int ok = sleep_rc == 0 && slept >= 600 && reader_ret == 1 && reader_byte == 'x' && progress;
+	int ok = sleep_rc == 0 && slept >= sleep_ms && reader_ret == 1 && reader_byte == 'x' && progress;
 	return ok ? 0 : 1;
 }

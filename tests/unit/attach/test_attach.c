@@ -128,6 +128,26 @@ static bool mapped_at(pid_t pid, uint64_t addr)
 	return found;
 }
 
+/* Thread tid of pid is blocked in system call nr (/proc/PID/task/TID/syscall),
+ * waited for up to 60 s. */
+static bool in_syscall(pid_t pid, pid_t tid, long nr)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	for (int i = 0; i < 60000; i++) {
+		FILE *f = fopen(path, "r");
+		long now = -2;
+		char state[32] = "";
+		bool ok = f && fscanf(f, "%31s", state) == 1;
+		if (f)
+			fclose(f);
+		if (ok && sscanf(state, "%ld", &now) == 1 && now == nr)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
 /* Remote syscalls, memory and scratch space in a stopped process. */
 static void check_remote_syscalls(struct tracee *t)
 {
@@ -171,11 +191,13 @@ static void check_remote_syscalls(struct tracee *t)
 static void test_stop_threads(const char *prog)
 {
 	struct child c;
-	char *argv[] = {(char *)prog, NULL}, line[512];
+	char *argv[] = {(char *)prog, "hold", NULL}, line[512];
 	CHECK_EQ(launch(&c, argv), 0);
 	CHECK(read_line(&c, line, sizeof(line)));
 	pid_t reader = (pid_t)field(line, "reader="), worker = (pid_t)field(line, "worker=");
-	usleep(100 * 1000); /* let main reach clock_nanosleep */
+	/* main and the reader are inside their system calls before we stop them */
+	CHECK(in_syscall(c.pid, c.pid, SYS_clock_nanosleep));
+	CHECK(in_syscall(c.pid, reader, SYS_read));
 
 	struct tracee t;
 	CHECK_EQ(tracee_open(&t, c.pid), 0);
@@ -212,8 +234,10 @@ static void test_stop_threads(const char *prog)
 
 	CHECK_EQ(tracee_release(&t), 0);
 	CHECK(!t.stopped);
-	CHECK_EQ(tracee_wait_exit(&t, 10, NULL), 0); /* still sleeping */
-	CHECK_EQ(tracee_wait_exit(&t, 20000, NULL), 1);
+	CHECK_EQ(tracee_wait_exit(&t, 10, NULL), 0); /* held until stdin ends */
+	close(c.in_fd);
+	c.in_fd = -1;
+	CHECK_EQ(tracee_wait_exit(&t, 60000, NULL), 1);
 	tracee_close(&t);
 
 	CHECK(read_line(&c, line, sizeof(line)));
