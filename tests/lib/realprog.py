@@ -126,7 +126,7 @@ class Tracer:
         if self.p.poll() is None:
             self.p.send_signal(signal.SIGINT)
         try:
-            out, err = self.p.communicate(timeout=60)
+            out, err = self.p.communicate(timeout=120)  # bpftrace may still be attaching
         except subprocess.TimeoutExpired:
             self.p.kill()
             out, err = self.p.communicate()
