@@ -28,6 +28,10 @@ bpftrace in a differential run; SCRIPT may name {pid}):
     realprog.py pg TMP TRACER SCRIPT N        N queries `select 1;` in one backend
     realprog.py pg-checkpoint TMP TRACER SCRIPT N   N `checkpoint;`, traced in the
                                               checkpointer process
+    realprog.py pg-fork TMP TRACER SCRIPT N   traces the postmaster while a session
+                                              (a forked backend) runs N queries; then
+                                              both must hold the file's code and no
+                                              memory of ubt's
     realprog.py redis TMP TRACER SCRIPT N     N `SET k<i> v` through one connection
     realprog.py sqlite TMP TRACER SCRIPT N    N times two selects in sqlite3 :memory:
     realprog.py qemu TMP TRACER SCRIPT RUNS   RUNS fresh qemu-io processes, each
@@ -356,6 +360,51 @@ def cmd_pg_checkpoint(tmp, tracer, script, n):
         s.close()
 
 
+def _code_clean(pid, binary):
+    """Fails unless process pid maps nothing of ubt's and its executable
+    mappings of binary hold the same bytes as the file."""
+    real = os.path.realpath(binary)
+    with open("/proc/%d/maps" % pid) as f:
+        maps = f.read().splitlines()
+    if any("memfd:ubt" in l for l in maps):
+        raise Fail("pid %d still maps ubt's memory" % pid)
+    checked = 0
+    with open(real, "rb") as fb, open("/proc/%d/mem" % pid, "rb") as mem:
+        for l in maps:
+            f = l.split()
+            if len(f) < 6 or "x" not in f[1] or os.path.realpath(f[5]) != real:
+                continue
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+            fb.seek(int(f[2], 16))
+            want = fb.read(hi - lo)
+            mem.seek(lo)
+            got = mem.read(len(want))
+            if got != want:
+                at = next(i for i in range(len(want)) if got[i] != want[i])
+                raise Fail("pid %d: code at 0x%x differs from %s" % (pid, lo + at, real))
+            checked += len(want)
+    if not checked:
+        raise Fail("pid %d maps no code of %s" % (pid, real))
+
+
+def cmd_pg_fork(tmp, tracer, script, n):
+    """Traces the postmaster; a session opened meanwhile is a backend
+    forked with ubt's patches and memory.  After the trace both must hold
+    the file's code and nothing of ubt's, and still answer."""
+    with Postgres(tmp) as pg:
+        t = _trace(tracer, pg.pid, script)
+        s = pg.session()  # forked now, while the postmaster is patched
+        for _ in range(n):
+            s.query("select 1;")
+        _finish(t, os.path.exists("/proc/%d" % pg.pid))
+        for pid in (pg.pid, s.backend_pid):
+            _code_clean(pid, PG_BIN + "/postgres")
+        if s.query("select 42;").strip() != "42":
+            raise Fail("the backend does not answer after the trace")
+        s.close()
+        print("postmaster and forked backend: the file's code, no memory of ubt's")
+
+
 def cmd_redis(tmp, tracer, script, n):
     with Redis(tmp) as r:
         t = _trace(tracer, r.pid, script)
@@ -406,7 +455,8 @@ def cmd_qemu(tmp, tracer, script, runs):
 
 
 def main(argv):
-    cmds = {"pg": cmd_pg, "pg-checkpoint": cmd_pg_checkpoint, "redis": cmd_redis,
+    cmds = {"pg": cmd_pg, "pg-checkpoint": cmd_pg_checkpoint, "pg-fork": cmd_pg_fork,
+            "redis": cmd_redis,
             "sqlite": cmd_sqlite, "qemu": cmd_qemu}
     if len(argv) != 6 or argv[1] not in cmds:
         sys.stderr.write(__doc__)
