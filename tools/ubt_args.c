@@ -74,7 +74,7 @@ void ubt_usage(FILE *f)
 	      "    BPFTRACE_PERF_RB_PAGES   [default: 64] pages of each thread's event ring\n"
 	      "    BPFTRACE_STRLEN          [default: 64] bytes read by str()\n"
 	      "    BPFTRACE_CAT_BYTES_MAX   [default: 10k] max bytes read by cat()\n"
-	      "    BPFTRACE_MAX_PROBES      [default: none] max number of probes\n"
+	      "    BPFTRACE_MAX_PROBES      [default: 512] max number of probes\n"
 	      "    BPFTRACE_NO_CPP_DEMANGLE [default: 0] disable C++ symbol demangling\n"
 	      "\n"
 	      "EXAMPLES:\n"
