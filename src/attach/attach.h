@@ -28,9 +28,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "attach/arch/arch.h"
-#include "attach/link.h"
-#include "attach/tracee.h"
-#include "attach/elfsym.h"
+#include "attach/inject/link.h"
+#include "attach/target/tracee.h"
+#include "elf/elfsym.h"
 #include "codegen/codegen.h"
 
 struct proc_map;

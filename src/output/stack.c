@@ -28,7 +28,7 @@
 #include "output.h"
 #include "stack.h"
 #include "sym.h"
-#include "attach/elfsym.h"
+#include "elf/elfsym.h"
 #include "util/util.h"
 
 #include <dwarf.h>

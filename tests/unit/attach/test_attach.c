@@ -7,8 +7,8 @@
  *
  * Needs ptrace rights over its own children (root, or Yama ptrace_scope <= 1).
  */
-#include "attach/elfsym.h"
-#include "attach/tracee.h"
+#include "elf/elfsym.h"
+#include "attach/target/tracee.h"
 
 #include <elf.h>
 #include <errno.h>

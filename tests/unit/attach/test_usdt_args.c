@@ -8,7 +8,7 @@
  * `-4@40+CheckpointStats(%rip)`, python3.11's `-4@112(%rsp)`.  The symbol
  * table is fixed; the location is at PC.
  */
-#include "attach/usdt.h"
+#include "attach/resolve/usdt.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -25,8 +25,8 @@
  * trampoline, which saves every register); att_resolve_plan_mid() plans
  * those once the process is open.
  */
-#include "attach.h"
-#include "attach/elfsym.h"
+#include "attach/attach.h"
+#include "elf/elfsym.h"
 #include "util/demangle.h"
 #include "util/util.h"
 

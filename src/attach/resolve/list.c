@@ -31,9 +31,9 @@
  * (bpftrace prints those raw, and its parser then refuses them.)  Nothing
  * here stops the process; only files are read.
  */
-#include "attach.h"
-#include "attach/elfsym.h"
-#include "attach/usdt.h"
+#include "attach/attach.h"
+#include "elf/elfsym.h"
+#include "attach/resolve/usdt.h"
 #include "util/demangle.h"
 #include "util/util.h"
 

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
-#include "attach/elfsym.h"
+#include "elf/elfsym.h"
 #include "codegen/codegen.h"
 
 /* One note: one location of a probe (a probe inlined twice has two). */

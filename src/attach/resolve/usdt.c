@@ -34,9 +34,9 @@
  * with different registers both read correctly): reading an argument costs
  * one or two loads, with no table lookup at run time.
  */
-#include "attach.h"
-#include "attach/elfsym.h"
-#include "attach/usdt.h"
+#include "attach/attach.h"
+#include "elf/elfsym.h"
+#include "attach/resolve/usdt.h"
 #include "util/util.h"
 
 #include <ctype.h>

@@ -19,9 +19,9 @@
  * take a jump) direct reads stay off and every read takes the
  * process_vm_readv path: slower, never unsafe.
  */
-#include "attach.h"
-#include "session_internal.h"
-#include "attach/elfsym.h"
+#include "attach/attach.h"
+#include "attach/inject/session_internal.h"
+#include "elf/elfsym.h"
 #include "util/util.h"
 
 #include <errno.h>

@@ -20,8 +20,8 @@
  * loader event, and ubt no
  * system call while nothing is loaded.
  */
-#include "attach.h"
-#include "attach/session_internal.h"
+#include "attach/attach.h"
+#include "attach/inject/session_internal.h"
 #include "util/util.h"
 
 #include <errno.h>

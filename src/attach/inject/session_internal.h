@@ -6,7 +6,7 @@
 #ifndef UBT_ATTACH_SESSION_INTERNAL_H
 #define UBT_ATTACH_SESSION_INTERNAL_H
 
-#include "attach.h"
+#include "attach/attach.h"
 
 #include <stdint.h>
 #include <time.h>

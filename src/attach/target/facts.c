@@ -11,8 +11,8 @@
  *            whose ld.so is the same file as ubt's (same glibc build).
  *            Otherwise probes ask the kernel (gettid), which is slower.
  */
-#include "attach.h"
-#include "attach/elfsym.h"
+#include "attach/attach.h"
+#include "elf/elfsym.h"
 #include "util/util.h"
 
 #include <pthread.h>

@@ -11,10 +11,10 @@
  * is inside them; otherwise they stay as inert pages.  Sites of libraries
  * loaded after attach are armed here too (att_arm_late).
  */
-#include "attach.h"
-#include "attach/elfsym.h"
+#include "attach/attach.h"
+#include "elf/elfsym.h"
 #include "util/util.h"
-#include "attach/session_internal.h"
+#include "attach/inject/session_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,10 +8,10 @@
  * sites, detaching and the late arming of dlopen'ed libraries are patch.c's.
  * Both share this file's internal helpers through session_internal.h.
  */
-#include "attach.h"
-#include "attach/elfsym.h"
+#include "attach/attach.h"
+#include "elf/elfsym.h"
 #include "util/util.h"
-#include "attach/session_internal.h"
+#include "attach/inject/session_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

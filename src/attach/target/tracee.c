@@ -26,8 +26,8 @@
  * Memory goes through /proc/PID/mem, which can write read-only text while
  * we are the process's tracer.
  */
-#include "tracee.h"
-#include "elfsym.h"
+#include "attach/target/tracee.h"
+#include "elf/elfsym.h"
 #include "util/util.h"
 
 #include <dirent.h>

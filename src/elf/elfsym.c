@@ -16,7 +16,7 @@
  * - 0x1000.  Files are matched by device and inode, which survives
  * relative paths, symlinks and "/proc/PID/root" prefixes.
  */
-#include "elfsym.h"
+#include "elf/elfsym.h"
 #include "util/util.h"
 
 #include <errno.h>

@@ -26,7 +26,7 @@
  * file does not define) becomes CG_USDT_BAD with the reason and its text;
  * usdt.c refuses only a script that reads that argument.
  */
-#include "attach/usdt.h"
+#include "attach/resolve/usdt.h"
 
 #include <ctype.h>
 #include <errno.h>

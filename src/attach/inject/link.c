@@ -11,7 +11,7 @@
  * after relocation): the image lives in read-execute memory in the target,
  * and all mutable state belongs in the shared data part.
  */
-#include "link.h"
+#include "attach/inject/link.h"
 #include "util/util.h"
 
 #include <errno.h>

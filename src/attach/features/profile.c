@@ -23,8 +23,8 @@
  * a stopped thread that has our signal in hand is told not to take it.
  * Nothing of ours is left: /proc/PID/timers is empty and SigCgt clear.
  */
-#include "attach.h"
-#include "session_internal.h"
+#include "attach/attach.h"
+#include "attach/inject/session_internal.h"
 #include "util/util.h"
 
 #include <dirent.h>

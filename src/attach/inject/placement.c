@@ -16,10 +16,10 @@
  * the main code get trampoline islands of their own; BEGIN/END code gets
  * RWX memory in ubt near its view of the data.
  */
-#include "attach.h"
-#include "attach/elfsym.h"
+#include "attach/attach.h"
+#include "elf/elfsym.h"
 #include "util/util.h"
-#include "attach/session_internal.h"
+#include "attach/inject/session_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  * written into the shared header before probes are armed.  Every process
  * on the machine reads the same invariant TSC.
  */
-#include "attach.h"
+#include "attach/attach.h"
 
 #include <time.h>
 #include <x86intrin.h>

@@ -15,9 +15,9 @@
  * that still holds a trampoline's stub, so after detach no return address
  * points into ubt's code.
  */
-#include "attach.h"
-#include "attach/elfsym.h"
-#include "attach/session_internal.h"
+#include "attach/attach.h"
+#include "elf/elfsym.h"
+#include "attach/inject/session_internal.h"
 #include "util/util.h"
 
 #include <errno.h>

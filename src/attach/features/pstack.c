@@ -20,8 +20,8 @@
  * signal frame is ~3.5 KiB).  Mapped MAP_NORESERVE: a stack costs only the
  * pages its thread touches (a printf handler: one page).
  */
-#include "attach.h"
-#include "attach/session_internal.h"
+#include "attach/attach.h"
+#include "attach/inject/session_internal.h"
 #include "util/util.h"
 
 #include <errno.h>
