@@ -139,7 +139,7 @@ static int check_max_probes(const struct ast_node *prog, const struct att_sessio
 
 /*
  * profile probes are called by the runtime's signal handler, with the
- * interrupted registers (attach/profile.c): a probe block cannot also be a
+ * interrupted registers (attach/features/profile.c): a probe block cannot also be a
  * uprobe, whose handlers are called by trampolines in another convention.
  */
 static int check_profile(const struct ast_node *prog)
@@ -299,10 +299,10 @@ static void trace_loop(struct att_session *s, struct out *o, struct timers *tm,
 			if (tracee_wait_exit(&s->t, 0, &status) == 1)
 				break;
 		}
-		/* a probed library loaded after attach (attach/dlopen.c) */
+		/* a probed library loaded after attach (attach/features/dlopen.c) */
 		if (s->has_target)
 			att_dl_poll(s, sym_late_sites);
-		/* comm/uid/gid caches: raise ids_gen when a thread changed (attach/ids.c) */
+		/* comm/uid/gid caches: raise ids_gen when a thread changed (attach/target/ids.c) */
 		att_ids_poll(ids, &h->ids_gen);
 		if (s->has_target && ++checks % 20 == 0) {
 			int st = att_check_target(s);
@@ -558,7 +558,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	/* profile probes: a real-time signal the target leaves alone (attach/profile.c) */
+	/* profile probes: a real-time signal the target leaves alone (attach/features/profile.c) */
 	if (att_profile_plan(s, prog))
 		goto out_detach;
 	/* uaddr("sym"): the global's address in the target, now that it is open */

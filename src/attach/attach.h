@@ -47,7 +47,7 @@ struct att_point {
 	uint64_t fill;                 /* alignment fill after it that no symbol owns */
 	dev_t dev;
 	ino_t ino;
-	/* usdt (attach/usdt.c): vaddr is the location (base-adjusted), not a function */
+	/* usdt (attach/resolve/usdt.c): vaddr is the location (base-adjusted), not a function */
 	bool usdt;
 	uint64_t func_vaddr, func_size; /* the function around the location */
 	uint64_t sema;                  /* semaphore's link-time address, 0 if none */

@@ -308,14 +308,14 @@ struct ast_node {
 	struct src_loc pred_loc;
 	int depth;            /* parser: height of this subtree (nesting limit) */
 	/* AST_PROBE: the parameters of its uprobe's function, read from DWARF
-	 * before sema (attach/dwarf.c); NULL if the probe does not use `args`.
+	 * before sema (attach/resolve/dwarf.c); NULL if the probe does not use `args`.
 	 * Incomplete when they could not be found (the error is reported). */
 	const struct ast_record *args;
 	/* AST_PROBE that reads `probe`: the longest full name among its sites
 	 * (`uprobe:./t:mul`, wildcards expanded), found before sema
-	 * (attach/names.c) so the string type holds it; 0 if unknown. */
+	 * (attach/resolve/names.c) so the string type holds it; 0 if unknown. */
 	int probe_name_len;
-	/* AST_CALL uaddr("sym"): the symbol, found before sema (attach/dwarf.c):
+	/* AST_CALL uaddr("sym"): the symbol, found before sema (attach/resolve/dwarf.c):
 	 * its file (in the program's arena), link-time address and size;
 	 * sym_file NULL if not found.  Once the process is open the driver
 	 * puts its address in the target into cval (att_uaddr_bind). */
@@ -324,7 +324,7 @@ struct ast_node {
 };
 
 /*
- * Layout of the `args` record (a uprobe's parameters, attach/dwarf.c; built
+ * Layout of the `args` record (a uprobe's parameters, attach/resolve/dwarf.c; built
  * by codegen from the registers at function entry): a parameter passed in
  * the k-th integer argument register (rdi, rsi, rdx, rcx, r8, r9) is at
  * offset 8*k (a 16-byte struct in two registers spans two slots); one

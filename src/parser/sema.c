@@ -978,7 +978,7 @@ static void check_attach(struct sema *s, struct ast_node *probe)
 		struct ast_node *ap = probe->kids[i];
 		if ((ap->attach.offset || ap->attach.address) && !ap->attach.kernel &&
 		    strcmp(ap->attach.provider, "uprobe")) {
-			/* attach/resolve.c places uprobes at offsets and addresses; a return
+			/* attach/resolve/resolve.c places uprobes at offsets and addresses; a return
 			 * probe belongs to a whole function */
 			diag_error(s->diags, ap->loc, "%s probes at an offset or address are not supported",
 				   ap->attach.provider);

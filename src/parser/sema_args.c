@@ -4,7 +4,7 @@
  *
  * Pipeline position: sema, called from sema_builtin() and sema_field()
  * before their generic handling.  The record itself was built from the
- * binary's DWARF before sema ran (attach/dwarf.c, probe->args); here we
+ * binary's DWARF before sema ran (attach/resolve/dwarf.c, probe->args); here we
  * only check where `args` may be used and which parameter a field names.
  * `args` is a record value kept in a buffer by codegen (cg_args.c), so
  * `args.name` reads it like any record field; `->` is accepted too, since
@@ -43,7 +43,7 @@ bool sema_args_builtin(struct sema *s, struct ast_node *n)
 		return true;
 	}
 	if (!r->complete)
-		return true; /* attach/dwarf.c reported why */
+		return true; /* attach/resolve/dwarf.c reported why */
 	n->type = (struct ast_type){ .kind = TY_STRUCT, .size = r->size, .rec = r, .as = AS_USER };
 	return true;
 }

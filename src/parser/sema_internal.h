@@ -78,7 +78,7 @@ bool sema_check_arg(struct sema *s, struct ast_node *n, int i, enum ast_type_kin
 bool sema_stack_call(struct sema *s, struct ast_node *n);
 bool sema_uaddr_call(struct sema *s, struct ast_node *n);
 
-/* sema_args.c, issue 7: a uprobe's `args` (typed from DWARF by attach/dwarf.c) */
+/* sema_args.c, issue 7: a uprobe's `args` (typed from DWARF by attach/resolve/dwarf.c) */
 bool sema_args_builtin(struct sema *s, struct ast_node *n);
 bool sema_args_field(struct sema *s, struct ast_node *n);
 

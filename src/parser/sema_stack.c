@@ -45,7 +45,7 @@ int sema_stack_kind(const struct ast_node *probe)
 
 /*
  * uaddr -> 'uaddr' '(' string ')': the address of a global of the probe's
- * binary (found before sema, attach/dwarf.c), typed as bpftrace does by the
+ * binary (found before sema, attach/resolve/dwarf.c), typed as bpftrace does by the
  * symbol's size: int8 *, int16 *, int32 *, else int64 *.
  */
 bool sema_uaddr_call(struct sema *s, struct ast_node *n)
@@ -70,7 +70,7 @@ bool sema_uaddr_call(struct sema *s, struct ast_node *n)
 	}
 	sema_expr(s, n->kids[0], USE_NONE, NULL);
 	if (!n->sym_file)
-		return true; /* attach/dwarf.c reported it */
+		return true; /* attach/resolve/dwarf.c reported it */
 	int size = n->sym_size == 1 || n->sym_size == 2 || n->sym_size == 4 ? (int)n->sym_size : 8;
 	struct ast_type e = { TY_INT, size, true, AS_NONE };
 	n->type = ast_ptr_to(s->prog, e);

@@ -1,6 +1,6 @@
 /*
  * test_usdt_args.c - table tests of the USDT operand parser
- * (src/attach/usdt_args.c): operand text in, struct cg_usdt_arg out, or
+ * (src/attach/resolve/usdt_args.c): operand text in, struct cg_usdt_arg out, or
  * the reason it cannot be read.
  *
  * The operands are the forms GNU as and clang's assembler accept for the
