@@ -209,10 +209,6 @@ struct att_dwarf;
 struct att_dwarf *att_dwarf_open(const char *path);
 char *att_dwarf_params_text(struct att_dwarf *d, uint64_t vaddr);
 void att_dwarf_close(struct att_dwarf *d);
-/* resolve.c: says that p's library is not loaded in the target (its probe is skipped). */
-void att_resolve_not_loaded(struct att_session *s, struct att_point *p);
-/* resolve.c: plans the site of a mid-function uprobe (p->mid) at load bias `bias`. */
-int att_resolve_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias);
 
 /*
  * names.c: probes that read the `probe` builtin get one compiled variant
@@ -227,16 +223,7 @@ void att_probe_name_sizes(struct ast_node *prog, pid_t pid);
 /* usdt.c: resolves one usdt attach point into s->points (one per location). */
 int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
 		     struct att_session *s, struct diags *diags);
-/*
- * usdt.c: semaphores (recorded by att_usdt_plan).  Take adds 1 to each with every thread stopped, release subtracts it
- * again from those still held (both read-modify-write through
- * /proc/PID/mem: never overwrite a count other tracers share).
- */
-int att_usdt_semas_take(struct att_session *s);
-void att_usdt_semas_release(struct att_session *s);
 void att_usdt_free(struct att_session *s);
-/* usdt.c: plans a mid-function site for every usdt location (during att_install). */
-int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps);
 
 /*
  * list.c: `ubt -l [SEARCH] [-p PID]`: prints the uprobe, uretprobe and usdt

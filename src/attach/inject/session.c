@@ -177,7 +177,7 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			elf_file_close(&f);
 		}
 		if (ret && !p->main_exe) { /* a library not loaded (yet) */
-			att_resolve_not_loaded(s, p);
+			att_point_not_loaded(s, p);
 			continue;
 		}
 		if (ret) {
@@ -247,7 +247,7 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 	for (int i = 0; i < s->npoints; i++) {
 		int ret;
 		if (s->points[i].mid && s->points[i].loaded &&
-		    (ret = att_resolve_plan_mid(s, &s->points[i], s->points[i].bias)))
+		    (ret = att_plan_mid(s, &s->points[i], s->points[i].bias)))
 			return ret;
 	}
 	return att_usdt_plan(s, maps, nmaps);

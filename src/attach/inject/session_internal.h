@@ -36,6 +36,24 @@ int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bi
  * addr, -ECANCELED (warned) when p is one of a wildcard's matches, else 0 */
 int att_ret_check(struct att_session *s, const struct att_point *p, uint64_t addr);
 
+/* plan_mid.c: says that p's library is not loaded in the target (its
+ * probe is skipped, or armed when it loads); plans the site of a
+ * mid-function uprobe (p->mid) at load bias `bias`; plans a mid-function
+ * site for every usdt location */
+void att_point_not_loaded(struct att_session *s, struct att_point *p);
+int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias);
+int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps);
+
+/*
+ * features/usdt_sema.c: semaphores (recorded by att_usdt_plan through
+ * att_usdt_sema_add).  Take adds 1 to each with every thread stopped,
+ * release subtracts it again from those still held (both read-modify-write
+ * through /proc/PID/mem: never overwrite a count other tracers share).
+ */
+int att_usdt_sema_add(struct att_session *s, uint64_t addr);
+int att_usdt_semas_take(struct att_session *s);
+void att_usdt_semas_release(struct att_session *s);
+
 /* placement.c */
 int att_rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
 	     uint64_t a5, uint64_t a6, int64_t *out);

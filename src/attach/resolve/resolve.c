@@ -22,7 +22,7 @@
  * Each matched function becomes one struct att_point; several names for
  * one address (aliases) are one point.  A point at an offset or at an
  * address inside a function is a mid-function site (the USDT kind of
- * trampoline, which saves every register); att_resolve_plan_mid() plans
+ * trampoline, which saves every register); inject/plan_mid.c plans
  * those once the process is open.
  */
 #include "attach/attach.h"
@@ -896,85 +896,4 @@ int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags
 	if (!ret)
 		att_probe_names(prog, s); /* names.c */
 	return ret;
-}
-
-/* ---- planning mid-function uprobes (once the process is open) --------------- */
-
-int att_resolve_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias)
-{
-	uint64_t addr = bias + p->vaddr, func = bias + p->func_vaddr;
-	struct att_site *site = NULL;
-	for (int j = 0; j < s->nsites; j++)
-		if (s->sites[j].plan.site == addr)
-			site = &s->sites[j];
-	for (int j = 0; j < s->nsites; j++) {
-		const struct att_site *o = &s->sites[j];
-		if (!o->mid && addr > o->plan.site && addr < o->plan.site + (uint64_t)o->plan.orig_len) {
-			diag_sys("probe one of them only, or the other at an offset past the jump",
-				 "%s:%s: the jump patched at the function's entry (0x%llx) covers "
-				 "this probe's address 0x%llx",
-				 p->path, p->func, (unsigned long long)o->plan.site,
-				 (unsigned long long)addr);
-			return -EINVAL;
-		}
-	}
-	if (site && !site->mid) {
-		diag_sys(NULL, "%s:%s: two kinds of probe at the same address 0x%llx", p->path,
-			 p->func, (unsigned long long)addr);
-		return -EINVAL;
-	}
-	if (!site) {
-		if (s->nsites >= s->max_sites) {
-			diag_sys(NULL, "internal: more than %d probed locations", s->max_sites);
-			return -E2BIG;
-		}
-		site = &s->sites[s->nsites++];
-		memset(site, 0, sizeof(*site));
-		site->mid = true;
-		site->island = -1;
-		site->func_addr = func;
-		site->func_len = p->func_size;
-		size_t len = p->func_size ? p->func_size : (size_t)(addr - func) + ARCH_MAX_DISPLACED;
-		uint8_t *code = xmalloc(len);
-		int ret = tracee_read(&s->t, func, code, len);
-		if (!ret)
-			ret = arch_plan_mid_site(code, p->func_size, func, addr, NULL, 0, &site->plan);
-		free(code);
-		if (ret) {
-			diag_sys(NULL, "%s:%s: cannot decode its code: %s", p->path, p->func,
-				 strerror(-ret));
-			return ret;
-		}
-		if (site->plan.kind != ARCH_PATCH_JMP)
-			fprintf(stderr,
-				"WARNING: %s:%s: using a breakpoint (about 2 us per hit) instead of a "
-				"jump: %s\n",
-				p->path, p->func, site->plan.why);
-	}
-	if (site->nhandlers == (int)ARRAY_SIZE(site->handlers)) {
-		diag_sys(NULL, "%s:%s: too many probes on one location", p->path, p->func);
-		return -E2BIG;
-	}
-	site->variants[site->nhandlers] = p->variant;
-	site->handlers[site->nhandlers++] = (uint64_t)p->probe_index;
-	return 0;
-}
-
-void att_resolve_not_loaded(struct att_session *s, struct att_point *p)
-{
-	/* uprobes (entry and FUNC+OFFSET) and uretprobes are armed when the
-	 * library is loaded (dlopen.c); usdt probes are not */
-	bool later = !strcmp(p->attach->attach.provider, "uprobe") ||
-		     !strcmp(p->attach->attach.provider, "uretprobe");
-	p->pending = later;
-	/* once per file */
-	for (const struct att_point *q = s->points; q < p; q++)
-		if (q->dev == p->dev && q->ino == p->ino)
-			return;
-	if (later)
-		fprintf(stderr, "WARNING: %s is not loaded in pid %d: its probes will be attached "
-				"when it is\n", p->path, (int)s->t.pid);
-	else
-		fprintf(stderr, "WARNING: %s is not loaded in pid %d: its probes are not attached\n",
-			p->path, (int)s->t.pid);
 }
