@@ -2,6 +2,12 @@
  * elfsym.h - finding things in the target's ELF files and address space:
  * symbols (.symtab and .dynsym, via libelf), the mappings of a process
  * (/proc/PID/maps) and where a file is loaded in it.
+ *
+ * Layer rule (src/elf/): read-only, below attach and output.  It opens ELF
+ * files and reads /proc/PID/maps; it never touches a process otherwise and
+ * includes nothing of ubt but util/ (tests/layers/check.py).  Its names
+ * (elf_file_*, elf_find_*, proc_*) predate the layer: elf_ is also
+ * libelf's prefix, which is why the folder is elf/ and not libelf's names.
  */
 #ifndef UBT_ELFSYM_H
 #define UBT_ELFSYM_H

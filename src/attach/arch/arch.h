@@ -2,9 +2,13 @@
  * arch.h - the machine-specific part of attaching: decoding a probe site,
  * relocating the instructions a patch displaces, and emitting trampolines.
  *
- * Everything else in src/attach is architecture-neutral and talks to the
- * machine only through this interface.  The x86-64 implementation lives in
- * arch/x86_64/ and uses Zydis.
+ * Room rule (attach/arch/): pure functions of bytes and addresses (code
+ * in, plans and bytes out); arch never touches a process and includes
+ * nothing of attach outside arch/ (tests/layers/check.py).  The rest of
+ * src/attach talks to the machine through this interface, though some of
+ * it still knows x86-64 (registers in tracee.c, patch.c, ret.c; R_X86_64_*
+ * in link.c; SysV registers in dwarf.c; AT&T operands in usdt_args.c).
+ * The x86-64 implementation lives in arch/x86_64/ and uses Zydis.
  *
  * A probe site at address S gets this treatment (x86-64):
  *

@@ -5,6 +5,10 @@
  * dynamic loader: the runtime object (built with the project) and the
  * probe code object (from LLVM) are linked here, at the address the code
  * will have in the target, into one flat image that is copied there.
+ *
+ * Room rule (attach/inject/, see session_internal.h): the linker itself is
+ * pure (memory in, image out); session.c and placement.c copy the image
+ * into the target.
  */
 #ifndef UBT_LINK_H
 #define UBT_LINK_H

@@ -2,11 +2,20 @@
  * session_internal.h - what session.c (planning, install), placement.c
  * (memory in the target) and patch.c (patching, detach) share.  Not part
  * of attach's interface (that is attach.h).
+ *
+ * Room rule (attach/inject/): inject is the only code, with features/,
+ * that changes the target: memory mapped in it, trampolines and patches
+ * written, state-changing remote system calls (att_rsys, tracee_write.h);
+ * every step is undone by att_detach() or, if ubt dies, by the watchdog.
+ * It owns the session and may use every lower room (target/, resolve/'s
+ * points, arch/, the ELF layer).  Only inject/ and features/ include this
+ * header (tests/layers/check.py).
  */
 #ifndef UBT_ATTACH_SESSION_INTERNAL_H
 #define UBT_ATTACH_SESSION_INTERNAL_H
 
 #include "attach/attach.h"
+#include "attach/target/tracee_write.h"
 
 #include <stdint.h>
 #include <time.h>

@@ -20,6 +20,7 @@
  * whole process group, and ubt, not the watchdog, handles it.
  */
 #include "attach/attach.h"
+#include "attach/target/tracee_write.h"
 #include "util/util.h"
 
 #include <errno.h>

@@ -2,6 +2,9 @@
  * usdt.h - USDT (SystemTap SDT) probes in ELF files: reading the
  * .note.stapsdt notes and parsing their argument operands.  Used by
  * attach (usdt.c: resolving usdt attach points) and by the listing (list.c).
+ *
+ * Room rule (attach/resolve/, see resolve.h): reads files only; nothing
+ * here touches a process.
  */
 #ifndef UBT_USDT_H
 #define UBT_USDT_H

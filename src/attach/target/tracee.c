@@ -27,6 +27,7 @@
  * we are the process's tracer.
  */
 #include "attach/target/tracee.h"
+#include "attach/target/tracee_write.h"
 #include "elf/elfsym.h"
 #include "util/util.h"
 

@@ -1,6 +1,11 @@
 /*
  * tracee.h - controlling the target process through ptrace.
  *
+ * Room rule (attach/target/, see target.h): ptrace and /proc, nothing of
+ * probes.  This header stops, reads and releases the target; what changes
+ * it (memory writes, remote system calls) is in tracee_write.h, which only
+ * attach/inject/ and attach/features/ may include.
+ *
  * Everything attach does to another process goes through here: stopping
  * every thread, reading and writing its memory, issuing system calls
  * inside it, starting a command so that probes are live before its main()
@@ -89,37 +94,9 @@ int tracee_release(struct tracee *t);
 /* Closes fds; the process must be released. */
 void tracee_close(struct tracee *t);
 
-/* Memory of the target, through /proc/PID/mem (works on read-only text). */
+/* Memory of the target, through /proc/PID/mem (works on read-only text);
+ * tracee_write() is in tracee_write.h. */
 int tracee_read(struct tracee *t, uint64_t addr, void *buf, size_t len);
-int tracee_write(struct tracee *t, uint64_t addr, const void *buf, size_t len);
-
-/*
- * Executes system call nr with up to 6 arguments in the first stopped
- * thread, returning the kernel's result (which may be -errno) in *ret.
- * The thread runs a 4-byte stub `syscall; jmp .` placed where no code of
- * the process is (past the end of an executable segment, inside its last
- * page), stopped at the syscall's entry and exit with PTRACE_SYSCALL: no
- * single-step, so a thread whose tracer dies mid-call spins in the stub
- * instead of taking a fatal SIGTRAP or running on with our registers.
- * The thread's registers are restored afterwards, so an interrupted
- * syscall of its own restarts correctly.  Requires tracee_stop_all().
- */
-int tracee_syscall(struct tracee *t, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
-		   uint64_t a5, uint64_t a6, int64_t *ret);
-
-/*
- * For a process whose previous tracer died: puts back a thread it left
- * inside a remote syscall (per t->rescue) and the stub's bytes.  Requires
- * tracee_stop_all().
- */
-void tracee_rescue_apply(struct tracee *t);
-
-/*
- * Copies len bytes to a scratch area below the stopped thread's stack (below
- * the red zone) and returns its address, for remote syscall arguments such
- * as path strings.  Valid until the next tracee_scratch() or release.
- */
-int tracee_scratch(struct tracee *t, const void *data, size_t len, uint64_t *addr);
 
 /*
  * After release: waits for the process to exit, up to timeout_ms (-1 =

@@ -8,7 +8,7 @@
  * Needs ptrace rights over its own children (root, or Yama ptrace_scope <= 1).
  */
 #include "elf/elfsym.h"
-#include "attach/target/tracee.h"
+#include "attach/target/tracee_write.h"
 
 #include <elf.h>
 #include <errno.h>
