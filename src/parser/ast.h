@@ -264,6 +264,8 @@ int ast_type_align(const struct ast_type *t);
 /* Interned pointer-to-t and tuple types. */
 struct ast_type ast_ptr_to(struct ast_program *p, struct ast_type t);
 struct ast_type ast_tuple_of(struct ast_program *p, const struct ast_type *types, int n);
+/* "count", "int64", "unsigned int64", "string[4]": bpftrace's type names. */
+const char *ast_type_name(const struct ast_type *t, char *buf, size_t len);
 bool ast_type_eq(const struct ast_type *a, const struct ast_type *b);
 /*
  * An integer known before code generation that bpftrace counts as a

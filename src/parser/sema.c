@@ -26,71 +26,6 @@
 #include "sema_internal.h"
 #include "../util/util.h"
 
-const char *sema_type_name(const struct ast_type *t, char *buf, size_t len)
-{
-	switch (t->kind) {
-	case TY_INT:
-		snprintf(buf, len, "%sint%d", t->is_signed ? "" : "unsigned ", t->size * 8);
-		return buf;
-	case TY_STR:
-		snprintf(buf, len, "string[%d]", t->size);
-		return buf;
-	case TY_COUNT:
-		return "count";
-	case TY_SUM:
-		return "sum";
-	case TY_AVG: return "avg";
-	case TY_MIN: return "min";
-	case TY_MAX: return "max";
-	case TY_STATS: return "stats";
-	case TY_HIST: return "hist";
-	case TY_LHIST: return "lhist";
-	case TY_USYM:
-		return "usym";
-	case TY_USTACK:
-		return "ustack";
-	case TY_PTR: {
-		char inner[256];
-		snprintf(buf, len, "%s *", t->elem->kind == TY_NONE ? "void"
-					   : sema_type_name(t->elem, inner, sizeof(inner)));
-		return buf;
-	}
-	case TY_ARRAY: {
-		char inner[256];
-		snprintf(buf, len, "%s[%d]", sema_type_name(t->elem, inner, sizeof(inner)), t->count);
-		return buf;
-	}
-	case TY_STRUCT:
-		snprintf(buf, len, "%s", t->rec->name);
-		return buf;
-	case TY_TUPLE: {
-		struct buf b = { 0 };
-		char inner[256];
-		buf_printf(&b, "(");
-		for (int i = 0; i < t->tup->count; i++)
-			buf_printf(&b, "%s%s", i ? "," : "",
-				   sema_type_name(&t->tup->types[i], inner, sizeof(inner)));
-		buf_printf(&b, ")");
-		snprintf(buf, len, "%s", b.data);
-		buf_free(&b);
-		return buf;
-	}
-	case TY_BUF:
-		snprintf(buf, len, "buffer[%d]", t->size);
-		return buf;
-	case TY_TSTAMP: return "timestamp";
-	case TY_INET: return "inet";
-	case TY_STRERROR: return "strerror";
-	case TY_USERNAME: return "username";
-	case TY_MACADDR: return "mac_address";
-	case TY_CGPATH: return "cgroup_path";
-	case TY_NONE:
-	case TY_VOID:
-	default:
-		return "none";
-	}
-}
-
 /* bpftrace's name for the kind alone: "integer", "string", ... */
 const char *sema_kind_name(const struct ast_type *t)
 {
@@ -100,7 +35,7 @@ const char *sema_kind_name(const struct ast_type *t)
 	case TY_COUNT: return "count";
 	case TY_SUM: return "sum";
 	case TY_AVG: case TY_MIN: case TY_MAX: case TY_STATS: case TY_HIST: case TY_LHIST:
-		return sema_type_name(t, (char[16]){0}, 16);
+		return ast_type_name(t, (char[16]){0}, 16);
 	case TY_USYM: return "usym";
 	case TY_USTACK: return "ustack";
 	case TY_PTR: return "pointer";
@@ -120,7 +55,7 @@ const char *sema_kind_name(const struct ast_type *t)
 
 const char *sema_tn(const struct ast_type *t, char buf[64])
 {
-	return sema_type_name(t, buf, 64);
+	return ast_type_name(t, buf, 64);
 }
 
 static struct src_loc join(struct src_loc a, struct src_loc b)

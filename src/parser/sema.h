@@ -60,8 +60,6 @@ extern bool sema_unsafe;
 /* Returns 0, or -1 if errors were added to diags. */
 int sema_check(struct ast_node *prog, struct diags *diags, struct sema_info *info);
 void sema_info_free(struct sema_info *info);
-/* "count", "int64", "unsigned int64", "string[4]": bpftrace's type names. */
-const char *sema_type_name(const struct ast_type *t, char *buf, size_t len);
 /* The trampoline kind (runtime enum rt_stack_kind) every attach point of
  * the probe has: 0 entry, 1 inside a function, 2 return, 3 none (BEGIN);
  * -1 when they differ (sema_stack.c). */
