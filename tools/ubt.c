@@ -19,7 +19,7 @@
 #include "output/stack.h"
 #include "output/sym.h"
 #include "parser/ast.h"
-#include "parser/sema.h"
+#include "sema/sema.h"
 #include "util/util.h"
 
 #include <dirent.h>

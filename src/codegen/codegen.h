@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include "parser/ast.h"
-#include "parser/sema.h"
+#include "sema/sema.h"
 #include "runtime/abi.h"
 
 /*

@@ -10,7 +10,7 @@
 #ifndef UBT_SEMA_H
 #define UBT_SEMA_H
 
-#include "ast.h"
+#include "parser/ast.h"
 
 #define SEMA_MAX_KEYS 8
 
