@@ -2,9 +2,12 @@
  * ast.h - the abstract syntax tree of a bpftrace script.
  *
  * Pipeline position: parse_script() (parser.y + lexer.l) builds this tree,
- * sema_check() (sema.c) annotates it with types and resolves maps and
+ * sema_check() (src/sema) annotates it with types and resolves maps and
  * variables, cg_compile() (src/codegen) turns it into machine code.  Later
  * stages only read it (const).
+ *
+ * Room rule (src/parser/): text in, AST out; the parser includes only
+ * util/, never sema or a later stage (tests/layers/check.py).
  *
  * One node struct serves every kind; which fields a kind uses is written
  * next to the kind.  Lists (probes, attach points, statements, call
@@ -117,7 +120,7 @@ bool attach_is_wild(const char *pat);
 /* The name a pattern stands for when it has no wildcard: escapes removed (malloc'ed). */
 char *attach_plain(const char *pat);
 
-/* Types assigned by sema (src/parser/sema.c). */
+/* Types assigned by sema (src/sema/sema.c). */
 enum ast_type_kind {
 	TY_NONE,   /* statement, or not yet typed */
 	TY_INT,    /* integer: size bytes (1,2,4,8), is_signed */

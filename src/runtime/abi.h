@@ -255,7 +255,7 @@ struct rt_shm_header {
 	volatile uint64_t ids_gen;
 	/* the bounds of one probe hit (the target writes) */
 	volatile uint64_t hits_stopped; /* hits ended early: their loops ran past the
-					 * budget of one hit (parser/sema_loop.c, codegen/cg_loop.c) */
+					 * budget of one hit (sema/sema_loop.c, codegen/cg_loop.c) */
 	volatile uint64_t deep_skipped; /* hits skipped: RT_PSTACK_DEPTH probes of the thread
 					 * were running already (signal handlers in probes) */
 	volatile uint64_t recycle_next; /* rt_thread.c: no look for exited threads' slots

@@ -6,6 +6,11 @@
  * nodes to a struct sema_map and AST_VAR nodes to a struct sema_var, and
  * fills struct sema_info with everything later stages need to know about
  * the program as a whole.  All errors go to diags in bpftrace's wording.
+ *
+ * Room rule (src/sema/): a pure pass over the AST, above src/parser and
+ * below codegen; it includes only parser/ and util/ (tests/layers/check.py).
+ * What it needs from files (a uprobe's DWARF arguments) was put on the AST
+ * before it runs (attach/resolve/dwarf.c).
  */
 #ifndef UBT_SEMA_H
 #define UBT_SEMA_H
