@@ -14,6 +14,7 @@
 #include "ubt_args.h"
 #include "ubt_compat.h"
 #include "attach/attach.h"
+#include "attach/features/features.h"
 #include "codegen/codegen.h"
 #include "output/output.h"
 #include "output/stack.h"

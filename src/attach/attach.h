@@ -26,7 +26,8 @@
  * owns the session) and features/ (optional parts with the same verbs);
  * arch/ (the machine) and src/elf (ELF files, /proc/PID/maps) below all of
  * them.  This header holds the session every room shares and the verbs the
- * driver calls; it includes the rooms' public headers.
+ * driver calls; it includes resolve.h and target.h (features.h is the
+ * driver's to include: inject/ runs features only through their table).
  */
 #ifndef UBT_ATTACH_H
 #define UBT_ATTACH_H
@@ -42,7 +43,6 @@
 #include "codegen/codegen.h"
 #include "attach/resolve/resolve.h"
 #include "attach/target/target.h"
-#include "attach/features/features.h"
 
 struct proc_map;
 

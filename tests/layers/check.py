@@ -14,6 +14,10 @@ file, finds the room of the file and of each header it includes with
     headers that change the target (tracee_write.h: memory writes and
     remote system calls; session_internal.h: the session's internals),
     tracee.c and tracee_write.h excepted, which implement the first;
+  - a file of inject/ calls a feature's function by name (att_ret_*,
+    att_read_*, ...): the session runs features through the table of
+    their verbs (features/table.c), so that features depend on inject and
+    not the other way round;
   - a file outside those rooms calls the target-changing functions
     (tracee_write, tracee_syscall, tracee_scratch, tracee_rescue_apply,
     att_rsys), or a file of resolve/ or of the ELF layer calls any tracee_
@@ -69,14 +73,15 @@ MAY_USE = {
     'arch': {'runtime', 'util'},
     'target': {'elf', 'util', 'runtime', 'attach', 'codegen', 'sema', 'parser'},
     'resolve': {'elf', 'util', 'parser', 'sema', 'codegen', 'runtime', 'attach'},
-    'inject': {'target', 'resolve', 'features', 'arch', 'elf', 'util', 'runtime', 'codegen',
+    # inject runs the features through their table (att_features[]) and names none
+    'inject': {'target', 'resolve', 'arch', 'elf', 'util', 'runtime', 'codegen',
                'sema', 'parser', 'attach'},
     'features': {'inject', 'target', 'resolve', 'arch', 'elf', 'util', 'runtime', 'codegen',
                  'sema', 'parser', 'attach'},
-    'attach': {'target', 'resolve', 'features', 'inject', 'arch', 'elf', 'codegen', 'runtime',
+    'attach': {'target', 'resolve', 'inject', 'arch', 'elf', 'codegen', 'runtime',
                'sema', 'parser', 'util'},
     'output': {'util', 'elf', 'parser', 'sema', 'codegen', 'runtime'},
-    'tools': ALL - {'inject', 'features', 'target', 'resolve', 'arch'},
+    'tools': ALL - {'inject', 'target', 'resolve', 'arch'},
 }
 
 # Headers that change the target: only these rooms (and these files) include them.
@@ -86,6 +91,9 @@ WRITE_IMPL = {'src/attach/target/tracee.c', 'src/attach/target/tracee_write.h'}
 WRITE_CALLS = re.compile(r'\b(tracee_write|tracee_syscall|tracee_scratch|tracee_rescue_apply|att_rsys)\s*\(')
 PTRACE_CALLS = re.compile(r'\b(tracee_[a-z_]+)\s*\(')
 NO_PTRACE = {'resolve', 'elf'}
+# A feature's own functions (features/features.h): inject calls them only
+# through the table's verbs.
+FEATURE_CALLS = re.compile(r'\b(att_(?:ret|read|pstack|profile|dl|usdt_semas)_[a-z_]+)\s*\(')
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -170,6 +178,11 @@ def check(root):
             line = code.count('\n', 0, m.start()) + 1
             if room in NO_PTRACE:
                 bad.append(f'{rel}:{line}: {room}/ reads files only, yet calls {m.group(1)}()')
+        if room == 'inject':
+            for m in FEATURE_CALLS.finditer(code):
+                line = code.count('\n', 0, m.start()) + 1
+                bad.append(f'{rel}:{line}: inject/ runs features through att_features[], '
+                           f'yet calls {m.group(1)}()')
         if room not in WRITERS and rel not in WRITE_IMPL:
             for m in WRITE_CALLS.finditer(code):
                 line = code.count('\n', 0, m.start()) + 1
@@ -204,6 +217,13 @@ SELF_TESTS = [
     ('output including the session',
      'src/output/output.c', '#include "attach/attach.h"\n',
      'output/ may not include src/attach/attach.h'),
+    ('inject including a feature',
+     'src/attach/inject/placement.c', '#include "attach/features/features.h"\n',
+     'inject/ may not include src/attach/features/features.h'),
+    ('inject calling a feature by name',
+     'src/attach/inject/verbs.c',
+     'static void unmap_all(struct att_session *s) { att_pstack_unmap(s); }\n',
+     'inject/ runs features through att_features[], yet calls att_pstack_unmap()'),
     ('the parser including sema',
      'src/parser/ast.c', '#include "sema/sema.h"\n',
      'parser/ may not include src/sema/sema.h'),

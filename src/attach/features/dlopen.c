@@ -21,6 +21,7 @@
  * system call while nothing is loaded.
  */
 #include "attach/attach.h"
+#include "attach/features/features.h"
 #include "attach/inject/session_internal.h"
 #include "util/util.h"
 

@@ -7,10 +7,14 @@
  * and undone by detach and by the watchdog (remove, detach, unmap): return
  * probes (ret.c), fault-tolerant reads (readsafe.c), probe stacks
  * (pstack.c), profile timers (profile.c), libraries loaded after attach
- * (dlopen.c), USDT semaphores (usdt_sema.c).  Like inject/, features may
- * change the target (tracee_write.h, att_rsys) and use the session's
- * internals (inject/session_internal.h); resolve/, target/ and the ELF
- * layer never include this room (tests/layers/check.py).
+ * (dlopen.c), USDT semaphores (usdt_sema.c).  Each is a struct att_feature
+ * of those verbs (inject/session_internal.h) in table.c, which the session
+ * walks: inject/ never names a feature.  Like inject/, features may change
+ * the target (tracee_write.h, att_rsys) and use the session's internals
+ * (inject/session_internal.h); resolve/, target/, inject/ and the ELF
+ * layer never include this room (tests/layers/check.py).  This header
+ * declares each feature's own functions, for table.c, for each other and
+ * for the driver (reports, profile planning, the late-library poll).
  */
 #ifndef UBT_ATTACH_FEATURES_H
 #define UBT_ATTACH_FEATURES_H
@@ -29,7 +33,11 @@ struct diags;
 struct proc_map;
 struct rt_shm_header;
 
-/* ret.c: return probes */
+/* ret.c: return probes.  att_ret_check(): -ENOTSUP (said) if a return
+ * probe cannot follow the function at addr, -ECANCELED (warned) when p is
+ * one of a wildcard's matches, else 0 */
+struct att_point;
+int att_ret_check(struct att_session *s, const struct att_point *p, uint64_t addr);
 bool att_ret_wanted(const struct att_session *s);
 int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps);
 int att_ret_install(struct att_session *s, struct rt_shm_header *h);
@@ -50,6 +58,15 @@ bool att_pstack_busy(const struct att_session *s, uint64_t rsp);
 void att_pstack_unmap(struct att_session *s);
 /* Says on stderr how many calls ran without their return probe. */
 void att_ret_report(const struct att_session *s, bool verbose);
+
+/*
+ * usdt_sema.c: semaphores (recorded by inject/plan_mid.c).  Take adds 1 to
+ * each with every thread stopped, release subtracts it again from those
+ * still held (both read-modify-write through /proc/PID/mem: never
+ * overwrite a count other tracers share).
+ */
+int att_usdt_semas_take(struct att_session *s);
+void att_usdt_semas_release(struct att_session *s);
 
 /*
  * profile.c: profile:hz:N probes.  att_profile_plan() picks the signal

@@ -24,6 +24,7 @@
  * Nothing of ours is left: /proc/PID/timers is empty and SigCgt clear.
  */
 #include "attach/attach.h"
+#include "attach/features/features.h"
 #include "attach/inject/session_internal.h"
 #include "util/util.h"
 

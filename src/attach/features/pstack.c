@@ -21,6 +21,7 @@
  * pages its thread touches (a printf handler: one page).
  */
 #include "attach/attach.h"
+#include "attach/features/features.h"
 #include "attach/inject/session_internal.h"
 #include "util/util.h"
 

@@ -20,6 +20,7 @@
  * process_vm_readv path: slower, never unsafe.
  */
 #include "attach/attach.h"
+#include "attach/features/features.h"
 #include "attach/inject/session_internal.h"
 #include "elf/elfsym.h"
 #include "util/util.h"

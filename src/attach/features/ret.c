@@ -16,6 +16,7 @@
  * points into ubt's code.
  */
 #include "attach/attach.h"
+#include "attach/features/features.h"
 #include "elf/elfsym.h"
 #include "attach/inject/session_internal.h"
 #include "util/util.h"

@@ -3,32 +3,18 @@
  * computing a probe's arguments, raised while ubt's probes are armed.
  *
  * Pipeline position: inject/plan_mid.c records each location's semaphore
- * (att_usdt_sema_add) while planning; patch.c takes them once the probes
- * are live (att_arm) and releases them at detach.  The counts are shared
+ * in the session while planning; the session takes them once the probes
+ * are live (the arm verb, table.c) and releases them at detach.  The counts are shared
  * with every other tracer (the kernel's ref_ctr_offset adjusts the same
  * 2-byte counter), so they are only ever incremented and decremented.
  */
 #include "attach/attach.h"
+#include "attach/features/features.h"
 #include "attach/inject/session_internal.h"
 #include "util/util.h"
 
 #include <errno.h>
 #include <string.h>
-
-/* ---- semaphores ------------------------------------------------------- */
-
-int att_usdt_sema_add(struct att_session *s, uint64_t addr)
-{
-	for (int i = 0; i < s->nsemas; i++)
-		if (s->semas[i].addr == addr)
-			return 0;
-	if (s->nsemas == ATT_MAX_SEMAS) {
-		diag_sys(NULL, "more than %d usdt semaphores", ATT_MAX_SEMAS);
-		return -E2BIG;
-	}
-	s->semas[s->nsemas++] = (struct att_sema){addr, false};
-	return 0;
-}
 
 /*
  * The semaphores live in the session's shared memory, so the watchdog

@@ -97,7 +97,7 @@ int att_arm(struct att_session *s)
 			site->patched = true;
 	}
 	if (!ret)
-		ret = att_usdt_semas_take(s); /* probes are live: let the program fire them */
+		ret = att_features_arm(s); /* probes are live: usdt semaphores let the program fire them */
 	if (ret) {
 		att_sys_error(s, ret, "patching");
 		for (int i = 0; i < s->nsites; i++)
@@ -176,7 +176,7 @@ static bool unmap_if_idle(struct att_session *s)
 			busy = true;
 		/* a signal handler of the program's that interrupted a probe
 		 * runs on the probe stack: its pc is not ours */
-		if (att_pstack_busy(s, s->t.threads[i].regs.rsp))
+		if (att_features_busy(s, s->t.threads[i].regs.rsp))
 			busy = true;
 		for (int k = 0; k < s->nislands; k++)
 			if (pc >= s->islands[k].addr && pc < s->islands[k].addr + s->islands[k].size)
@@ -186,14 +186,13 @@ static bool unmap_if_idle(struct att_session *s)
 	if (busy)
 		return false;
 	int64_t r;
-	/* no thread can be inside a read routine now: the handler can go */
-	att_read_remove(s);
+	/* no thread can be inside a read routine now: the handler can go, and
+	 * the features' memory (shadow stacks, probe stacks) with the code */
+	att_features_unmap(s);
 	att_rsys(s, SYS_munmap, s->remote_code, s->code_size + s->data_size + PAGE, 0, 0, 0, 0, &r);
 	s->remote_mapped = false;
 	for (int i = 0; i < s->nislands; i++)
 		att_rsys(s, SYS_munmap, s->islands[i].addr, s->islands[i].size, 0, 0, 0, 0, &r);
-	att_ret_unmap(s);
-	att_pstack_unmap(s);
 	return true;
 }
 
@@ -213,7 +212,7 @@ int att_detach(struct att_session *s)
 		return ret;
 	}
 	set_enabled(s, 0);
-	att_profile_remove(s); /* profile.c: timers, then the signal's action */
+	att_features_stop(s); /* profile timers, then the signal's action */
 	for (int i = 0; i < s->nsites; i++) {
 		struct att_site *site = &s->sites[i];
 		if (!site->patched)
@@ -229,9 +228,8 @@ int att_detach(struct att_session *s)
 		move_threads_out(s, site);
 		rewind_trapped(s, site);
 	}
-	att_usdt_semas_release(s);
 	remove_trap_handler(s);
-	att_ret_detach(s);
+	att_features_detach(s); /* return addresses back, usdt semaphores released */
 	if (!unmap_if_idle(s)) {
 		/* A thread was inside our code.  Nothing leads there any more, so
 		 * let it run out and look again a few times before leaving the
@@ -330,7 +328,7 @@ int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s))
 	s->npoints = nall;
 	free(late);
 	if (!ret)
-		ret = att_ret_plan_late(s, maps, nmaps); /* libgcc_s's unwinder (ret.c) */
+		ret = att_features_plan_late(s, maps, nmaps); /* libgcc_s's unwinder (ret.c) */
 	if (ret || s->nsites == first)
 		goto out;
 	if ((ret = att_map_islands(s, &maps, &nmaps)) || (ret = att_place_sites(s, first)))
@@ -353,7 +351,7 @@ out:
 					     s->sites[i].plan.orig_len);
 		s->nsites = first;
 	} else {
-		att_ret_armed_late(s, first);
+		att_features_armed_late(s, first);
 	}
 	int r = tracee_release(&s->t);
 	s->attach_stop_ns = att_now_ns() - s->stop_start_ns;

@@ -103,6 +103,20 @@ void att_point_not_loaded(struct att_session *s, struct att_point *p)
 
 /* ---- usdt locations --------------------------------------------------- */
 
+/* a semaphore to take at arm (features/usdt_sema.c), once per address */
+static int sema_add(struct att_session *s, uint64_t addr)
+{
+	for (int i = 0; i < s->nsemas; i++)
+		if (s->semas[i].addr == addr)
+			return 0;
+	if (s->nsemas == ATT_MAX_SEMAS) {
+		diag_sys(NULL, "more than %d usdt semaphores", ATT_MAX_SEMAS);
+		return -E2BIG;
+	}
+	s->semas[s->nsemas++] = (struct att_sema){addr, false};
+	return 0;
+}
+
 static int load_bias(struct att_session *s, const struct att_point *p, const struct proc_map *maps,
 		     int nmaps, uint64_t *bias)
 {
@@ -161,7 +175,7 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 		if (!p->usdt)
 			continue;
 		uint64_t addr = bias[i] + p->vaddr, func = bias[i] + p->func_vaddr;
-		if (p->sema && (ret = att_usdt_sema_add(s, bias[i] + p->sema)))
+		if (p->sema && (ret = sema_add(s, bias[i] + p->sema)))
 			break;
 		struct att_site *site = NULL;
 		for (int j = 0; j < s->nsites; j++)

@@ -233,7 +233,7 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 				 p->path, p->func, site->plan.why);
 			return -ENOTSUP;
 		}
-		if (is_ret && !*nh && (ret = att_ret_check(s, p, addr))) {
+		if (is_ret && !*nh && (ret = att_features_check_return(s, p, addr))) {
 			if (ret != -ECANCELED)
 				return ret;
 			if (!site->nhandlers && !site->nrhandlers)
@@ -531,9 +531,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			att_sys_error(s, ret, "reading /proc/PID/maps");
 			return ret;
 		}
-		if ((ret = att_plan_sites(s, maps, nmaps)) || (ret = att_ret_plan(s, maps, nmaps)) ||
-		    (ret = att_read_plan(s, target_obj, maps, nmaps)) ||
-		    (ret = att_dl_plan(s, maps, nmaps))) /* dlopen.c */
+		if ((ret = att_plan_sites(s, maps, nmaps)) ||
+		    (ret = att_features_plan(s, target_obj, maps, nmaps)))
 			goto out;
 		uint64_t lo, hi, ref;
 		att_group_sites(s, 0, &lo, &hi, &ref);
@@ -573,17 +572,11 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			goto out;
 		memcpy(s->local, s->image.bytes, s->image.size);
 		write_headers(s, layout, &facts);
-		if ((ret = att_ret_install(s, (struct rt_shm_header *)att_data(s))) ||
-		    (ret = att_pstack_install(s, target_obj)))
+		if ((ret = att_features_map(s, target_obj)))
 			goto out;
 		if ((ret = place_trampolines(s, target_obj)))
 			goto out;
-		/* dlopen.c: the runtime waits for ubt after the loader mapped a library */
-		((struct rt_shm_header *)att_data(s))->dl_rstate = s->dl_state;
-		if ((ret = att_read_install(s, (struct rt_shm_header *)att_data(s))))
-			goto out;
-		/* profile.c: the timers start now; probes run once enabled */
-		if ((ret = att_profile_install(s, (struct rt_shm_header *)att_data(s), target_obj)))
+		if ((ret = att_features_start(s, target_obj)))
 			goto out;
 	} else {
 		s->code_size = 0;

@@ -41,10 +41,6 @@ int att_add_internal_site(struct att_session *s, uint64_t addr, uint64_t size,
 int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bias,
 			  const char *sym, const char *handler);
 
-/* ret.c: -ENOTSUP (said) if a return probe cannot follow the function at
- * addr, -ECANCELED (warned) when p is one of a wildcard's matches, else 0 */
-int att_ret_check(struct att_session *s, const struct att_point *p, uint64_t addr);
-
 /* plan_mid.c: says that p's library is not loaded in the target (its
  * probe is skipped, or armed when it loads); plans the site of a
  * mid-function uprobe (p->mid) at load bias `bias`; plans a mid-function
@@ -54,14 +50,57 @@ int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias
 int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps);
 
 /*
- * features/usdt_sema.c: semaphores (recorded by att_usdt_plan through
- * att_usdt_sema_add).  Take adds 1 to each with every thread stopped,
- * release subtracts it again from those still held (both read-modify-write
- * through /proc/PID/mem: never overwrite a count other tracers share).
+ * A feature (attach/features/): an optional part of the session, with its
+ * own fields in struct att_session, set up and undone at fixed points of
+ * the session's life.  Every verb may be NULL; inject/ calls them through
+ * the att_features_*() walkers below (verbs.c) and names no feature, so
+ * features/ depends on inject/ and not the other way round.
  */
-int att_usdt_sema_add(struct att_session *s, uint64_t addr);
-int att_usdt_semas_take(struct att_session *s);
-void att_usdt_semas_release(struct att_session *s);
+struct att_feature {
+	const char *name;
+	/* att_install, after the sites are planned; maps: the target's */
+	int (*plan)(struct att_session *s, const struct cg_object *obj, struct proc_map *maps,
+		    int nmaps);
+	/* a return probe's function at addr gets its first handler: -ECANCELED
+	 * skips the point (warned), another -errno fails (said) */
+	int (*check_return)(struct att_session *s, const struct att_point *p, uint64_t addr);
+	/* att_install, code linked, before the trampolines are written */
+	int (*map)(struct att_session *s, const struct cg_object *obj, struct rt_shm_header *h);
+	/* att_install, trampolines written, threads still stopped */
+	int (*start)(struct att_session *s, const struct cg_object *obj, struct rt_shm_header *h);
+	/* att_arm, every site patched */
+	int (*arm)(struct att_session *s);
+	/* att_detach, threads stopped, before the sites are restored */
+	void (*stop)(struct att_session *s);
+	/* att_detach, after the sites are restored */
+	void (*detach)(struct att_session *s);
+	/* a thread with this stack pointer may still run the feature's code */
+	bool (*busy)(const struct att_session *s, uint64_t rsp);
+	/* att_detach, no thread in ubt's code: before the code is unmapped */
+	void (*unmap)(struct att_session *s);
+	/* att_arm_late: after the sites of libraries loaded later are planned,
+	 * and once they are patched (first: the first new site) */
+	int (*plan_late)(struct att_session *s, struct proc_map *maps, int nmaps);
+	void (*armed_late)(struct att_session *s, int first);
+};
+
+/* features/table.c: every feature, in the order its verbs run; NULL-terminated */
+extern const struct att_feature *const att_features[];
+
+/* verbs.c: each walks att_features[] for one verb; the int ones stop at
+ * the first error and return it */
+int att_features_plan(struct att_session *s, const struct cg_object *obj, struct proc_map *maps,
+		      int nmaps);
+int att_features_check_return(struct att_session *s, const struct att_point *p, uint64_t addr);
+int att_features_map(struct att_session *s, const struct cg_object *obj);
+int att_features_start(struct att_session *s, const struct cg_object *obj);
+int att_features_arm(struct att_session *s);
+void att_features_stop(struct att_session *s);
+void att_features_detach(struct att_session *s);
+bool att_features_busy(const struct att_session *s, uint64_t rsp);
+void att_features_unmap(struct att_session *s);
+int att_features_plan_late(struct att_session *s, struct proc_map *maps, int nmaps);
+void att_features_armed_late(struct att_session *s, int first);
 
 /* placement.c */
 int att_rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
