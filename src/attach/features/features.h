@@ -21,15 +21,11 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/types.h>
 
 struct ast_node;
 struct att_session;
-struct cg_facts;
 struct cg_object;
-struct cg_usdt_variants;
-struct diags;
 struct proc_map;
 struct rt_shm_header;
 

@@ -20,15 +20,66 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- the sites of both kinds ------------------------------------------ */
+
+/* The site planned at addr, or NULL. */
+static struct att_site *site_at(struct att_session *s, uint64_t addr)
+{
+	struct att_site *site = NULL;
+	for (int j = 0; j < s->nsites; j++)
+		if (s->sites[j].plan.site == addr)
+			site = &s->sites[j];
+	return site;
+}
+
+/*
+ * A new mid-function site at addr, in the function at func (func_size
+ * bytes, 0 if unknown), planned from the code the target has there;
+ * others: the locations planned in the same pass, which its patch must not
+ * cover.  0; -E2BIG with *out NULL (said here); or the -errno of reading
+ * or decoding the code, with *out set (the caller says it, naming the point).
+ */
+static int mid_site_new(struct att_session *s, uint64_t addr, uint64_t func, uint64_t func_size,
+			const uint64_t *others, int nothers, struct att_site **out)
+{
+	*out = NULL;
+	if (s->nsites >= s->max_sites) {
+		diag_sys(NULL, "internal: more than %d probed locations", s->max_sites);
+		return -E2BIG;
+	}
+	struct att_site *site = *out = &s->sites[s->nsites++];
+	memset(site, 0, sizeof(*site));
+	site->mid = true;
+	site->island = -1; /* not placed yet (placement.c groups sites by reach) */
+	site->func_addr = func;
+	site->func_len = func_size;
+	size_t len = func_size ? func_size : (size_t)(addr - func) + ARCH_MAX_DISPLACED;
+	uint8_t *code = xmalloc(len);
+	int ret = tracee_read(&s->t, func, code, len);
+	if (!ret)
+		ret = arch_plan_mid_site(code, func_size, func, addr, others, nothers, &site->plan);
+	free(code);
+	return ret;
+}
+
+/* p's probe becomes one more handler of site. */
+static int mid_site_add(struct att_site *site, const struct att_point *p)
+{
+	if (site->nhandlers == (int)ARRAY_SIZE(site->handlers)) {
+		diag_sys(NULL, "%s:%s: too many probes on one location", p->path, p->func);
+		return -E2BIG;
+	}
+	site->variants[site->nhandlers] = p->variant;
+	site->handlers[site->nhandlers++] = (uint64_t)p->probe_index;
+	return 0;
+}
+
 /* ---- uprobes at FUNC+OFFSET or an address inside a function ------------- */
 
 int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias)
 {
 	uint64_t addr = bias + p->vaddr, func = bias + p->func_vaddr;
-	struct att_site *site = NULL;
-	for (int j = 0; j < s->nsites; j++)
-		if (s->sites[j].plan.site == addr)
-			site = &s->sites[j];
+	struct att_site *site = site_at(s, addr);
 	for (int j = 0; j < s->nsites; j++) {
 		const struct att_site *o = &s->sites[j];
 		if (!o->mid && addr > o->plan.site && addr < o->plan.site + (uint64_t)o->plan.orig_len) {
@@ -46,40 +97,19 @@ int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias
 		return -EINVAL;
 	}
 	if (!site) {
-		if (s->nsites >= s->max_sites) {
-			diag_sys(NULL, "internal: more than %d probed locations", s->max_sites);
-			return -E2BIG;
-		}
-		site = &s->sites[s->nsites++];
-		memset(site, 0, sizeof(*site));
-		site->mid = true;
-		site->island = -1;
-		site->func_addr = func;
-		site->func_len = p->func_size;
-		size_t len = p->func_size ? p->func_size : (size_t)(addr - func) + ARCH_MAX_DISPLACED;
-		uint8_t *code = xmalloc(len);
-		int ret = tracee_read(&s->t, func, code, len);
-		if (!ret)
-			ret = arch_plan_mid_site(code, p->func_size, func, addr, NULL, 0, &site->plan);
-		free(code);
-		if (ret) {
+		int ret = mid_site_new(s, addr, func, p->func_size, NULL, 0, &site);
+		if (ret && site)
 			diag_sys(NULL, "%s:%s: cannot decode its code: %s", p->path, p->func,
 				 strerror(-ret));
+		if (ret)
 			return ret;
-		}
 		if (site->plan.kind != ARCH_PATCH_JMP)
 			fprintf(stderr,
 				"WARNING: %s:%s: using a breakpoint (about 2 us per hit) instead of a "
 				"jump: %s\n",
 				p->path, p->func, site->plan.why);
 	}
-	if (site->nhandlers == (int)ARRAY_SIZE(site->handlers)) {
-		diag_sys(NULL, "%s:%s: too many probes on one location", p->path, p->func);
-		return -E2BIG;
-	}
-	site->variants[site->nhandlers] = p->variant;
-	site->handlers[site->nhandlers++] = (uint64_t)p->probe_index;
-	return 0;
+	return mid_site_add(site, p);
 }
 
 void att_point_not_loaded(struct att_session *s, struct att_point *p)
@@ -177,10 +207,7 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 		uint64_t addr = bias[i] + p->vaddr, func = bias[i] + p->func_vaddr;
 		if (p->sema && (ret = sema_add(s, bias[i] + p->sema)))
 			break;
-		struct att_site *site = NULL;
-		for (int j = 0; j < s->nsites; j++)
-			if (s->sites[j].plan.site == addr)
-				site = &s->sites[j];
+		struct att_site *site = site_at(s, addr);
 		if (site && !site->mid) {
 			diag_sys(NULL, "%s: a uprobe and a usdt probe at the same address 0x%llx",
 				 p->path, (unsigned long long)addr);
@@ -188,43 +215,21 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 			break;
 		}
 		if (!site) {
-			if (s->nsites >= s->max_sites) {
-				diag_sys(NULL, "internal: more than %d probed locations", s->max_sites);
-				ret = -E2BIG;
-				break;
-			}
-			site = &s->sites[s->nsites++];
-			memset(site, 0, sizeof(*site));
-			site->mid = true;
-			site->island = -1; /* not placed yet (placement.c groups sites by reach) */
-			site->func_addr = func;
-			site->func_len = p->func_size;
-			size_t len = p->func_size ? p->func_size : (size_t)(addr - func) + ARCH_MAX_DISPLACED;
-			uint8_t *code = xmalloc(len);
-			ret = tracee_read(&s->t, func, code, len);
-			if (!ret)
-				ret = arch_plan_mid_site(code, p->func_size, func, addr, addrs, n,
-							 &site->plan);
-			free(code);
-			if (ret) {
+			ret = mid_site_new(s, addr, func, p->func_size, addrs, n, &site);
+			if (ret && site)
 				diag_sys(NULL, "%s: usdt probe %s at 0x%llx: cannot decode its code: %s",
 					 p->path, p->func, (unsigned long long)p->vaddr,
 					 strerror(-ret));
+			if (ret)
 				break;
-			}
 			if (site->plan.kind != ARCH_PATCH_JMP)
 				fprintf(stderr,
 					"WARNING: %s:%s at 0x%llx: using a breakpoint (about 2 us per "
 					"hit) instead of a jump: %s\n",
 					p->path, p->func, (unsigned long long)p->vaddr, site->plan.why);
 		}
-		if (site->nhandlers == (int)ARRAY_SIZE(site->handlers)) {
-			diag_sys(NULL, "%s:%s: too many probes on one location", p->path, p->func);
-			ret = -E2BIG;
+		if ((ret = mid_site_add(site, p)))
 			break;
-		}
-		site->variants[site->nhandlers] = p->variant;
-		site->handlers[site->nhandlers++] = (uint64_t)p->probe_index;
 		site->plan.mid_read |= regs_read(s, p);
 	}
 	free(addrs);

@@ -20,12 +20,8 @@
 
 struct ast_node;
 struct att_session;
-struct cg_facts;
-struct cg_object;
 struct cg_usdt_variants;
 struct diags;
-struct proc_map;
-struct rt_shm_header;
 
 /* Resolves every uprobe attach point; errors go to diags. */
 int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags *diags);
