@@ -397,6 +397,15 @@ static void sym_setup(const struct att_session *s)
 	sym_alias_sites(s, 0);
 }
 
+/* --dump sites: a site as "symbol+offset (file)", for att_dump_sites() */
+static char *site_name(uint64_t addr)
+{
+	char *sym = out_sym_text(addr, true);
+	char *name = xasprintf("%s (%s)", sym, out_sym_path(addr));
+	free(sym);
+	return name;
+}
+
 /* Each trampoline from sites[first] on is an alias of its site (func). */
 static void sym_alias_sites(const struct att_session *s, int first)
 {
@@ -613,6 +622,8 @@ int main(int argc, char **argv)
 				"keep the values each thread first showed\n",
 			s->t.pid, s->t.pid);
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
+	if (o.dump && !strcmp(o.dump, "sites"))
+		att_dump_sites(s, stderr, site_name);
 	att_run_host(s, &hobj, "BEGIN");
 	/* bpftrace's runtime test engine waits for this line before it runs a
 	 * test's AFTER command; ubt prints it where bpftrace does: once the

@@ -215,6 +215,12 @@ att_host_fn att_host_probe(struct att_session *s, const struct cg_object *host_o
 /* patch.c: plans, places and patches sites of pending points now loaded */
 int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s));
 
+/*
+ * dump.c, `--dump sites`: every site as planned and placed (after
+ * att_install); name(addr) gives "symbol+offset (file)", malloc'ed, or NULL.
+ */
+void att_dump_sites(const struct att_session *s, FILE *out, char *(*name)(uint64_t addr));
+
 /* The data part as ubt sees it. */
 static inline uint8_t *att_data(const struct att_session *s)
 {

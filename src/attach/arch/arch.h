@@ -172,4 +172,7 @@ int arch_copies_return(const uint8_t *code, size_t len, uint64_t addr, uint64_t 
 /* A reachable window for trampolines: [lo, hi) around addr (rel32 reach). */
 void arch_near_window(uint64_t addr, uint64_t *lo, uint64_t *hi);
 
+/* One instruction at addr as text (AT&T syntax), for `--dump sites`; 0 or -EINVAL. */
+int arch_insn_text(const uint8_t *code, size_t len, uint64_t addr, char *buf, size_t n);
+
 #endif
