@@ -58,7 +58,10 @@ def dry_run(ubt, pid, names):
         f.write(",\n".join(names) + " { }\n")
         script = f.name
     try:
-        return subprocess.run([ubt, "--dry-run"] + pid + [script], capture_output=True, text=True)
+        # thousands of names in one script: past bpftrace's default limit of 512 probes
+        env = dict(os.environ, BPFTRACE_MAX_PROBES="1000000")
+        return subprocess.run([ubt, "--dry-run"] + pid + [script], capture_output=True, text=True,
+                              env=env)
     finally:
         os.unlink(script)
 

@@ -315,6 +315,25 @@ static int fsym_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/*
+ * Of two names of one address, the one a program calls it by: the higher
+ * rank (global or weak, the default version), then fewer leading
+ * underscores (_setjmp over __GI__setjmp), then the shorter, then the
+ * first in strcmp order.
+ */
+static bool name_better(const struct fsym *x, const struct fsym *y)
+{
+	if (x->rank != y->rank)
+		return x->rank > y->rank;
+	size_t ux = strspn(x->name, "_"), uy = strspn(y->name, "_");
+	if (ux != uy)
+		return ux < uy;
+	size_t lx = strlen(x->name), ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly;
+	return strcmp(x->name, y->name) < 0;
+}
+
 /* Function symbols as bpftrace sees them (elfsym.c: .symtab, .dynsym, the
  * debug file), a name at one address once, with its best rank. */
 static void syms_read(struct elf_file *f, struct fsyms *out, bool want_dem)
@@ -719,13 +738,20 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 		goto out;
 	}
 	if (wild) {
-		for (int i = 0; i < ss.n; i++) {
-			const struct fsym *fn = &ss.v[i];
-			if (!sym_matches(fn, u->func, true, u->cpp))
-				continue;
-			if (!point_exists(c->s, c->a, &f, fn->value))
-				add_point(c, &f, path, fn->name, fn->value, fn->size);
-			c->nmatched++;
+		/* one point per address (ss.v is sorted by address), named by the
+		 * best of the matching names there: _setjmp, not __GI__setjmp */
+		for (int i = 0; i < ss.n;) {
+			const struct fsym *best = NULL;
+			int j = i;
+			for (; j < ss.n && ss.v[j].value == ss.v[i].value; j++)
+				if (sym_matches(&ss.v[j], u->func, true, u->cpp) &&
+				    (!best || name_better(&ss.v[j], best)))
+					best = &ss.v[j];
+			for (int k = i; k < j; k++)
+				c->nmatched += best && sym_matches(&ss.v[k], u->func, true, u->cpp);
+			if (best && !point_exists(c->s, c->a, &f, best->value))
+				add_point(c, &f, path, best->name, best->value, best->size);
+			i = j;
 		}
 		goto out;
 	}
