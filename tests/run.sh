@@ -12,7 +12,8 @@
 # 2. configures and builds ubt with meson + ninja in build/;
 # 3. runs the unit tests (`meson test`), then again in build-san/ under
 #    AddressSanitizer + UndefinedBehaviorSanitizer (UBT_SANITIZE=0 skips it);
-# 4. checks the README's commands (tests/docs/commands.py), runs the
+# 4. checks the rooms' rules of src/ (tests/layers/check.py) and the
+#    README's commands (tests/docs/commands.py), runs the
 #    end-to-end tests (tests/e2e/run.py; again with the sanitized
 #    ubt), the shared-memory fuzzer (tests/fuzz/shm_fuzz.py, sanitized ubt),
 #    the differential tests (tests/diff) and the stress tests
@@ -152,6 +153,11 @@ suite() {
 	rm -f "$summary"
 }
 
+# The rooms' rules (docs/ARCHITECTURE.md's map): no file includes or calls
+# what its room may not use; --self-test shows each kind of rule failing on a
+# copy of the tree with one forbidden include or call added.
+suite "rooms: includes and calls each room may use (tests/layers)" 120 \
+	python3 tests/layers/check.py --self-test
 suite "documentation: the README's commands as root and with sudo (tests/docs)" 120 \
 	python3 tests/docs/commands.py
 # shellcheck disable=SC2086

@@ -14,12 +14,13 @@
 #include "ubt_args.h"
 #include "ubt_compat.h"
 #include "attach/attach.h"
+#include "attach/features/features.h"
 #include "codegen/codegen.h"
 #include "output/output.h"
 #include "output/stack.h"
 #include "output/sym.h"
 #include "parser/ast.h"
-#include "parser/sema.h"
+#include "sema/sema.h"
 #include "util/util.h"
 
 #include <dirent.h>
@@ -140,7 +141,7 @@ static int check_max_probes(const struct ast_node *prog, const struct att_sessio
 
 /*
  * profile probes are called by the runtime's signal handler, with the
- * interrupted registers (attach/profile.c): a probe block cannot also be a
+ * interrupted registers (attach/features/profile.c): a probe block cannot also be a
  * uprobe, whose handlers are called by trampolines in another convention.
  */
 static int check_profile(const struct ast_node *prog)
@@ -318,10 +319,10 @@ static void trace_loop(struct att_session *s, struct out *o, struct timers *tm,
 			if (tracee_wait_exit(&s->t, 0, &status) == 1)
 				break;
 		}
-		/* a probed library loaded after attach (attach/dlopen.c) */
+		/* a probed library loaded after attach (attach/features/dlopen.c) */
 		if (s->has_target)
 			att_dl_poll(s, sym_late_sites);
-		/* comm/uid/gid caches: raise ids_gen when a thread changed (attach/ids.c) */
+		/* comm/uid/gid caches: raise ids_gen when a thread changed (attach/target/ids.c) */
 		att_ids_poll(ids, &h->ids_gen);
 		if (s->has_target && ++checks % 20 == 0) {
 			int st = att_check_target(s);
@@ -413,6 +414,15 @@ static void sym_setup(const struct att_session *s)
 	out_sym_init(s->t.pid);
 	out_stack_prepare(); /* ustack: before arming */
 	sym_alias_sites(s, 0);
+}
+
+/* --dump sites: a site as "symbol+offset (file)", for att_dump_sites() */
+static char *site_name(uint64_t addr)
+{
+	char *sym = out_sym_text(addr, true);
+	char *name = xasprintf("%s (%s)", sym, out_sym_path(addr));
+	free(sym);
+	return name;
 }
 
 /* Each trampoline from sites[first] on is an alias of its site (func). */
@@ -577,7 +587,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	/* profile probes: a real-time signal the target leaves alone (attach/profile.c) */
+	/* profile probes: a real-time signal the target leaves alone (attach/features/profile.c) */
 	if (att_profile_plan(s, prog))
 		goto out_detach;
 	/* uaddr("sym"): the global's address in the target, now that it is open */
@@ -631,6 +641,8 @@ int main(int argc, char **argv)
 				"keep the values each thread first showed\n",
 			s->t.pid, s->t.pid);
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
+	if (o.dump && !strcmp(o.dump, "sites"))
+		att_dump_sites(s, stderr, site_name);
 	att_run_host(s, &hobj, "BEGIN");
 	/* bpftrace's runtime test engine waits for this line before it runs a
 	 * test's AFTER command; ubt prints it where bpftrace does: once the

@@ -52,7 +52,7 @@ void ubt_usage(FILE *f)
 	      "    -B MODE        output buffering mode: none, line, full\n"
 	      "    -d, -dd        dry run: print the AST, the typed AST and the LLVM IR\n"
 	      "                   (-dd: also the machine code), attach nothing\n"
-	      "    --dump STAGE   print one stage (ast, types, ir, asm), then run\n"
+	      "    --dump STAGE   print one stage (ast, types, ir, asm, sites), then run\n"
 	      "    --dry-run      check and compile the script, attach nothing\n"
 	      "    --unsafe       allow unsafe builtin functions (system)\n"
 	      "    -k             warn per event when a map update fails (a full map)\n"
@@ -126,14 +126,14 @@ enum {
 	OPT_BTF,
 };
 
-static const char *const dump_stages[] = {"ast", "types", "ir", "asm", NULL};
+static const char *const dump_stages[] = {"ast", "types", "ir", "asm", "sites", NULL};
 
 static int check_dump(const char *stage)
 {
 	for (int i = 0; dump_stages[i]; i++)
 		if (!strcmp(stage, dump_stages[i]))
 			return 0;
-	diag_sys(NULL, "--dump: unknown stage '%s' (ast, types, ir, asm)", stage);
+	diag_sys(NULL, "--dump: unknown stage '%s' (ast, types, ir, asm, sites)", stage);
 	return -EINVAL;
 }
 

@@ -19,6 +19,15 @@
  *
  * Every user-facing error is printed here, in bpftrace's format, and the
  * function returns -errno.
+ *
+ * Rooms (each folder's header opens with its rule; tests/layers/check.py
+ * checks them): resolve/ (files only) and target/ (ptrace and /proc,
+ * nothing of probes) below inject/ (the only code that changes the target;
+ * owns the session) and features/ (optional parts with the same verbs);
+ * arch/ (the machine) and src/elf (ELF files, /proc/PID/maps) below all of
+ * them.  This header holds the session every room shares and the verbs the
+ * driver calls; it includes resolve.h and target.h (features.h is the
+ * driver's to include: inject/ runs features only through their table).
  */
 #ifndef UBT_ATTACH_H
 #define UBT_ATTACH_H
@@ -28,10 +37,12 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "attach/arch/arch.h"
-#include "attach/link.h"
-#include "attach/tracee.h"
-#include "attach/elfsym.h"
+#include "attach/inject/link.h"
+#include "attach/target/tracee.h"
+#include "elf/elfsym.h"
 #include "codegen/codegen.h"
+#include "attach/resolve/resolve.h"
+#include "attach/target/target.h"
 
 struct proc_map;
 
@@ -47,7 +58,7 @@ struct att_point {
 	uint64_t fill;                 /* alignment fill after it that no symbol owns */
 	dev_t dev;
 	ino_t ino;
-	/* usdt (attach/usdt.c): vaddr is the location (base-adjusted), not a function */
+	/* usdt (attach/resolve/usdt.c): vaddr is the location (base-adjusted), not a function */
 	bool usdt;
 	uint64_t func_vaddr, func_size; /* the function around the location */
 	uint64_t sema;                  /* semaphore's link-time address, 0 if none */
@@ -211,86 +222,8 @@ struct att_session {
  */
 struct att_session *att_session_new(void);
 
-/* Resolves every uprobe attach point; errors go to diags. */
-int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags *diags);
-
-/*
- * resolve.c: a program or library named without a path, found as the
- * dynamic linker would (pid's mappings, PATH, /etc/ld.so.cache, library
- * directories); malloc'ed path or NULL.
- */
-char *att_find_binary(pid_t pid, const char *name);
-/* "libc" matches libc.so.6, "stdc++" libstdc++.so.6 (file name base). */
-bool att_lib_name_matches(const char *base, const char *name);
-/* resolve.c: resolves one uprobe attach point a of probe (index) into s->points. */
-int att_resolve_one(const struct ast_node *probe, int index, const struct ast_node *a,
-		    struct att_session *s, struct diags *diags);
-/* resolve.c: the path to open for a file the -p process names (its /proc/PID/root view). */
-char *att_open_path(pid_t pid, const char *path);
-/*
- * dwarf.c: for every uprobe probe whose body reads `args`, the record of
- * its function's parameters (probe->args), from the binary's DWARF; errors
- * (no debuginfo, functions with different parameters) go to diags.
- * Runs after parse_script() and before sema_check().
- */
-int att_dwarf_args(struct ast_node *prog, pid_t pid, struct diags *diags);
-/*
- * dwarf.c: uaddr("sym") nodes get the symbol found in the probe's binary
- * (att_dwarf_args does this too); att_uaddr_bind() then sets each one's
- * address in the target (cval), or the link-time address without one.
- */
-int att_uaddr_bind(const struct att_session *s, struct ast_node *prog);
-/*
- * dwarf.c, for `-lv`: bpftrace's parameter lines of the function at vaddr
- * in an open DWARF handle ("\n    int id\n    const char* name"), "" when
- * unknown.  malloc'ed.
- */
-struct att_dwarf;
-struct att_dwarf *att_dwarf_open(const char *path);
-char *att_dwarf_params_text(struct att_dwarf *d, uint64_t vaddr);
-void att_dwarf_close(struct att_dwarf *d);
-/* resolve.c: says that p's library is not loaded in the target (its probe is skipped). */
-void att_resolve_not_loaded(struct att_session *s, struct att_point *p);
-/* resolve.c: plans the site of a mid-function uprobe (p->mid) at load bias `bias`. */
-int att_resolve_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias);
-
-/*
- * names.c: probes that read the `probe` builtin get one compiled variant
- * per distinct full name among their points (att_point.variant); run at
- * the end of att_resolve().  att_probe_names_free() frees a list's names.
- */
-void att_probe_names(const struct ast_node *prog, struct att_session *s);
-void att_probe_names_free(struct cg_usdt_variants *v);
-/* names.c, before sema_check(): sets probe_name_len of probes that read `probe`. */
-void att_probe_name_sizes(struct ast_node *prog, pid_t pid);
-
-/* usdt.c: resolves one usdt attach point into s->points (one per location). */
-int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
-		     struct att_session *s, struct diags *diags);
-/*
- * usdt.c: semaphores (recorded by att_usdt_plan).  Take adds 1 to each with every thread stopped, release subtracts it
- * again from those still held (both read-modify-write through
- * /proc/PID/mem: never overwrite a count other tracers share).
- */
-int att_usdt_semas_take(struct att_session *s);
-void att_usdt_semas_release(struct att_session *s);
-void att_usdt_free(struct att_session *s);
-/* usdt.c: plans a mid-function site for every usdt location (during att_install). */
-int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps);
-
-/*
- * list.c: `ubt -l [SEARCH] [-p PID]`: prints the uprobe, uretprobe and usdt
- * probes matching the attach points parsed from SEARCH (parse_listing), in
- * bpftrace's format.  0, or -errno with the reason in diags.
- */
-int att_list(const struct ast_node *prog, pid_t pid, bool verbose, FILE *out,
-	     struct diags *diags);
-
 /* pid > 0: attach to it; argv != NULL: start it; neither: no target. */
 int att_open(struct att_session *s, pid_t pid, char *const *argv);
-
-/* Facts about the target (or about ubt itself when host is set). */
-void att_facts(struct att_session *s, bool host, struct cg_facts *facts);
 
 /*
  * Maps shared memory (in the target if there is one), writes the header
@@ -319,70 +252,14 @@ void att_run_host(struct att_session *s, const struct cg_object *host_obj, const
 typedef void (*att_host_fn)(struct rt_regs *regs);
 att_host_fn att_host_probe(struct att_session *s, const struct cg_object *host_obj, int i);
 
-/* ret.c: return probes */
-bool att_ret_wanted(const struct att_session *s);
-int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps);
-int att_ret_install(struct att_session *s, struct rt_shm_header *h);
-/* dlopen.c: libgcc_s loaded after attach gets the unwinder probe too */
-bool att_ret_wants_loader(const struct att_session *s);
-int att_ret_plan_late(struct att_session *s, struct proc_map *maps, int nmaps);
-void att_ret_armed_late(struct att_session *s, int first);
-/* readsafe.c: the SIGSEGV/SIGBUS handler behind fault-tolerant reads */
-int att_read_plan(struct att_session *s, const struct cg_object *obj, struct proc_map *maps,
-		  int nmaps);
-int att_read_install(struct att_session *s, struct rt_shm_header *h);
-void att_read_remove(struct att_session *s);
-void att_ret_detach(struct att_session *s);
-void att_ret_unmap(struct att_session *s);
-/* pstack.c: probe stacks, where handlers that need more than a few words run */
-int att_pstack_install(struct att_session *s, const struct cg_object *obj);
-void att_pstack_unmap(struct att_session *s);
-/* Says on stderr how many calls ran without their return probe. */
-void att_ret_report(const struct att_session *s, bool verbose);
-
-/*
- * profile.c: profile:hz:N probes.  att_profile_plan() picks the signal
- * (after att_open, before att_install; an error if none is free);
- * att_profile_install() installs the handler and the timers (threads
- * stopped, code linked); att_profile_remove() deletes them (detach and
- * watchdog).
- */
-bool att_profile_wanted(const struct ast_node *prog);
-int att_profile_plan(struct att_session *s, const struct ast_node *prog);
-int att_profile_install(struct att_session *s, struct rt_shm_header *h,
-			const struct cg_object *obj);
-void att_profile_remove(struct att_session *s);
-
-/* cgroup.c: the cgroup v2 id of process pid (the `cgroup` builtin), 0 if unknown */
-uint64_t att_cgroup_id(pid_t pid);
-
-/*
- * comm/uid/gid freshness (ids.c): a poll of /proc/PID/task that raises the
- * header's ids_gen when a thread's name or ids changed.  att_ids_open()
- * takes the baseline (call it before arming); att_ids_poll() does nothing
- * until the next poll is due (every 64 ms or more), so the trace loop can
- * call it on every pass.  use: enum rt_ids_use.
- */
-struct att_ids;
-int att_ids_open(struct att_ids **ids, pid_t pid, uint32_t use);
-int att_ids_poll(struct att_ids *ids, volatile uint64_t *gen);
-void att_ids_close(struct att_ids *ids);
-
-/* clock.c: the TSC -> CLOCK_BOOTTIME scale for rt_nsecs() */
-void att_clock_calibrate(struct rt_shm_header *h);
-
-/*
- * dlopen.c: libraries loaded after attach.  att_dl_plan() (during
- * att_install) puts ubt's own probe on the loader's _dl_debug_state when
- * some point's library is not loaded yet; att_dl_poll() (from the trace
- * loop, cheap) arms their probes once the loader reports a change, calls
- * armed(s, first new site) before letting the loading thread go on, and
- * returns the number of sites added, 0, or -errno.
- */
-int att_dl_plan(struct att_session *s, struct proc_map *maps, int nmaps);
-int att_dl_poll(struct att_session *s, void (*armed)(const struct att_session *s, int first));
 /* patch.c: plans, places and patches sites of pending points now loaded */
 int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s));
+
+/*
+ * dump.c, `--dump sites`: every site as planned and placed (after
+ * att_install); name(addr) gives "symbol+offset (file)", malloc'ed, or NULL.
+ */
+void att_dump_sites(const struct att_session *s, FILE *out, char *(*name)(uint64_t addr));
 
 /* The data part as ubt sees it. */
 static inline uint8_t *att_data(const struct att_session *s)

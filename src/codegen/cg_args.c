@@ -1,6 +1,6 @@
 /*
  * cg_args.c - the value of a uprobe's `args`: its function's parameters as
- * one record (attach/dwarf.c built its type from DWARF), assembled from
+ * one record (attach/resolve/dwarf.c built its type from DWARF), assembled from
  * the registers the entry trampoline saved and the caller's stack.
  *
  * Pipeline position: codegen, called from cg_builtin().  Layout (ast.h

@@ -124,7 +124,7 @@ static LLVMValueRef builtin_probe(struct cg *c, const struct ast_node *n, bool f
 {
 	const struct ast_node *ap = c->probe->nkids ? c->probe->kids[0] : NULL;
 	char *text;
-	if (c->site_name && !func) /* this variant's sites (attach/names.c) */
+	if (c->site_name && !func) /* this variant's sites (attach/resolve/names.c) */
 		text = xstrdup(c->site_name);
 	else if (!ap)
 		text = xstrdup("");
@@ -1018,7 +1018,7 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 	else if (!strcmp(n->str, "signal"))
 		call_signal(c, n);
 	else if (!strcmp(n->str, "uaddr"))
-		return cg_const(c, n->cval); /* the global's address in the target (attach/dwarf.c) */
+		return cg_const(c, n->cval); /* the global's address in the target (attach/resolve/dwarf.c) */
 	else
 		cg_fail(c, n, "this function is not supported by the code generator yet");
 	return cg_const(c, 0);

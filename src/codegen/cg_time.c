@@ -3,7 +3,7 @@
  * CLOCK_BOOTTIME nanoseconds, emitted inline into the probe.
  *
  * The same formula as the runtime's rt_nsecs() (runtime/rt_time.c), with
- * the factors ubt measured (attach/clock.c) read from the shared header:
+ * the factors ubt measured (attach/target/clock.c) read from the shared header:
  *
  *     nsecs = ns_base + ((rdtsc - tsc_base) * tsc_mult) >> 32
  *

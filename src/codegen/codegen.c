@@ -377,7 +377,7 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 	}
 }
 
-/* Every site of probe `index` calls a variant (attach/names.c named them all). */
+/* Every site of probe `index` calls a variant (attach/resolve/names.c named them all). */
 static bool named_sites(const struct cg *c, int index)
 {
 	for (int i = 0; c->facts && i < c->facts->nusdt; i++)

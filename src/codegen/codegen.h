@@ -24,12 +24,12 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include "parser/ast.h"
-#include "parser/sema.h"
+#include "sema/sema.h"
 #include "runtime/abi.h"
 
 /*
  * Where a USDT argument lives at one location, from the note's operand text
- * (attach/usdt.c parses it).  Registers are named by their byte offset in
+ * (attach/resolve/usdt.c parses it).  Registers are named by their byte offset in
  * struct rt_regs_mid (runtime/abi.h), which the mid-function trampoline
  * fills:
  *
@@ -42,7 +42,7 @@
  *   4@%fs:-8, 4@%fs:v@tpoff   MEM   seg=fs disp=-8 (from the thread pointer)
  *   -4@$-7                    CONST val=-7
  *   8@$g                      CONST pcrel val=g-location (an address)
- *   4@%xmm0                   BAD   (attach/usdt_args.c says why; reading it is an error)
+ *   4@%xmm0                   BAD   (attach/resolve/usdt_args.c says why; reading it is an error)
  */
 enum cg_usdt_arg_kind {
 	CG_USDT_CONST, /* val (+ the location's address when pcrel) */
@@ -85,7 +85,7 @@ struct cg_usdt_spec {
  * A probe that reads the `probe` builtin and has sites with different
  * full names (a wildcard, a list of attach points) is compiled once per
  * distinct (argument list, name): names[K] is variant K's `probe` text
- * (attach/names.c), and specs[K].nargs is -1 for a site that is not a
+ * (attach/resolve/names.c), and specs[K].nargs is -1 for a site that is not a
  * usdt location (a uprobe, uretprobe or FUNC+OFF site).  names is NULL
  * when the probe does not read `probe`.
  */
@@ -102,7 +102,7 @@ struct cg_facts {
 	bool rseq_node;   /* the kernel fills its node_id (numaid) */
 	bool has_tid;     /* kernel tid at %fs:tid_off */
 	int32_t tid_off;
-	/* usdt probes: argument lists of their locations (attach/usdt.c) */
+	/* usdt probes: argument lists of their locations (attach/resolve/usdt.c) */
 	const struct cg_usdt_variants *usdt;
 	int nusdt;
 };
@@ -157,7 +157,7 @@ struct cg_object {
 	uint32_t mid_regs; /* reg() in usdt/FUNC+OFF probes: slots of struct rt_regs_mid
 			    * (bit = offset / 8) mid-function trampolines must save */
 	uint32_t ids_used; /* enum rt_ids_use: comm/uid/gid read from the thread's cache,
-			    * which ubt's poll of /proc/PID/task keeps fresh (attach/ids.c) */
+			    * which ubt's poll of /proc/PID/task keeps fresh (attach/target/ids.c) */
 	bool pstack;           /* code runs on probe stacks (runtime/rt_pstack.c): handlers,
 				* or the slow path of map lookups of handlers that do not */
 	uint32_t pstack_frame; /* the largest frame of a handler on a probe stack */

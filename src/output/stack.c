@@ -28,7 +28,7 @@
 #include "output.h"
 #include "stack.h"
 #include "sym.h"
-#include "attach/elfsym.h"
+#include "elf/elfsym.h"
 #include "util/util.h"
 
 #include <dwarf.h>
@@ -156,7 +156,7 @@ void out_stack_prepare(void)
 }
 
 /*
- * After the target loaded a library (attach/dlopen.c armed its probes): its
+ * After the target loaded a library (attach/features/dlopen.c armed its probes): its
  * code joins the ranges, so a walk goes on through it.  The runtime may be
  * reading the facts: each range is complete before nranges counts it, and
  * the hull only widens.  The values come from ubt's copy, never from the

@@ -17,7 +17,7 @@ void out_stack_bind(uint8_t *data, const struct cg_layout *l);
 /* After out_sym_init() (the snapshot), before probes are armed: the facts
  * the runtime's walk reads (the main stack, code ranges). */
 void out_stack_prepare(void);
-/* After a library loaded (attach/dlopen.c) and out_sym_init() saw it: its
+/* After a library loaded (attach/features/dlopen.c) and out_sym_init() saw it: its
  * code ranges join the facts. */
 void out_stack_loaded(void);
 /* bpftrace's text of a stack of type t (its mode and frames); malloc'ed. */

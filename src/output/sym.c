@@ -23,7 +23,7 @@
  */
 #include "output.h"
 #include "sym.h"
-#include "attach/elfsym.h"
+#include "elf/elfsym.h"
 #include "util/demangle.h"
 #include "util/util.h"
 

@@ -26,7 +26,6 @@
 #include <string.h>
 
 #include "ast.h"
-#include "sema.h"
 #include "../util/util.h"
 
 struct ast_node *ast_new(enum ast_kind kind, struct src_loc loc)
@@ -198,6 +197,72 @@ bool ast_int_literal(const struct ast_node *n, int64_t *v)
 	}
 }
 
+/* bpftrace's type names: sema's messages and the typed dump below. */
+const char *ast_type_name(const struct ast_type *t, char *buf, size_t len)
+{
+	switch (t->kind) {
+	case TY_INT:
+		snprintf(buf, len, "%sint%d", t->is_signed ? "" : "unsigned ", t->size * 8);
+		return buf;
+	case TY_STR:
+		snprintf(buf, len, "string[%d]", t->size);
+		return buf;
+	case TY_COUNT:
+		return "count";
+	case TY_SUM:
+		return "sum";
+	case TY_AVG: return "avg";
+	case TY_MIN: return "min";
+	case TY_MAX: return "max";
+	case TY_STATS: return "stats";
+	case TY_HIST: return "hist";
+	case TY_LHIST: return "lhist";
+	case TY_USYM:
+		return "usym";
+	case TY_USTACK:
+		return "ustack";
+	case TY_PTR: {
+		char inner[256];
+		snprintf(buf, len, "%s *", t->elem->kind == TY_NONE ? "void"
+					   : ast_type_name(t->elem, inner, sizeof(inner)));
+		return buf;
+	}
+	case TY_ARRAY: {
+		char inner[256];
+		snprintf(buf, len, "%s[%d]", ast_type_name(t->elem, inner, sizeof(inner)), t->count);
+		return buf;
+	}
+	case TY_STRUCT:
+		snprintf(buf, len, "%s", t->rec->name);
+		return buf;
+	case TY_TUPLE: {
+		struct buf b = { 0 };
+		char inner[256];
+		buf_printf(&b, "(");
+		for (int i = 0; i < t->tup->count; i++)
+			buf_printf(&b, "%s%s", i ? "," : "",
+				   ast_type_name(&t->tup->types[i], inner, sizeof(inner)));
+		buf_printf(&b, ")");
+		snprintf(buf, len, "%s", b.data);
+		buf_free(&b);
+		return buf;
+	}
+	case TY_BUF:
+		snprintf(buf, len, "buffer[%d]", t->size);
+		return buf;
+	case TY_TSTAMP: return "timestamp";
+	case TY_INET: return "inet";
+	case TY_STRERROR: return "strerror";
+	case TY_USERNAME: return "username";
+	case TY_MACADDR: return "mac_address";
+	case TY_CGPATH: return "cgroup_path";
+	case TY_NONE:
+	case TY_VOID:
+	default:
+		return "none";
+	}
+}
+
 bool ast_type_eq(const struct ast_type *a, const struct ast_type *b)
 {
 	if (a->kind != b->kind || a->size != b->size)
@@ -296,7 +361,7 @@ static void type_suffix(struct dumper *d, const struct ast_type *t)
 		return;
 	}
 	char buf[64];
-	fprintf(d->out, " :: type[%s, ctx: 0", sema_type_name(t, buf, sizeof(buf)));
+	fprintf(d->out, " :: type[%s, ctx: 0", ast_type_name(t, buf, sizeof(buf)));
 	if (t->as == AS_KERNEL)
 		fputs(", AS(kernel)", d->out);
 	else if (t->as == AS_USER)

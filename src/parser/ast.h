@@ -2,9 +2,12 @@
  * ast.h - the abstract syntax tree of a bpftrace script.
  *
  * Pipeline position: parse_script() (parser.y + lexer.l) builds this tree,
- * sema_check() (sema.c) annotates it with types and resolves maps and
+ * sema_check() (src/sema) annotates it with types and resolves maps and
  * variables, cg_compile() (src/codegen) turns it into machine code.  Later
  * stages only read it (const).
+ *
+ * Room rule (src/parser/): text in, AST out; the parser includes only
+ * util/, never sema or a later stage (tests/layers/check.py).
  *
  * One node struct serves every kind; which fields a kind uses is written
  * next to the kind.  Lists (probes, attach points, statements, call
@@ -117,7 +120,7 @@ bool attach_is_wild(const char *pat);
 /* The name a pattern stands for when it has no wildcard: escapes removed (malloc'ed). */
 char *attach_plain(const char *pat);
 
-/* Types assigned by sema (src/parser/sema.c). */
+/* Types assigned by sema (src/sema/sema.c). */
 enum ast_type_kind {
 	TY_NONE,   /* statement, or not yet typed */
 	TY_INT,    /* integer: size bytes (1,2,4,8), is_signed */
@@ -264,6 +267,8 @@ int ast_type_align(const struct ast_type *t);
 /* Interned pointer-to-t and tuple types. */
 struct ast_type ast_ptr_to(struct ast_program *p, struct ast_type t);
 struct ast_type ast_tuple_of(struct ast_program *p, const struct ast_type *types, int n);
+/* "count", "int64", "unsigned int64", "string[4]": bpftrace's type names. */
+const char *ast_type_name(const struct ast_type *t, char *buf, size_t len);
 bool ast_type_eq(const struct ast_type *a, const struct ast_type *b);
 /*
  * An integer known before code generation that bpftrace counts as a
@@ -308,14 +313,14 @@ struct ast_node {
 	struct src_loc pred_loc;
 	int depth;            /* parser: height of this subtree (nesting limit) */
 	/* AST_PROBE: the parameters of its uprobe's function, read from DWARF
-	 * before sema (attach/dwarf.c); NULL if the probe does not use `args`.
+	 * before sema (attach/resolve/dwarf.c); NULL if the probe does not use `args`.
 	 * Incomplete when they could not be found (the error is reported). */
 	const struct ast_record *args;
 	/* AST_PROBE that reads `probe`: the longest full name among its sites
 	 * (`uprobe:./t:mul`, wildcards expanded), found before sema
-	 * (attach/names.c) so the string type holds it; 0 if unknown. */
+	 * (attach/resolve/names.c) so the string type holds it; 0 if unknown. */
 	int probe_name_len;
-	/* AST_CALL uaddr("sym"): the symbol, found before sema (attach/dwarf.c):
+	/* AST_CALL uaddr("sym"): the symbol, found before sema (attach/resolve/dwarf.c):
 	 * its file (in the program's arena), link-time address and size;
 	 * sym_file NULL if not found.  Once the process is open the driver
 	 * puts its address in the target into cval (att_uaddr_bind). */
@@ -324,7 +329,7 @@ struct ast_node {
 };
 
 /*
- * Layout of the `args` record (a uprobe's parameters, attach/dwarf.c; built
+ * Layout of the `args` record (a uprobe's parameters, attach/resolve/dwarf.c; built
  * by codegen from the registers at function entry): a parameter passed in
  * the k-th integer argument register (rdi, rsi, rdx, rcx, r8, r9) is at
  * offset 8*k (a 16-byte struct in two registers spans two slots); one

@@ -249,22 +249,22 @@ struct rt_shm_header {
 	volatile uint64_t prof_samples; /* timer signals handled */
 	volatile uint64_t prof_foreign; /* prof_sig signals not from our timers (passed on) */
 	/* builtins (ubt writes before arming) */
-	uint64_t cgroup_id; /* `cgroup`: the target's cgroup v2 id at attach (attach/cgroup.c) */
+	uint64_t cgroup_id; /* `cgroup`: the target's cgroup v2 id at attach (attach/target/cgroup.c) */
 	/* comm, uid, gid (rt_builtin.c): ubt raises ids_gen (from 1, written
 	 * before arming) when its poll of /proc/PID/task sees a thread's
-	 * name or ids change (attach/ids.c); a thread's cached copy (struct
+	 * name or ids change (attach/target/ids.c); a thread's cached copy (struct
 	 * rt_ids) is good while its gen equals this one */
 	volatile uint64_t ids_gen;
 	/* the bounds of one probe hit (the target writes) */
 	volatile uint64_t hits_stopped; /* hits ended early: their loops ran past the
-					 * budget of one hit (parser/sema_loop.c, codegen/cg_loop.c) */
+					 * budget of one hit (sema/sema_loop.c, codegen/cg_loop.c) */
 	volatile uint64_t deep_skipped; /* hits skipped: RT_PSTACK_DEPTH probes of the thread
 					 * were running already (signal handlers in probes) */
 	volatile uint64_t recycle_next; /* rt_thread.c: no look for exited threads' slots
 					 * (a system call per slot) before this nsecs */
 };
 
-/* ubt's poll of the target's threads (attach/ids.c): what the script reads */
+/* ubt's poll of the target's threads (attach/target/ids.c): what the script reads */
 enum rt_ids_use {
 	RT_IDS_COMM = 1 << 0, /* comm: /proc/PID/task/TID/comm */
 	RT_IDS_CRED = 1 << 1, /* uid, gid (username): the Uid/Gid lines of .../status */

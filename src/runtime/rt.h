@@ -1,7 +1,7 @@
 /*
  * rt.h - internal declarations of the runtime injected into the target.
  *
- * The runtime is linked by ubt itself (src/attach/link.c) together with the
+ * The runtime is linked by ubt itself (src/attach/inject/link.c) together with the
  * probe code, into memory it maps in the target.  It has no dynamic
  * relocations, no writable data of its own (all state is in the shared
  * data part, reached through `ubt_shm`), no dependency on the target's

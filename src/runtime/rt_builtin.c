@@ -11,7 +11,7 @@
  * with the header's ids_gen when it was read.  Probe code (cg_call.c) uses
  * the copy while the tags match (one load and compare) and calls
  * rt_ids_load() otherwise.  ubt raises ids_gen when its poll of
- * /proc/PID/task sees a name or an id change (attach/ids.c), so a change
+ * /proc/PID/task sees a name or an id change (attach/target/ids.c), so a change
  * shows at the latest one poll later (docs/compat.md).
  *
  * Pipeline position: linked with the probe code and injected into the

@@ -1,7 +1,7 @@
 /*
  * rt_dl.c - the runtime's side of probes on libraries loaded after attach.
  *
- * Pipeline position: in the target.  ubt (attach/dlopen.c) puts an entry
+ * Pipeline position: in the target.  ubt (attach/features/dlopen.c) puts an entry
  * probe of its own on the dynamic loader's _dl_debug_state, the function
  * the loader calls (r_debug.r_brk, what debuggers break on) before and
  * after it maps or unmaps objects.  This handler counts the calls in the

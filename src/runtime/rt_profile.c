@@ -3,7 +3,7 @@
  * signal.
  *
  * ubt creates one CLOCK_PROCESS_CPUTIME_ID timer per profile attach point
- * in the target (remote timer_create, attach/profile.c), each sending the
+ * in the target (remote timer_create, attach/features/profile.c), each sending the
  * real-time signal h->prof_sig, which the program neither catches nor
  * blocks, with si_value = RT_PROF_COOKIE + index.  Since Linux 6.4 the
  * kernel delivers such a signal to the thread that used the CPU time, so
@@ -19,7 +19,7 @@
  * signal again, so the program ends as it would have without ubt.
  *
  * Pipeline position: linked with the probe code and injected into the
- * target; installed by attach/profile.c with a remote rt_sigaction.
+ * target; installed by attach/features/profile.c with a remote rt_sigaction.
  */
 #include "rt.h"
 

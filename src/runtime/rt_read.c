@@ -183,7 +183,7 @@ extern const int32_t rt_extable_end[] RT_API;
 void rt_sigsegv(int sig, void *info, void *ucv) RT_API;
 
 /*
- * ubt's own entry probes (attach/readsafe.c): the application may be
+ * ubt's own entry probes (attach/features/readsafe.c): the application may be
  * changing its SIGSEGV/SIGBUS action (__libc_sigaction(sig, act, oact)) or
  * a thread's signal mask (sigprocmask/pthread_sigmask(how, set, old)).
  * Raising the generation makes every thread check again before its next
@@ -213,7 +213,7 @@ static int rt_fixup(uint64_t *rip)
 
 /*
  * A fault that is not ours: run the application's action for it.  rt_sigsegv
- * runs with every signal blocked (attach/readsafe.c); the application's
+ * runs with every signal blocked (attach/features/readsafe.c); the application's
  * handler runs with the mask the kernel would have given it: the one at the
  * fault, its sa_mask and, without SA_NODEFER, the signal itself; and with
  * direct reads suspended in every thread meanwhile (a probe inside it

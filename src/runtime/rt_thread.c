@@ -172,7 +172,7 @@ void rt_thread_exit(struct rt_thread *t)
 }
 
 /*
- * vfork/posix_spawn (attach/forks.c): ubt's entry probe marks the calling
+ * vfork/posix_spawn (attach/inject/forks.c): ubt's entry probe marks the calling
  * thread; its child, on the same TCB, then reads pid and tid from the
  * kernel (probe code calls rt_vfork_id when priv->vfork_tp is its %fs:0).
  * The parent thread itself runs again only once the child has exec'd or

@@ -2,7 +2,7 @@
  * rt_time.c - the `nsecs` builtin inside the target: CLOCK_BOOTTIME in
  * nanoseconds without a system call.  ubt reads the TSC and
  * clock_gettime(CLOCK_BOOTTIME) twice, some milliseconds apart, before
- * the probes are armed (attach/clock.c), and stores the scale in the
+ * the probes are armed (attach/target/clock.c), and stores the scale in the
  * header; here it is one rdtsc and a 64x64->128 multiply.  Probe code
  * emits the same sequence inline (codegen/cg_time.c); this is the
  * runtime's own copy, for C code in the target.

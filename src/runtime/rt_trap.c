@@ -66,7 +66,7 @@ void rt_sigtrap(int sig, void *info, void *ucv)
  * resetting the action to the default (the process dies), and an action
  * the application installs would receive ubt's traps.  ubt's own entry
  * probes on libc's __libc_sigaction, sigprocmask and pthread_sigmask
- * (attach/readsafe.c) send both through here, before the function runs:
+ * (attach/features/readsafe.c) send both through here, before the function runs:
  *
  * - sigaction(SIGTRAP, act, oact): act becomes the action rt_sigtrap
  *   chains to (old_trap) and oact receives the one kept there, as the

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "parser/ast.h"
-#include "parser/sema.h"
+#include "sema/sema.h"
 #include "util/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -13,7 +13,7 @@ gen=$top/build/src/parser
 [ -f "$gen/parser.c" ] || ninja -C "$top/build" >/dev/null
 clang-19 -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-I"$top/src" -I"$top/src/parser" -I"$gen" -o "$out/fuzz_parse" \
-	"$here/fuzz_parse.c" "$top"/src/parser/*.c \
+	"$here/fuzz_parse.c" "$top"/src/parser/*.c "$top"/src/sema/*.c \
 	"$gen/lexer.c" "$gen/parser.c" "$top"/src/util/*.c
 cp "$here"/corpus/* "$out/corpus/" 2>/dev/null || true
 for f in "$top"/tests/lang/good/*.bt "$top"/tests/lang/bad/*.bt; do

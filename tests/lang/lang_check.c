@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "parser/ast.h"
-#include "parser/sema.h"
+#include "sema/sema.h"
 #include "util/util.h"
 
 static int check(const char *path, const char *name)

@@ -61,7 +61,7 @@ _ubt() {
 		COMPREPLY=($(compgen -W "$(ps -e -o pid= 2>/dev/null)" -- "$cur"))
 		return ;;
 	-c) COMPREPLY=($(compgen -c -- "$cur")); return ;;
-	--dump) COMPREPLY=($(compgen -W "ast types ir asm" -- "$cur")); return ;;
+	--dump) COMPREPLY=($(compgen -W "ast types ir asm sites" -- "$cur")); return ;;
 	-f) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
 	-B) COMPREPLY=($(compgen -W "none line full" -- "$cur")); return ;;
 	-o | --include) COMPREPLY=($(compgen -f -- "$cur")); return ;;

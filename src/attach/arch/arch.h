@@ -2,9 +2,13 @@
  * arch.h - the machine-specific part of attaching: decoding a probe site,
  * relocating the instructions a patch displaces, and emitting trampolines.
  *
- * Everything else in src/attach is architecture-neutral and talks to the
- * machine only through this interface.  The x86-64 implementation lives in
- * arch/x86_64/ and uses Zydis.
+ * Room rule (attach/arch/): pure functions of bytes and addresses (code
+ * in, plans and bytes out); arch never touches a process and includes
+ * nothing of attach outside arch/ (tests/layers/check.py).  The rest of
+ * src/attach talks to the machine through this interface, though some of
+ * it still knows x86-64 (registers in tracee.c, patch.c, ret.c; R_X86_64_*
+ * in link.c; SysV registers in dwarf.c; AT&T operands in usdt_args.c).
+ * The x86-64 implementation lives in arch/x86_64/ and uses Zydis.
  *
  * A probe site at address S gets this treatment (x86-64):
  *
@@ -167,5 +171,8 @@ int arch_copies_return(const uint8_t *code, size_t len, uint64_t addr, uint64_t 
 
 /* A reachable window for trampolines: [lo, hi) around addr (rel32 reach). */
 void arch_near_window(uint64_t addr, uint64_t *lo, uint64_t *hi);
+
+/* One instruction at addr as text (AT&T syntax), for `--dump sites`; 0 or -EINVAL. */
+int arch_insn_text(const uint8_t *code, size_t len, uint64_t addr, char *buf, size_t n);
 
 #endif

@@ -1,14 +1,14 @@
 /*
- * test_attach.c - unit tests of src/attach/tracee.c (ptrace control) and
- * src/attach/elfsym.c (ELF symbols, /proc/PID/maps, load bias), run
+ * test_attach.c - unit tests of src/attach/target/tracee.c (ptrace control) and
+ * src/elf/elfsym.c (ELF symbols, /proc/PID/maps, load bias), run
  * against real processes built from this directory:
  *
  *   test_attach THREADS_PIE THREADS_NOPIE ENTRY_PIE ENTRY_STATIC
  *
  * Needs ptrace rights over its own children (root, or Yama ptrace_scope <= 1).
  */
-#include "attach/elfsym.h"
-#include "attach/tracee.h"
+#include "elf/elfsym.h"
+#include "attach/target/tracee_write.h"
 
 #include <elf.h>
 #include <errno.h>

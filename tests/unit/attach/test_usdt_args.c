@@ -1,6 +1,6 @@
 /*
  * test_usdt_args.c - table tests of the USDT operand parser
- * (src/attach/usdt_args.c): operand text in, struct cg_usdt_arg out, or
+ * (src/attach/resolve/usdt_args.c): operand text in, struct cg_usdt_arg out, or
  * the reason it cannot be read.
  *
  * The operands are the forms GNU as and clang's assembler accept for the
@@ -8,7 +8,7 @@
  * `-4@40+CheckpointStats(%rip)`, python3.11's `-4@112(%rsp)`.  The symbol
  * table is fixed; the location is at PC.
  */
-#include "attach/usdt.h"
+#include "attach/resolve/usdt.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -2472,7 +2472,7 @@ static const struct tcase cases[] = {
 		"~~~~~~~~~~~~\n",
 	},
 	{
-		.name = "uprobe_offset", /* ubt: attach/resolve.c checks the offset */
+		.name = "uprobe_offset", /* ubt: attach/resolve/resolve.c checks the offset */
 		.src = "uprobe:./a:f+0x10 { }",
 		.ast = "Program\n"
 		" uprobe:./a:f+16\n",

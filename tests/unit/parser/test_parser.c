@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "parser/ast.h"
-#include "parser/sema.h"
+#include "sema/sema.h"
 #include "util/util.h"
 
 struct tcase {

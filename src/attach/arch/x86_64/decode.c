@@ -340,3 +340,24 @@ check:
 			return 0;
 	return 0;
 }
+
+/*
+ * One instruction as text in AT&T syntax (objdump's, GNU as's), for
+ * `--dump sites`: "" and -EINVAL when the bytes do not decode.
+ */
+int arch_insn_text(const uint8_t *code, size_t len, uint64_t addr, char *buf, size_t n)
+{
+	ZydisDecoder dec;
+	ZydisFormatter fmt;
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	if (n)
+		buf[0] = '\0';
+	if (ZYAN_FAILED(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)) ||
+	    ZYAN_FAILED(ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_ATT)) ||
+	    ZYAN_FAILED(ZydisDecoderDecodeFull(&dec, code, len, &in, ops)) ||
+	    ZYAN_FAILED(ZydisFormatterFormatInstruction(&fmt, &in, ops, in.operand_count_visible,
+							buf, n, addr, ZYAN_NULL)))
+		return -EINVAL;
+	return 0;
+}

@@ -1,8 +1,10 @@
 /*
- * x86.h - private interface between the three parts of the x86-64 arch
- * layer: decode.c (Zydis wrapper, instruction classes, site planning),
- * reloc.c (relocating displaced instructions) and tramp.c (trampolines,
- * patch bytes, pc mapping).  Nothing outside arch/x86_64/ includes it.
+ * x86.h - private interface between the parts of the x86-64 arch layer:
+ * decode.c (Zydis wrapper, instruction classes, site planning), reloc.c
+ * (relocating displaced instructions), tramp.c (trampolines, patch bytes,
+ * pc mapping), mid.c (mid-function sites), tramp_ret.c (return-probe
+ * trampolines) and retaddr.c (functions that keep their return address).
+ * Nothing outside arch/x86_64/ includes it (tests/layers/check.py).
  */
 #ifndef UBT_ARCH_X86_H
 #define UBT_ARCH_X86_H

@@ -1,0 +1,238 @@
+/*
+ * plan_mid.c - the sites of mid-function probes: uprobes at FUNC+OFFSET
+ * or at an address inside a function, and USDT locations.
+ *
+ * Pipeline position: during att_install(), once the process is open and its
+ * mappings known (session.c's att_plan_sites()).  resolve/ found the places
+ * in the files (att_point: link-time addresses); here each becomes a site at
+ * its load address, planned from the code the target has there (read with
+ * ptrace), which is why this is inject's and not resolve's: resolve reads
+ * files only.  Several points at one address share one site.
+ */
+#include "attach/attach.h"
+#include "attach/inject/session_internal.h"
+#include "elf/elfsym.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the sites of both kinds ------------------------------------------ */
+
+/* The site planned at addr, or NULL. */
+static struct att_site *site_at(struct att_session *s, uint64_t addr)
+{
+	struct att_site *site = NULL;
+	for (int j = 0; j < s->nsites; j++)
+		if (s->sites[j].plan.site == addr)
+			site = &s->sites[j];
+	return site;
+}
+
+/*
+ * A new mid-function site at addr, in the function at func (func_size
+ * bytes, 0 if unknown), planned from the code the target has there;
+ * others: the locations planned in the same pass, which its patch must not
+ * cover.  0; -E2BIG with *out NULL (said here); or the -errno of reading
+ * or decoding the code, with *out set (the caller says it, naming the point).
+ */
+static int mid_site_new(struct att_session *s, uint64_t addr, uint64_t func, uint64_t func_size,
+			const uint64_t *others, int nothers, struct att_site **out)
+{
+	*out = NULL;
+	if (s->nsites >= s->max_sites) {
+		diag_sys(NULL, "internal: more than %d probed locations", s->max_sites);
+		return -E2BIG;
+	}
+	struct att_site *site = *out = &s->sites[s->nsites++];
+	memset(site, 0, sizeof(*site));
+	site->mid = true;
+	site->island = -1; /* not placed yet (placement.c groups sites by reach) */
+	site->func_addr = func;
+	site->func_len = func_size;
+	size_t len = func_size ? func_size : (size_t)(addr - func) + ARCH_MAX_DISPLACED;
+	uint8_t *code = xmalloc(len);
+	int ret = tracee_read(&s->t, func, code, len);
+	if (!ret)
+		ret = arch_plan_mid_site(code, func_size, func, addr, others, nothers, &site->plan);
+	free(code);
+	return ret;
+}
+
+/* p's probe becomes one more handler of site. */
+static int mid_site_add(struct att_site *site, const struct att_point *p)
+{
+	if (site->nhandlers == (int)ARRAY_SIZE(site->handlers)) {
+		diag_sys(NULL, "%s:%s: too many probes on one location", p->path, p->func);
+		return -E2BIG;
+	}
+	site->variants[site->nhandlers] = p->variant;
+	site->handlers[site->nhandlers++] = (uint64_t)p->probe_index;
+	return 0;
+}
+
+/* ---- uprobes at FUNC+OFFSET or an address inside a function ------------- */
+
+int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias)
+{
+	uint64_t addr = bias + p->vaddr, func = bias + p->func_vaddr;
+	struct att_site *site = site_at(s, addr);
+	for (int j = 0; j < s->nsites; j++) {
+		const struct att_site *o = &s->sites[j];
+		if (!o->mid && addr > o->plan.site && addr < o->plan.site + (uint64_t)o->plan.orig_len) {
+			diag_sys("probe one of them only, or the other at an offset past the jump",
+				 "%s:%s: the jump patched at the function's entry (0x%llx) covers "
+				 "this probe's address 0x%llx",
+				 p->path, p->func, (unsigned long long)o->plan.site,
+				 (unsigned long long)addr);
+			return -EINVAL;
+		}
+	}
+	if (site && !site->mid) {
+		diag_sys(NULL, "%s:%s: two kinds of probe at the same address 0x%llx", p->path,
+			 p->func, (unsigned long long)addr);
+		return -EINVAL;
+	}
+	if (!site) {
+		int ret = mid_site_new(s, addr, func, p->func_size, NULL, 0, &site);
+		if (ret && site)
+			diag_sys(NULL, "%s:%s: cannot decode its code: %s", p->path, p->func,
+				 strerror(-ret));
+		if (ret)
+			return ret;
+		if (site->plan.kind != ARCH_PATCH_JMP)
+			fprintf(stderr,
+				"WARNING: %s:%s: using a breakpoint (about 2 us per hit) instead of a "
+				"jump: %s\n",
+				p->path, p->func, site->plan.why);
+	}
+	return mid_site_add(site, p);
+}
+
+void att_point_not_loaded(struct att_session *s, struct att_point *p)
+{
+	/* uprobes (entry and FUNC+OFFSET) and uretprobes are armed when the
+	 * library is loaded (dlopen.c); usdt probes are not */
+	bool later = !strcmp(p->attach->attach.provider, "uprobe") ||
+		     !strcmp(p->attach->attach.provider, "uretprobe");
+	p->pending = later;
+	/* once per file */
+	for (const struct att_point *q = s->points; q < p; q++)
+		if (q->dev == p->dev && q->ino == p->ino)
+			return;
+	if (later)
+		fprintf(stderr, "WARNING: %s is not loaded in pid %d: its probes will be attached "
+				"when it is\n", p->path, (int)s->t.pid);
+	else
+		fprintf(stderr, "WARNING: %s is not loaded in pid %d: its probes are not attached\n",
+			p->path, (int)s->t.pid);
+}
+
+/* ---- usdt locations --------------------------------------------------- */
+
+/* a semaphore to take at arm (features/usdt_sema.c), once per address */
+static int sema_add(struct att_session *s, uint64_t addr)
+{
+	for (int i = 0; i < s->nsemas; i++)
+		if (s->semas[i].addr == addr)
+			return 0;
+	if (s->nsemas == ATT_MAX_SEMAS) {
+		diag_sys(NULL, "more than %d usdt semaphores", ATT_MAX_SEMAS);
+		return -E2BIG;
+	}
+	s->semas[s->nsemas++] = (struct att_sema){addr, false};
+	return 0;
+}
+
+static int load_bias(struct att_session *s, const struct att_point *p, const struct proc_map *maps,
+		     int nmaps, uint64_t *bias)
+{
+	struct elf_file f = {.dev = p->dev, .ino = p->ino};
+	char *path = p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
+			     ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
+			     : xstrdup(p->path);
+	int ret = elf_file_open(&f, path);
+	free(path);
+	if (!ret) {
+		ret = proc_load_bias(maps, nmaps, &f, bias);
+		elf_file_close(&f);
+	}
+	if (ret)
+		diag_sys(NULL, "pid %d: %s is not loaded in the process", s->t.pid, p->path);
+	return ret ? -ENOENT : 0;
+}
+
+/* Slots of struct rt_regs_mid point p's argument list reads (bit = offset / 8). */
+static uint32_t regs_read(const struct att_session *s, const struct att_point *p)
+{
+	uint32_t m = 0;
+	for (int i = 0; i < s->nusdt; i++) {
+		if (s->usdt[i].probe_index != p->probe_index)
+			continue;
+		const struct cg_usdt_spec *spec = &s->usdt[i].specs[p->variant];
+		for (int k = 0; k < spec->nargs; k++) {
+			if (spec->args[k].reg != CG_USDT_NOREG)
+				m |= 1u << (spec->args[k].reg / 8);
+			if (spec->args[k].index != CG_USDT_NOREG)
+				m |= 1u << (spec->args[k].index / 8);
+			if (spec->args[k].pcrel)
+				m |= 1u << (offsetof(struct rt_regs_mid, pc) / 8);
+		}
+	}
+	return m;
+}
+
+/*
+ * One site per distinct location address, planned as a mid-function site;
+ * semaphores are recorded for att_arm().  Called by session.c's planning
+ * with the target's mappings.
+ */
+int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
+{
+	uint64_t *addrs = xcalloc(s->npoints + 1, sizeof(*addrs)), *bias = xcalloc(s->npoints + 1, 8);
+	int ret = 0, n = 0;
+	for (int i = 0; i < s->npoints && !ret; i++) {
+		if (!s->points[i].usdt)
+			continue;
+		ret = load_bias(s, &s->points[i], maps, nmaps, &bias[i]);
+		addrs[n++] = bias[i] + s->points[i].vaddr;
+	}
+	for (int i = 0; i < s->npoints && !ret; i++) {
+		struct att_point *p = &s->points[i];
+		if (!p->usdt)
+			continue;
+		uint64_t addr = bias[i] + p->vaddr, func = bias[i] + p->func_vaddr;
+		if (p->sema && (ret = sema_add(s, bias[i] + p->sema)))
+			break;
+		struct att_site *site = site_at(s, addr);
+		if (site && !site->mid) {
+			diag_sys(NULL, "%s: a uprobe and a usdt probe at the same address 0x%llx",
+				 p->path, (unsigned long long)addr);
+			ret = -EINVAL;
+			break;
+		}
+		if (!site) {
+			ret = mid_site_new(s, addr, func, p->func_size, addrs, n, &site);
+			if (ret && site)
+				diag_sys(NULL, "%s: usdt probe %s at 0x%llx: cannot decode its code: %s",
+					 p->path, p->func, (unsigned long long)p->vaddr,
+					 strerror(-ret));
+			if (ret)
+				break;
+			if (site->plan.kind != ARCH_PATCH_JMP)
+				fprintf(stderr,
+					"WARNING: %s:%s at 0x%llx: using a breakpoint (about 2 us per "
+					"hit) instead of a jump: %s\n",
+					p->path, p->func, (unsigned long long)p->vaddr, site->plan.why);
+		}
+		if ((ret = mid_site_add(site, p)))
+			break;
+		site->plan.mid_read |= regs_read(s, p);
+	}
+	free(addrs);
+	free(bias);
+	return ret;
+}

@@ -1,0 +1,925 @@
+/*
+ * resolve.c - from uprobe attach points in the script to functions in ELF
+ * files, before any process is touched: a missing binary or function is a
+ * script error, reported at the attach point like bpftrace does.
+ *
+ *   uprobe:./t:f                ./t, symbol f (.symtab, else .dynsym)
+ *   uprobe:libc:malloc          a library by name, found as the dynamic linker
+ *                               would: the -p process's mappings, PATH (for
+ *                               programs), /etc/ld.so.cache, the usual
+ *                               library directories
+ *   uprobe:/lib/x/libc.so.6:f   with -p: the file as the process sees it
+ *                               (/proc/PID/root/lib/x/libc.so.6: containers)
+ *   uprobe:*:foo, uprobe:./t:h*  wildcards (fnmatch): with -p, a binary
+ *                               pattern matches the objects the process has
+ *                               loaded (`*` = all of them), else a glob
+ *   uprobe:./t:f+0x10           an offset, checked to be an instruction
+ *                               boundary by decoding f from the file
+ *   uprobe:./t:0x401136         an address in the file (link-time)
+ *   uprobe:./t:"ns::foo(int)"   C++: the demangled name, or without its
+ *                               parameters when only one overload has it
+ *
+ * Each matched function becomes one struct att_point; several names for
+ * one address (aliases) are one point.  A point at an offset or at an
+ * address inside a function is a mid-function site (the USDT kind of
+ * trampoline, which saves every register); inject/plan_mid.c plans
+ * those once the process is open.
+ */
+#include "attach/attach.h"
+#include "elf/elfsym.h"
+#include "util/demangle.h"
+#include "util/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static bool is_uprobe(const struct ast_node *a)
+{
+	return a->attach.provider && (!strcmp(a->attach.provider, "uprobe") ||
+				      !strcmp(a->attach.provider, "uretprobe"));
+}
+
+/* ---- the attach text ------------------------------------------------------ */
+
+/* uprobe:TARGET:FUNC[+OFF] | uprobe:TARGET:ADDR | uprobe:TARGET:cpp:FUNC,
+ * from the split the parser made (struct ast_attach: fnmatch patterns) */
+struct uspec {
+	char *target;     /* a pattern if wild_target, else the path */
+	char *func;       /* a pattern if wild_func, else the name; NULL for an address */
+	bool wild_target, wild_func;
+	bool cpp;         /* written as TARGET:cpp:FUNC: match demangled names only */
+	bool has_off;
+	uint64_t off;
+	bool has_addr;
+	uint64_t addr;
+};
+
+static bool parse_u64(const char *s, uint64_t *v)
+{
+	if (!*s || *s < '0' || *s > '9')
+		return false;
+	char *end;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return !*end && !errno;
+}
+
+/* A pattern as itself when it has a wildcard, else the name it stands for. */
+static char *pattern_or_name(const char *pat, bool *wild)
+{
+	*wild = attach_is_wild(pat);
+	return *wild ? xstrdup(pat) : attach_plain(pat);
+}
+
+static int parse_spec(const struct ast_node *a, struct uspec *u, struct diags *diags)
+{
+	const struct ast_attach *at = &a->attach;
+	memset(u, 0, sizeof(*u));
+	if (!at->target || !*at->target || !at->func || !*at->func) {
+		diag_error(diags, a->loc, "uprobe needs a binary and a function: uprobe:BIN:FUNC");
+		return -EINVAL;
+	}
+	u->cpp = at->ns && !strcmp(at->ns, "cpp");
+	u->target = pattern_or_name(at->target, &u->wild_target);
+	uint64_t v;
+	if (!at->has_offset && parse_u64(at->func, &v)) {
+		u->has_addr = true;
+		u->addr = v;
+	} else {
+		u->func = pattern_or_name(at->func, &u->wild_func);
+		u->has_off = at->has_offset;
+		u->off = at->offset;
+	}
+	if ((u->has_off || u->has_addr) && !strcmp(at->provider, "uretprobe")) {
+		diag_error(diags, a->loc, "uretprobe cannot be attached at an offset or address: %s",
+			   at->func);
+		return -EINVAL;
+	}
+	if (u->has_off && u->wild_func) {
+		diag_error(diags, a->loc, "an offset cannot be combined with a wildcard: %s", at->func);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void uspec_free(struct uspec *u)
+{
+	free(u->target);
+	free(u->func);
+}
+
+/* ---- finding a binary by name ----------------------------------------------- */
+
+/*
+ * "libc" names libc.so.6, "stdc++" and "libstdc++" name libstdc++.so.6,
+ * "libc.so.6" names itself (bpftrace's rule: the file name equals the name,
+ * or starts with NAME.so or libNAME.so).
+ */
+bool att_lib_name_matches(const char *base, const char *name)
+{
+	size_t n = strlen(name);
+	if (!strcmp(base, name))
+		return true;
+	if (!strncmp(base, name, n) && !strncmp(base + n, ".so", 3))
+		return true;
+	return !strncmp(base, "lib", 3) && !strncmp(base + 3, name, n) &&
+	       !strncmp(base + 3 + n, ".so", 3);
+}
+
+/*
+ * /etc/ld.so.cache, the new format ("glibc-ld.so.cache1.1"):
+ *
+ *   0   "glibc-ld.so.cache1.1"   20 bytes
+ *   20  u32 nlibs, u32 len_strings, u8 flags, 3 pad, u32 ext_off, 3 x u32
+ *   48  nlibs entries of 24 bytes: i32 flags, u32 key, u32 value,
+ *       u32 osversion, u64 hwcap   (key, value: offsets of the soname and
+ *                                   the path from the start of the file)
+ *
+ * Flags 0x0303 mark x86-64 libc6 libraries.  The first matching entry wins,
+ * as in the dynamic linker (ldconfig sorts the cache).
+ */
+static char *ldcache_find(const char *name)
+{
+	char *data;
+	size_t len;
+	char *found = NULL;
+	if (read_file("/etc/ld.so.cache", &data, &len))
+		return NULL;
+	static const char magic[] = "glibc-ld.so.cache1.1";
+	const char *p = data;
+	size_t base = 0;
+	if (len > 11 && !memcmp(data, "ld.so-1.7.0", 11)) {
+		/* old format first: skip its entries (12 bytes each) */
+		uint32_t nold;
+		memcpy(&nold, data + 12, 4);
+		base = ALIGN_UP(16 + (size_t)nold * 12, 8);
+		p = data + base;
+	}
+	if (base + 48 > len || memcmp(p, magic, sizeof(magic) - 1))
+		goto out;
+	uint32_t nlibs;
+	memcpy(&nlibs, p + 20, 4);
+	for (uint32_t i = 0; i < nlibs && base + 48 + (i + 1) * 24 <= len; i++) {
+		const char *e = p + 48 + i * 24;
+		int32_t flags;
+		uint32_t key, value;
+		memcpy(&flags, e, 4);
+		memcpy(&key, e + 4, 4);
+		memcpy(&value, e + 8, 4);
+		if ((flags & 0xff00) != 0x0300 || base + key >= len || base + value >= len)
+			continue;
+		const char *soname = p + key, *path = p + value;
+		if (memchr(soname, 0, len - base - key) && memchr(path, 0, len - base - value) &&
+		    att_lib_name_matches(soname, name)) {
+			found = xstrdup(path);
+			break;
+		}
+	}
+out:
+	free(data);
+	return found;
+}
+
+static const char *const lib_dirs[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+				       "/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib"};
+
+/* Where att_find_binary() looks, for error messages. */
+static char *where_looked(pid_t pid)
+{
+	struct buf b = {0};
+	if (pid > 0)
+		buf_printf(&b, "the mappings of pid %d, ", (int)pid);
+	buf_printf(&b, "PATH, /etc/ld.so.cache");
+	for (size_t i = 0; i < ARRAY_SIZE(lib_dirs); i++)
+		buf_printf(&b, ", %s", lib_dirs[i]);
+	return b.data;
+}
+
+char *att_find_binary(pid_t pid, const char *name)
+{
+	if (pid > 0) {
+		struct proc_map *maps;
+		int n;
+		char *found = NULL;
+		if (!proc_maps_read(pid, &maps, &n)) {
+			for (int i = 0; i < n && !found; i++) {
+				const char *sl = strrchr(maps[i].path, '/');
+				if (maps[i].path[0] == '/' && att_lib_name_matches(sl + 1, name))
+					found = xstrdup(maps[i].path);
+			}
+			proc_maps_free(maps, n);
+		}
+		if (found)
+			return found;
+	}
+	const char *path = getenv("PATH");
+	char *copy = xstrdup(path ? path : "/usr/bin:/bin"), *save = NULL;
+	for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *p = xasprintf("%s/%s", dir, name);
+		struct stat st;
+		if (!stat(p, &st) && S_ISREG(st.st_mode) && !access(p, X_OK)) {
+			free(copy);
+			return p;
+		}
+		free(p);
+	}
+	free(copy);
+	char *c = ldcache_find(name);
+	if (c)
+		return c;
+	for (size_t i = 0; i < ARRAY_SIZE(lib_dirs); i++) {
+		DIR *d = opendir(lib_dirs[i]);
+		struct dirent *de;
+		char *best = NULL;
+		while (d && (de = readdir(d))) {
+			/* the shortest match: libc.so.6 rather than libc.so.6.debug */
+			if (att_lib_name_matches(de->d_name, name) &&
+			    (!best || strlen(de->d_name) < strlen(best))) {
+				free(best);
+				best = xstrdup(de->d_name);
+			}
+		}
+		if (d)
+			closedir(d);
+		if (best) {
+			char *p = xasprintf("%s/%s", lib_dirs[i], best);
+			free(best);
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The path ubt opens for a binary the user wrote as `path`: with -p, an
+ * absolute path is the file the process sees (/proc/PID/root/PATH, so a
+ * container's own libc is probed, not the host's).
+ */
+char *att_open_path(pid_t pid, const char *path)
+{
+	if (pid > 0 && path[0] == '/' && strncmp(path, "/proc/", 6)) {
+		char *p = xasprintf("/proc/%d/root%s", (int)pid, path);
+		if (!access(p, F_OK))
+			return p;
+		free(p);
+	}
+	return xstrdup(path);
+}
+
+/* ---- symbols ------------------------------------------------------------ */
+
+struct fsym {
+	char *name;
+	char *dem;        /* demangled, or NULL */
+	uint64_t value, size;
+	int rank;         /* global/weak and default version rank higher */
+};
+
+struct fsyms {
+	struct fsym *v;
+	int n;
+	bool has_symtab; /* the file's .symtab, or its debug file's */
+	bool debug_file; /* symbols came from its debug file */
+};
+
+struct syms_ctx {
+	struct fsyms *out;
+	bool want_dem;
+};
+
+static void syms_add(const struct elf_func *ef, void *arg)
+{
+	struct syms_ctx *c = arg;
+	struct fsyms *out = c->out;
+	if (!ef->dynamic)
+		out->has_symtab = true;
+	if (ef->debug_file)
+		out->debug_file = true;
+	out->v = xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
+	out->v[out->n++] = (struct fsym){xstrdup(ef->name), c->want_dem ? demangle(ef->name) : NULL,
+					 ef->value, ef->size, ef->rank};
+}
+
+static int fsym_cmp(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Of two names of one address, the one a program calls it by: the higher
+ * rank (global or weak, the default version), then fewer leading
+ * underscores (_setjmp over __GI__setjmp), then the shorter, then the
+ * first in strcmp order.
+ */
+static bool name_better(const struct fsym *x, const struct fsym *y)
+{
+	if (x->rank != y->rank)
+		return x->rank > y->rank;
+	size_t ux = strspn(x->name, "_"), uy = strspn(y->name, "_");
+	if (ux != uy)
+		return ux < uy;
+	size_t lx = strlen(x->name), ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly;
+	return strcmp(x->name, y->name) < 0;
+}
+
+/* Function symbols as bpftrace sees them (elfsym.c: .symtab, .dynsym, the
+ * debug file), a name at one address once, with its best rank. */
+static void syms_read(struct elf_file *f, struct fsyms *out, bool want_dem)
+{
+	memset(out, 0, sizeof(*out));
+	struct syms_ctx c = {out, want_dem};
+	elf_foreach_func(f, syms_add, &c);
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), fsym_cmp);
+	int k = 0;
+	for (int i = 0; i < out->n; i++) {
+		struct fsym *cur = &out->v[i];
+		if (k && !fsym_cmp(&out->v[k - 1], cur)) {
+			if (cur->rank > out->v[k - 1].rank)
+				out->v[k - 1].rank = cur->rank;
+			free(cur->name);
+			free(cur->dem);
+			continue;
+		}
+		out->v[k++] = *cur;
+	}
+	out->n = k;
+}
+
+static void syms_free(struct fsyms *s)
+{
+	for (int i = 0; i < s->n; i++) {
+		free(s->v[i].name);
+		free(s->v[i].dem);
+	}
+	free(s->v);
+}
+
+/*
+ * The symbols of the last files resolved, kept: a script with a probe per
+ * function of one binary (`ubt -l` output pasted back, SPDK's generated
+ * scripts) reads and demangles the binary's symbols once, not once per
+ * attach point.  A file is known by device and inode.
+ */
+#define SYMS_CACHE 8
+
+static struct syms_cache {
+	dev_t dev;
+	ino_t ino;
+	bool dem;
+	struct fsyms ss;
+} syms_cache[SYMS_CACHE];
+static int syms_cache_next;
+
+static const struct fsyms *syms_get(struct elf_file *f, bool want_dem)
+{
+	for (int i = 0; i < SYMS_CACHE; i++) {
+		struct syms_cache *e = &syms_cache[i];
+		if (e->ino && e->dev == f->dev && e->ino == f->ino && (e->dem || !want_dem))
+			return &e->ss;
+	}
+	struct syms_cache *e = &syms_cache[syms_cache_next++ % SYMS_CACHE];
+	syms_free(&e->ss);
+	syms_read(f, &e->ss, want_dem);
+	e->dev = f->dev;
+	e->ino = f->ino;
+	e->dem = want_dem;
+	return &e->ss;
+}
+
+/* The function symbol whose [value, value + size) holds vaddr, best rank first. */
+static const struct fsym *syms_around(const struct fsyms *s, uint64_t vaddr)
+{
+	const struct fsym *best = NULL;
+	for (int i = 0; i < s->n; i++) {
+		const struct fsym *f = &s->v[i];
+		if (vaddr >= f->value && vaddr < f->value + (f->size ? f->size : 1) &&
+		    (!best || f->rank > best->rank))
+			best = f;
+	}
+	return best;
+}
+
+/*
+ * Bytes after a function that belong to no symbol, up to the next 16-byte
+ * boundary (compilers align functions to 16 and fill the gap with nops or
+ * int3): a function shorter than a jmp may be patched over them.
+ */
+static uint64_t fill_after(struct elf_file *f, uint64_t value, uint64_t size)
+{
+	if (!size)
+		return 0;
+	uint64_t end = value + size;
+	uint64_t limit = ALIGN_UP(end, 16ull);
+	Elf *e = f->elf;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		gelf_getshdr(scn, &sh);
+		if ((sh.sh_flags & SHF_ALLOC) && sh.sh_addr <= value &&
+		    value < sh.sh_addr + sh.sh_size && sh.sh_addr + sh.sh_size < limit)
+			limit = sh.sh_addr + sh.sh_size;
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; d && i < n; i++) {
+			GElf_Sym s;
+			if (gelf_getsym(d, i, &s) && s.st_shndx != SHN_UNDEF &&
+			    s.st_value >= end && s.st_value < limit)
+				limit = s.st_value;
+		}
+	}
+	return limit > end ? limit - end : 0;
+}
+
+/* Reads len bytes of the file at link-time address vaddr (from its PT_LOAD). */
+static int read_vaddr(struct elf_file *f, uint64_t vaddr, uint8_t *buf, size_t len)
+{
+	size_t n;
+	if (elf_getphdrnum(f->elf, &n) < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(f->elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr < ph.p_vaddr || vaddr + len > ph.p_vaddr + ph.p_filesz)
+			continue;
+		ssize_t r = pread(f->fd, buf, len, (off_t)(ph.p_offset + vaddr - ph.p_vaddr));
+		return r == (ssize_t)len ? 0 : -EIO;
+	}
+	return -EFAULT;
+}
+
+/* vaddr is in an executable PT_LOAD segment's file bytes. */
+static bool in_code(struct elf_file *f, uint64_t vaddr)
+{
+	size_t n;
+	if (elf_getphdrnum(f->elf, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(f->elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz)
+			return true;
+	}
+	return false;
+}
+
+/* An executable has PT_INTERP or is ET_EXEC; a library has neither. */
+static bool is_executable(struct elf_file *f)
+{
+	if (!f->is_pie)
+		return true;
+	size_t n;
+	if (elf_getphdrnum(f->elf, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(f->elf, i, &ph) && ph.p_type == PT_INTERP)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Debian ships shared libraries 0644: a library given by path need not be
+ * executable (attach then checks that the process has it mapped).
+ */
+static bool is_shared_object(const char *path)
+{
+	struct elf_file f;
+	if (elf_file_open(&f, path))
+		return false;
+	bool lib = f.is_pie && !is_executable(&f);
+	elf_file_close(&f);
+	return lib;
+}
+
+/* ---- points ------------------------------------------------------------- */
+
+struct rctx {
+	const struct ast_node *probe, *a;
+	int index;
+	struct att_session *s;
+	struct diags *diags;
+	const struct uspec *u;
+	int nmatched;
+};
+
+static bool point_exists(const struct att_session *s, const struct ast_node *a,
+			 const struct elf_file *f, uint64_t vaddr)
+{
+	for (int i = 0; i < s->npoints; i++) {
+		const struct att_point *p = &s->points[i];
+		if (p->attach == a && p->dev == f->dev && p->ino == f->ino && p->vaddr == vaddr)
+			return true;
+	}
+	return false;
+}
+
+static struct att_point *add_point(struct rctx *c, struct elf_file *f, const char *path,
+				   const char *func, uint64_t vaddr, uint64_t size)
+{
+	struct att_session *s = c->s;
+	s->points = xrealloc(s->points, (s->npoints + 1) * sizeof(*s->points));
+	struct att_point *p = &s->points[s->npoints++];
+	memset(p, 0, sizeof(*p));
+	p->probe = c->probe;
+	p->attach = c->a;
+	p->probe_index = c->index;
+	p->path = xstrdup(path);
+	p->func = xstrdup(func);
+	p->vaddr = vaddr;
+	p->size = size;
+	p->fill = fill_after(f, vaddr, size);
+	p->dev = f->dev;
+	p->ino = f->ino;
+	p->main_exe = is_executable(f);
+	p->variant = -1;
+	return p;
+}
+
+/*
+ * A probe inside a function (FUNC+OFF or an address that is not a
+ * function's first byte): the offset must start an instruction, which the
+ * function's decoded bytes tell (arch_plan_mid_site refuses anything else).
+ */
+static int add_mid_point(struct rctx *c, struct elf_file *f, const char *path,
+			 const struct fsym *fn, uint64_t vaddr, const char *shown)
+{
+	uint64_t fstart = fn ? fn->value : vaddr, fsize = fn ? fn->size : 0;
+	if (fn && fsize && vaddr >= fstart + fsize) {
+		diag_error(c->diags, c->a->loc, "Offset outside the function bounds ('%s' size is %llu)",
+			   fn->name, (unsigned long long)fsize);
+		return -EINVAL;
+	}
+	size_t len = fsize ? fsize : (vaddr - fstart) + ARCH_MAX_DISPLACED;
+	uint8_t *code = xmalloc(len);
+	struct arch_site_plan plan;
+	int ret = read_vaddr(f, fstart, code, len);
+	if (ret && !fsize) {
+		len = vaddr - fstart + 1; /* near the end of the segment */
+		ret = read_vaddr(f, fstart, code, len);
+	}
+	if (!ret)
+		ret = arch_plan_mid_site(code, fsize, fstart, vaddr, NULL, 0, &plan);
+	free(code);
+	if (ret) {
+		diag_error(c->diags, c->a->loc,
+			   "Could not add uprobe into middle of instruction: %s:%s", path, shown);
+		return -EINVAL;
+	}
+	if (point_exists(c->s, c->a, f, vaddr))
+		return 0;
+	struct att_point *p = add_point(c, f, path, shown, vaddr, 0);
+	p->mid = true;
+	p->func_vaddr = fstart;
+	p->func_size = fsize;
+	p->variant = -1;
+	c->nmatched++;
+	return 0;
+}
+
+static bool sym_matches(const struct fsym *f, const char *pat, bool wild, bool cpp)
+{
+	if (wild) {
+		/* as bpftrace: a wildcard leaves out the parts gcc split off a
+		 * function (foo.part.0), which only the function itself calls */
+		if (strstr(f->name, ".part."))
+			return false;
+		if (!cpp && !fnmatch(pat, f->name, 0))
+			return true;
+		if (!f->dem)
+			return false;
+		if (!fnmatch(pat, f->dem, 0))
+			return true;
+		char *b = demangle_base(f->dem);
+		bool m = !fnmatch(pat, b, 0);
+		free(b);
+		return m;
+	}
+	return !cpp && !strcmp(f->name, pat);
+}
+
+/* Demangled matches: the full signature, else the name without parameters. */
+static int match_demangled(const struct fsyms *ss, const char *name, const struct fsym **out,
+			   int max)
+{
+	int n = 0;
+	for (int pass = 0; pass < 2 && !n; pass++) {
+		for (int i = 0; i < ss->n; i++) {
+			const struct fsym *f = &ss->v[i];
+			if (!f->dem)
+				continue;
+			bool m;
+			if (!pass) {
+				m = !strcmp(f->dem, name);
+			} else {
+				char *b = demangle_base(f->dem);
+				m = !strcmp(b, name);
+				free(b);
+			}
+			bool dup = false;
+			for (int k = 0; k < n; k++)
+				dup |= out[k]->value == f->value;
+			if (m && !dup && n < max)
+				out[n++] = f;
+		}
+	}
+	return n;
+}
+
+/*
+ * The functions an exact name names: every definition of the symbol of
+ * that name with the best rank (a global over a static one of the same
+ * name; two static functions of one name in two files are both taken, as
+ * the name `ubt -l` prints for them means both), else the one C++
+ * function whose demangled name it is.  Returns how many (at most max),
+ * -ENOENT if none, -EINVAL (with the message) for a C++ name that fits
+ * several overloads.
+ */
+static int find_exact(struct rctx *c, const struct fsyms *ss, const char *path,
+		      const struct fsym **cand, int max)
+{
+	const char *name = c->u->func;
+	int n = 0;
+	int best = -1;
+	for (int i = 0; i < ss->n && !c->u->cpp; i++) {
+		const struct fsym *f = &ss->v[i];
+		if (strcmp(f->name, name))
+			continue;
+		if (f->rank > best) {
+			best = f->rank;
+			n = 0;
+		}
+		bool dup = false;
+		for (int k = 0; k < n; k++)
+			dup |= cand[k]->value == f->value;
+		if (f->rank == best && !dup && n < max)
+			cand[n++] = f;
+	}
+	if (n)
+		return n;
+	n = match_demangled(ss, name, cand, max);
+	if (!n)
+		return -ENOENT;
+	if (n > 1) {
+		struct buf b = {0};
+		for (int k = 0; k < n && k < 6; k++)
+			buf_printf(&b, "%s%s at 0x%llx", k ? ", " : "",
+				   cand[k]->dem ? cand[k]->dem : cand[k]->name,
+				   (unsigned long long)cand[k]->value);
+		if (n > 6)
+			buf_printf(&b, ", ...");
+		struct diag *d = diag_error(c->diags, c->a->loc,
+					    "ambiguous function name '%s' in %s: %d functions have it",
+					    name, path, n);
+		diag_hint(d, "%s; name one by its full signature or address (uprobe:%s:0x%llx), "
+			     "or use a wildcard to probe them all",
+			  b.data, path, (unsigned long long)cand[0]->value);
+		buf_free(&b);
+		return -EINVAL;
+	}
+	return n;
+}
+
+static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
+{
+	const struct uspec *u = c->u;
+	char *opath = att_open_path(c->s->pid_hint, path);
+	struct elf_file f;
+	int ret = elf_file_open(&f, opath);
+	free(opath);
+	if (ret) {
+		if (quiet_missing)
+			return 0;
+		diag_error(c->diags, c->a->loc, "uprobe target file '%s' is not an ELF file", path);
+		return -ENOEXEC;
+	}
+	bool wild = u->wild_func;
+	const struct fsyms *cached = syms_get(&f, demangle_enabled() || u->cpp || !wild);
+	struct fsyms ss = *cached;
+	if (u->has_addr) {
+		const struct fsym *fn = syms_around(&ss, u->addr);
+		char *shown = fn && fn->value == u->addr
+				      ? xstrdup(fn->name)
+				      : fn ? xasprintf("%s+%llu", fn->name,
+						       (unsigned long long)(u->addr - fn->value))
+					   : xasprintf("0x%llx", (unsigned long long)u->addr);
+		if (fn && fn->value == u->addr) {
+			if (!point_exists(c->s, c->a, &f, u->addr))
+				add_point(c, &f, path, shown, u->addr, fn->size);
+			c->nmatched++;
+		} else {
+			if (!in_code(&f, u->addr)) {
+				struct diag *d = diag_error(c->diags, c->a->loc,
+							    "Could not resolve address: %s:0x%llx", path,
+							    (unsigned long long)u->addr);
+				diag_hint(d, "0x%llx is in no function and no executable segment of %s",
+					  (unsigned long long)u->addr, path);
+				ret = -EINVAL;
+			} else {
+				ret = add_mid_point(c, &f, path, fn, u->addr, shown);
+			}
+		}
+		free(shown);
+		goto out;
+	}
+	if (wild) {
+		/* one point per address (ss.v is sorted by address), named by the
+		 * best of the matching names there: _setjmp, not __GI__setjmp */
+		for (int i = 0; i < ss.n;) {
+			const struct fsym *best = NULL;
+			int j = i;
+			for (; j < ss.n && ss.v[j].value == ss.v[i].value; j++)
+				if (sym_matches(&ss.v[j], u->func, true, u->cpp) &&
+				    (!best || name_better(&ss.v[j], best)))
+					best = &ss.v[j];
+			for (int k = i; k < j; k++)
+				c->nmatched += best && sym_matches(&ss.v[k], u->func, true, u->cpp);
+			if (best && !point_exists(c->s, c->a, &f, best->value))
+				add_point(c, &f, path, best->name, best->value, best->size);
+			i = j;
+		}
+		goto out;
+	}
+	const struct fsym *cand[16];
+	int ncand = find_exact(c, &ss, path, cand, 16);
+	ret = ncand < 0 ? ncand : 0;
+	if (ret == -ENOENT) {
+		ret = 0;
+		if (quiet_missing)
+			goto out;
+		struct diag *d = diag_error(c->diags, c->a->loc, "Could not resolve symbol: %s:%s",
+					    path, u->func);
+		if (!ss.has_symtab)
+			diag_hint(d, "%s has no symbol table (.symtab: stripped?); looked in its %d "
+				     "exported functions (.dynsym). Install its debug symbols, or "
+				     "probe an address (uprobe:%s:0xADDR)",
+				  path, ss.n, path);
+		else if (ss.debug_file)
+			diag_hint(d, "looked in the %d functions of %s (.dynsym and its debug file)",
+				  ss.n, path);
+		else
+			diag_hint(d, "looked in the %d functions of %s (.symtab)", ss.n, path);
+		ret = -ENOENT;
+		goto out;
+	}
+	for (int k = 0; k < ncand && !ret; k++) {
+		const struct fsym *fn = cand[k];
+		if (u->has_off && u->off) {
+			char *shown = xasprintf("%s+%llu", fn->name, (unsigned long long)u->off);
+			ret = add_mid_point(c, &f, path, fn, fn->value + u->off, shown);
+			free(shown);
+			continue;
+		}
+		if (!point_exists(c->s, c->a, &f, fn->value))
+			add_point(c, &f, path, fn->name, fn->value, fn->size);
+		c->nmatched++;
+	}
+out:
+	elf_file_close(&f);
+	return ret;
+}
+
+/* Mapped files of the -p process matching a binary pattern (`*`: all). */
+static int match_loaded(struct rctx *c, const char *pat, char ***out)
+{
+	struct proc_map *maps;
+	int n, cnt = 0;
+	*out = NULL;
+	if (proc_maps_read(c->s->pid_hint, &maps, &n))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		const char *p = maps[i].path;
+		if (p[0] != '/' || !maps[i].ino || strstr(p, " (deleted)") || !strchr(maps[i].perms, 'x'))
+			continue;
+		const char *base = strrchr(p, '/') + 1;
+		if (fnmatch(pat, p, 0) && fnmatch(pat, base, 0))
+			continue;
+		bool dup = false;
+		for (int k = 0; k < cnt; k++)
+			dup |= !strcmp((*out)[k], p);
+		if (dup)
+			continue;
+		*out = xrealloc(*out, (cnt + 1) * sizeof(char *));
+		(*out)[cnt++] = xstrdup(p);
+	}
+	proc_maps_free(maps, n);
+	return cnt;
+}
+
+static int resolve_point(const struct ast_node *probe, int index, const struct ast_node *a,
+			 struct att_session *s, struct diags *diags)
+{
+	struct uspec u;
+	if (parse_spec(a, &u, diags)) {
+		uspec_free(&u);
+		return -EINVAL;
+	}
+	struct rctx c = {probe, a, index, s, diags, &u, 0};
+	int ret = 0;
+	if (u.wild_target) {
+		char **paths = NULL;
+		int n = 0;
+		glob_t g = {0};
+		if (s->pid_hint > 0) {
+			n = match_loaded(&c, u.target, &paths);
+		} else if (!glob(u.target, 0, NULL, &g)) {
+			n = (int)g.gl_pathc;
+			paths = xcalloc(n, sizeof(char *));
+			for (int i = 0; i < n; i++)
+				paths[i] = xstrdup(g.gl_pathv[i]);
+		}
+		globfree(&g);
+		for (int i = 0; i < n && !ret; i++)
+			ret = resolve_in_file(&c, paths[i], true);
+		for (int i = 0; i < n; i++)
+			free(paths[i]);
+		free(paths);
+		if (!ret && !n) {
+			struct diag *d = diag_error(diags, a->loc, "no binary matches '%s'", u.target);
+			if (s->pid_hint > 0)
+				diag_hint(d, "matched against the files pid %d has mapped",
+					  (int)s->pid_hint);
+			ret = -ENOENT;
+		}
+		if (!ret && !c.nmatched && !u.wild_func) {
+			diag_error(diags, a->loc, "Could not resolve symbol: %s:%s", u.target,
+				   u.func ? u.func : "");
+			ret = -ENOENT;
+		}
+		goto out;
+	}
+	char *path = NULL;
+	if (!strchr(u.target, '/')) {
+		path = att_find_binary(s->pid_hint, u.target);
+		if (!path) {
+			char *where = where_looked(s->pid_hint);
+			struct diag *d = diag_error(
+			    diags, a->loc, "uprobe target file '%s' does not exist or is not executable",
+			    u.target);
+			diag_hint(d, "no program or library named '%s' in %s", u.target, where);
+			free(where);
+			ret = -ENOENT;
+			goto out;
+		}
+	} else {
+		path = xstrdup(u.target);
+		char *opath = att_open_path(s->pid_hint, path);
+		struct stat st;
+		bool ok = !stat(opath, &st) && S_ISREG(st.st_mode) &&
+			  (!access(opath, X_OK) || is_shared_object(opath));
+		free(opath);
+		if (!ok) {
+			diag_error(diags, a->loc,
+				   "uprobe target file '%s' does not exist or is not executable",
+				   u.target);
+			free(path);
+			ret = -ENOENT;
+			goto out;
+		}
+	}
+	ret = resolve_in_file(&c, path, false);
+	free(path);
+out:
+	uspec_free(&u);
+	return ret;
+}
+
+int att_resolve_one(const struct ast_node *probe, int index, const struct ast_node *a,
+		    struct att_session *s, struct diags *diags)
+{
+	return is_uprobe(a) ? resolve_point(probe, index, a, s, diags) : 0;
+}
+
+int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags *diags)
+{
+	int ret = 0;
+	for (int i = 0; i < prog->nkids; i++) {
+		const struct ast_node *probe = prog->kids[i];
+		for (int j = 0; j < probe->nkids; j++) {
+			const struct ast_node *a = probe->kids[j];
+			if (is_uprobe(a) && resolve_point(probe, i, a, s, diags))
+				ret = -EINVAL;
+			if (a->attach.provider && !strcmp(a->attach.provider, "usdt") &&
+			    att_usdt_resolve(probe, i, a, s, diags))
+				ret = -EINVAL;
+		}
+	}
+	if (!ret)
+		att_probe_names(prog, s); /* names.c */
+	return ret;
+}

@@ -1,0 +1,88 @@
+/*
+ * resolve.h - attach/resolve/: from script text to places in files.
+ *
+ * Room rule: resolve reads files only (ELF and DWARF through src/elf and
+ * libdw, /proc/PID/maps, paths seen through /proc/PID/root) and never the
+ * target's memory: no ptrace, nothing of attach/target/, attach/inject/ or
+ * attach/features/ (tests/layers/check.py fails on such an include or a
+ * tracee_* call).  It runs before any process is touched, so that bad
+ * input fails here, with errors at the script's locations (struct diags).
+ * Its output is the session's att_point list and USDT argument lists
+ * (attach.h); inject/ turns those into sites once the process is open.
+ */
+#ifndef UBT_ATTACH_RESOLVE_H
+#define UBT_ATTACH_RESOLVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct ast_node;
+struct att_session;
+struct cg_usdt_variants;
+struct diags;
+
+/* Resolves every uprobe attach point; errors go to diags. */
+int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags *diags);
+
+/*
+ * resolve.c: a program or library named without a path, found as the
+ * dynamic linker would (pid's mappings, PATH, /etc/ld.so.cache, library
+ * directories); malloc'ed path or NULL.
+ */
+char *att_find_binary(pid_t pid, const char *name);
+/* "libc" matches libc.so.6, "stdc++" libstdc++.so.6 (file name base). */
+bool att_lib_name_matches(const char *base, const char *name);
+/* resolve.c: resolves one uprobe attach point a of probe (index) into s->points. */
+int att_resolve_one(const struct ast_node *probe, int index, const struct ast_node *a,
+		    struct att_session *s, struct diags *diags);
+/* resolve.c: the path to open for a file the -p process names (its /proc/PID/root view). */
+char *att_open_path(pid_t pid, const char *path);
+/*
+ * dwarf.c: for every uprobe probe whose body reads `args`, the record of
+ * its function's parameters (probe->args), from the binary's DWARF; errors
+ * (no debuginfo, functions with different parameters) go to diags.
+ * Runs after parse_script() and before sema_check().
+ */
+int att_dwarf_args(struct ast_node *prog, pid_t pid, struct diags *diags);
+/*
+ * dwarf.c: uaddr("sym") nodes get the symbol found in the probe's binary
+ * (att_dwarf_args does this too); att_uaddr_bind() then sets each one's
+ * address in the target (cval), or the link-time address without one.
+ */
+int att_uaddr_bind(const struct att_session *s, struct ast_node *prog);
+/*
+ * dwarf.c, for `-lv`: bpftrace's parameter lines of the function at vaddr
+ * in an open DWARF handle ("\n    int id\n    const char* name"), "" when
+ * unknown.  malloc'ed.
+ */
+struct att_dwarf;
+struct att_dwarf *att_dwarf_open(const char *path);
+char *att_dwarf_params_text(struct att_dwarf *d, uint64_t vaddr);
+void att_dwarf_close(struct att_dwarf *d);
+
+/*
+ * names.c: probes that read the `probe` builtin get one compiled variant
+ * per distinct full name among their points (att_point.variant); run at
+ * the end of att_resolve().  att_probe_names_free() frees a list's names.
+ */
+void att_probe_names(const struct ast_node *prog, struct att_session *s);
+void att_probe_names_free(struct cg_usdt_variants *v);
+/* names.c, before sema_check(): sets probe_name_len of probes that read `probe`. */
+void att_probe_name_sizes(struct ast_node *prog, pid_t pid);
+
+/* usdt.c: resolves one usdt attach point into s->points (one per location). */
+int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
+		     struct att_session *s, struct diags *diags);
+void att_usdt_free(struct att_session *s);
+
+/*
+ * list.c: `ubt -l [SEARCH] [-p PID]`: prints the uprobe, uretprobe and usdt
+ * probes matching the attach points parsed from SEARCH (parse_listing), in
+ * bpftrace's format.  0, or -errno with the reason in diags.
+ */
+int att_list(const struct ast_node *prog, pid_t pid, bool verbose, FILE *out,
+	     struct diags *diags);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * target.h - attach/target/: the live process, through ptrace and /proc.
+ *
+ * Room rule: target knows the process and nothing of probes: stopping and
+ * reading it (tracee.h), facts probe code is compiled for (rseq, thread id
+ * location), comm/uid/gid changes, its cgroup, the clock.  It includes only
+ * the ELF layer, util and runtime/abi.h (and attach.h for the session it
+ * reads), never resolve/, inject/ or features/.  Writing the target is
+ * tracee_write.h's, open to inject/ and features/ only
+ * (tests/layers/check.py).
+ */
+#ifndef UBT_ATTACH_TARGET_H
+#define UBT_ATTACH_TARGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct att_session;
+struct cg_facts;
+struct rt_shm_header;
+
+/* Facts about the target (or about ubt itself when host is set). */
+void att_facts(struct att_session *s, bool host, struct cg_facts *facts);
+
+/* cgroup.c: the cgroup v2 id of process pid (the `cgroup` builtin), 0 if unknown */
+uint64_t att_cgroup_id(pid_t pid);
+
+/*
+ * comm/uid/gid freshness (ids.c): a poll of /proc/PID/task that raises the
+ * header's ids_gen when a thread's name or ids changed.  att_ids_open()
+ * takes the baseline (call it before arming); att_ids_poll() does nothing
+ * until the next poll is due (every 64 ms or more), so the trace loop can
+ * call it on every pass.  use: enum rt_ids_use.
+ */
+struct att_ids;
+int att_ids_open(struct att_ids **ids, pid_t pid, uint32_t use);
+int att_ids_poll(struct att_ids *ids, volatile uint64_t *gen);
+void att_ids_close(struct att_ids *ids);
+
+/* clock.c: the TSC -> CLOCK_BOOTTIME scale for rt_nsecs() */
+void att_clock_calibrate(struct rt_shm_header *h);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * elfsym.h - finding things in the target's ELF files and address space:
+ * symbols (.symtab and .dynsym, via libelf), the mappings of a process
+ * (/proc/PID/maps) and where a file is loaded in it.
+ *
+ * Layer rule (src/elf/): read-only, below attach and output.  It opens ELF
+ * files and reads /proc/PID/maps; it never touches a process otherwise and
+ * includes nothing of ubt but util/ (tests/layers/check.py).  Its names
+ * (elf_file_*, elf_find_*, proc_*) predate the layer: elf_ is also
+ * libelf's prefix, which is why the folder is elf/ and not libelf's names.
+ */
+#ifndef UBT_ELFSYM_H
+#define UBT_ELFSYM_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct elf_symbol {
+	char *name;        /* malloc'ed copy; the caller frees it */
+	uint64_t value;    /* st_value: link-time virtual address */
+	uint64_t size;     /* st_size: 0 if unknown */
+	uint64_t file_off; /* offset of the symbol's first byte in the file */
+};
+
+struct elf_file {
+	char *path;
+	int fd;
+	void *elf;       /* Elf * (libelf) */
+	bool is_pie;     /* ET_DYN */
+	uint64_t entry;  /* e_entry */
+	dev_t dev;
+	ino_t ino;
+};
+
+int elf_file_open(struct elf_file *f, const char *path);
+void elf_file_close(struct elf_file *f);
+/*
+ * Finds a function symbol (STT_FUNC or STT_GNU_IFUNC, defined) by exact
+ * name in .symtab, then .dynsym.  -ENOENT if absent.
+ */
+int elf_find_func(struct elf_file *f, const char *name, struct elf_symbol *sym);
+/*
+ * Every function symbol of f with an address (STT_FUNC or STT_GNU_IFUNC; an
+ * undefined one with an address is a non-PIE program's PLT entry) from
+ * .symtab and .dynsym, and, when f has no .symtab, from the
+ * .symtab of its separate debug file (elf_debug_file): the names bpftrace
+ * lists and attaches.  A name may come from several tables.  rank: 2 for
+ * global or weak, +1 for a default version (see sym_rank in elfsym.c).
+ */
+struct elf_func {
+	const char *name; /* valid during the call only */
+	uint64_t value, size;
+	int rank;
+	bool dynamic;    /* from .dynsym: exported */
+	bool debug_file; /* from the separate debug file */
+	bool plt;        /* undefined, with an address: a PLT entry */
+};
+typedef void (*elf_func_fn)(const struct elf_func *fn, void *arg);
+void elf_foreach_func(struct elf_file *f, elf_func_fn fn, void *arg);
+
+/* Finds any defined symbol (functions and objects) by name. */
+int elf_find_symbol(struct elf_file *f, const char *name, struct elf_symbol *sym);
+
+/* One line of /proc/PID/maps. */
+struct proc_map {
+	uint64_t start, end, offset;
+	char perms[5];
+	dev_t dev;
+	ino_t ino;
+	char *path; /* may be "" or "[vdso]" etc. */
+};
+
+int proc_maps_read(pid_t pid, struct proc_map **maps, int *n);
+void proc_maps_free(struct proc_map *maps, int n);
+
+/* The mapping of libc.so.N in maps, or NULL. */
+const struct proc_map *proc_find_libc(const struct proc_map *maps, int n);
+
+/*
+ * The load bias of file f in the process: runtime address = bias + vaddr.
+ * Matched by device and inode (so a path given relative to ubt's cwd or
+ * through a symlink still matches).  -ENOENT if f is not mapped.
+ */
+int proc_load_bias(const struct proc_map *maps, int n, const struct elf_file *f, uint64_t *bias);
+
+/*
+ * The program and the files the process has mapped executable, as paths
+ * through /proc/PID/root, the program first.  -ESRCH if pid is gone.
+ */
+int proc_objects(pid_t pid, char ***paths, int *n);
+void proc_objects_free(char **paths, int n);
+
+/*
+ * The separate debug file of a stripped ELF file (Debian's -dbg and
+ * -dbgsym packages): /usr/lib/debug/.build-id/xx/yyyy.debug from the
+ * build-id note, else .gnu_debuglink next to the file or under
+ * /usr/lib/debug.  NULL when there is none.
+ */
+char *elf_debug_file(const struct elf_file *f);
+
+#endif
