@@ -660,13 +660,24 @@ int main(int argc, char **argv)
 	if (notify)
 		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stderr);
 	if (o.verbose && s->has_target) {
-		int ntraps = 0;
-		for (int i = 0; i < s->nsites; i++)
+		/* the script's sites; ubt's own (signal actions, the unwinder's
+		 * lookups, the loader) are said apart */
+		int ntraps = 0, nown = 0;
+		for (int i = 0; i < s->nsites; i++) {
+			if (s->sites[i].internal) {
+				nown++;
+				continue;
+			}
 			ntraps += s->sites[i].plan.kind == ARCH_PATCH_INT3;
+		}
+		int nscript = s->nsites - nown;
 		fprintf(stderr, "ubt: %d site%s patched (%d with a breakpoint); threads stopped for "
 			"%.3f ms (%d threads)\n",
-			s->nsites, s->nsites == 1 ? "" : "s", ntraps, s->attach_stop_ns / 1e6,
+			nscript, nscript == 1 ? "" : "s", ntraps, s->attach_stop_ns / 1e6,
 			s->attach_nthreads);
+		if (nown)
+			fprintf(stderr, "ubt: %d site%s of ubt's own patched\n", nown,
+				nown == 1 ? "" : "s");
 	}
 	struct timers timers;
 	timers_setup(&timers, s, &hobj);
