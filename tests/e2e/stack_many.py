@@ -177,7 +177,12 @@ def main():
             fail('bpftrace: exit %d: %s' % (b.returncode, b.stderr))
         bt, refused = check('bpftrace', parse(b.stdout), a.n, a.frames, syms, True)
         for addrs, cnt in bt.items():
-            if ubt.get(addrs) != cnt:
+            # the kernel's unwinder reads user stacks without faulting pages
+            # in: a stack it cut short (main's caller missing) is a prefix
+            # of ubt's full one
+            longer = [k for k, v in ubt.items()
+                      if v == cnt and len(k) > len(addrs) and k[:len(addrs)] == addrs]
+            if ubt.get(addrs) != cnt and not longer:
                 fail('bpftrace has a stack ubt does not (%d hits): %s' %
                      (cnt, ' '.join('%x' % x for x in addrs)))
         print('bpftrace: every stack it recorded is among ubt\'s, with the same count '
