@@ -136,8 +136,12 @@ def check(name, entries, n, frames, syms, allow_refused):
         mine = collections.Counter()
         for st, c in got.items():
             mine[(st[0],) + tuple(ren.get(l, l) for l in st[1:])] += c
-        if allow_refused:  # bpftrace: some hits went to @[]
-            ok = all(want.get(st, 0) >= c for st, c in mine.items())
+        if allow_refused:
+            # bpftrace: some hits went to @[], and its kernel unwinder cuts
+            # a stack short when a page of it is not resident: such a
+            # stack must be a prefix of the model's, counted no more often
+            ok = all(sum(v for s, v in want.items() if s[:len(st)] == st) >= c
+                     for st, c in mine.items())
         else:
             ok = mine == want
         if ok:
