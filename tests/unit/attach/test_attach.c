@@ -26,24 +26,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                    \
-		}                                                                      \
-	} while (0)
-#define CHECK_EQ(a, b)                                                                     \
-	do {                                                                               \
-		long long a_ = (long long)(a), b_ = (long long)(b);                        \
-		if (a_ != b_) {                                                            \
-			fprintf(stderr, "FAIL %s:%d: %s == %s (%lld vs %lld, %#llx vs %#llx)\n", \
-				__FILE__, __LINE__, #a, #b, a_, b_, a_, b_);               \
-			failures++;                                                        \
-		}                                                                          \
-	} while (0)
+#include "../check.h"
 
 /* A target started with its stdin and stdout on pipes. */
 struct child {
@@ -241,11 +224,9 @@ static void test_stop_threads(const char *prog)
 	tracee_close(&t);
 
 	CHECK(read_line(&c, line, sizeof(line)));
-	CHECK(strcmp(line, "done sleep_rc=0 slept_ok=1 reader=1/x progress=1 usr1=1") == 0);
+	CHECK_STR(line, "done sleep_rc=0 slept_ok=1 reader=1/x progress=1 usr1=1");
 	int st = finish(&c);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	if (failures)
-		fprintf(stderr, "  target said: %s\n", line);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
 }
 
 /* Every live thread of pid is in t. */
@@ -629,9 +610,9 @@ int main(int argc, char **argv)
 #define RUN(call)                                                                           \
 	do {                                                                                \
 		run.name = #call;                                                           \
-		run.before = failures;                                                      \
+		run.before = check_failed;                                                      \
 		call;                                                                       \
-		printf("%s %s\n", failures == run.before ? "ok  " : "FAIL", run.name); \
+		printf("%s %s\n", check_failed == run.before ? "ok  " : "FAIL", run.name); \
 	} while (0)
 	RUN(test_self_maps_and_libc());
 	RUN(test_elfsym(argv[1], true));
@@ -643,6 +624,5 @@ int main(int argc, char **argv)
 	RUN(test_spawn(argv[4]));
 	RUN(test_spawn_path_and_errors());
 	RUN(test_errors(argv[1]));
-	printf("%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return check_summary("attach");
 }
