@@ -15,9 +15,13 @@ merge, what it brought in).  The files are read from the commit (HEAD),
 never from the working tree.  clang-format-19 is used, and only it:
 other versions format some constructs differently.
 
-Usage: tests/format/check.py [--base REV] [--clang-format PROG]
+Usage: tests/format/check.py [--base REV] [--head REV] [--repo DIR]
+                             [--clang-format PROG] [--style STYLE]
                              [--self-test] [--summary FILE]
 
+--head checks another commit than HEAD (with --base REV~1: one commit of
+the history), --repo another repository (default: the one holding this
+script), --style another style than .clang-format's (to try one).
 --self-test also shows the check failing: in a scratch git repository it
 commits a formatted file, then a change with a misformatted line (which
 must be reported, and only it: a misformatted line the change did not
@@ -44,11 +48,11 @@ def git(repo, *args):
                           capture_output=True, text=True).stdout
 
 
-def changed_lines(repo, base):
-    """{path: [(first, last), ...]}: lines of HEAD's version that the
+def changed_lines(repo, base, head):
+    """{path: [(first, last), ...]}: lines of head's version that the
     commits since base added or changed."""
     out = git(repo, "diff", "-U0", "--no-color", "--no-ext-diff", "--diff-filter=AMR",
-              base, "HEAD", "--", *PATHS)
+              base, head, "--", *PATHS)
     ranges, path = {}, None
     for line in out.splitlines():
         if line.startswith("+++ "):
@@ -61,10 +65,10 @@ def changed_lines(repo, base):
     return ranges
 
 
-def check_file(repo, clang_format, path, ranges):
+def check_file(repo, clang_format, path, ranges, head, style):
     """Problems in one file: (line, as it is, as clang-format wants it)."""
-    text = git(repo, "show", "HEAD:" + path)
-    args = [clang_format, "--style=file", "--assume-filename=" + os.path.join(repo, path)]
+    text = git(repo, "show", head + ":" + path)
+    args = [clang_format, "--style=" + style, "--assume-filename=" + os.path.join(repo, path)]
     args += ["--lines=%d:%d" % r for r in ranges]
     formatted = subprocess.run(args, input=text, capture_output=True, text=True, check=True,
                                cwd=repo).stdout
@@ -77,11 +81,11 @@ def check_file(repo, clang_format, path, ranges):
     return problems
 
 
-def run_check(repo, base, clang_format, quiet=False):
+def run_check(repo, base, clang_format, quiet=False, head="HEAD", style="file"):
     """Returns the list of (path, line, is, wants) that differ."""
     found = []
-    for path, ranges in sorted(changed_lines(repo, base).items()):
-        for line, is_, wants in check_file(repo, clang_format, path, ranges):
+    for path, ranges in sorted(changed_lines(repo, base, head).items()):
+        for line, is_, wants in check_file(repo, clang_format, path, ranges, head, style):
             found.append((path, line, is_, wants))
             if not quiet:
                 print("FAIL  %s:%d: not as .clang-format wants it" % (path, line))
@@ -153,11 +157,15 @@ def self_test(clang_format, style):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", default=os.environ.get("FORMAT_BASE") or "HEAD~1")
+    ap.add_argument("--repo", help="the repository (default: this script's)")
+    ap.add_argument("--head", default="HEAD", help="the commit checked (default HEAD)")
+    ap.add_argument("--style", default="file", help="clang-format's --style (default: file)")
     ap.add_argument("--clang-format", default="clang-format-19")
     ap.add_argument("--self-test", action="store_true")
     ap.add_argument("--summary")
     a = ap.parse_args()
-    repo = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    repo = a.repo or os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                   "..", ".."))
     passed = failed = 0
     try:
         if not shutil.which(a.clang_format):
@@ -172,7 +180,7 @@ def main():
                 print("FAIL  base %s is not a commit of this repository" % a.base)
                 failed += 1
             else:
-                found = run_check(repo, a.base, a.clang_format)
+                found = run_check(repo, a.base, a.clang_format, head=a.head, style=a.style)
                 if found:
                     failed += 1
                     print("FAIL  %d place(s) on lines changed since %s differ from "
