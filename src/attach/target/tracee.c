@@ -26,6 +26,7 @@
  * Memory goes through /proc/PID/mem, which can write read-only text while
  * we are the process's tracer.
  */
+#include "attach/target/target.h"
 #include "attach/target/tracee.h"
 #include "attach/target/tracee_write.h"
 #include "elf/elfsym.h"
@@ -238,17 +239,12 @@ static bool back_to_trap(struct tracee *t, pid_t tid)
 /* "State:\tZ" or a tracer of its own decides what an EPERM from SEIZE means. */
 static int thread_status(pid_t pid, pid_t tid, bool *zombie, pid_t *tracer)
 {
-	char path[64], *text;
-	size_t len;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	int err = read_file(path, &text, &len);
+	char state[2] = ""; /* "State:\tZ (zombie)" */
+	int err = proc_status_text(pid, tid, "State", state, sizeof(state));
 	if (err)
 		return err;
-	char *s = strstr(text, "\nState:\t"); /* "State:\tZ (zombie)" */
-	*zombie = s && (s[8] == 'Z' || s[8] == 'X');
-	s = strstr(text, "\nTracerPid:");
-	*tracer = s ? (pid_t)atoi(s + 11) : 0;
-	free(text);
+	*zombie = state[0] == 'Z' || state[0] == 'X';
+	*tracer = proc_tracer_pid(pid, tid);
 	return 0;
 }
 
