@@ -1,6 +1,6 @@
 /*
  * profile.c - profile:hz|s|ms|us:N probes: sampling the target's threads
- * from inside the target (runtime/rt_profile.c), without the kernel's perf
+ * from inside the target (runtime/thread/rt_profile.c), without the kernel's perf
  * events.
  *
  * att_profile_plan() (before the target is stopped for good) picks the

@@ -346,7 +346,7 @@ static void write_layout(uint8_t *base, const struct att_session *s, const struc
 	h->threads_off = l->threads_off;
 	h->rings_off = l->rings_off;
 	h->flags = (facts->has_rseq ? RT_F_RSEQ : 0) | (facts->has_tid ? RT_F_TID : 0);
-	/* tests: the runtime's fallback for kernels before 6.11 (runtime/rt_vma.c) */
+	/* tests: the runtime's fallback for kernels before 6.11 (runtime/mem/rt_vma.c) */
 	if (getenv("UBT_TEST_NO_PROCMAP_QUERY"))
 		h->flags |= RT_F_NO_PROCMAP_QUERY;
 	h->rseq_off = facts->rseq_off;
