@@ -32,6 +32,7 @@
  * `args.x` cannot be read (bpftrace 0.17 reads the wrong register).
  */
 #include "attach/attach.h"
+#include "elf/findlib.h"
 #include "util/util.h"
 
 #include <dwarf.h>
@@ -822,7 +823,7 @@ static char *probe_binary(const struct ast_node *probe, pid_t pid, const char **
 		     strcmp(a->provider, "usdt")))
 			continue;
 		*shown = a->target;
-		char *found = strchr(a->target, '/') ? xstrdup(a->target) : att_find_binary(pid, a->target);
+		char *found = strchr(a->target, '/') ? xstrdup(a->target) : ef_find_binary(pid, a->target);
 		if (!found)
 			return NULL;
 		char *open = att_open_path(pid, found);

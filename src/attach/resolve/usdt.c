@@ -25,6 +25,7 @@
  */
 #include "attach/attach.h"
 #include "elf/elfsym.h"
+#include "elf/findlib.h"
 #include "attach/resolve/usdt.h"
 #include "util/util.h"
 
@@ -99,7 +100,7 @@ static int func_around(struct elf_file *f, uint64_t pc, uint64_t *start, uint64_
  */
 static char *find_by_name(pid_t pid, const char *name)
 {
-	char *found = att_find_binary(pid, name);
+	char *found = ef_find_binary(pid, name);
 	if (found && pid > 0) {
 		char *in_root = xasprintf("/proc/%d/root%s", pid, found);
 		if (!access(in_root, F_OK)) {
