@@ -36,12 +36,12 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps);
 int att_point_bias(const struct att_session *s, const struct att_point *p,
 		   const struct proc_map *maps, int nmaps, uint64_t *bias);
 int att_place_sites(struct att_session *s, int first);
-struct elf_file;
+struct ef_file;
 int att_open_mapped(const struct att_session *s, const struct proc_map *m,
-		    const struct proc_map *maps, int nmaps, struct elf_file *f, uint64_t *bias);
+		    const struct proc_map *maps, int nmaps, struct ef_file *f, uint64_t *bias);
 int att_add_internal_site(struct att_session *s, uint64_t addr, uint64_t size,
 			  const char *handler, bool jmp_only);
-int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bias,
+int att_add_internal_func(struct att_session *s, struct ef_file *f, uint64_t bias,
 			  const char *sym, const char *handler);
 
 /* plan_mid.c: says that p's library is not loaded in the target (its
