@@ -93,10 +93,7 @@ static int probes_of(const struct ast_node *a, const struct att_session *s)
 	if (!strcmp(p, "BEGIN") || !strcmp(p, "END") || !strcmp(p, "interval") ||
 	    !strcmp(p, "profile"))
 		return 1;
-	int n = 0;
-	for (int i = 0; i < s->npoints; i++)
-		n += s->points[i].attach == a;
-	return n;
+	return att_points_of(s, a);
 }
 
 static int count_probes(const struct ast_node *prog, const struct att_session *s)
@@ -287,7 +284,7 @@ static int stage_sema(struct run *r)
 static int stage_resolve(struct run *r)
 {
 	const struct options *o = &r->o;
-	r->s->pid_hint = o->pid;
+	att_set_pid_hint(r->s, o->pid);
 	if (att_resolve(r->prog, r->s, &r->d)) {
 		diag_print(&r->d, stderr);
 		return 1;
@@ -305,7 +302,7 @@ static int stage_resolve(struct run *r)
 		return 1;
 	}
 	r->dry_run = o->dry_run || o->debug; /* bpftrace's -d, -dd: a dry run */
-	if (r->s->npoints && !o->pid && !o->cmd && !r->dry_run) {
+	if (att_point_count(r->s) && !o->pid && !o->cmd && !r->dry_run) {
 		diag_sys("ubt traces processes: add -p PID or -c 'CMD'",
 			 "uprobe probes need a process to attach to");
 		return 1;

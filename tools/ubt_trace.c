@@ -60,12 +60,12 @@ void ubt_signals_install(void)
 static void end_child(struct att_session *s)
 {
 	int status;
-	if (!s->has_target || !s->t.is_child || tracee_wait_exit(&s->t, 0, &status) == 1)
+	if (!att_target_is_child(s) || att_target_wait_exit(s, 0, &status) == 1)
 		return;
-	kill(s->t.pid, SIGTERM);
-	if (tracee_wait_exit(&s->t, 1000, &status) != 1) {
-		kill(s->t.pid, SIGKILL);
-		tracee_wait_exit(&s->t, -1, &status);
+	kill(att_target_pid(s), SIGTERM);
+	if (att_target_wait_exit(s, 1000, &status) != 1) {
+		kill(att_target_pid(s), SIGKILL);
+		att_target_wait_exit(s, -1, &status);
 	}
 }
 
@@ -77,12 +77,12 @@ static void end_child(struct att_session *s)
 static void report_target_death(struct att_session *s)
 {
 	int st;
-	if (!s->has_target || tracee_wait_exit(&s->t, 0, &st) != 1 || st == -1 ||
+	if (!att_has_target(s) || att_target_wait_exit(s, 0, &st) != 1 || st == -1 ||
 	    !WIFSIGNALED(st))
 		return;
 	int sig = WTERMSIG(st);
 	const char *abbrev = sigabbrev_np(sig);
-	fprintf(stderr, "WARNING: pid %d was killed by signal %d (%s%s%s%s)%s\n", s->t.pid, sig,
+	fprintf(stderr, "WARNING: pid %d was killed by signal %d (%s%s%s%s)%s\n", att_target_pid(s), sig,
 		abbrev ? "SIG" : "", abbrev ? abbrev : "", abbrev ? ": " : "", strsignal(sig),
 		WCOREDUMP(st) ? ", core dumped" : "");
 }
@@ -92,7 +92,7 @@ static void sym_alias_sites(const struct att_session *s, int first);
 /* Sites armed in a library loaded after attach: its symbols, its trampolines. */
 static void sym_late_sites(const struct att_session *s, int first)
 {
-	out_sym_init(s->t.pid);
+	out_sym_init(att_target_pid(s));
 	sym_alias_sites(s, first);
 	out_stack_loaded(); /* ustack walks through the new library */
 }
@@ -192,24 +192,24 @@ static void trace_loop(struct att_session *s, struct out *o, struct timers *tm,
 		}
 		if (h->exit_req || stop_requested)
 			break;
-		if (s->has_target) {
+		if (att_has_target(s)) {
 			/* exit is cheap to see (a pidfd); exec needs /proc/PID/maps */
 			int status;
-			if (tracee_wait_exit(&s->t, 0, &status) == 1)
+			if (att_target_wait_exit(s, 0, &status) == 1)
 				break;
 		}
 		/* a probed library loaded after attach (attach/features/dlopen.c) */
-		if (s->has_target)
+		if (att_has_target(s))
 			att_dl_poll(s, sym_late_sites);
 		/* comm/uid/gid caches: raise ids_gen when a thread changed (attach/target/ids.c) */
 		att_ids_poll(ids, &h->ids_gen);
-		if (s->has_target && ++checks % 20 == 0) {
+		if (att_has_target(s) && ++checks % 20 == 0) {
 			int st = att_check_target(s);
 			if (st == ATT_EXECED) {
 				/* a -c command still runs to its end, as under bpftrace */
 				fprintf(stderr, "WARNING: pid %d called exec(); its probes went with the "
-						"old program image\n", s->t.pid);
-				if (!s->t.is_child)
+						"old program image\n", att_target_pid(s));
+				if (!att_target_is_child(s))
 					break;
 			}
 			if (st == ATT_EXITED)
@@ -238,9 +238,9 @@ static void set_builtin_facts(struct att_session *s, const struct options *o, ui
 {
 	struct rt_shm_header *h = (struct rt_shm_header *)att_data(s);
 	h->start_ns = start_ns;
-	if (s->has_target && o->cmd)
-		h->cpid = (uint32_t)s->t.pid;
-	h->cgroup_id = att_cgroup_id(s->has_target ? s->t.pid : getpid());
+	if (att_has_target(s) && o->cmd)
+		h->cpid = (uint32_t)att_target_pid(s);
+	h->cgroup_id = att_cgroup_id(att_has_target(s) ? att_target_pid(s) : getpid());
 	h->ids_gen = 1; /* a thread's empty comm/uid/gid cache has gen 0 */
 }
 
@@ -251,9 +251,9 @@ static void set_builtin_facts(struct att_session *s, const struct options *o, ui
  */
 static void sym_setup(const struct att_session *s)
 {
-	if (!s->has_target)
+	if (!att_has_target(s))
 		return;
-	out_sym_init(s->t.pid);
+	out_sym_init(att_target_pid(s));
 	out_stack_prepare(); /* ustack: before arming */
 	sym_alias_sites(s, 0);
 }
@@ -270,13 +270,18 @@ static char *site_name(uint64_t addr)
 /* Each trampoline from sites[first] on is an alias of its site (func). */
 static void sym_alias_sites(const struct att_session *s, int first)
 {
-	for (int i = first; i < s->nsites; i++) {
-		uint64_t lo = s->sites[i].tramp, hi = lo + 4096;
-		for (int j = 0; j < s->nsites; j++)
-			if (s->sites[j].tramp > lo && s->sites[j].tramp < hi)
-				hi = s->sites[j].tramp;
+	int n = att_site_count(s);
+	for (int i = first; i < n; i++) {
+		struct att_site_info si, sj;
+		att_site_get(s, i, &si);
+		uint64_t lo = si.tramp, hi = lo + 4096;
+		for (int j = 0; j < n; j++) {
+			att_site_get(s, j, &sj);
+			if (sj.tramp > lo && sj.tramp < hi)
+				hi = sj.tramp;
+		}
 		if (lo)
-			out_sym_alias(lo, hi, s->sites[i].plan.site);
+			out_sym_alias(lo, hi, si.addr);
 	}
 }
 
@@ -284,19 +289,22 @@ static void sym_alias_sites(const struct att_session *s, int first)
  * lookups, the loader) are said apart */
 static void report_attach(const struct att_session *s)
 {
-	int ntraps = 0, nown = 0;
-	for (int i = 0; i < s->nsites; i++) {
-		if (s->sites[i].internal) {
+	int n = att_site_count(s), ntraps = 0, nown = 0;
+	for (int i = 0; i < n; i++) {
+		struct att_site_info si;
+		att_site_get(s, i, &si);
+		if (si.own) {
 			nown++;
 			continue;
 		}
-		ntraps += s->sites[i].plan.kind == ARCH_PATCH_INT3;
+		ntraps += si.breakpoint;
 	}
-	int nscript = s->nsites - nown;
+	int nscript = n - nown;
+	struct att_stop_times t;
+	att_stop_times(s, &t);
 	fprintf(stderr, "ubt: %d site%s patched (%d with a breakpoint); threads stopped for "
 		"%.3f ms (%d threads)\n",
-		nscript, nscript == 1 ? "" : "s", ntraps, s->attach_stop_ns / 1e6,
-		s->attach_nthreads);
+		nscript, nscript == 1 ? "" : "s", ntraps, t.attach_ns / 1e6, t.attach_nthreads);
 	if (nown)
 		fprintf(stderr, "ubt: %d site%s of ubt's own patched\n", nown, nown == 1 ? "" : "s");
 }
@@ -304,9 +312,11 @@ static void report_attach(const struct att_session *s)
 /* -v: the detach's stop and the probe hits that took a breakpoint */
 static void report_detach(struct att_session *s)
 {
-	if (s->detach_stop_ns)
+	struct att_stop_times t;
+	att_stop_times(s, &t);
+	if (t.detach_ns)
 		fprintf(stderr, "ubt: threads stopped for %.3f ms while detaching\n",
-			s->detach_stop_ns / 1e6);
+			t.detach_ns / 1e6);
 	fprintf(stderr, "ubt: %llu probe hits through a breakpoint\n",
 		(unsigned long long)((struct rt_shm_header *)att_data(s))->trap_hits);
 }
@@ -322,14 +332,15 @@ static int trace_start(struct run *r)
 	r->out.json = r->o.json;
 	r->out.diags = &r->d; /* -k warnings quote the script */
 	/* what the target writes into shared memory is checked (output/trust.c) */
-	out_bad_init(s->has_target ? s->t.pid : 0);
+	out_bad_init(att_target_pid(s));
 	out_map_ops_from(&r->out, r->prog);
 	set_builtin_facts(s, &r->o, r->start_ns);
 	/* comm/uid/gid are cached per thread; the poll notices changes */
-	if (s->has_target && r->tobj.ids_used && att_ids_open(&r->ids, s->t.pid, r->tobj.ids_used))
+	pid_t pid = att_target_pid(s);
+	if (pid && r->tobj.ids_used && att_ids_open(&r->ids, pid, r->tobj.ids_used))
 		fprintf(stderr, "WARNING: pid %d: cannot read /proc/%d/task: comm, uid and gid "
 				"keep the values each thread first showed\n",
-			s->t.pid, s->t.pid);
+			pid, pid);
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
 	if (r->o.dump && !strcmp(r->o.dump, "sites"))
 		att_dump_sites(s, stderr, site_name);
@@ -349,7 +360,7 @@ static int trace_start(struct run *r)
 	}
 	if (notify)
 		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stderr);
-	if (r->o.verbose && s->has_target)
+	if (r->o.verbose && att_has_target(s))
 		report_attach(s);
 	return 0;
 }
@@ -366,7 +377,7 @@ static int trace_finish(struct run *r)
 	out_drain(out);
 	att_detach(s);
 	att_watchdog_stop(s);
-	if (r->o.verbose && s->has_target)
+	if (r->o.verbose && att_has_target(s))
 		report_detach(s);
 	report_target_death(s); /* (before end_child: our own SIGTERM is not news) */
 	end_child(s);

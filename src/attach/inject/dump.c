@@ -11,7 +11,7 @@
  * of the relocated copy when there is one, and the patch bytes.  Nothing
  * here reads or writes the target: everything comes from the session.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/inject/session_internal.h"
 
 #include <stdlib.h>

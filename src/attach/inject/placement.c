@@ -16,7 +16,7 @@
  * the main code get trampoline islands of their own; BEGIN/END code gets
  * RWX memory in ubt near its view of the data.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "elf/elfsym.h"
 #include "util/util.h"
 #include "attach/inject/session_internal.h"

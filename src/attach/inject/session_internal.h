@@ -14,7 +14,7 @@
 #ifndef UBT_ATTACH_SESSION_INTERNAL_H
 #define UBT_ATTACH_SESSION_INTERNAL_H
 
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/target/tracee_write.h"
 
 #include <stdint.h>
