@@ -3,13 +3,14 @@
  * the trace loop (ubt_trace.c).
  *
  *   options (ubt_args.c) -> the script's text
- *   -> parse    parse_script                      --dump ast, -d
- *   -> sema     att_dwarf_args, sema_check        --dump types, -d
+ *   -> parse    parse_script                      -d ast, -d
+ *   -> sema     att_dwarf_args, sema_check        -d types, -d
  *   -> resolve  att_resolve: attach points -> places in files, probe count
  *   -> layout   cg_layout: shared memory
  *   -> open     att_open: -p PID, or -c CMD started
- *   -> compile  cg_compile (target, host)         --dump ir|asm, -d, -dd
+ *   -> compile  cg_compile (target, host)         -d ir|asm, -d, -dd
  *   -> install  att_install: memory, code, trampolines in the target
+ *                                                 -d link; -d rsys from open on
  *   -> trace    (ubt_trace.c) BEGIN -> att_arm -> [drain events until stop]
  *               -> att_detach -> END -> print maps
  *
@@ -212,9 +213,9 @@ static int list_probes(const struct options *o)
 	return ret ? 1 : 0;
 }
 
-static bool dump_is(const struct run *r, const char *stage)
+static bool dump_is(const struct run *r, enum ubt_dump stage)
 {
-	return r->o.dump && !strcmp(r->o.dump, stage);
+	return (r->o.dump & stage) != 0;
 }
 
 /* The script's text, placeholders replaced; 0, or the exit code. */
@@ -254,7 +255,7 @@ static int stage_parse(struct run *r)
 	}
 	if (r->o.debug)
 		fputs("AST after: parser\n-------------------\n", stdout);
-	if (r->o.debug || dump_is(r, "ast"))
+	if (r->o.debug || dump_is(r, UBT_DUMP_AST))
 		ast_dump(r->prog, false, stdout);
 	return 0;
 }
@@ -275,7 +276,7 @@ static int stage_sema(struct run *r)
 		diag_print(&r->d, stderr); /* warnings */
 	if (r->o.debug)
 		fputs("\nAST after: Semantic\n-------------------\n", stdout);
-	if (r->o.debug || dump_is(r, "types"))
+	if (r->o.debug || dump_is(r, UBT_DUMP_TYPES))
 		ast_dump(r->prog, true, stdout);
 	return 0;
 }
@@ -333,6 +334,8 @@ static int stage_open(struct run *r)
 		return 0;
 	if (o->cmd && !(r->cargv = ubt_split_cmd(o->cmd)))
 		return 1;
+	if (o->dump & UBT_DUMP_RSYS)
+		att_trace_rsys(r->s, stderr);
 	if (att_open(r->s, o->pid, r->cargv))
 		return o->pid ? 1 : 255;
 	return 0;
@@ -342,7 +345,7 @@ static int stage_open(struct run *r)
 static int stage_compile(struct run *r)
 {
 	const struct options *o = &r->o;
-	bool keep = o->debug || dump_is(r, "ir") || dump_is(r, "asm");
+	bool keep = o->debug || dump_is(r, UBT_DUMP_IR | UBT_DUMP_ASM);
 	struct cg_facts tfacts, hfacts;
 	/* profile probes: a real-time signal the target leaves alone (attach/features/profile.c) */
 	if (att_profile_plan(r->s, r->prog))
@@ -361,9 +364,14 @@ static int stage_compile(struct run *r)
 	}
 	if (o->debug) {
 		dump_debug(o->debug, &r->tobj, &r->hobj);
-	} else if (keep) {
-		dump_object(o->dump, &r->tobj);
-		dump_object(o->dump, &r->hobj);
+	} else {
+		for (int i = 0; i < 2; i++) { /* --dump ir, --dump asm: IR first */
+			const char *what = i ? "asm" : "ir";
+			if (!dump_is(r, i ? UBT_DUMP_ASM : UBT_DUMP_IR))
+				continue;
+			dump_object(what, &r->tobj);
+			dump_object(what, &r->hobj);
+		}
 	}
 	return 0;
 }

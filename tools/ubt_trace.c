@@ -2,7 +2,7 @@
  * ubt_trace.c - the trace: from an installed session (tools/ubt.c's stage
  * chain ends with att_install) to ubt's exit code.
  *
- *   start   output and symbols set up, --dump sites, BEGIN, att_arm
+ *   start   output and symbols set up, -d link, -d sites, BEGIN, att_arm
  *   loop    drain the rings, run interval probes, watch the target, until
  *           exit(), SIGINT/SIGTERM, or the target's end
  *   finish  drain, att_detach, the -c child ended, END, the reports of
@@ -88,6 +88,10 @@ static void report_target_death(struct att_session *s)
 }
 
 static void sym_alias_sites(const struct att_session *s, int first);
+static char *site_name(uint64_t addr);
+
+/* -d sites: the late sites too (sym_late_sites has the dlopen poll's signature) */
+static bool dump_late_sites;
 
 /* Sites armed in a library loaded after attach: its symbols, its trampolines. */
 static void sym_late_sites(const struct att_session *s, int first)
@@ -95,6 +99,8 @@ static void sym_late_sites(const struct att_session *s, int first)
 	out_sym_init(att_target_pid(s));
 	sym_alias_sites(s, first);
 	out_stack_loaded(); /* ustack walks through the new library */
+	if (dump_late_sites)
+		att_dump_sites(s, first, stderr, site_name);
 }
 
 /*
@@ -258,10 +264,19 @@ static void sym_setup(const struct att_session *s)
 	sym_alias_sites(s, 0);
 }
 
-/* --dump sites: a site as "symbol+offset (file)", for att_dump_sites() */
+/* -d sites: a site as "symbol+offset (file)", for att_dump_sites() */
 static char *site_name(uint64_t addr)
 {
 	char *sym = out_sym_text(addr, true);
+	const struct out_sym_func *funcs;
+	int nfuncs;
+	uint64_t bias;
+	void *elf;
+	if (!strncmp(sym, "0x", 2) && !out_sym_funcs(addr, &funcs, &nfuncs, &bias, &elf)) {
+		/* no symbol (a stripped binary): the address readelf shows */
+		free(sym);
+		sym = xasprintf("no symbol, 0x%llx in the file", (unsigned long long)(addr - bias));
+	}
 	char *name = xasprintf("%s (%s)", sym, out_sym_path(addr));
 	free(sym);
 	return name;
@@ -342,8 +357,11 @@ static int trace_start(struct run *r)
 				"keep the values each thread first showed\n",
 			pid, pid);
 	sym_setup(s); /* names for usym()/func, kept after the target exits */
-	if (r->o.dump && !strcmp(r->o.dump, "sites"))
-		att_dump_sites(s, stderr, site_name);
+	if (r->o.dump & UBT_DUMP_LINK)
+		att_dump_link(s, stderr);
+	if (r->o.dump & UBT_DUMP_SITES)
+		att_dump_sites(s, 0, stderr, site_name);
+	dump_late_sites = (r->o.dump & UBT_DUMP_SITES) != 0;
 	att_run_host(s, &r->hobj, "BEGIN");
 	/* bpftrace's runtime test engine waits for this line before it runs a
 	 * test's AFTER command; ubt prints it where bpftrace does: once the

@@ -94,10 +94,19 @@ att_host_fn att_host_probe(struct att_session *s, const struct cg_object *host_o
 int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s));
 
 /*
- * dump.c, `--dump sites`: every site as planned and placed (after
- * att_install); name(addr) gives "symbol+offset (file)", malloc'ed, or NULL.
+ * dump.c, the dumps of the attach stage (-d STAGE, --dump STAGE).
+ * att_dump_sites(): every site from sites[first] on as planned and placed
+ * (after att_install, or once a library loaded later is armed: first is
+ * then its first site); name(addr) gives "symbol+offset (file)",
+ * malloc'ed, or NULL.  att_dump_link(): the sections, externs and symbols
+ * of the linked code (after att_install).  att_trace_rsys(): from now on
+ * each remote system call in the target is printed on out with its result
+ * (NULL: none); set it before att_open.
  */
-void att_dump_sites(const struct att_session *s, FILE *out, char *(*name)(uint64_t addr));
+void att_dump_sites(const struct att_session *s, int first, FILE *out,
+		    char *(*name)(uint64_t addr));
+void att_dump_link(const struct att_session *s, FILE *out);
+void att_trace_rsys(struct att_session *s, FILE *out);
 
 /* ---- accessors (inject/view.c): what the driver reads of the session ---- */
 
