@@ -119,6 +119,20 @@ static int sym_by_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr ? 1 : strcmp(x->name, y->name);
 }
 
+static int sym_by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct link_symbol *)a)->name, ((const struct link_symbol *)b)->name);
+}
+
+static struct link_symbol *sorted_copy(const struct link_symbol *syms, int n,
+				       int (*cmp)(const void *, const void *))
+{
+	struct link_symbol *copy = xmalloc((n + 1) * sizeof(*copy));
+	memcpy(copy, syms, n * sizeof(*copy));
+	qsort(copy, n, sizeof(*copy), cmp);
+	return copy;
+}
+
 static void dump_image(const struct link_image *img, const char *what, FILE *out)
 {
 	fprintf(out, "link: %s: 0x%llx, %zu bytes\n", what, (unsigned long long)img->base,
@@ -133,12 +147,11 @@ static void dump_image(const struct link_image *img, const char *what, FILE *out
 	if (img->ngot)
 		fprintf(out, "  GOT: 0x%llx, %d entr%s\n", (unsigned long long)img->got, img->ngot,
 			img->ngot == 1 ? "y" : "ies");
+	struct link_symbol *ext = sorted_copy(img->externs, img->nexterns, sym_by_name);
 	for (int i = 0; i < img->nexterns; i++)
-		fprintf(out, "  extern %s = 0x%llx\n", img->externs[i].name,
-			(unsigned long long)img->externs[i].addr);
-	struct link_symbol *syms = xmalloc((img->nsyms + 1) * sizeof(*syms));
-	memcpy(syms, img->syms, img->nsyms * sizeof(*syms));
-	qsort(syms, img->nsyms, sizeof(*syms), sym_by_addr);
+		fprintf(out, "  extern %s = 0x%llx\n", ext[i].name, (unsigned long long)ext[i].addr);
+	free(ext);
+	struct link_symbol *syms = sorted_copy(img->syms, img->nsyms, sym_by_addr);
 	fprintf(out, "  %d symbol%s:\n", img->nsyms, img->nsyms == 1 ? "" : "s");
 	for (int i = 0; i < img->nsyms; i++)
 		fprintf(out, "    0x%llx %s\n", (unsigned long long)syms[i].addr, syms[i].name);
