@@ -13,7 +13,7 @@ file, finds the room of the file and of each header it includes with
   - a file outside attach/inject/ and attach/features/ includes one of the
     headers that change the target (tracee_write.h: memory writes and
     remote system calls; session_internal.h: the session's internals),
-    tracee.c and tracee_write.h excepted, which implement the first;
+    tracee.c, spawn.c and tracee_write.h excepted, which implement the first;
   - a file outside src/attach/ includes attach/session.h, the definition
     of struct att_session: outside attach the session is opaque (attach.h
     declares it incomplete, with accessors for what the driver needs);
@@ -90,7 +90,8 @@ MAY_USE = {
 # Headers that change the target: only these rooms (and these files) include them.
 WRITERS = {'inject', 'features'}
 WRITE_HEADERS = {'src/attach/target/tracee_write.h', 'src/attach/inject/session_internal.h'}
-WRITE_IMPL = {'src/attach/target/tracee.c', 'src/attach/target/tracee_write.h'}
+WRITE_IMPL = {'src/attach/target/tracee.c', 'src/attach/target/spawn.c',
+              'src/attach/target/tracee_write.h'}
 # The session's definition: attach's own (struct att_session is opaque elsewhere).
 ATTACH_OWN = {'src/attach/session.h'}
 WRITE_CALLS = re.compile(r'\b(tracee_write|tracee_syscall|tracee_scratch|tracee_rescue_apply|tracee_spawn_rescue|att_rsys)\s*\(')

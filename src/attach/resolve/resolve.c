@@ -412,38 +412,6 @@ static const struct fsym *syms_around(const struct fsyms *s, uint64_t vaddr)
 	return best;
 }
 
-/*
- * Bytes after a function that belong to no symbol, up to the next 16-byte
- * boundary (compilers align functions to 16 and fill the gap with nops or
- * int3): a function shorter than a jmp may be patched over them.
- */
-static uint64_t fill_after(struct elf_file *f, uint64_t value, uint64_t size)
-{
-	if (!size)
-		return 0;
-	uint64_t end = value + size;
-	uint64_t limit = ALIGN_UP(end, 16ull);
-	Elf *e = f->elf;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		gelf_getshdr(scn, &sh);
-		if ((sh.sh_flags & SHF_ALLOC) && sh.sh_addr <= value &&
-		    value < sh.sh_addr + sh.sh_size && sh.sh_addr + sh.sh_size < limit)
-			limit = sh.sh_addr + sh.sh_size;
-		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-		for (size_t i = 0; d && i < n; i++) {
-			GElf_Sym s;
-			if (gelf_getsym(d, i, &s) && s.st_shndx != SHN_UNDEF &&
-			    s.st_value >= end && s.st_value < limit)
-				limit = s.st_value;
-		}
-	}
-	return limit > end ? limit - end : 0;
-}
-
 /* Reads len bytes of the file at link-time address vaddr (from its PT_LOAD). */
 static int read_vaddr(struct elf_file *f, uint64_t vaddr, uint8_t *buf, size_t len)
 {
@@ -543,7 +511,8 @@ static struct att_point *add_point(struct rctx *c, struct elf_file *f, const cha
 	p->func = xstrdup(func);
 	p->vaddr = vaddr;
 	p->size = size;
-	p->fill = fill_after(f, vaddr, size);
+	/* a function shorter than a jmp may be patched over its fill */
+	p->fill = elf_fill_after(f, vaddr, size);
 	p->dev = f->dev;
 	p->ino = f->ino;
 	p->main_exe = is_executable(f);

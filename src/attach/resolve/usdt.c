@@ -182,31 +182,31 @@ struct usdt_syms usdt_elf_syms(struct elf_file *f)
 
 /* ---- resolving attach points ------------------------------------------ */
 
+struct around {
+	uint64_t pc, start, size;
+	bool found;
+};
+
+static bool around_sym(const struct elf_sym *s, void *arg)
+{
+	struct around *a = arg;
+	if (s->defined && s->type == STT_FUNC && s->size && s->value <= a->pc &&
+	    a->pc < s->value + s->size && (!a->found || s->size < a->size)) {
+		a->start = s->value;
+		a->size = s->size;
+		a->found = true;
+	}
+	return false;
+}
+
 /* The function symbol around pc (the smallest one, when several overlap). */
 static int func_around(struct elf_file *f, uint64_t pc, uint64_t *start, uint64_t *size)
 {
-	Elf *e = f->elf;
-	bool found = false;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-		for (size_t i = 0; d && i < n; i++) {
-			GElf_Sym s;
-			if (!gelf_getsym(d, i, &s) || s.st_shndx == SHN_UNDEF ||
-			    GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_size)
-				continue;
-			if (s.st_value <= pc && pc < s.st_value + s.st_size &&
-			    (!found || s.st_size < *size)) {
-				*start = s.st_value;
-				*size = s.st_size;
-				found = true;
-			}
-		}
-	}
-	return found ? 0 : -ENOENT;
+	struct around a = {.pc = pc};
+	elf_foreach_sym(f, around_sym, &a);
+	*start = a.start;
+	*size = a.size;
+	return a.found ? 0 : -ENOENT;
 }
 
 
