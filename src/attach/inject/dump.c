@@ -140,9 +140,11 @@ static void dump_image(const struct link_image *img, const char *what, FILE *out
 	fprintf(out, "  sections:\n");
 	for (int i = 0; i < img->nsecs; i++) {
 		const struct link_section *sec = &img->secs[i];
+		const char *perms = sec->exec ? "r-x" : "r--";
+		if (sec->write)
+			perms = "rw-";
 		fprintf(out, "    0x%llx %8llu %s %-8s %s\n", (unsigned long long)sec->addr,
-			(unsigned long long)sec->size, sec->exec ? "r-x" : sec->write ? "rw-" : "r--",
-			sec->input, sec->name);
+			(unsigned long long)sec->size, perms, sec->input, sec->name);
 	}
 	if (img->ngot)
 		fprintf(out, "  GOT: 0x%llx, %d entr%s\n", (unsigned long long)img->got, img->ngot,
