@@ -10,9 +10,10 @@
  *   -> open     att_open: -p PID, or -c CMD started
  *   -> compile  cg_compile (target, host)         -d ir|asm, -d, -dd
  *   -> install  att_install: memory, code, trampolines in the target
- *                                                 -d link; -d rsys from open on
- *   -> trace    (ubt_trace.c) BEGIN -> att_arm -> [drain events until stop]
- *               -> att_detach -> END -> print maps
+ *   -> trace    (ubt_trace.c) -d link, -d sites -> BEGIN -> att_arm
+ *               -> [drain events until stop] -> att_detach -> END -> maps
+ *
+ * -d rsys prints each remote system call from open on.
  *
  * Each stage is a function stage_NAME(struct run *) (ubt_run.h) that
  * returns 0 or the exit code; the chain stops after the first stage that

@@ -42,7 +42,7 @@ struct run {
 	struct cg_layout layout;     /* layout */
 	char **cargv;                /* open: -c CMD split into words */
 	struct cg_object tobj, hobj; /* compile: code for the target, code for ubt */
-	struct att_session *s;       /* resolve .. the end */
+	struct att_session *s;       /* made before parse, closed at the end */
 	/* install and after */
 	FILE *outf; /* -o FILE, else stdout */
 	struct out out;
