@@ -20,7 +20,7 @@
  * loader event, and ubt no
  * system call while nothing is loaded.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/features/features.h"
 #include "attach/inject/session_internal.h"
 #include "util/util.h"

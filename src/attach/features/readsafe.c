@@ -24,7 +24,7 @@
  * SIGTRAP action is kept for chaining instead of installed, and SIGTRAP
  * is left out of a mask that would block it.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/features/features.h"
 #include "attach/inject/session_internal.h"
 #include "elf/elfsym.h"

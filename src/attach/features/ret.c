@@ -15,7 +15,7 @@
  * that still holds a trampoline's stub, so after detach no return address
  * points into ubt's code.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/features/features.h"
 #include "elf/elfsym.h"
 #include "attach/inject/session_internal.h"

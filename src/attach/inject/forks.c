@@ -23,7 +23,7 @@
  *   55d0c0a00000-55d0c0a03000 r-xs 00000000 00:01 118   /memfd:ubt (deleted)
  *                                           ^^^^^ ^^^ memfd_dev, memfd_ino
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/target/target.h"
 #include "elf/elfsym.h"
 #include "attach/inject/session_internal.h"

@@ -8,7 +8,7 @@
  * sites, detaching and the late arming of dlopen'ed libraries are patch.c's.
  * Both share this file's internal helpers through session_internal.h.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/target/target.h"
 #include "elf/elfsym.h"
 #include "util/util.h"

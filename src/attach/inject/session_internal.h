@@ -14,7 +14,7 @@
 #ifndef UBT_ATTACH_SESSION_INTERNAL_H
 #define UBT_ATTACH_SESSION_INTERNAL_H
 
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/target/tracee_write.h"
 
 #include <stdint.h>
@@ -148,6 +148,11 @@ int att_sig_install(struct att_session *s, int sig, const struct rt_sigaction_k 
 void att_sig_restore(struct att_session *s, int sig, uint64_t ours,
 		     const struct rt_sigaction_k *old, bool *installed);
 int att_sig_current(struct att_session *s, int sig, struct rt_sigaction_k *cur);
+
+/* dump.c: -d rsys, one remote system call (from att_rsys; s->rsys_out set):
+ * err is tracee_syscall()'s, result the call's when err is 0 */
+void att_dump_rsys(const struct att_session *s, long nr, const uint64_t args[6], int err,
+		   int64_t result);
 
 /* placement.c */
 int att_rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,

@@ -31,7 +31,7 @@
  * save: they stay in the record with type TY_NONE, so sema can say why
  * `args.x` cannot be read (bpftrace 0.17 reads the wrong register).
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "elf/findlib.h"
 #include "util/util.h"
 

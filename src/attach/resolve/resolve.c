@@ -25,7 +25,7 @@
  * trampoline, which saves every register); inject/plan_mid.c plans
  * those once the process is open.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "elf/elfsym.h"
 #include "elf/findlib.h"
 #include "util/demangle.h"

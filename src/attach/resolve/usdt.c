@@ -23,7 +23,7 @@
  * with different registers both read correctly): reading an argument costs
  * one or two loads, with no table lookup at run time.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "elf/elfsym.h"
 #include "elf/findlib.h"
 #include "attach/resolve/usdt.h"

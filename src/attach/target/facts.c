@@ -11,7 +11,7 @@
  *            whose ld.so is the same file as ubt's (same glibc build).
  *            Otherwise probes ask the kernel (gettid), which is slower.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "elf/elfsym.h"
 #include "util/util.h"
 
