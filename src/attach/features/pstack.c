@@ -1,5 +1,5 @@
 /*
- * pstack.c - the probe stacks in the target (runtime/rt_pstack.c; layout
+ * pstack.c - the probe stacks in the target (runtime/thread/rt_pstack.c; layout
  * in runtime/abi.h, "Probe stacks"), on the same life cycle as the shadow
  * stacks of return probes (ret.c):
  *
@@ -25,7 +25,7 @@
  * signal frame is ~3.5 KiB).  Mapped MAP_NORESERVE: a stack costs only the
  * pages its thread touches (a printf handler: one page).
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/features/features.h"
 #include "attach/inject/session_internal.h"
 #include "util/util.h"

@@ -16,7 +16,8 @@
  * the main code get trampoline islands of their own; BEGIN/END code gets
  * RWX memory in ubt near its view of the data.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
+#include "attach/target/target.h"
 #include "elf/elfsym.h"
 #include "util/util.h"
 #include "attach/inject/session_internal.h"
@@ -33,20 +34,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-/* The Seccomp: line of /proc/PID/status (0 none, 1 strict, 2 filter), -1 unknown. */
-static int seccomp_mode(pid_t pid)
-{
-	char path[64], *text;
-	size_t len;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (read_file(path, &text, &len))
-		return -1;
-	const char *t = strstr(text, "\nSeccomp:");
-	int mode = t ? atoi(t + 9) : -1;
-	free(text);
-	return mode;
-}
 
 /*
  * Sites in rel32 reach of one region: the first site not yet placed picks
@@ -111,6 +98,8 @@ int att_rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t 
 	     uint64_t a5, uint64_t a6, int64_t *out)
 {
 	int ret = tracee_syscall(&s->t, nr, a1, a2, a3, a4, a5, a6, out);
+	if (s->rsys_out)
+		att_dump_rsys(s, nr, (const uint64_t[6]){a1, a2, a3, a4, a5, a6}, ret, ret ? 0 : *out);
 	if (ret)
 		return ret;
 	return *out < 0 && *out > -4096 ? (int)*out : 0;
@@ -289,7 +278,9 @@ int att_map_remote(struct att_session *s, uint64_t at)
 	if (!ret)
 		s->remote_fd = fd;
 	if (ret) {
-		if (ret == -EPERM && seccomp_mode(s->t.pid) > 0)
+		uint64_t seccomp = 0; /* 0 none, 1 strict, 2 filter */
+		if (ret == -EPERM && !proc_status_u64(s->t.pid, 0, "Seccomp", 10, &seccomp) &&
+		    seccomp > 0)
 			diag_sys("the process runs under a seccomp filter (Seccomp in "
 				 "/proc/PID/status) that refuses a system call ubt needs to place "
 				 "its code; it cannot be traced this way",

@@ -14,7 +14,7 @@
 #ifndef UBT_ATTACH_SESSION_INTERNAL_H
 #define UBT_ATTACH_SESSION_INTERNAL_H
 
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/target/tracee_write.h"
 
 #include <stdint.h>
@@ -32,13 +32,16 @@ static inline uint64_t att_now_ns(void)
 /* session.c */
 void att_sys_error(struct att_session *s, int err, const char *what);
 int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps);
+/* The load bias of p's file in the target (opened through its root): 0 or -errno. */
+int att_point_bias(const struct att_session *s, const struct att_point *p,
+		   const struct proc_map *maps, int nmaps, uint64_t *bias);
 int att_place_sites(struct att_session *s, int first);
-struct elf_file;
+struct ef_file;
 int att_open_mapped(const struct att_session *s, const struct proc_map *m,
-		    const struct proc_map *maps, int nmaps, struct elf_file *f, uint64_t *bias);
+		    const struct proc_map *maps, int nmaps, struct ef_file *f, uint64_t *bias);
 int att_add_internal_site(struct att_session *s, uint64_t addr, uint64_t size,
 			  const char *handler, bool jmp_only);
-int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bias,
+int att_add_internal_func(struct att_session *s, struct ef_file *f, uint64_t bias,
 			  const char *sym, const char *handler);
 
 /* plan_mid.c: says that p's library is not loaded in the target (its
@@ -46,6 +49,9 @@ int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bi
  * mid-function uprobe (p->mid) at load bias `bias`; plans a mid-function
  * site for every usdt location */
 void att_point_not_loaded(struct att_session *s, struct att_point *p);
+/* A site planned with a breakpoint: the warning that says why (vaddr: the
+ * USDT site's address, 0 for a function's entry or offset). */
+void att_warn_breakpoint(const struct att_point *p, const struct att_site *site, uint64_t vaddr);
 int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias);
 int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps);
 
@@ -142,6 +148,11 @@ int att_sig_install(struct att_session *s, int sig, const struct rt_sigaction_k 
 void att_sig_restore(struct att_session *s, int sig, uint64_t ours,
 		     const struct rt_sigaction_k *old, bool *installed);
 int att_sig_current(struct att_session *s, int sig, struct rt_sigaction_k *cur);
+
+/* dump.c: -d rsys, one remote system call (from att_rsys; s->rsys_out set):
+ * err is tracee_syscall()'s, result the call's when err is 0 */
+void att_dump_rsys(const struct att_session *s, long nr, const uint64_t args[6], int err,
+		   int64_t result);
 
 /* placement.c */
 int att_rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,

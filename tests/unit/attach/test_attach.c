@@ -333,15 +333,15 @@ static uint64_t loader_brk(pid_t pid, const struct proc_map *maps, int n)
 {
 	uint64_t base = auxv_value(pid, AT_BASE), bias, addr = 0;
 	for (int i = 0; i < n && !addr; i++) {
-		struct elf_file f;
-		struct elf_symbol sym;
-		if (maps[i].start != base || elf_file_open(&f, maps[i].path))
+		struct ef_file f;
+		struct ef_symbol sym;
+		if (maps[i].start != base || ef_open(&f, maps[i].path))
 			continue;
-		if (!proc_load_bias(maps, n, &f, &bias) && !elf_find_func(&f, "_dl_debug_state", &sym)) {
+		if (!proc_load_bias(maps, n, &f, &bias) && !ef_find_func(&f, "_dl_debug_state", &sym)) {
 			addr = bias + sym.value;
 			free(sym.name);
 		}
-		elf_file_close(&f);
+		ef_close(&f);
 	}
 	return addr;
 }
@@ -362,12 +362,12 @@ static void test_spawn(const char *prog)
 	CHECK_EQ(t.nthreads, 1);
 	CHECK_EQ(t.threads[0].tid, t.pid);
 
-	struct elf_file f;
-	struct elf_symbol sym;
+	struct ef_file f;
+	struct ef_symbol sym;
 	struct proc_map *maps;
 	int n;
 	uint64_t bias = 1, marker = 0;
-	CHECK_EQ(elf_file_open(&f, prog), 0);
+	CHECK_EQ(ef_open(&f, prog), 0);
 	CHECK_EQ(proc_maps_read(t.pid, &maps, &n), 0);
 	CHECK_EQ(proc_load_bias(maps, n, &f, &bias), 0);
 	if (auxv_value(t.pid, AT_BASE)) {
@@ -378,11 +378,11 @@ static void test_spawn(const char *prog)
 		CHECK_EQ(t.threads[0].regs.rip, auxv_value(t.pid, AT_ENTRY));
 		CHECK_EQ(t.threads[0].regs.rip, bias + f.entry);
 	}
-	CHECK_EQ(elf_find_symbol(&f, "te_marker", &sym), 0);
+	CHECK_EQ(ef_find_symbol(&f, "te_marker", &sym), 0);
 	marker = bias + sym.value;
 	free(sym.name);
 	proc_maps_free(maps, n);
-	elf_file_close(&f);
+	ef_close(&f);
 
 	int v = -1, seven = 7;
 	CHECK_EQ(tracee_read(&t, marker, &v, sizeof(v)), 0);
@@ -495,12 +495,12 @@ static void test_elfsym(const char *prog, bool pie)
 	CHECK_EQ(launch(&c, argv), 0);
 	CHECK(read_line(&c, line, sizeof(line)));
 
-	struct elf_file f;
-	struct elf_symbol sym;
+	struct ef_file f;
+	struct ef_symbol sym;
 	struct proc_map *maps;
 	int n;
 	uint64_t bias = 1;
-	CHECK_EQ(elf_file_open(&f, prog), 0);
+	CHECK_EQ(ef_open(&f, prog), 0);
 	CHECK_EQ(f.is_pie, pie);
 	CHECK_EQ(proc_maps_read(c.pid, &maps, &n), 0);
 	CHECK_EQ(proc_load_bias(maps, n, &f, &bias), 0);
@@ -511,7 +511,7 @@ static void test_elfsym(const char *prog, bool pie)
 	CHECK_EQ(tracee_open(&t, c.pid), 0);
 	const char *funcs[] = {"main", "tt_work"}, *keys[] = {"main=", "work="};
 	for (int i = 0; i < 2; i++) {
-		CHECK_EQ(elf_find_func(&f, funcs[i], &sym), 0);
+		CHECK_EQ(ef_find_func(&f, funcs[i], &sym), 0);
 		CHECK_EQ(bias + sym.value, field(line, keys[i]));
 		CHECK(sym.size > 0);
 		/* file_off names the same bytes as the runtime address. */
@@ -521,11 +521,11 @@ static void test_elfsym(const char *prog, bool pie)
 		CHECK(memcmp(in_file, in_proc, 16) == 0);
 		free(sym.name);
 	}
-	CHECK_EQ(elf_find_func(&f, "tt_marker", &sym), -ENOENT); /* an object, not a function */
-	CHECK_EQ(elf_find_symbol(&f, "tt_marker", &sym), 0);
+	CHECK_EQ(ef_find_func(&f, "tt_marker", &sym), -ENOENT); /* an object, not a function */
+	CHECK_EQ(ef_find_symbol(&f, "tt_marker", &sym), 0);
 	CHECK_EQ(bias + sym.value, field(line, "marker="));
 	free(sym.name);
-	CHECK_EQ(elf_find_func(&f, "no_such_function_here", &sym), -ENOENT);
+	CHECK_EQ(ef_find_func(&f, "no_such_function_here", &sym), -ENOENT);
 
 	/* libc has only .dynsym. */
 	const char *libc = NULL;
@@ -533,11 +533,11 @@ static void test_elfsym(const char *prog, bool pie)
 		if (strstr(maps[i].path, "/libc.so"))
 			libc = maps[i].path;
 	CHECK(libc != NULL);
-	struct elf_file lf;
-	if (libc && elf_file_open(&lf, libc) == 0) {
+	struct ef_file lf;
+	if (libc && ef_open(&lf, libc) == 0) {
 		CHECK(lf.is_pie);
 		CHECK_EQ(proc_load_bias(maps, n, &lf, &bias), 0);
-		CHECK_EQ(elf_find_func(&lf, "getpid", &sym), 0);
+		CHECK_EQ(ef_find_func(&lf, "getpid", &sym), 0);
 		/* In a -no-pie program dlsym gives the canonical PLT entry instead. */
 		if (pie)
 			CHECK_EQ(bias + sym.value, field(line, "getpid="));
@@ -546,11 +546,11 @@ static void test_elfsym(const char *prog, bool pie)
 		CHECK_EQ(tracee_read(&t, bias + sym.value, in_proc, 16), 0);
 		CHECK(memcmp(in_file, in_proc, 16) == 0);
 		free(sym.name);
-		elf_file_close(&lf);
+		ef_close(&lf);
 	}
 	tracee_close(&t);
 	proc_maps_free(maps, n);
-	elf_file_close(&f);
+	ef_close(&f);
 
 	int st = finish(&c);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -580,18 +580,18 @@ static void test_self_maps_and_libc(void)
 	for (int i = 0; i < n && !libc; i++)
 		if (strstr(maps[i].path, "/libc.so"))
 			libc = maps[i].path;
-	struct elf_file f;
-	struct elf_symbol sym;
+	struct ef_file f;
+	struct ef_symbol sym;
 	uint64_t bias = 0;
-	if (old_memcpy && libc && elf_file_open(&f, libc) == 0) {
+	if (old_memcpy && libc && ef_open(&f, libc) == 0) {
 		CHECK_EQ(proc_load_bias(maps, n, &f, &bias), 0);
-		CHECK_EQ(elf_find_func(&f, "memcpy", &sym), 0);
+		CHECK_EQ(ef_find_func(&f, "memcpy", &sym), 0);
 		CHECK(bias + sym.value != (uint64_t)(uintptr_t)old_memcpy);
 		free(sym.name);
-		CHECK_EQ(elf_find_func(&f, "getpid", &sym), 0);
+		CHECK_EQ(ef_find_func(&f, "getpid", &sym), 0);
 		CHECK_EQ(bias + sym.value, (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "getpid"));
 		free(sym.name);
-		elf_file_close(&f);
+		ef_close(&f);
 	}
 	proc_maps_free(maps, n);
 	CHECK_EQ(proc_maps_read((pid_t)0x7ffffff0, &maps, &n), -ESRCH);
