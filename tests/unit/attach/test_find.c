@@ -5,13 +5,14 @@
  *   space, given its mappings, a block of code can go: a free gap of the
  *   size inside a window, one guard page from each neighbour, nearest to
  *   a reference address (the probed code);
- *   att_lib_name_matches() (resolve/resolve.c): bpftrace's rule for a
+ *   ef_lib_name_matches() (src/elf/findlib.c): bpftrace's rule for a
  *   library named without a path ("libc" is libc.so.6).
  *
  * Mappings are listed by hand, sorted as /proc/PID/maps is.
  */
 #include "attach/attach.h"
 #include "attach/inject/session_internal.h"
+#include "elf/findlib.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -136,7 +137,7 @@ static const struct {
 static void check_lib_names(void)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(lib_rows); i++)
-		CHECK_EQ(att_lib_name_matches(lib_rows[i].base, lib_rows[i].name), lib_rows[i].want,
+		CHECK_EQ(ef_lib_name_matches(lib_rows[i].base, lib_rows[i].name), lib_rows[i].want,
 			 "'%s' named '%s'", lib_rows[i].base, lib_rows[i].name);
 }
 

@@ -1,6 +1,6 @@
 /*
  * test_ldcache.c - table tests of the /etc/ld.so.cache lookup that
- * att_find_binary() (resolve/resolve.c) makes for a library named without
+ * ef_find_binary() (src/elf/findlib.c) makes for a library named without
  * a path, as the dynamic linker would.
  *
  * The lookup reads the file at its fixed path, so each row's cache (built
@@ -12,7 +12,7 @@
  * Without the right to make a mount namespace (not root) the test is
  * skipped.
  */
-#include "attach/attach.h"
+#include "elf/findlib.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -159,7 +159,7 @@ static int write_all(const char *path, const void *p, size_t n)
 int main(void)
 {
 	/* the real cache first, outside any namespace: libc is found */
-	char *libc = att_find_binary(0, "libc");
+	char *libc = ef_find_binary(0, "libc");
 	CHECK(libc && strstr(libc, "/libc.so"), "libc found at %s", libc ? libc : "(nothing)");
 	if (libc)
 		CHECK(access(libc, R_OK) == 0, "%s exists", libc);
@@ -192,7 +192,7 @@ int main(void)
 			CHECK(false, "%s: bind mount: %s", r->name, strerror(errno));
 			continue;
 		}
-		char *got = att_find_binary(0, r->lookup);
+		char *got = ef_find_binary(0, r->lookup);
 		CHECK_STR(got, r->want, "%s ('%s')", r->name, r->lookup);
 		free(got);
 		CHECK_EQ(umount2("/etc/ld.so.cache", 0), 0, "%s", r->name);
