@@ -12,9 +12,9 @@
  *   FAIL test_link.c:88: link_lookup(&img, "f"): got 4198400 (0x401000), want 4198416 (0x401010): f
  *
  * Every check takes an optional printf-style message after its operands
- * (a table row's name, the input that failed); it is appended to the line.
- * The checks are functions behind thin macros, so each operand is
- * evaluated once.
+ * (a table row's name, the input that failed); it is appended to the line
+ * and its arguments are evaluated only when the check failed.  The checks
+ * are functions behind thin macros, so each operand is evaluated once.
  */
 #ifndef UBT_TEST_CHECK_H
 #define UBT_TEST_CHECK_H
@@ -35,7 +35,8 @@ static inline const char *check_base(const char *file)
 	return s ? s + 1 : file;
 }
 
-/* Counts one check; on failure prints the head of the FAIL line. */
+/* Counts one check; on failure prints the head of the FAIL line, which
+ * check_msg() ends. */
 static inline bool check_count(bool ok, const char *file, int line, const char *expr)
 {
 	if (ok) {
@@ -47,62 +48,9 @@ static inline bool check_count(bool ok, const char *file, int line, const char *
 	return false;
 }
 
-/* Ends a FAIL line with the caller's message.  The macros pass the format
- * as " " fmt so that it is never empty: the space separates it. */
-static inline void check_tail(const char *fmt, va_list ap)
-{
-	if (fmt[0] && fmt[1]) {
-		fputc(':', stderr);
-		vfprintf(stderr, fmt, ap);
-	}
-	fputc('\n', stderr);
-}
-
-static inline __attribute__((format(printf, 5, 6))) bool
-check_true(bool ok, const char *file, int line, const char *expr, const char *fmt, ...)
-{
-	if (check_count(ok, file, line, expr))
-		return true;
-	va_list ap;
-	va_start(ap, fmt);
-	check_tail(fmt, ap);
-	va_end(ap);
-	return false;
-}
-
-static inline __attribute__((format(printf, 6, 7))) bool
-check_eq(long long got, long long want, const char *file, int line, const char *expr,
-	 const char *fmt, ...)
-{
-	if (check_count(got == want, file, line, expr))
-		return true;
-	fprintf(stderr, ": got %lld (%#llx), want %lld (%#llx)", got, (unsigned long long)got, want,
-		(unsigned long long)want);
-	va_list ap;
-	va_start(ap, fmt);
-	check_tail(fmt, ap);
-	va_end(ap);
-	return false;
-}
-
-static inline __attribute__((format(printf, 6, 7))) bool
-check_str(const char *got, const char *want, const char *file, int line, const char *expr,
-	  const char *fmt, ...)
-{
-	bool ok = (!got && !want) || (got && want && !strcmp(got, want));
-	if (check_count(ok, file, line, expr))
-		return true;
-	/* multi-line text (AST dumps, diagnostics) is easier to compare in blocks */
-	bool block = (got && strchr(got, '\n')) || (want && strchr(want, '\n'));
-	const char *sep = block ? "\n" : "";
-	fprintf(stderr, ": got %s%s%s%s, want %s%s%s%s", sep, got ? "[" : "", got ? got : "NULL",
-		got ? "]" : "", sep, want ? "[" : "", want ? want : "NULL", want ? "]" : "");
-	va_list ap;
-	va_start(ap, fmt);
-	check_tail(fmt, ap);
-	va_end(ap);
-	return false;
-}
+/* Bytes to dump after a CHECK_BYTES failure's line. */
+static const uint8_t *check_dump_got, *check_dump_want;
+static size_t check_dump_got_len, check_dump_want_len;
 
 static inline void check_hex(const char *label, const uint8_t *p, size_t n)
 {
@@ -112,34 +60,80 @@ static inline void check_hex(const char *label, const uint8_t *p, size_t n)
 	fputc('\n', stderr);
 }
 
-static inline __attribute__((format(printf, 8, 9))) bool
-check_bytes(const uint8_t *got, size_t got_len, const uint8_t *want, size_t want_len,
-	    const char *file, int line, const char *expr, const char *fmt, ...)
+/*
+ * Ends a FAIL line with the caller's message (the macros below call it
+ * only after a failure).  They pass the format as " " fmt, never empty:
+ * the space separates it.
+ */
+static inline __attribute__((format(printf, 1, 2))) bool check_msg(const char *fmt, ...)
+{
+	if (fmt[0] && fmt[1]) {
+		va_list ap;
+		va_start(ap, fmt);
+		fputc(':', stderr);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+	}
+	fputc('\n', stderr);
+	if (check_dump_got) {
+		check_hex("got", check_dump_got, check_dump_got_len);
+		check_hex("want", check_dump_want, check_dump_want_len);
+		check_dump_got = check_dump_want = NULL;
+	}
+	return false;
+}
+
+static inline bool check_eq(long long got, long long want, const char *file, int line,
+			    const char *expr)
+{
+	if (check_count(got == want, file, line, expr))
+		return true;
+	fprintf(stderr, ": got %lld (%#llx), want %lld (%#llx)", got, (unsigned long long)got, want,
+		(unsigned long long)want);
+	return false;
+}
+
+static inline bool check_str(const char *got, const char *want, const char *file, int line,
+			     const char *expr)
+{
+	bool ok = (!got && !want) || (got && want && !strcmp(got, want));
+	if (check_count(ok, file, line, expr))
+		return true;
+	/* multi-line text (AST dumps, diagnostics) is easier to compare in blocks */
+	bool block = (got && strchr(got, '\n')) || (want && strchr(want, '\n'));
+	const char *sep = block ? "\n" : "";
+	fprintf(stderr, ": got %s%s%s%s, want %s%s%s%s", sep, got ? "[" : "", got ? got : "NULL",
+		got ? "]" : "", sep, want ? "[" : "", want ? want : "NULL", want ? "]" : "");
+	return false;
+}
+
+static inline bool check_bytes(const uint8_t *got, size_t got_len, const uint8_t *want,
+			       size_t want_len, const char *file, int line, const char *expr)
 {
 	bool ok = got_len == want_len && (!want_len || !memcmp(got, want, want_len));
 	if (check_count(ok, file, line, expr))
 		return true;
 	fputs(": bytes differ", stderr);
-	va_list ap;
-	va_start(ap, fmt);
-	check_tail(fmt, ap);
-	va_end(ap);
-	check_hex("got", got, got_len);
-	check_hex("want", want, want_len);
+	check_dump_got = got, check_dump_got_len = got_len;
+	check_dump_want = want, check_dump_want_len = want_len;
 	return false;
 }
 
 /* CHECK(cond [, fmt, ...]): cond is true. */
-#define CHECK(cond, ...) check_true(!!(cond), __FILE__, __LINE__, #cond, " " __VA_ARGS__)
+#define CHECK(cond, ...)                                                                           \
+	((void)(check_count(!!(cond), __FILE__, __LINE__, #cond) || check_msg(" " __VA_ARGS__)))
 /* CHECK_EQ(got, want [, fmt, ...]): two integers (or pointers as integers) are equal. */
 #define CHECK_EQ(got, want, ...)                                                                   \
-	check_eq((long long)(got), (long long)(want), __FILE__, __LINE__, #got, " " __VA_ARGS__)
+	((void)(check_eq((long long)(got), (long long)(want), __FILE__, __LINE__, #got) ||         \
+		check_msg(" " __VA_ARGS__)))
 /* CHECK_STR(got, want [, fmt, ...]): two strings are equal; NULL equals only NULL. */
-#define CHECK_STR(got, want, ...) check_str(got, want, __FILE__, __LINE__, #got, " " __VA_ARGS__)
+#define CHECK_STR(got, want, ...)                                                                  \
+	((void)(check_str(got, want, __FILE__, __LINE__, #got) || check_msg(" " __VA_ARGS__)))
 /* CHECK_BYTES(got, got_len, want, want_len [, fmt, ...]): byte for byte. */
 #define CHECK_BYTES(got, got_len, want, want_len, ...)                                             \
-	check_bytes((const uint8_t *)(got), got_len, (const uint8_t *)(want), want_len, __FILE__, \
-		    __LINE__, #got, " " __VA_ARGS__)
+	((void)(check_bytes((const uint8_t *)(got), got_len, (const uint8_t *)(want), want_len,    \
+			    __FILE__, __LINE__, #got) ||                                           \
+		check_msg(" " __VA_ARGS__)))
 
 /* The whole test cannot run here (no permission, no kernel support): it
  * reports skipped unless a check failed before. */
