@@ -60,7 +60,7 @@ static uint32_t task_count(pid_t pid)
  * The thread table has a slot (and an event ring) per thread that hits a
  * probe at the same time: 1,024, or twice the threads a -p target has now
  * if that is more, within 1 GiB of rings.  A thread that exits leaves its
- * slot to the next one (runtime/rt_thread.c); a hit that finds none is
+ * slot to the next one (runtime/thread/rt_thread.c); a hit that finds none is
  * skipped and reported.
  */
 static uint32_t table_threads(pid_t pid, uint32_t ring_size)
