@@ -251,16 +251,18 @@ def main():
                 ns = choose(k, a.first, a.samples, a.seed)
                 print("%d allocations in a whole run; N = 1..%d and %d more" %
                       (k, min(k, a.first), len(ns) - min(k, a.first)))
+        seen_known = set()
         for i, n in enumerate(ns):
             if time.monotonic() - start > a.budget:
                 skipped += len(ns) - i
                 print("budget of %ds spent: %d values of N not run" % (a.budget, len(ns) - i))
                 break
             problems, rc, err, out = run_one(a.tracer, target, script, n, a.timeout)
-            known = [why for rx, why in KNOWN if rx.search(err)]
+            known = [i for i, (rx, _) in enumerate(KNOWN) if rx.search(err)]
             if problems and known:
                 skipped += 1
-                print("XFAIL N=%d: %s (known: %s)" % (n, "; ".join(problems), known[0]))
+                seen_known.add(known[0])
+                print("XFAIL N=%d: %s (known defect %d)" % (n, "; ".join(problems), known[0] + 1))
             elif problems:
                 failed += 1
                 print("FAIL  N=%d: %s" % (n, "; ".join(problems)))
@@ -271,6 +273,8 @@ def main():
                 if a.verbose:
                     print("ok    N=%d: status %d%s" % (n, rc, ", out of memory"
                                                         if "out of memory" in err else ""))
+        for i in sorted(seen_known):
+            print("known defect %d: %s" % (i + 1, KNOWN[i][1]))
         print("%d passed, %d failed%s (%.0fs)" % (passed, failed,
               ", %d skipped" % skipped if skipped else "", time.monotonic() - start))
     finally:
