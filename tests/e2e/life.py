@@ -343,6 +343,54 @@ def spawnkill(ubt, prog, *loader):
           ("complete" if re.search(r"^sum \d+\ndone$", out, re.M) else repr(out[-100:])))
 
 
+def ckill(ubt, prog, n):
+    """ubt -c SIGKILLed with the command's sites patched: the watchdog,
+    forked before the sites were planned, restores them as it does for -p."""
+    rnd = random.Random(int(n))
+    for i in range(int(n)):
+        u = subprocess.Popen([ubt, "-v", "-c", "%s hammer 2" % prog, "-e", script(prog)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+        wait_armed(u)
+        m = None
+        while m is None:
+            line = u.stdout.readline()
+            if not line:
+                problem("cycle %d: the command printed no ready line" % i)
+                return
+            m = re.match(r"ready (\d+) f=(0x[0-9a-f]+) g=(0x[0-9a-f]+)", line)
+        pid, f, g = int(m.group(1)), int(m.group(2), 16), int(m.group(3), 16)
+        time.sleep(rnd.uniform(0, 0.05))
+        u.kill()
+        u.wait(timeout=120)
+        # the watchdog is done when the command has no tracer and no memfd:ubt
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (ours(pid) or tracer_of(pid)):
+            time.sleep(0.02)
+        alive = os.path.exists("/proc/%d" % pid)
+        if not alive:
+            problem("cycle %d: the command died" % i)
+            return
+        if not code_is_file(pid, f, g):
+            problem("cycle %d: f or g not restored" % i)
+        if ours(pid):
+            problem("cycle %d: memfd:ubt still mapped" % i)
+        os.kill(pid, signal.SIGTERM)
+        out = u.stdout.read()
+        if not re.search(r"^calls \d+ bad 0$", out, re.M):
+            problem("cycle %d: the command ended with %r" % (i, out[-200:]))
+            return
+    print("%s kills of ubt -c: the watchdog restored the command each time" % n)
+
+
+def tracer_of(pid):
+    try:
+        with open("/proc/%d/status" % pid) as fh:
+            return int(re.search(r"TracerPid:\s*(\d+)", fh.read()).group(1))
+    except (OSError, AttributeError):
+        return 0
+
+
 def mainexit(ubt, prog):
     p = subprocess.run([ubt, "-c", "%s mainexit 3000" % prog, "-e",
                         "uprobe:%s:f { @f = count(); }" % prog],

@@ -51,6 +51,8 @@ static void seize_error(struct att_session *s, int err)
 	att_sys_error(s, err, "ptrace(PTRACE_SEIZE)");
 }
 
+static int sites_alloc(struct att_session *s);
+
 int att_open(struct att_session *s, pid_t pid, char *const *argv)
 {
 	int ret;
@@ -66,9 +68,11 @@ int att_open(struct att_session *s, pid_t pid, char *const *argv)
 		s->has_target = true;
 	} else if (argv) {
 		/* the watchdog first: if we die while the command runs to its
-		 * entry point, it takes the entry stub out (tracee.c) */
+		 * entry point, it takes the entry stub out (spawn.c); the sites
+		 * it restores if we die later are in memory it must share, so
+		 * that memory is made before it forks */
 		s->has_target = true;
-		if ((ret = att_watchdog_start(s)))
+		if ((ret = sites_alloc(s)) || (ret = att_watchdog_start(s)))
 			return ret;
 		ret = tracee_spawn(&s->t, argv);
 		if (ret) {
@@ -586,7 +590,6 @@ static int emit_site(struct att_session *s, struct att_site *site, uint8_t *buf,
 					&site->copy_addr);
 }
 
-static int sites_alloc(struct att_session *s);
 
 /* Emits the trampolines of sites[first..] (the main code's from its start:
  * only att_install places sites there; later ones go to islands). */
@@ -670,7 +673,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 	att_facts(s, false, &facts);
 	s->facts = facts;
 	if (s->has_target) {
-		if ((ret = sites_alloc(s)))
+		if (!s->sites && (ret = sites_alloc(s))) /* -c made it before the watchdog */
 			return ret;
 		if ((ret = proc_maps_read(s->t.pid, &maps, &nmaps))) {
 			att_sys_error(s, ret, "reading /proc/PID/maps");
