@@ -145,7 +145,9 @@ static int parse_term(struct cur *c, const struct usdt_syms *syms, int sign, str
 		int64_t v;
 		if (parse_number(c, &v))
 			return -EINVAL;
-		x->num += sign * v;
+		/* wrapping, as the assembler's 64-bit arithmetic does ($-2^63) */
+		uint64_t u = sign < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+		x->num = (int64_t)((uint64_t)x->num + u);
 		return 0;
 	}
 	size_t n = word_len(c);
@@ -194,16 +196,33 @@ static int parse_expr(struct cur *c, const struct usdt_syms *syms, struct expr *
 	return 0;
 }
 
+/*
+ * An address register at c is a 64-bit one (%rax, %r8, %rip): (%eax) or
+ * (%r8d) would address with the low half only (an addr32 operand, x32's),
+ * which reading the whole register gets wrong.
+ */
+static int addr_reg(struct cur *c, uint8_t *off, uint8_t *shift)
+{
+	if (!at(c, '%'))
+		return parse_reg(c, off, shift); /* "register expected" */
+	const char *n = c->s + 1;
+	size_t len = word_len(&(struct cur){.s = n, .end = c->end});
+	bool numbered = len >= 2 && n[0] == 'r' && isdigit((unsigned char)n[1]);
+	if (len && (n[0] != 'r' || (numbered && !isdigit((unsigned char)n[len - 1]))))
+		return fail(c, "%s", "only a 64-bit register can address memory");
+	return parse_reg(c, off, shift);
+}
+
 /* '(' [reg] [',' reg [',' scale]] ')' */
 static int parse_regs(struct cur *c, struct cg_usdt_arg *a)
 {
 	uint8_t shift = 0;
 	c->s++;
-	if (at(c, '%') && parse_reg(c, &a->reg, &shift))
+	if (at(c, '%') && addr_reg(c, &a->reg, &shift))
 		return -EINVAL;
 	if (at(c, ',')) {
 		c->s++;
-		if (parse_reg(c, &a->index, &shift))
+		if (addr_reg(c, &a->index, &shift))
 			return -EINVAL;
 		if (a->index == REG_PC)
 			return fail(c, "%s", "%rip cannot be an index");
@@ -218,8 +237,6 @@ static int parse_regs(struct cur *c, struct cg_usdt_arg *a)
 	if (!at(c, ')'))
 		return fail(c, "%s", "')' expected");
 	c->s++;
-	if (shift)
-		return fail(c, "%s", "an 8-bit register cannot address memory");
 	return 0;
 }
 

@@ -147,7 +147,12 @@ static const struct want cases[] = {
 	BAD("3@%rax", "bad size"),
 	BAD("8@0x1000", "absolute address"),
 	BAD("4@8(%rax,%rbx,3)", "scale"),
-	BAD("4@(%ah)", "8-bit"),
+	BAD("4@(%ah)", "only a 64-bit register can address memory"),
+	/* addr32 operands address with the low half of the register */
+	BAD("4@(%eax)", "only a 64-bit register can address memory"),
+	BAD("4@8(%r8d)", "only a 64-bit register can address memory"),
+	BAD("4@(%rax,%ecx,4)", "only a 64-bit register can address memory"),
+	BAD("4@(%rax,%r9w)", "only a 64-bit register can address memory"),
 	BAD("4@8(%rax", "')' expected"),
 	BAD("4@NBuffers-CheckpointStats(%rip)", "added, once"),
 	BAD("4@tls_counter@tpoff", "outside %fs:"),
