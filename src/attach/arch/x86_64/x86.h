@@ -4,8 +4,9 @@
  * Room rule (attach/arch/x86_64/): arch.h's rule, and one more: every
  * byte of machine code this room makes goes through the code writer
  * (writer.h: bounded buffer, labels, literal pool); no file keeps an
- * emitter of its own.  Nothing outside arch/x86_64/ includes this header
- * or writer.h: the rest of attach knows the machine through arch.h.
+ * emitter of its own.  No file of src/ outside arch/x86_64/ includes this
+ * header or writer.h: the rest of attach knows the machine through arch.h
+ * (the unit tests in tests/unit/arch/ include them).
  *
  *   decode.c     Zydis wrapper, instruction classes, planning entry sites
  *   writer.c     the code writer and the instructions several emitters share
