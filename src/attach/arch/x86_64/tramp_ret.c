@@ -174,18 +174,24 @@ static void if_disabled(struct x86_writer *e, uint64_t enabled, enum label l)
 }
 
 /* the caller-saved registers the inline code leaves alone, around a C call */
-static void push_c(struct x86_writer *e)
-{
-	X86W_PUT(e,
-		 "\x51\x52\x56\x57\x41\x50\x41\x51\x41\x52"); /* push rcx rdx rsi rdi r8 r9 r10 */
-}
+#define C_SAVED 56 /* bytes of the pushes below */
 
-static void pop_c(struct x86_writer *e)
+/*
+ * fn(slot, stub), fn being rt_ret_enter or rt_ret_leave, keeping the
+ * caller-saved registers the inline code leaves alone.  %rsp % 16 == 8
+ * before (after push %r11 and push %rax), so the seven pushes make it 0.
+ */
+static void call_c(struct x86_writer *e, uint64_t fn, uint64_t stub)
 {
-	X86W_PUT(e, "\x41\x5a\x41\x59\x41\x58\x5f\x5e\x5a\x59"); /* pop r10 r9 r8 rdi rsi rdx rcx */
+	/* push rcx rdx rsi rdi r8 r9 r10 */
+	X86W_PUT(e, "\x51\x52\x56\x57\x41\x50\x41\x51\x41\x52");
+	X86W_PUT(e, "\x48\x8d\x7c\x24"); /* lea SLOT+C_SAVED(%rsp),%rdi */
+	x86w_u8(e, SLOT + C_SAVED);
+	x86w_rel32_to(e, "\x48\x8d\x35", 3, stub); /* lea stub(%rip),%rsi */
+	x86w_call6(e, fn);
+	/* pop r10 r9 r8 rdi rsi rdx rcx */
+	X86W_PUT(e, "\x41\x5a\x41\x59\x41\x58\x5f\x5e\x5a\x59");
 }
-
-#define C_SAVED 56 /* bytes push_c puts on the stack */
 
 static void emit_entry(struct x86_writer *e, const struct arch_ret_spec *spec, uint64_t stub)
 {
@@ -276,22 +282,11 @@ static void emit_stub(struct x86_writer *e, const struct arch_ret_spec *spec, ui
 
 static void emit_slow(struct x86_writer *e, const struct arch_ret_spec *spec, uint64_t stub)
 {
-	/* both: %rsp % 16 == 8 after push %r11 and push %rax; push_c makes it 0 */
 	x86w_label(e, L_LSLOW);
-	push_c(e);
-	X86W_PUT(e, "\x48\x8d\x7c\x24"); /* lea SLOT+C_SAVED(%rsp),%rdi */
-	x86w_u8(e, SLOT + C_SAVED);
-	x86w_rel32_to(e, "\x48\x8d\x35", 3, stub); /* lea stub(%rip),%rsi */
-	x86w_call6(e, spec->leave);
-	pop_c(e);
+	call_c(e, spec->leave, stub);
 	x86w_rel32_label(e, "\xe9", 1, L_LRET);
 	x86w_label(e, L_SLOW);
-	push_c(e);
-	X86W_PUT(e, "\x48\x8d\x7c\x24"); /* lea SLOT+C_SAVED(%rsp),%rdi */
-	x86w_u8(e, SLOT + C_SAVED);
-	x86w_rel32_to(e, "\x48\x8d\x35", 3, stub); /* lea stub(%rip),%rsi */
-	x86w_call6(e, spec->enter);
-	pop_c(e);
+	call_c(e, spec->enter, stub);
 	X86W_PUT(e, "\x85\xc0"); /* test %eax,%eax */
 	x86w_rel32_label(e, "\x0f\x85", 2, L_PUSHED);
 	x86w_label(e, L_NOPUSH);
