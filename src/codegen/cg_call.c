@@ -1,7 +1,7 @@
 /*
  * cg_call.c - LLVM IR for builtins (pid, tid, argN, ...) and function
  * calls (printf, exit, ...).  printf events go to the thread's ring
- * (runtime/rt_ring.c); ubt formats them.
+ * (runtime/data/rt_ring.c); ubt formats them.
  */
 #include "cg_internal.h"
 #include "util/util.h"
@@ -799,7 +799,7 @@ static LLVMValueRef call_str(struct cg *c, const struct ast_node *n)
 		LLVMValueRef want1 = LLVMBuildAdd(c->b, want, cg_const(c, 1), "");
 		len = LLVMBuildSelect(c->b, lt, want1, len, "");
 	}
-	/* fault-tolerant (runtime/rt_read.c); the thread slot says how to read */
+	/* fault-tolerant (runtime/mem/rt_read.c); the thread slot says how to read */
 	LLVMValueRef th = c->thread ? c->thread : LLVMConstNull(c->ptr);
 	LLVMTypeRef fty, p[] = {c->ptr, c->ptr, c->i64, c->i64};
 	LLVMValueRef f = cg_rt_fn(c, "rt_read_str", c->i64, p, 4, &fty);
@@ -893,7 +893,7 @@ static LLVMValueRef call_len(struct cg *c, const struct ast_node *n)
 
 /*
  * reg("name") (sema_reg_call says where each is available): a profile probe
- * reads its struct rt_regs_mid (runtime/rt_profile.c filled every word from
+ * reads its struct rt_regs_mid (runtime/thread/rt_profile.c filled every word from
  * the interrupted context); entry and return probes read their struct
  * rt_regs, and sp is where the return address is (entry) or was (return).
  */

@@ -5,7 +5,7 @@
  * bpftrace performs with a BPF helper whose failure it reports per event
  * under -k or -kk.  With -k an update a full map dropped, and with -kk
  * also a failed read of target memory (rt_read, rt_read_str), calls
- * rt_warn() (runtime/rt_warn.c) with the script location of the
+ * rt_warn() (runtime/data/rt_warn.c) with the script location of the
  * operation; ubt prints, in the thread's event order, exactly what
  * bpftrace 0.17 prints:
  *

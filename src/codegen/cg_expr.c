@@ -16,7 +16,7 @@
  *
  * Reads of target memory (`*p`, `p->f`, `s.f` of a record in the target,
  * `a[i]`, `(struct x)e`) go through the runtime's fault-tolerant
- * rt_read() (runtime/rt_read.c, DESIGN.md decision 7): a bad address
+ * rt_read() (runtime/mem/rt_read.c, DESIGN.md decision 7): a bad address
  * yields zero, never a fault.  An expression that names memory has a
  * place (struct place): an address in the target, or a pointer to a
  * buffer of the probe's own (a record or tuple value held in a variable).

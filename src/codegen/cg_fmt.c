@@ -104,7 +104,7 @@ static LLVMValueRef fmt_pton(struct cg *c, const struct ast_node *n)
 
 /*
  * join(argv[, delim]): an RT_EV_CALL record of RT_JOIN_MAX string slots,
- * filled by rt_fmt_join (runtime/rt_fmt.c) straight into the ring.
+ * filled by rt_fmt_join (runtime/data/rt_fmt.c) straight into the ring.
  */
 static void fmt_join(struct cg *c, const struct ast_node *n)
 {

@@ -27,7 +27,7 @@ struct cg {
 				  * return slot, for code that needs stack addresses (ustack) */
 	LLVMValueRef thread; /* struct rt_thread *, or NULL when the probe needs none */
 	LLVMValueRef frame;  /* a handler's F: its caller's frame (abi.h) */
-	bool pstack;         /* the handler runs on a probe stack (runtime/rt_pstack.c) */
+	bool pstack;         /* the handler runs on a probe stack (runtime/thread/rt_pstack.c) */
 	bool uses_pstack;    /* some code does (cg_object.pstack) */
 	char **forced;       /* handlers whose frames were too big for the target's stack */
 	int nforced;

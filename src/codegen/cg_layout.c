@@ -146,7 +146,7 @@ void cg_layout(const struct sema_info *info, const struct cg_options *opt, struc
 		off += layout_map(info->maps[i], opt, &out->maps[i]);
 	}
 	if (info->stack_frames) {
-		/* ustack: the stack table (runtime/rt_stack.c), one entry per distinct stack */
+		/* ustack: the stack table (runtime/mem/rt_stack.c), one entry per distinct stack */
 		struct rt_stack_table *t = &out->stacks;
 		t->size = sizeof(*t);
 		t->max_frames = (uint32_t)info->stack_frames;

@@ -267,7 +267,7 @@ static LLVMValueRef slow_lookup(struct cg *c, const struct cg_map_layout *ml, LL
 	LLVMTypeRef params[] = {c->ptr};
 	LLVMTypeRef fty = LLVMFunctionType(c->i64, params, 1, 0);
 	static const char tmpl[] = "call rt_map_lookup_r11";
-	c->uses_pstack = true; /* where rt_map_lookup runs (runtime/rt_map.c) */
+	c->uses_pstack = true; /* where rt_map_lookup runs (runtime/data/rt_map.c) */
 	static const char cons[] = "={r11},{r11},~{memory},~{cc},~{dirflag},~{fpsr},~{flags}";
 	LLVMValueRef ia = LLVMGetInlineAsm(fty, (char *)tmpl, sizeof(tmpl) - 1, (char *)cons,
 					   sizeof(cons) - 1, 1, 0, LLVMInlineAsmDialectATT, 0);

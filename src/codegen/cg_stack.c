@@ -1,7 +1,7 @@
 /*
  * cg_stack.c - code for ustack: one call of the runtime's rt_stack_id(),
  * which records the stack in the shared stack table and returns its id
- * (runtime/rt_stack.c).  The id is what a map key or printf argument
+ * (runtime/mem/rt_stack.c).  The id is what a map key or printf argument
  * holds; output/stack.c prints it.
  *
  * Pipeline position: codegen, called from cg_builtin()/cg_call().  The
@@ -46,7 +46,7 @@ LLVMValueRef cg_stack(struct cg *c, const struct ast_node *n)
 		LLVMSetVisibility(f, LLVMHiddenVisibility);
 	}
 	/* the thread's slot says whether a fault in a read of the stack can be
-	 * caught (runtime/rt_read.c); cg_needs_thread() asks for it */
+	 * caught (runtime/mem/rt_read.c); cg_needs_thread() asks for it */
 	LLVMValueRef th = c->thread ? c->thread : LLVMConstNull(c->ptr);
 	LLVMValueRef args[] = {c->frame_regs ? c->frame_regs : c->regs, site, LLVMConstInt(c->i32, (uint64_t)kind, 0),
 			       LLVMConstInt(c->i32, (uint64_t)AST_STACK_FRAMES(&n->type), 0), th, fp};

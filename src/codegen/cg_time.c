@@ -2,7 +2,7 @@
  * cg_time.c - LLVM IR for the `nsecs` builtin: the TSC scaled to
  * CLOCK_BOOTTIME nanoseconds, emitted inline into the probe.
  *
- * The same formula as the runtime's rt_nsecs() (runtime/rt_time.c), with
+ * The same formula as the runtime's rt_nsecs() (runtime/data/rt_time.c), with
  * the factors ubt measured (attach/target/clock.c) read from the shared header:
  *
  *     nsecs = ns_base + ((rdtsc - tsc_base) * tsc_mult) >> 32

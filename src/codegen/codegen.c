@@ -124,7 +124,7 @@ static void handler_regs(struct cg *c, const struct ast_node *probe)
 	idx = cg_const(c, 8);
 	LLVMValueRef mid = LLVMBuildLoad2(c->b, c->ptr, LLVMBuildGEP2(c->b, c->i8, ra, &idx, 1, ""),
 					  "mid_regs");
-	/* profile probes are called by rt_profile_sig (runtime/rt_profile.c) with
+	/* profile probes are called by rt_profile_sig (runtime/thread/rt_profile.c) with
 	 * the interrupted registers as a struct rt_regs_mid, like a usdt site */
 	if (c->usdt_spec || (probe->nkids && !strcmp(probe->kids[0]->attach.provider, "profile"))) {
 		c->regs = c->frame_regs = mid;
@@ -358,7 +358,7 @@ static bool forced_pstack(const struct cg *c, const char *sym)
  * A probe function: in ubt (host), or a handler in the target, which runs
  * on the target's stack when it needs no more than a few words there (a
  * count, a map update by tid: no thread slot, no runtime call in C, a small
- * frame), and on its thread's probe stack otherwise (runtime/rt_pstack.c).
+ * frame), and on its thread's probe stack otherwise (runtime/thread/rt_pstack.c).
  * Which calls a handler makes is known once it is built, so one that
  * turns out to call out is built again for the probe stack; one whose frame
  * turns out too big after code generation is too (cg_compile).

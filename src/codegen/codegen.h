@@ -158,7 +158,7 @@ struct cg_object {
 			    * (bit = offset / 8) mid-function trampolines must save */
 	uint32_t ids_used; /* enum rt_ids_use: comm/uid/gid read from the thread's cache,
 			    * which ubt's poll of /proc/PID/task keeps fresh (attach/target/ids.c) */
-	bool pstack;           /* code runs on probe stacks (runtime/rt_pstack.c): handlers,
+	bool pstack;           /* code runs on probe stacks (runtime/thread/rt_pstack.c): handlers,
 				* or the slow path of map lookups of handlers that do not */
 	uint32_t pstack_frame; /* the largest frame of a handler on a probe stack */
 };

@@ -326,6 +326,19 @@ void proc_maps_free(struct proc_map *maps, int n)
 	free(maps);
 }
 
+bool proc_maps_file(pid_t pid, dev_t dev, ino_t ino)
+{
+	struct proc_map *maps;
+	int n;
+	bool found = false;
+	if (proc_maps_read(pid, &maps, &n))
+		return false;
+	for (int i = 0; i < n && !found; i++)
+		found = maps[i].dev == dev && maps[i].ino == ino;
+	proc_maps_free(maps, n);
+	return found;
+}
+
 /*
  * The kernel maps PT_LOAD p at bias + PAGE_DOWN(p_vaddr) from file offset
  * PAGE_DOWN(p_offset); mprotect (RELRO) may split that mapping, so a

@@ -74,6 +74,8 @@ struct proc_map {
 
 int proc_maps_read(pid_t pid, struct proc_map **maps, int *n);
 void proc_maps_free(struct proc_map *maps, int n);
+/* Process pid maps the file (dev, ino): false if not, or if its maps cannot be read. */
+bool proc_maps_file(pid_t pid, dev_t dev, ino_t ino);
 
 /* The mapping of libc.so.N in maps, or NULL. */
 const struct proc_map *proc_find_libc(const struct proc_map *maps, int n);

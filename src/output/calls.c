@@ -107,7 +107,7 @@ static void call_cat(struct out *o, const char *path)
 
 /*
  * join(argv[, delim]): RT_JOIN_MAX strings of RT_JOIN_ARG_SIZE bytes each
- * (runtime/rt_fmt.c), up to the first empty one, joined by the delimiter
+ * (runtime/data/rt_fmt.c), up to the first empty one, joined by the delimiter
  * (the call's format) on a line of their own, as bpftrace 0.17.
  */
 static void call_join(struct out *o, const struct sema_printf *pf, const uint8_t *p, uint32_t len)

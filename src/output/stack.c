@@ -3,7 +3,7 @@
  * CFI unwinder for stacks recorded without frame pointers, and the text.
  *
  * Pipeline position: output (with one step at attach).  Probe code records
- * a stack id (runtime/rt_stack.c); an id names an entry of the shared stack
+ * a stack id (runtime/mem/rt_stack.c); an id names an entry of the shared stack
  * table, which holds frames from a frame-pointer walk and, when that walk
  * reached code without frame pointers, the registers and a copy of the
  * stack at the probe.  Such an entry is unwound here with the target's CFI
@@ -485,7 +485,7 @@ char *out_stack_text(uint64_t id, const struct ast_type *t, int indent)
 }
 
 /*
- * Stacks the table had no room for (runtime/rt_stack.c): they print as an
+ * Stacks the table had no room for (runtime/mem/rt_stack.c): they print as an
  * empty key `@[]` (bpftrace's text for a failed stack id, which it
  * reports with "ERROR: failed to look up stack id"), so the count is said
  * once at the end, on stderr, like the drops of full maps.  So are stacks

@@ -3,7 +3,7 @@
  * memory and map updates that failed inside probes.
  *
  * Pipeline position: output, called by out_drain() for RT_EV_WARN records
- * (runtime/rt_warn.c writes them).
+ * (runtime/data/rt_warn.c writes them).
  *
  * A warning is printed on the output stream, where bpftrace 0.17 prints it,
  * in the thread's event order, in its format:

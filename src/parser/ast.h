@@ -137,7 +137,7 @@ enum ast_type_kind {
 	TY_LHIST,  /* lhist(v, min, max, step) */
 	TY_USYM,   /* a code address of the target, printed as its symbol: usym(), func
 	            * (8 bytes, an integer in code; output/sym.c names it) */
-	TY_USTACK, /* ustack, ustack(mode, n): a stack id (8 bytes, runtime/rt_stack.c);
+	TY_USTACK, /* ustack, ustack(mode, n): a stack id (8 bytes, runtime/mem/rt_stack.c);
 	            * count = AST_STACK(mode, n) */
 	/* types of the C preamble, casts and tuples (issue 3) */
 	TY_PTR,    /* pointer: elem = pointee type, size 8 */

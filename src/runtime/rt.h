@@ -8,6 +8,15 @@
  * libc or loader, and never calls exit/abort/printf: trouble is reported
  * through counters in shared memory.  Built with -mgeneral-regs-only
  * because trampolines do not save vector registers.
+ *
+ * Room rule: code here runs inside the target, in any thread, at any
+ * instruction of the program: it includes only abi.h, rt.h and the
+ * compiler's freestanding headers, and nothing of ubt's.  The files are
+ * in three folders (meson.build lists them in link order): thread/ (the
+ * target's threads: per-thread state, probe stacks, the handlers
+ * trampolines and signals enter), data/ (maps, the event ring, formatted
+ * values, strings, builtins, time, warnings) and mem/ (safe reads, the
+ * mappings they may touch, stacks, the runtime's own allocations).
  */
 #ifndef UBT_RT_H
 #define UBT_RT_H

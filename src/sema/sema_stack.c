@@ -6,7 +6,7 @@
  * Pipeline position: sema, called from sema_call() and sema_builtin()
  * before their generic handling (the arguments of ustack are literals, a
  * stack mode is not an expression).  A ustack value is a stack id (8
- * bytes, runtime/rt_stack.c) whose type carries the print mode and the
+ * bytes, runtime/mem/rt_stack.c) whose type carries the print mode and the
  * number of frames (AST_STACK()); output/stack.c prints it.
  */
 #include "sema_internal.h"

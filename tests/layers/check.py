@@ -13,7 +13,7 @@ file, finds the room of the file and of each header it includes with
   - a file outside attach/inject/ and attach/features/ includes one of the
     headers that change the target (tracee_write.h: memory writes and
     remote system calls; session_internal.h: the session's internals),
-    tracee.c and tracee_write.h excepted, which implement the first;
+    tracee.c, spawn.c and tracee_write.h excepted, which implement the first;
   - a file of inject/ calls a feature's function by name (att_ret_*,
     att_read_*, ...): the session runs features through the table of
     their verbs (features/table.c), so that features depend on inject and
@@ -87,7 +87,8 @@ MAY_USE = {
 # Headers that change the target: only these rooms (and these files) include them.
 WRITERS = {'inject', 'features'}
 WRITE_HEADERS = {'src/attach/target/tracee_write.h', 'src/attach/inject/session_internal.h'}
-WRITE_IMPL = {'src/attach/target/tracee.c', 'src/attach/target/tracee_write.h'}
+WRITE_IMPL = {'src/attach/target/tracee.c', 'src/attach/target/spawn.c',
+              'src/attach/target/tracee_write.h'}
 WRITE_CALLS = re.compile(r'\b(tracee_write|tracee_syscall|tracee_scratch|tracee_rescue_apply|tracee_spawn_rescue|att_rsys)\s*\(')
 PTRACE_CALLS = re.compile(r'\b(tracee_[a-z_]+)\s*\(')
 NO_PTRACE = {'resolve', 'elf'}

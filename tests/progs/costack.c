@@ -127,7 +127,7 @@ static int run_altstack(void)
 }
 
 /* The same 64 KiB-aligned place each time, so both sizes share the granule
- * ubt caches the mapping by (runtime/rt_vma.c). */
+ * ubt caches the mapping by (runtime/mem/rt_vma.c). */
 static int run_shrink(void)
 {
 	static char *r;

@@ -5,7 +5,7 @@
  * from the trace loop (att_dl_poll).  A uprobe on a library that is not
  * mapped at attach time (the program will dlopen it) stays pending
  * (resolve.c marks it).  If any is pending, ubt probes the dynamic
- * loader's `_dl_debug_state` with a runtime handler (runtime/rt_dl.c) that
+ * loader's `_dl_debug_state` with a runtime handler (runtime/thread/rt_dl.c) that
  * counts calls in the shared header: the loader calls it, through
  * r_debug.r_brk, before it maps or unmaps objects (r_state RT_ADD,
  * RT_DELETE) and after (RT_CONSISTENT).  The trace loop compares the count

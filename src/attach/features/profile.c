@@ -1,6 +1,6 @@
 /*
  * profile.c - profile:hz|s|ms|us:N probes: sampling the target's threads
- * from inside the target (runtime/rt_profile.c), without the kernel's perf
+ * from inside the target (runtime/thread/rt_profile.c), without the kernel's perf
  * events.
  *
  * att_profile_plan() (before the target is stopped for good) picks the
@@ -25,6 +25,7 @@
  */
 #include "attach/attach.h"
 #include "attach/features/features.h"
+#include "attach/target/target.h"
 #include "attach/inject/session_internal.h"
 #include "util/util.h"
 
@@ -39,19 +40,11 @@
 
 #define PROF_SIG_LOW 35 /* glibc keeps 32 and 33; SIGRTMIN (34) is the first applications get */
 
-/* The OR of every "Key:\t%llx" mask line named key in a status file. */
-static uint64_t status_mask(const char *path, const char *key)
+/* A signal mask line ("SigCgt:\t%llx") of pid's (or its thread tid's) status, 0 if unknown. */
+static uint64_t status_mask(pid_t pid, pid_t tid, const char *key)
 {
-	FILE *f = fopen(path, "r");
-	char line[256];
-	uint64_t m = 0;
-	size_t kl = strlen(key);
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, kl) && line[kl] == ':')
-			m |= strtoull(line + kl + 1, NULL, 16);
-	fclose(f);
+	uint64_t m;
+	proc_status_u64(pid, tid, key, 16, &m);
 	return m;
 }
 
@@ -68,9 +61,8 @@ static uint64_t threads_busy_mask(pid_t pid)
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		char st[320];
-		snprintf(st, sizeof(st), "/proc/%d/task/%s/status", (int)pid, e->d_name);
-		m |= status_mask(st, "SigBlk") | status_mask(st, "SigPnd");
+		pid_t tid = atoi(e->d_name);
+		m |= status_mask(pid, tid, "SigBlk") | status_mask(pid, tid, "SigPnd");
 	}
 	closedir(d);
 	return m;
@@ -90,10 +82,9 @@ int att_profile_plan(struct att_session *s, const struct ast_node *prog)
 	s->prof_sig = 0;
 	if (!s->has_target || !att_profile_wanted(prog))
 		return 0;
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)s->t.pid);
-	uint64_t used = status_mask(path, "SigCgt") | status_mask(path, "SigIgn") |
-			status_mask(path, "ShdPnd") | threads_busy_mask(s->t.pid);
+	pid_t pid = s->t.pid;
+	uint64_t used = status_mask(pid, 0, "SigCgt") | status_mask(pid, 0, "SigIgn") |
+			status_mask(pid, 0, "ShdPnd") | threads_busy_mask(pid);
 	for (int sig = 64; sig >= PROF_SIG_LOW; sig--)
 		if (!(used & (1ull << (sig - 1)))) {
 			s->prof_sig = sig;

@@ -1,5 +1,5 @@
 /*
- * pstack.c - the probe stacks in the target (runtime/rt_pstack.c; layout
+ * pstack.c - the probe stacks in the target (runtime/thread/rt_pstack.c; layout
  * in runtime/abi.h, "Probe stacks"), on the same life cycle as the shadow
  * stacks of return probes (ret.c):
  *

@@ -1,10 +1,10 @@
 /*
- * readsafe.c - the attach side of fault-tolerant reads (runtime/rt_read.c);
+ * readsafe.c - the attach side of fault-tolerant reads (runtime/mem/rt_read.c);
  * session.c calls these when the probe code reads target memory.
  *
  * att_read_plan() adds, when the probe code reads target memory or the
  * script has return probes (whose shadow stacks check return slots on
- * stacks that may have been freed, runtime/rt_ret.c), ubt's own entry
+ * stacks that may have been freed, runtime/thread/rt_ret.c), ubt's own entry
  * probes on libc's __libc_sigaction
  * (which sigaction, signal and bsd_signal all end in), sigprocmask and
  * pthread_sigmask: their handlers raise ubt_priv.rd_gen so that every
@@ -20,7 +20,7 @@
  * process_vm_readv path: slower, never unsafe.
  *
  * The same probes keep SIGTRAP for ubt while int3 sites exist, whether or
- * not the script reads memory (runtime/rt_trap.c): the application's own
+ * not the script reads memory (runtime/thread/rt_trap.c): the application's own
  * SIGTRAP action is kept for chaining instead of installed, and SIGTRAP
  * is left out of a mask that would block it.
  */
@@ -95,7 +95,7 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
  * probe running on its probe stack inside a signal handler that runs on
  * the sigaltstack would otherwise be delivered at the sigaltstack's top,
  * over that handler's frames (the kernel knows the sigaltstack is in use
- * only by the stack pointer; runtime/rt_pstack.c).  Every signal is
+ * only by the stack pointer; runtime/thread/rt_pstack.c).  Every signal is
  * blocked while it runs: a signal handler of the application's that ran
  * inside it could run a probe whose read faults while SIGSEGV is blocked,
  * which the kernel answers by killing the process (rt_pass_on gives an

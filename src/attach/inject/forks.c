@@ -24,6 +24,7 @@
  *                                           ^^^^^ ^^^ memfd_dev, memfd_ino
  */
 #include "attach/attach.h"
+#include "attach/target/target.h"
 #include "elf/elfsym.h"
 #include "attach/inject/session_internal.h"
 #include "util/util.h"
@@ -78,37 +79,11 @@ void att_forks_armed(struct att_session *s)
 	a->valid = true;
 }
 
-/* Field 22 of /proc/PID/stat (after the comm, which may hold anything). */
-static uint64_t start_ticks(pid_t pid)
-{
-	char path[64], *text;
-	size_t len;
-	uint64_t v = 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_file(path, &text, &len))
-		return 0;
-	char *p = strrchr(text, ')');
-	for (int field = 2; p && *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	if (p)
-		v = strtoull(p, NULL, 10);
-	free(text);
-	return v;
-}
 
 /* pid maps our memfd (and is not the traced process's vfork child). */
 static bool maps_our_memfd(const struct att_session *s, pid_t pid)
 {
-	struct proc_map *maps;
-	int n;
-	bool found = false;
-	if (proc_maps_read(pid, &maps, &n))
-		return false;
-	for (int i = 0; i < n && !found; i++)
-		found = maps[i].ino == s->memfd_ino && maps[i].dev == s->memfd_dev &&
-			strstr(maps[i].path, "memfd:ubt");
-	proc_maps_free(maps, n);
+	bool found = proc_maps_file(pid, s->memfd_dev, s->memfd_ino);
 	if (found && s->main_pid > 0 &&
 	    syscall(SYS_kcmp, pid, s->main_pid, KCMP_VM, 0, 0) == 0)
 		return false; /* same memory as the traced process: done with it */
@@ -134,7 +109,7 @@ static int find_forks(const struct att_session *s, pid_t **v, int *n)
 			continue;
 		pid_t pid = atoi(e->d_name);
 		if (pid == s->main_pid || pid == getpid() || pid == s->ubt_pid ||
-		    listed(*v, *n, pid) || start_ticks(pid) < s->armed_ticks ||
+		    listed(*v, *n, pid) || proc_stat_u64(pid, 22) < s->armed_ticks /* start time */ ||
 		    !maps_our_memfd(s, pid))
 			continue;
 		*v = xrealloc(*v, (*n + 1) * sizeof(**v));

@@ -411,18 +411,8 @@ int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s))
 	int nall = s->npoints, nlate = 0;
 	for (int i = 0; i < nall; i++) {
 		struct att_point *p = &all[i];
-		struct elf_file f = {0};
 		uint64_t bias;
-		if (!p->pending)
-			continue;
-		char *path = p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
-				     ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
-				     : xstrdup(p->path);
-		bool loaded = !elf_file_open(&f, path) && !proc_load_bias(maps, nmaps, &f, &bias);
-		if (f.elf)
-			elf_file_close(&f);
-		free(path);
-		if (!loaded)
+		if (!p->pending || att_point_bias(s, p, maps, nmaps, &bias))
 			continue;
 		p->pending = false;
 		late[nlate++] = *p;

@@ -17,6 +17,7 @@
  * RWX memory in ubt near its view of the data.
  */
 #include "attach/attach.h"
+#include "attach/target/target.h"
 #include "elf/elfsym.h"
 #include "util/util.h"
 #include "attach/inject/session_internal.h"
@@ -33,20 +34,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-/* The Seccomp: line of /proc/PID/status (0 none, 1 strict, 2 filter), -1 unknown. */
-static int seccomp_mode(pid_t pid)
-{
-	char path[64], *text;
-	size_t len;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (read_file(path, &text, &len))
-		return -1;
-	const char *t = strstr(text, "\nSeccomp:");
-	int mode = t ? atoi(t + 9) : -1;
-	free(text);
-	return mode;
-}
 
 /*
  * Sites in rel32 reach of one region: the first site not yet placed picks
@@ -289,7 +276,9 @@ int att_map_remote(struct att_session *s, uint64_t at)
 	if (!ret)
 		s->remote_fd = fd;
 	if (ret) {
-		if (ret == -EPERM && seccomp_mode(s->t.pid) > 0)
+		uint64_t seccomp = 0; /* 0 none, 1 strict, 2 filter */
+		if (ret == -EPERM && !proc_status_u64(s->t.pid, 0, "Seccomp", 10, &seccomp) &&
+		    seccomp > 0)
 			diag_sys("the process runs under a seccomp filter (Seccomp in "
 				 "/proc/PID/status) that refuses a system call ubt needs to place "
 				 "its code; it cannot be traced this way",

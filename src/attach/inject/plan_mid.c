@@ -103,13 +103,20 @@ int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias
 				 strerror(-ret));
 		if (ret)
 			return ret;
-		if (site->plan.kind != ARCH_PATCH_JMP)
-			fprintf(stderr,
-				"WARNING: %s:%s: using a breakpoint (about 2 us per hit) instead of a "
-				"jump: %s\n",
-				p->path, p->func, site->plan.why);
+		att_warn_breakpoint(p, site, 0);
 	}
 	return mid_site_add(site, p);
+}
+
+void att_warn_breakpoint(const struct att_point *p, const struct att_site *site, uint64_t vaddr)
+{
+	if (site->plan.kind == ARCH_PATCH_JMP)
+		return;
+	fprintf(stderr, "WARNING: %s:%s", p->path, p->func);
+	if (vaddr)
+		fprintf(stderr, " at 0x%llx", (unsigned long long)vaddr);
+	fprintf(stderr, ": using a breakpoint (about 2 us per hit) instead of a jump: %s\n",
+		site->plan.why);
 }
 
 void att_point_not_loaded(struct att_session *s, struct att_point *p)
@@ -150,16 +157,7 @@ static int sema_add(struct att_session *s, uint64_t addr)
 static int load_bias(struct att_session *s, const struct att_point *p, const struct proc_map *maps,
 		     int nmaps, uint64_t *bias)
 {
-	struct elf_file f = {.dev = p->dev, .ino = p->ino};
-	char *path = p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
-			     ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
-			     : xstrdup(p->path);
-	int ret = elf_file_open(&f, path);
-	free(path);
-	if (!ret) {
-		ret = proc_load_bias(maps, nmaps, &f, bias);
-		elf_file_close(&f);
-	}
+	int ret = att_point_bias(s, p, maps, nmaps, bias);
 	if (ret)
 		diag_sys(NULL, "pid %d: %s is not loaded in the process", s->t.pid, p->path);
 	return ret ? -ENOENT : 0;
@@ -222,11 +220,7 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 					 strerror(-ret));
 			if (ret)
 				break;
-			if (site->plan.kind != ARCH_PATCH_JMP)
-				fprintf(stderr,
-					"WARNING: %s:%s at 0x%llx: using a breakpoint (about 2 us per "
-					"hit) instead of a jump: %s\n",
-					p->path, p->func, (unsigned long long)p->vaddr, site->plan.why);
+			att_warn_breakpoint(p, site, p->vaddr);
 		}
 		if ((ret = mid_site_add(site, p)))
 			break;

@@ -9,6 +9,7 @@
  * Both share this file's internal helpers through session_internal.h.
  */
 #include "attach/attach.h"
+#include "attach/target/target.h"
 #include "elf/elfsym.h"
 #include "util/util.h"
 #include "attach/inject/session_internal.h"
@@ -34,24 +35,10 @@ void att_sys_error(struct att_session *s, int err, const char *what)
 	diag_sys(tracee_strerror_hint(-err), "pid %d: %s: %s", s->t.pid, what, strerror(-err));
 }
 
-/* The tracer of pid per /proc/PID/status, 0 if none or unknown. */
-static pid_t tracer_of(pid_t pid)
-{
-	char path[64], *text;
-	size_t len;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (read_file(path, &text, &len))
-		return 0;
-	const char *t = strstr(text, "\nTracerPid:");
-	pid_t tracer = t ? (pid_t)atoi(t + 11) : 0;
-	free(text);
-	return tracer;
-}
-
 /* PTRACE_SEIZE refused: say why when it is another tracer. */
 static void seize_error(struct att_session *s, int err)
 {
-	pid_t tracer = err == -EPERM ? tracer_of(s->t.pid) : 0;
+	pid_t tracer = err == -EPERM ? proc_tracer_pid(s->t.pid, 0) : 0;
 	if (tracer > 0) {
 		char *hint = xasprintf("a process can have only one tracer; end or detach pid %d "
 				       "(a debugger or tracer) first",
@@ -97,20 +84,6 @@ int att_open(struct att_session *s, pid_t pid, char *const *argv)
 
 /* ---- what else is in the process ---------------------------------------- */
 
-/* Process pid maps the file (dev, ino). */
-static bool maps_file(pid_t pid, dev_t dev, ino_t ino)
-{
-	struct proc_map *maps;
-	int n;
-	bool found = false;
-	if (proc_maps_read(pid, &maps, &n))
-		return false;
-	for (int i = 0; i < n && !found; i++)
-		found = maps[i].dev == dev && maps[i].ino == ino;
-	proc_maps_free(maps, n);
-	return found;
-}
-
 /*
  * Another ubt traces the process: its data part is mapped there (a
  * `memfd:ubt` rw-s mapping), the header names it as tracer, and that
@@ -129,7 +102,7 @@ static int check_other_ubt(struct att_session *s, const struct proc_map *maps, i
 		    (s->memfd_ino && m->ino == s->memfd_ino) ||
 		    tracee_read(&s->t, m->start, &h, offsetof(struct rt_shm_header, heartbeat)) ||
 		    h.magic != RT_SHM_MAGIC || !h.tracer || (pid_t)h.tracer == getpid() ||
-		    !maps_file((pid_t)h.tracer, m->dev, m->ino))
+		    !proc_maps_file((pid_t)h.tracer, m->dev, m->ino))
 			continue;
 		diag_sys("one ubt per process: end the other one first (its probes can share one "
 			 "script)", "pid %d: ubt already traces this process (pid %u)", s->t.pid,
@@ -254,23 +227,31 @@ int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bi
 	return att_add_internal_site(s, addr, size, handler, true);
 }
 
+int att_point_bias(const struct att_session *s, const struct att_point *p,
+		   const struct proc_map *maps, int nmaps, uint64_t *bias)
+{
+	struct elf_file f = {0};
+	/* the file as the target sees it, through its root */
+	char *path = p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
+			     ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
+			     : xstrdup(p->path);
+	int ret = elf_file_open(&f, path);
+	free(path);
+	if (!ret) {
+		ret = proc_load_bias(maps, nmaps, &f, bias);
+		elf_file_close(&f);
+	}
+	return ret;
+}
+
 int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 {
 	for (int i = 0; i < s->npoints; i++) {
 		struct att_point *p = &s->points[i];
 		if (p->usdt)
 			continue; /* usdt.c plans those */
-		struct elf_file f = {.dev = p->dev, .ino = p->ino};
 		uint64_t bias;
-		char *path = p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
-				     ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
-				     : xstrdup(p->path);
-		int ret = elf_file_open(&f, path);
-		free(path);
-		if (!ret) {
-			ret = proc_load_bias(maps, nmaps, &f, &bias);
-			elf_file_close(&f);
-		}
+		int ret = att_point_bias(s, p, maps, nmaps, &bias);
 		if (ret && !p->main_exe) { /* a library not loaded (yet) */
 			att_point_not_loaded(s, p);
 			continue;
@@ -311,11 +292,7 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 					 p->func, strerror(-ret));
 				return ret;
 			}
-			if (site->plan.kind != ARCH_PATCH_JMP)
-				fprintf(stderr,
-					"WARNING: %s:%s: using a breakpoint (about 2 us per hit) "
-					"instead of a jump: %s\n",
-					p->path, p->func, site->plan.why);
+			att_warn_breakpoint(p, site, 0);
 		}
 		bool is_ret = !strcmp(p->attach->attach.provider, "uretprobe");
 		int *nh = is_ret ? &site->nrhandlers : &site->nhandlers;
@@ -369,7 +346,7 @@ static void write_layout(uint8_t *base, const struct att_session *s, const struc
 	h->threads_off = l->threads_off;
 	h->rings_off = l->rings_off;
 	h->flags = (facts->has_rseq ? RT_F_RSEQ : 0) | (facts->has_tid ? RT_F_TID : 0);
-	/* tests: the runtime's fallback for kernels before 6.11 (runtime/rt_vma.c) */
+	/* tests: the runtime's fallback for kernels before 6.11 (runtime/mem/rt_vma.c) */
 	if (getenv("UBT_TEST_NO_PROCMAP_QUERY"))
 		h->flags |= RT_F_NO_PROCMAP_QUERY;
 	h->rseq_off = facts->rseq_off;

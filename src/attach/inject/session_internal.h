@@ -32,6 +32,9 @@ static inline uint64_t att_now_ns(void)
 /* session.c */
 void att_sys_error(struct att_session *s, int err, const char *what);
 int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps);
+/* The load bias of p's file in the target (opened through its root): 0 or -errno. */
+int att_point_bias(const struct att_session *s, const struct att_point *p,
+		   const struct proc_map *maps, int nmaps, uint64_t *bias);
 int att_place_sites(struct att_session *s, int first);
 struct elf_file;
 int att_open_mapped(const struct att_session *s, const struct proc_map *m,
@@ -46,6 +49,9 @@ int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bi
  * mid-function uprobe (p->mid) at load bias `bias`; plans a mid-function
  * site for every usdt location */
 void att_point_not_loaded(struct att_session *s, struct att_point *p);
+/* A site planned with a breakpoint: the warning that says why (vaddr: the
+ * USDT site's address, 0 for a function's entry or offset). */
+void att_warn_breakpoint(const struct att_point *p, const struct att_site *site, uint64_t vaddr);
 int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias);
 int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps);
 

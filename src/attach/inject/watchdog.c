@@ -20,6 +20,7 @@
  * whole process group, and ubt, not the watchdog, handles it.
  */
 #include "attach/attach.h"
+#include "attach/target/target.h"
 #include "attach/inject/session_internal.h"
 #include "util/util.h"
 
@@ -36,21 +37,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The tracer of pid per /proc/PID/status (0: none). */
-static pid_t tracer_pid(pid_t pid)
-{
-	char path[64], *text;
-	size_t len;
-	pid_t tracer = 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (read_file(path, &text, &len))
-		return 0;
-	const char *t = strstr(text, "\nTracerPid:");
-	if (t)
-		tracer = (pid_t)atoi(t + 11);
-	free(text);
-	return tracer;
-}
 
 /*
  * The pipe reads end-of-file when ubt's files are closed, early in its
@@ -67,7 +53,7 @@ static void wait_released(struct att_session *s, int pidfd)
 			;
 		return;
 	}
-	for (int i = 0; i < 10000 && s->t.pid > 0 && tracer_pid(s->t.pid) == s->ubt_pid; i++) {
+	for (int i = 0; i < 10000 && s->t.pid > 0 && proc_tracer_pid(s->t.pid, 0) == s->ubt_pid; i++) {
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}

@@ -4,7 +4,7 @@
  *
  * Pipeline position: set up by the driver before arming, then called from
  * its trace loop (tools/ubt.c).  Each target thread caches its comm/uid/gid
- * (struct rt_ids in its thread slot, runtime/rt_builtin.c), tagged with the
+ * (struct rt_ids in its thread slot, runtime/data/rt_builtin.c), tagged with the
  * header's ids_gen; this poll raises ids_gen when it sees that anything a
  * thread may have cached changed, and every thread re-reads at its next hit.
  *

@@ -13,6 +13,7 @@
 #define UBT_ATTACH_TARGET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -37,6 +38,18 @@ struct att_ids;
 int att_ids_open(struct att_ids **ids, pid_t pid, uint32_t use);
 int att_ids_poll(struct att_ids *ids, volatile uint64_t *gen);
 void att_ids_close(struct att_ids *ids);
+
+/*
+ * proc.c: /proc/PID/status (tid 0) or /proc/PID/task/TID/status.  The
+ * text after "KEY:" (blanks skipped, cut to size), or the number it holds
+ * in base; 0 or -errno (-ENOENT: no such process or no such line).
+ */
+int proc_status_text(pid_t pid, pid_t tid, const char *key, char *val, size_t size);
+int proc_status_u64(pid_t pid, pid_t tid, const char *key, int base, uint64_t *v);
+/* The TracerPid of pid (or its thread tid), 0 if none or unknown. */
+pid_t proc_tracer_pid(pid_t pid, pid_t tid);
+/* Field number `field` of /proc/PID/stat as proc(5) counts them (3 and up), 0 if unknown. */
+uint64_t proc_stat_u64(pid_t pid, int field);
 
 /* clock.c: the TSC -> CLOCK_BOOTTIME scale for rt_nsecs() */
 void att_clock_calibrate(struct rt_shm_header *h);

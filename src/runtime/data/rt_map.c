@@ -24,7 +24,7 @@
  * ubt, whose END and interval probes run this code too, the shared memory
  * is the target's to scribble on.  A bad index is a miss (or a drop).
  */
-#include "rt.h"
+#include "../rt.h"
 
 #define RT_LOCK_SPINS 4096
 

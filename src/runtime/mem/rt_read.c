@@ -38,7 +38,7 @@
  * Addresses below vm.mmap_min_addr (NULL and its neighbourhood, the common
  * bad pointer) and non-canonical ones fail at once without touching memory.
  */
-#include "rt.h"
+#include "../rt.h"
 
 #define RT_EFAULT 14
 #define RT_SIGBUS 7

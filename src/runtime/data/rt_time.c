@@ -7,7 +7,7 @@
  * emits the same sequence inline (codegen/cg_time.c); this is the
  * runtime's own copy, for C code in the target.
  */
-#include "rt.h"
+#include "../rt.h"
 
 uint64_t rt_nsecs(void) RT_API RT_PRESERVING;
 uint64_t rt_nsecs(void)

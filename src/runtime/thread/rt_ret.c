@@ -46,7 +46,7 @@
  * and f3's stub as its ret, and the returns run f4's stub, then f3's,
  * then the caller: both return probes fire, as with kernel uretprobes.
  */
-#include "rt.h"
+#include "../rt.h"
 
 extern struct rt_priv ubt_priv RT_API;
 

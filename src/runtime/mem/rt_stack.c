@@ -57,7 +57,7 @@
  * return probes (rets_addr 0) the walk and the scan are the same code as
  * before, chosen once per call.
  */
-#include "rt.h"
+#include "../rt.h"
 
 
 static inline struct rt_stack_table *rt_stack_table(void)

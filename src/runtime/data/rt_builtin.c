@@ -17,7 +17,7 @@
  * Pipeline position: linked with the probe code and injected into the
  * target (see rt.h); the same object serves BEGIN/END inside ubt.
  */
-#include "rt.h"
+#include "../rt.h"
 
 /* rand: a 32-bit value from the TSC through splitmix64 (bpftrace's is
  * bpf_get_prandom_u32: not cryptographic either). */

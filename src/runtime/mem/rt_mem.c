@@ -3,7 +3,7 @@
  * LLVM for probe code) may call.  Hidden, so they never interpose on the
  * target's own.  Byte loops are enough: probe records are small.
  */
-#include "rt.h"
+#include "../rt.h"
 
 void *memcpy(void *dst, const void *src, size_t n)
 {

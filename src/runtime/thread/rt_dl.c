@@ -15,7 +15,7 @@
  * dlopen, never on a probe's hot path, and bounded, so a dead or slow ubt
  * costs a dlopen at most that long (the watchdog then removes the probe).
  */
-#include "rt.h"
+#include "../rt.h"
 
 #define RT_DL_WAIT_MS 200
 #define RT_SYS_FUTEX 202

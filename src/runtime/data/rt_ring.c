@@ -14,7 +14,7 @@
  * in probe code's inline copy too, cg_call.c).  An event that finds it set
  * is dropped and counted (header `reentered`); ubt reports the count.
  */
-#include "rt.h"
+#include "../rt.h"
 
 /* The reservation, with t->writing already 1 (cleared again on failure). */
 static void *ring_reserve(struct rt_thread *t, uint32_t len)

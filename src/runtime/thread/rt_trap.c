@@ -10,7 +10,7 @@
  * restores it and raises the signal again so the program ends as it would
  * have without ubt.
  */
-#include "rt.h"
+#include "../rt.h"
 
 #define RT_SIGTRAP 5
 #define RT_SA_SIGINFO 4

@@ -3,7 +3,7 @@
  * input is a variable number of target reads: join(argv[, delim]).
  * Runs inside the target; ubt formats the result (output/calls.c).
  */
-#include "rt.h"
+#include "../rt.h"
 
 /*
  * join(): argv[0], argv[1], ... (at most RT_JOIN_MAX) into the event's

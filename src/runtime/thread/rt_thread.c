@@ -37,7 +37,7 @@
  *
  * rt_thread_find() alone (no depth) serves comm/uid/gid (rt_builtin.c).
  */
-#include "rt.h"
+#include "../rt.h"
 
 #define RT_RECYCLE_TRIES 64
 #define RT_RECYCLE_NS 10000000ull

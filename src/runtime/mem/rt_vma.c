@@ -38,7 +38,7 @@
  * why every read of a stack is also fault-tolerant, and rt_stack.c calls
  * rt_vma_forget() when one fails.
  */
-#include "rt.h"
+#include "../rt.h"
 
 #define RT_O_RDONLY 0
 #define RT_O_CLOEXEC 02000000

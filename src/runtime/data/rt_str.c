@@ -5,7 +5,7 @@
  * every read is bounded by it).
  * Map sizes: len(@m).
  */
-#include "rt.h"
+#include "../rt.h"
 
 /* strncmp(a, b, n): 0 when the first n characters (up to a NUL) are equal, else 1 */
 int64_t rt_strncmp(const char *a, uint64_t asize, const char *b, uint64_t bsize, uint64_t n)

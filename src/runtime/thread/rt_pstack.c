@@ -42,7 +42,7 @@
  */
 #include <stddef.h>
 
-#include "rt.h"
+#include "../rt.h"
 
 extern struct rt_priv ubt_priv RT_API;
 

@@ -10,7 +10,7 @@
  * calls this, so the common path pays nothing.  A full ring drops the
  * warning like any event (counted in `lost`).
  */
-#include "rt.h"
+#include "../rt.h"
 
 /*
  * where = line << 32 | col, to = end_line << 32 | end_col,

@@ -21,7 +21,7 @@
  * Pipeline position: linked with the probe code and injected into the
  * target; installed by attach/features/profile.c with a remote rt_sigaction.
  */
-#include "rt.h"
+#include "../rt.h"
 
 #define RT_SI_TIMER (-2)
 
