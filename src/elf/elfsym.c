@@ -258,6 +258,62 @@ int elf_find_symbol(struct elf_file *f, const char *name, struct elf_symbol *sym
 	return find_sym(f, name, false, sym);
 }
 
+static bool foreach_sym_in(Elf *e, Elf64_Word type, elf_sym_fn fn, void *arg)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 1; d && i < n; i++) {
+			GElf_Sym s;
+			if (!gelf_getsym(d, (int)i, &s))
+				continue;
+			const char *name = elf_strptr(e, sh.sh_link, s.st_name);
+			struct elf_sym es = {name ? name : "", s.st_value, s.st_size, GELF_ST_TYPE(s.st_info),
+					     s.st_shndx != SHN_UNDEF, type == SHT_DYNSYM};
+			if (fn(&es, arg))
+				return true;
+		}
+	}
+	return false;
+}
+
+bool elf_foreach_sym(struct elf_file *f, elf_sym_fn fn, void *arg)
+{
+	return f->elf && (foreach_sym_in(f->elf, SHT_SYMTAB, fn, arg) ||
+			  foreach_sym_in(f->elf, SHT_DYNSYM, fn, arg));
+}
+
+struct fill_walk {
+	uint64_t end, limit;
+};
+
+static bool fill_sym(const struct elf_sym *s, void *arg)
+{
+	struct fill_walk *w = arg;
+	if (s->defined && s->value >= w->end && s->value < w->limit)
+		w->limit = s->value;
+	return false;
+}
+
+uint64_t elf_fill_after(struct elf_file *f, uint64_t value, uint64_t size)
+{
+	if (!size || !f->elf)
+		return 0;
+	struct fill_walk w = {value + size, ALIGN_UP(value + size, 16ull)};
+	/* the function's section may end before the boundary */
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(f->elf, scn));) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) && sh.sh_addr <= value &&
+		    value < sh.sh_addr + sh.sh_size && sh.sh_addr + sh.sh_size < w.limit)
+			w.limit = sh.sh_addr + sh.sh_size;
+	}
+	elf_foreach_sym(f, fill_sym, &w);
+	return w.limit > w.end ? w.limit - w.end : 0;
+}
+
 /*
  * One line of /proc/PID/maps, e.g.
  *   7f1c2a000000-7f1c2a028000 r--p 00000000 fe:01 393231   /usr/lib/x86_64-linux-gnu/libc.so.6

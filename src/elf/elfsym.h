@@ -60,6 +60,29 @@ struct elf_func {
 typedef void (*elf_func_fn)(const struct elf_func *fn, void *arg);
 void elf_foreach_func(struct elf_file *f, elf_func_fn fn, void *arg);
 
+/*
+ * Every symbol of .symtab, then of .dynsym (the file's own tables,
+ * not a debug file's), in table order: the one walk over symbol tables
+ * that the rest of ubt builds on.  fn returns true to stop the walk;
+ * elf_foreach_sym then returns true.
+ */
+struct elf_sym {
+	const char *name; /* "" when it has none (a section's); valid during the call only */
+	uint64_t value, size;
+	int type;         /* STT_FUNC, STT_OBJECT, ... */
+	bool defined;     /* st_shndx is not SHN_UNDEF */
+	bool dynamic;     /* from .dynsym */
+};
+typedef bool (*elf_sym_fn)(const struct elf_sym *s, void *arg);
+bool elf_foreach_sym(struct elf_file *f, elf_sym_fn fn, void *arg);
+
+/*
+ * Bytes after the function [value, value + size) that belong to no symbol
+ * and no other section, up to the next 16-byte boundary (compilers align
+ * functions to 16 and fill the gap with nops or int3): 0 when unknown.
+ */
+uint64_t elf_fill_after(struct elf_file *f, uint64_t value, uint64_t size);
+
 /* Finds any defined symbol (functions and objects) by name. */
 int elf_find_symbol(struct elf_file *f, const char *name, struct elf_symbol *sym);
 

@@ -37,6 +37,7 @@ Scenarios:
                                on f is refused with the reason, the target
                                and bpftrace run on
 """
+import atexit
 import os
 import random
 import re
@@ -86,9 +87,19 @@ def code_is_file(pid, f, g):
         read_mem(pid, g, 8) == file_bytes(pid, g, 8)
 
 
+def end_target(t):
+    """A target still running when this script ends (a check failed, or
+    ubt could not start) ends with it: it runs in a session of its own, out
+    of the test runner's reach."""
+    if t.poll() is None:
+        t.kill()
+        t.wait()
+
+
 def start_target(prog, *args, stdin=None, env=None):
     t = subprocess.Popen([prog] + list(args), stdin=stdin, stdout=subprocess.PIPE, text=True,
                          start_new_session=True, env=env)
+    atexit.register(end_target, t)
     m = re.match(r"ready (\d+)(?: f=(0x[0-9a-f]+) g=(0x[0-9a-f]+))?", t.stdout.readline())
     if not m:
         raise SystemExit("PROBLEM: prog_life did not start")

@@ -32,6 +32,7 @@
  * `args.x` cannot be read (bpftrace 0.17 reads the wrong register).
  */
 #include "attach/attach.h"
+#include "elf/findlib.h"
 #include "util/util.h"
 
 #include <dwarf.h>
@@ -822,7 +823,7 @@ static char *probe_binary(const struct ast_node *probe, pid_t pid, const char **
 		     strcmp(a->provider, "usdt")))
 			continue;
 		*shown = a->target;
-		char *found = strchr(a->target, '/') ? xstrdup(a->target) : att_find_binary(pid, a->target);
+		char *found = strchr(a->target, '/') ? xstrdup(a->target) : ef_find_binary(pid, a->target);
 		if (!found)
 			return NULL;
 		char *open = att_open_path(pid, found);
@@ -832,36 +833,32 @@ static char *probe_binary(const struct ast_node *probe, pid_t pid, const char **
 	return NULL;
 }
 
+struct object_walk {
+	const char *name;
+	uint64_t vaddr, size;
+};
+
+static bool object_sym(const struct elf_sym *s, void *arg)
+{
+	struct object_walk *w = arg;
+	if (!s->defined || s->type != STT_OBJECT || strcmp(s->name, w->name))
+		return false;
+	w->vaddr = s->value;
+	w->size = s->size;
+	return true;
+}
+
 /* A defined data symbol (STT_OBJECT, STT_TLS excluded) by name, .symtab then .dynsym. */
 static bool find_object(const char *path, const char *name, uint64_t *vaddr, uint64_t *size)
 {
 	struct elf_file f;
-	bool found = false;
+	struct object_walk w = {name};
 	if (elf_file_open(&f, path))
 		return false;
-	for (int pass = 0; pass < 2 && !found; pass++) {
-		Elf_Scn *scn = NULL;
-		while (!found && (scn = elf_nextscn(f.elf, scn))) {
-			GElf_Shdr sh;
-			if (!gelf_getshdr(scn, &sh) ||
-			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize)
-				continue;
-			Elf_Data *d = elf_getdata(scn, NULL);
-			for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-				GElf_Sym s;
-				const char *n;
-				if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_OBJECT ||
-				    s.st_shndx == SHN_UNDEF || !(n = elf_strptr(f.elf, sh.sh_link, s.st_name)) ||
-				    strcmp(n, name))
-					continue;
-				*vaddr = s.st_value;
-				*size = s.st_size;
-				found = true;
-				break;
-			}
-		}
-	}
+	bool found = elf_foreach_sym(&f, object_sym, &w);
 	elf_file_close(&f);
+	if (found)
+		*vaddr = w.vaddr, *size = w.size;
 	return found;
 }
 

@@ -33,6 +33,7 @@
  */
 #include "attach/attach.h"
 #include "elf/elfsym.h"
+#include "elf/findlib.h"
 #include "attach/resolve/usdt.h"
 #include "util/demangle.h"
 #include "util/util.h"
@@ -263,7 +264,7 @@ static int target_files(struct list_ctx *c, const char *type, const char *target
 	}
 	*quiet = false;
 	char *plain = attach_plain(target);
-	char *path = strchr(plain, '/') ? xstrdup(plain) : att_find_binary(pid, plain);
+	char *path = strchr(plain, '/') ? xstrdup(plain) : ef_find_binary(pid, plain);
 	struct stat st;
 	char *open = path ? att_open_path(pid, path) : NULL;
 	if (!path || stat(open, &st) || !S_ISREG(st.st_mode)) {

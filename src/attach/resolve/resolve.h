@@ -26,14 +26,6 @@ struct diags;
 /* Resolves every uprobe attach point; errors go to diags. */
 int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags *diags);
 
-/*
- * resolve.c: a program or library named without a path, found as the
- * dynamic linker would (pid's mappings, PATH, /etc/ld.so.cache, library
- * directories); malloc'ed path or NULL.
- */
-char *att_find_binary(pid_t pid, const char *name);
-/* "libc" matches libc.so.6, "stdc++" libstdc++.so.6 (file name base). */
-bool att_lib_name_matches(const char *base, const char *name);
 /* resolve.c: resolves one uprobe attach point a of probe (index) into s->points. */
 int att_resolve_one(const struct ast_node *probe, int index, const struct ast_node *a,
 		    struct att_session *s, struct diags *diags);

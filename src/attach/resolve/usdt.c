@@ -10,21 +10,9 @@
  * (inject/plan_mid.c); taking and releasing the semaphores is a feature's
  * (features/usdt_sema.c).
  *
- * What a note looks like (readelf -n, Debian's python3.11):
- *
- *   stapsdt  0x00000036  NT_STAPSDT (SystemTap probe descriptors)
- *     Provider: python
- *     Name: gc__start
- *     Location: 0x426fc1, Base: 0x8c99c0, Semaphore: 0xa7ed4e
- *     Arguments: -4@112(%rsp)
- *
- * The descriptor is three 8-byte addresses (location, base, semaphore)
- * then "provider\0name\0args\0".  Base is the link-time address of the
- * section .stapsdt.base; when prelink or a linker script moved that
- * section, the location moves by the same amount, so the location used is
- * pc + (.stapsdt.base's address - base).  The semaphore is a 2-byte counter
- * (a link-time address in .probes, moved by the load bias only) that the
- * program tests before computing expensive arguments: it is a count shared
+ * The notes are read by the ELF layer (elf/notes.c, which shows one).  A
+ * note's semaphore is a 2-byte counter (a link-time address in .probes,
+ * moved by the load bias only) that the program tests before computing expensive arguments: it is a count shared
  * by every tracer, so it is only ever incremented and decremented.
  *
  * Arguments are `[-]SIZE@OPERAND` in AT&T syntax, a negative size meaning
@@ -37,14 +25,15 @@
  */
 #include "attach/attach.h"
 #include "elf/elfsym.h"
+#include "elf/findlib.h"
 #include "attach/resolve/usdt.h"
 #include "util/util.h"
 
 #include <ctype.h>
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fnmatch.h>
-#include <gelf.h>
 #include <glob.h>
 #include <limits.h>
 #include <stddef.h>
@@ -54,113 +43,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define NT_STAPSDT 3
-
-/* ---- notes ------------------------------------------------------------ */
-
-static Elf_Scn *find_section(Elf *e, const char *name, GElf_Shdr *out)
-{
-	size_t shstrndx;
-	if (elf_getshdrstrndx(e, &shstrndx))
-		return NULL;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		const char *n;
-		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(e, shstrndx, sh.sh_name)))
-			continue;
-		if (!strcmp(n, name)) {
-			*out = sh;
-			return scn;
-		}
-	}
-	return NULL;
-}
-
-static int add_note(struct usdt_notes *out, const char *desc, size_t len, uint64_t base_addr)
-{
-	if (len < 24 + 3)
-		return -EINVAL;
-	uint64_t a[3];
-	memcpy(a, desc, sizeof(a));
-	const char *prov = desc + 24, *end = desc + len;
-	const char *name = memchr(prov, 0, end - prov);
-	if (!name++ || name >= end)
-		return -EINVAL;
-	const char *args = memchr(name, 0, end - name);
-	if (!args++)
-		return -EINVAL;
-	const char *aend = args < end ? memchr(args, 0, end - args) : NULL;
-	out->v = xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
-	struct usdt_note *n = &out->v[out->n++];
-	n->provider = xstrdup(prov);
-	n->name = xstrdup(name);
-	n->args = aend ? xstrdup(args) : xstrdup("");
-	n->pc = a[0];
-	if (base_addr && a[1])
-		n->pc += base_addr - a[1];
-	n->sema = a[2];
-	return 0;
-}
-
-int usdt_notes_read(struct elf_file *f, struct usdt_notes *out)
-{
-	Elf *e = f->elf;
-	GElf_Shdr sh;
-	uint64_t base_addr = 0;
-	memset(out, 0, sizeof(*out));
-	if (find_section(e, ".stapsdt.base", &sh))
-		base_addr = sh.sh_addr;
-	Elf_Scn *scn = find_section(e, ".note.stapsdt", &sh);
-	if (!scn || sh.sh_type != SHT_NOTE)
-		return 0;
-	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t off = 0, name_off, desc_off;
-	GElf_Nhdr nh;
-	while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-		if (nh.n_type != NT_STAPSDT || nh.n_namesz != 8 ||
-		    memcmp((char *)d->d_buf + name_off, "stapsdt", 8))
-			continue;
-		if (add_note(out, (char *)d->d_buf + desc_off, nh.n_descsz, base_addr)) {
-			usdt_notes_free(out);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-void usdt_notes_free(struct usdt_notes *notes)
-{
-	for (int i = 0; i < notes->n; i++) {
-		free(notes->v[i].provider);
-		free(notes->v[i].name);
-		free(notes->v[i].args);
-	}
-	free(notes->v);
-	memset(notes, 0, sizeof(*notes));
-}
-
 /* ---- symbols of argument operands (parsed by usdt_args.c) ------------- */
-
-/*
- * The offset of a local-exec TLS variable from the thread pointer: x86-64
- * puts the executable's TLS block right below it, so a variable at offset
- * v of the PT_TLS template is at v - round_up(p_memsz, p_align).
- */
-static int tls_offset(Elf *e, uint64_t v, int64_t *out)
-{
-	size_t n;
-	if (elf_getphdrnum(e, &n))
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_TLS)
-			continue;
-		uint64_t align = ph.p_align ? ph.p_align : 1;
-		*out = (int64_t)v - (int64_t)ALIGN_UP(ph.p_memsz, align);
-		return 0;
-	}
-	return -ENOENT;
-}
 
 static int elf_syms_find(void *ctx, const char *name, bool tpoff, int64_t *value)
 {
@@ -170,7 +53,7 @@ static int elf_syms_find(void *ctx, const char *name, bool tpoff, int64_t *value
 		return -ENOENT;
 	free(sym.name);
 	if (tpoff)
-		return tls_offset(f->elf, sym.value, value);
+		return elf_tls_offset(f, sym.value, value);
 	*value = (int64_t)sym.value;
 	return 0;
 }
@@ -182,31 +65,31 @@ struct usdt_syms usdt_elf_syms(struct elf_file *f)
 
 /* ---- resolving attach points ------------------------------------------ */
 
+struct around {
+	uint64_t pc, start, size;
+	bool found;
+};
+
+static bool around_sym(const struct elf_sym *s, void *arg)
+{
+	struct around *a = arg;
+	if (s->defined && s->type == STT_FUNC && s->size && s->value <= a->pc &&
+	    a->pc < s->value + s->size && (!a->found || s->size < a->size)) {
+		a->start = s->value;
+		a->size = s->size;
+		a->found = true;
+	}
+	return false;
+}
+
 /* The function symbol around pc (the smallest one, when several overlap). */
 static int func_around(struct elf_file *f, uint64_t pc, uint64_t *start, uint64_t *size)
 {
-	Elf *e = f->elf;
-	bool found = false;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-		for (size_t i = 0; d && i < n; i++) {
-			GElf_Sym s;
-			if (!gelf_getsym(d, i, &s) || s.st_shndx == SHN_UNDEF ||
-			    GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_size)
-				continue;
-			if (s.st_value <= pc && pc < s.st_value + s.st_size &&
-			    (!found || s.st_size < *size)) {
-				*start = s.st_value;
-				*size = s.st_size;
-				found = true;
-			}
-		}
-	}
-	return found ? 0 : -ENOENT;
+	struct around a = {.pc = pc};
+	elf_foreach_sym(f, around_sym, &a);
+	*start = a.start;
+	*size = a.size;
+	return a.found ? 0 : -ENOENT;
 }
 
 
@@ -217,7 +100,7 @@ static int func_around(struct elf_file *f, uint64_t pc, uint64_t *start, uint64_
  */
 static char *find_by_name(pid_t pid, const char *name)
 {
-	char *found = att_find_binary(pid, name);
+	char *found = ef_find_binary(pid, name);
 	if (found && pid > 0) {
 		char *in_root = xasprintf("/proc/%d/root%s", pid, found);
 		if (!access(in_root, F_OK)) {

@@ -1,6 +1,6 @@
 /*
- * usdt.h - USDT (SystemTap SDT) probes in ELF files: reading the
- * .note.stapsdt notes and parsing their argument operands.  Used by
+ * usdt.h - USDT (SystemTap SDT) probes in ELF files: parsing the
+ * argument operands of their notes (the notes themselves: elf/notes.h).  Used by
  * attach (usdt.c: resolving usdt attach points) and by the listing (list.c).
  *
  * Room rule (attach/resolve/, see resolve.h): reads files only; nothing
@@ -12,25 +12,8 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "elf/elfsym.h"
+#include "elf/notes.h"
 #include "codegen/codegen.h"
-
-/* One note: one location of a probe (a probe inlined twice has two). */
-struct usdt_note {
-	char *provider;
-	char *name;
-	uint64_t pc;   /* link-time address of the nop, adjusted by .stapsdt.base */
-	uint64_t sema; /* link-time address of the semaphore, 0 if none */
-	char *args;    /* operand text, e.g. "-4@%edx 8@-16(%rbp)" */
-};
-
-struct usdt_notes {
-	struct usdt_note *v;
-	int n;
-};
-
-/* Reads every stapsdt note of f (none is not an error: n = 0). */
-int usdt_notes_read(struct elf_file *f, struct usdt_notes *out);
-void usdt_notes_free(struct usdt_notes *notes);
 
 /*
  * The symbols an operand may name (usdt_args.c), looked up by the caller:
