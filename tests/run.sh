@@ -12,8 +12,11 @@
 # 2. configures and builds ubt with meson + ninja in build/;
 # 3. runs the unit tests (`meson test`), then again in build-san/ under
 #    AddressSanitizer + UndefinedBehaviorSanitizer (UBT_SANITIZE=0 skips it);
-# 4. checks the rooms' rules of src/ (tests/layers/check.py) and the
-#    README's commands (tests/docs/commands.py), runs the
+# 4. checks the rooms' rules of src/ (tests/layers/check.py), .clang-format
+#    on the lines the last commit changed (tests/format/check.py) and the
+#    README's commands (tests/docs/commands.py), walks ubt's allocations
+#    failing one by one under ASan (tests/failalloc: a third build,
+#    ${BUILDDIR}-failalloc, of ubt alone), runs the
 #    end-to-end tests (tests/e2e/run.py; again with the sanitized
 #    ubt), the shared-memory fuzzer (tests/fuzz/shm_fuzz.py, sanitized ubt),
 #    the differential tests (tests/diff) and the stress tests
@@ -22,7 +25,9 @@
 #    them, and exits non-zero if anything failed.
 #
 # Reads no standard input.  Environment: BUILDDIR (default build),
-# UBT_SANITIZE (default 1), E2E_ARGS (extra arguments for tests/e2e/run.py),
+# UBT_SANITIZE (default 1), FORMAT_BASE (the commit the format check
+# compares with, default HEAD~1), FAILALLOC_BUDGET (seconds, default 240),
+# E2E_ARGS (extra arguments for tests/e2e/run.py),
 # STRESS_CYCLES and STRESS_KILLS (rounds of tests/stress/stress.py),
 # SHM_FUZZ_SEEDS (cases of tests/fuzz/shm_fuzz.py, default 60),
 # UBT_UPSTREAM (a checkout of bpftrace at tag v0.17.0: its runtime tests
@@ -36,7 +41,8 @@ BUILDDIR=${BUILDDIR:-build}
 SANDIR=${BUILDDIR}-san
 UBT_SANITIZE=${UBT_SANITIZE:-1}
 PACKAGES="llvm-19-dev clang-19 libzydis-dev libelf-dev libdw-dev flex bison meson
-ninja-build systemtap-sdt-dev bpftrace pkg-config python3 gcc g++ liburing-dev libaio-dev"
+ninja-build systemtap-sdt-dev bpftrace pkg-config python3 gcc g++ liburing-dev libaio-dev
+clang-format-19"
 # Debian's own programs traced by tests/real/realprog.test (tests/lib/realprog.py)
 PACKAGES="$PACKAGES qemu-utils postgresql-15 redis-server sqlite3"
 
@@ -158,8 +164,26 @@ suite() {
 # copy of the tree with one forbidden include or call added.
 suite "rooms: includes and calls each room may use (tests/layers)" 120 \
 	python3 tests/layers/check.py --self-test
+# .clang-format on the lines changed since FORMAT_BASE (default: the last
+# commit), C files of src/ and tools/; --self-test shows it failing on a
+# misformatted change in a scratch repository.
+suite "format: .clang-format on changed lines (tests/format)" 300 \
+	python3 tests/format/check.py --self-test
 suite "documentation: the README's commands as root and with sudo (tests/docs)" 120 \
 	python3 tests/docs/commands.py
+# ubt with ASan+UBSan and -Dfail_alloc=true: the Nth allocation fails, for
+# N over a whole `-c` run; a clear error each time, the target untouched.
+FADIR=${BUILDDIR}-failalloc
+log "build of ubt with failing allocations ($FADIR)"
+if { [ -f "$FADIR/build.ninja" ] || meson setup "$FADIR" -Db_sanitize=address,undefined \
+	-Db_lundef=false -Dbuildtype=debug -Dfail_alloc=true >/dev/null; } &&
+	timeout 1200 ninja -C "$FADIR" tools/ubt >/dev/null; then
+	suite "failing allocations: each one ends ubt cleanly, the target untouched (tests/failalloc)" \
+		"$(( ${FAILALLOC_BUDGET:-240} + 300 ))" python3 tests/failalloc/run.py \
+		--tracer "$PWD/$FADIR/tools/ubt" --budget "${FAILALLOC_BUDGET:-240}"
+else
+	fail_step "failing-allocation build ($FADIR)"
+fi
 # shellcheck disable=SC2086
 suite "e2e tests" 1200 python3 tests/e2e/run.py --builddir "$BUILDDIR" ${E2E_ARGS:-}
 if [ "$UBT_SANITIZE" = 1 ] && [ -x "$SANDIR/tools/ubt" ]; then

@@ -8,8 +8,11 @@
  *                                     are $1 and $2
  *   ubt -p a1111 ...                  ERROR: pid 'a1111' is not a valid decimal number
  *   ubt -e ''                         ERROR: USAGE: filename or -e 'program' required.
- *   ubt -d / -dd                      bpftrace's dry run with debug output;
- *                                     ubt's one-stage dumps are --dump STAGE
+ *   ubt -d / -dd                      bpftrace's dry run with debug output
+ *   ubt -d sites / --dump sites       ubt's dump of one stage, then the run:
+ *                                     -d takes the next word when it names a
+ *                                     stage (a script file named `ast` is
+ *                                     ./ast, as for bpftrace 0.20's -d STAGE)
  *   BPFTRACE_MAP_KEYS_MAX=many ubt    ERROR: Env var 'BPFTRACE_MAP_KEYS_MAX' did
  *                                     not contain a valid uint64_t, or was zero-valued.
  *
@@ -52,7 +55,10 @@ void ubt_usage(FILE *f)
 	      "    -B MODE        output buffering mode: none, line, full\n"
 	      "    -d, -dd        dry run: print the AST, the typed AST and the LLVM IR\n"
 	      "                   (-dd: also the machine code), attach nothing\n"
-	      "    --dump STAGE   print one stage (ast, types, ir, asm, sites), then run\n"
+	      "    -d STAGE, --dump STAGE\n"
+	      "                   print one stage, then run: ast, types, ir, asm (stdout);\n"
+	      "                   sites, link, rsys (stderr: patched sites, linked code,\n"
+	      "                   remote system calls in the target)\n"
 	      "    --dry-run      check and compile the script, attach nothing\n"
 	      "    --unsafe       allow unsafe builtin functions (system)\n"
 	      "    -k             warn per event when a map update fails (a full map)\n"
@@ -126,15 +132,50 @@ enum {
 	OPT_BTF,
 };
 
-static const char *const dump_stages[] = {"ast", "types", "ir", "asm", "sites", NULL};
+/* The stages of --dump and -d STAGE, in the order they end; index i is bit 1 << i. */
+static const char *const dump_stages[] = {"ast", "types", "ir", "asm", "sites", "link", "rsys",
+					  NULL};
 
-static int check_dump(const char *stage)
+/* The enum ubt_dump bit of a stage name, 0 if none. */
+static unsigned dump_bit(const char *stage)
 {
 	for (int i = 0; dump_stages[i]; i++)
 		if (!strcmp(stage, dump_stages[i]))
-			return 0;
-	diag_sys(NULL, "--dump: unknown stage '%s' (ast, types, ir, asm, sites)", stage);
-	return -EINVAL;
+			return 1u << i;
+	return 0;
+}
+
+static int check_dump(const char *stage, unsigned *dump)
+{
+	unsigned bit = dump_bit(stage);
+	if (!bit) {
+		diag_sys(NULL, "--dump: unknown stage '%s' (ast, types, ir, asm, sites, link, rsys)",
+			 stage);
+		return -EINVAL;
+	}
+	*dump |= bit;
+	return 0;
+}
+
+/*
+ * -d: bpftrace 0.17's debug dry run (-d, -dd), or ubt's -d STAGE when the
+ * option stands alone and the next word names a stage (that word is then
+ * taken, as getopt takes an option's argument).  A third d is bpftrace's
+ * usage error (it wraps around to "none").
+ */
+static int read_debug(int argc, char **argv, struct options *o)
+{
+	unsigned bit;
+	if (!strcmp(argv[optind - 1], "-d") && optind < argc && (bit = dump_bit(argv[optind]))) {
+		o->dump |= bit;
+		optind++;
+		return 0;
+	}
+	if (++o->debug > 2) {
+		ubt_usage(stderr);
+		return 1;
+	}
+	return 0;
 }
 
 /* getopt's loop: 0, or the exit code. */
@@ -188,16 +229,12 @@ static int read_options(int argc, char **argv, struct options *o)
 			}
 			break;
 		case 'd':
-			/* bpftrace: -d, -dd; a third d wraps around to "none": usage */
-			if (++o->debug > 2) {
-				ubt_usage(stderr);
+			if (read_debug(argc, argv, o))
 				return 1;
-			}
 			break;
 		case OPT_DUMP:
-			if (check_dump(optarg))
+			if (check_dump(optarg, &o->dump))
 				return 1;
-			o->dump = optarg;
 			break;
 		case 'v': o->verbose++; break;
 		case 'k':

@@ -18,7 +18,7 @@ struct options {
 	bool quiet, dry_run, list, unsafe;
 	int verbose;          /* -v, -vv */
 	int debug;            /* -d: 1, -dd: 2 (bpftrace's dry-run debug output) */
-	const char *dump;     /* --dump STAGE: ast, types, ir, asm */
+	unsigned dump;        /* --dump STAGE, -d STAGE: enum ubt_dump bits */
 	bool json;            /* -f json */
 	const char *out_file; /* -o */
 	int buffering;        /* -B: _IONBF, _IOLBF, _IOFBF; -1 = default */
@@ -29,6 +29,20 @@ struct options {
 	const char *search;   /* -l [search] ("*:*" when not given) */
 	bool search_given;
 	bool as_bpftrace;     /* run under the name `bpftrace` (the compat wrapper) */
+};
+
+/*
+ * ubt's dumps of one stage each (--dump STAGE or -d STAGE, repeatable),
+ * printed as the stage ends; the script then runs as usual.
+ */
+enum ubt_dump {
+	UBT_DUMP_AST = 1 << 0,   /* ast: the parsed script (stdout) */
+	UBT_DUMP_TYPES = 1 << 1, /* types: the script with its types (stdout) */
+	UBT_DUMP_IR = 1 << 2,    /* ir: LLVM IR of the probes (stdout) */
+	UBT_DUMP_ASM = 1 << 3,   /* asm: their machine code (stdout) */
+	UBT_DUMP_SITES = 1 << 4, /* sites: each patched site as placed (stderr) */
+	UBT_DUMP_LINK = 1 << 5,  /* link: sections and symbols of the linked code (stderr) */
+	UBT_DUMP_RSYS = 1 << 6,  /* rsys: each remote system call and its result (stderr) */
 };
 
 /*

@@ -25,9 +25,11 @@
  * nothing of probes) below inject/ (the only code that changes the target;
  * owns the session) and features/ (optional parts with the same verbs);
  * arch/ (the machine) and src/elf (ELF files, /proc/PID/maps) below all of
- * them.  This header holds the session every room shares and the verbs the
- * driver calls; it includes resolve.h and target.h (features.h is the
- * driver's to include: inject/ runs features only through their table).
+ * them.  This header holds the verbs the driver calls and the accessors
+ * of the session, which is opaque here (its fields are attach/session.h's,
+ * included only under src/attach/); it includes resolve.h and target.h
+ * (features.h is the driver's to include: inject/ runs features only
+ * through their table).
  */
 #ifndef UBT_ATTACH_H
 #define UBT_ATTACH_H
@@ -36,184 +38,20 @@
 #include <stdio.h>
 #include <stdbool.h>
 #include <sys/types.h>
-#include "attach/arch/arch.h"
-#include "attach/inject/link.h"
-#include "attach/target/tracee.h"
-#include "elf/elfsym.h"
-#include "codegen/codegen.h"
 #include "attach/resolve/resolve.h"
 #include "attach/target/target.h"
 
-struct proc_map;
-
-/* One resolved uprobe attach point. */
-struct att_point {
-	const struct ast_node *probe;  /* AST_PROBE */
-	const struct ast_node *attach; /* AST_ATTACH */
-	int probe_index;               /* index of the probe in the program */
-	char *path;                    /* binary as written */
-	char *func;
-	uint64_t vaddr;                /* symbol's link-time address */
-	uint64_t size;                 /* symbol size, 0 if unknown */
-	uint64_t fill;                 /* alignment fill after it that no symbol owns */
-	dev_t dev;
-	ino_t ino;
-	/* usdt (attach/resolve/usdt.c): vaddr is the location (base-adjusted), not a function */
-	bool usdt;
-	uint64_t func_vaddr, func_size; /* the function around the location */
-	uint64_t sema;                  /* semaphore's link-time address, 0 if none */
-	int variant;                    /* the probe's cg_usdt_variants.specs[] (usdt argument
-					 * list, names.c `probe` name), -1: none */
-	/* uprobe at FUNC+OFF or inside a function (resolve.c): a mid-function
-	 * site at vaddr, in the function at func_vaddr/func_size */
-	bool mid;
-	uint64_t bias; /* mid: the load bias found while planning */
-	bool loaded;   /* mid: bias is set */
-	bool main_exe; /* an executable (not a library): it must be loaded at attach */
-	bool pending;  /* its library was not loaded at attach: armed when it is (dlopen.c) */
-};
-
-/* A USDT semaphore this session incremented in the target. */
-struct att_sema {
-	uint64_t addr; /* in the target */
-	bool held;
-	bool taken; /* incremented at arm: a process forked since holds it too (forks.c) */
-};
+struct ast_node;
+struct cg_layout;
+struct cg_object;
+struct rt_regs;
 
 /*
- * A mapping ubt makes in the target (placement.c att_region_map/unmap).
- * The state changes only around the remote mmap/munmap; MAPPING and
- * UNMAPPING mean that call may have been in flight when ubt died, and the
- * watchdog tells from the rescue record (struct tracee_rescue, whose seq
- * the call was given) whether it was made.  Nothing is ever unmapped that
- * is not known to be ours.
+ * The session: opaque outside src/attach (its fields are in
+ * attach/session.h, attach's own); the driver reads what it needs through
+ * the accessors below.
  */
-enum att_region_state {
-	ATT_RG_NONE,
-	ATT_RG_MAPPING,   /* mmap in flight */
-	ATT_RG_MAPPED,
-	ATT_RG_UNMAPPING, /* munmap in flight */
-};
-
-struct att_region {
-	uint64_t addr, len;
-	volatile int state; /* enum att_region_state */
-	uint32_t seq;       /* tracee_rescue.seq of the call in flight */
-};
-
-/* ubt's own probes (readsafe.c, ret.c, dlopen.c) at most, besides one site per point */
-#define ATT_OWN_SITES 16
-#define ATT_MAX_SEMAS 256  /* usdt semaphores in one session */
-
-/* One patched address, shared by every probe on it. */
-struct att_site {
-	struct arch_site_plan plan;
-	uint64_t func_addr, func_len;
-	uint64_t tramp;        /* trampoline address in the target */
-	uint64_t handlers[16]; /* probe functions, in program order */
-	int variants[16];      /* variant of each handler (usdt argument list, `probe` name:
-				* att_point.variant), else -1 */
-	int nhandlers;
-	bool mid;              /* a usdt location inside a function (rt_regs_mid) */
-	uint64_t rhandlers[16]; /* return probe functions (uretprobe), in program order */
-	int rvariants[16];      /* their variants, as variants[] */
-	int nrhandlers;
-	const char *internal;  /* runtime function as the only handler (ubt's own probe) */
-	uint64_t copy_addr;    /* relocated copy of the displaced instructions */
-	int island;            /* 0: trampoline in the main code; i: in islands[i - 1] */
-	uint8_t patch[ARCH_MAX_DISPLACED];
-	bool patched;
-};
-
-struct att_session {
-	struct att_point *points;
-	int npoints;
-	pid_t pid_hint; /* -p PID, for resolving library names (set before att_resolve) */
-	/* usdt: argument lists for codegen, and semaphores held in the target */
-	struct cg_usdt_variants *usdt;
-	int nusdt;
-	struct att_sema semas[ATT_MAX_SEMAS]; /* in the shared session: the watchdog
-					       * releases those still held if ubt dies */
-	int nsemas;
-	bool has_target;
-	struct tracee t;
-	/* shared memory: code then data, one memfd */
-	size_t code_size, data_size;
-	uint8_t *local;          /* ubt's RW mapping of code + data */
-	uint64_t remote_code;    /* target address of the code part */
-	uint64_t remote_data;    /* target address of the data part */
-	uint64_t remote_priv;    /* target address of the private page (struct rt_priv) */
-	bool remote_mapped;      /* ubt's memory is (or may be) in the target */
-	struct att_region rg_code, rg_data, rg_priv; /* the three parts, mapped one by one */
-	int64_t remote_fd;       /* the memfd's descriptor in the target while open, else -1 */
-	uint64_t memfd_dev, memfd_ino; /* identify the memfd in /proc/PID/maps (forks.c) */
-	bool trap_installed; /* our SIGTRAP handler is the target's action */
-	int ntraps;          /* entries of the header's traps[] (written there, never read back) */
-	struct rt_sigaction_k old_trap; /* the application's SIGTRAP action */
-	uint64_t rt_sigtrap;            /* our handler's address in the target */
-	/* fault-tolerant reads (readsafe.c) */
-	bool read_watched;              /* libc's sigaction/sigmask functions are probed */
-	bool sig_watched;               /* ... and keep SIGTRAP ours (rt_trap.c) */
-	pid_t trap_blocked[64];         /* threads that blocked SIGTRAP when we attached:
-					 * blocked again at detach (session.c) */
-	int ntrap_blocked;
-	bool uses_stack;                /* probe code walks stacks: mid-function sites save
-					 * pc, rsp, rbp (cg_object.uses_stack) */
-	uint32_t mid_regs;              /* reg() reads these rt_regs_mid slots at mid sites */
-	bool segv_installed, bus_installed; /* rt_sigsegv is the target's action */
-	struct rt_sigaction_k old_segv, old_bus; /* the application's actions */
-	uint64_t rt_sigsegv;            /* our handler's address in the target */
-	struct link_image image;
-	struct att_site *sites; /* max_sites of them, in memory shared with the watchdog */
-	int nsites, max_sites;
-	size_t sites_bytes;
-	/* code pages for sites out of rel32 reach of the main code (anonymous, R-X) */
-	struct att_island {
-		uint64_t addr, size, used;
-		struct att_region rg;
-	} islands[8];
-	int nislands;
-	uint64_t remote_rets; /* private shadow stacks of return probes (ret.c), 0: none */
-	struct att_region rg_rets;
-	bool ret_fde_hooked;  /* libgcc's _Unwind_Find_FDE has ubt's probe (ret.c) */
-	struct att_region rg_pstack; /* private probe stacks (pstack.c) */
-	/* BEGIN/END, linked for ubt's own address space */
-	uint8_t *host_code;      /* + the host's private page at its end */
-	size_t host_code_size;
-	struct rt_priv *host_priv;
-	uint8_t *host_layout;    /* the headers of the data part, ubt's read-only copy: what
-				  * the host's runtime reads the layout from (rt_priv.layout) */
-	size_t host_layout_size;
-	struct link_image host_image;
-	const struct cg_layout *layout;
-	struct cg_facts facts; /* the target's, as probe code was built for */
-	/* how long the target's threads were stopped, for -v */
-	uint64_t stop_start_ns, attach_stop_ns, detach_stop_ns;
-	int attach_nthreads;
-	/* dlopen.c: libraries loaded after attach */
-	uint64_t dl_state;  /* &_r_debug.r_state in the target, 0: not watching */
-	uint64_t dl_seen;   /* rt_shm_header.dl_events as last handled */
-	/* profile.c: profile probes' timers and signal in the target */
-	int prof_sig;                   /* 0: no profile probe */
-	bool prof_installed;            /* rt_profile_sig is prof_sig's action */
-	uint64_t prof_handler;          /* rt_profile_sig in the target */
-	struct rt_sigaction_k prof_old; /* the application's action for prof_sig */
-	int32_t prof_timers[RT_PROF_MAX];
-	int nprof_timers;
-	/* watchdog.c: restores the target if ubt dies */
-	pid_t watch_pid;
-	int watch_fd;
-	pid_t ubt_pid;  /* the tracer the watchdog watches */
-	/* forks.c: processes forked while attached, restored at detach */
-	uint64_t armed_ticks;     /* CLOCK_BOOTTIME at arm, in clock ticks (their start time is later) */
-	pid_t main_pid;           /* the traced process; t.pid differs while a fork child is restored */
-	bool in_fork;             /* t is a fork child being restored */
-	struct att_armed {        /* what a fork child inherited: the session as armed */
-		bool valid;
-		bool trap, segv, bus, prof;
-		struct att_region code, data, priv, rets, pstack, islands[8];
-	} armed;
-};
+struct att_session;
 
 /*
  * A new, empty session, in memory shared with the watchdog process that
@@ -256,16 +94,60 @@ att_host_fn att_host_probe(struct att_session *s, const struct cg_object *host_o
 int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s));
 
 /*
- * dump.c, `--dump sites`: every site as planned and placed (after
- * att_install); name(addr) gives "symbol+offset (file)", malloc'ed, or NULL.
+ * dump.c, the dumps of the attach stage (-d STAGE, --dump STAGE).
+ * att_dump_sites(): every site from sites[first] on as planned and placed
+ * (after att_install, or once a library loaded later is armed: first is
+ * then its first site); name(addr) gives "symbol+offset (file)",
+ * malloc'ed, or NULL.  att_dump_link(): the sections, externs and symbols
+ * of the linked code (after att_install).  att_trace_rsys(): from now on
+ * each remote system call in the target is printed on out with its result
+ * (NULL: none); set it before att_open.
  */
-void att_dump_sites(const struct att_session *s, FILE *out, char *(*name)(uint64_t addr));
+void att_dump_sites(const struct att_session *s, int first, FILE *out,
+		    char *(*name)(uint64_t addr));
+void att_dump_link(const struct att_session *s, FILE *out);
+void att_trace_rsys(struct att_session *s, FILE *out);
 
-/* The data part as ubt sees it. */
-static inline uint8_t *att_data(const struct att_session *s)
-{
-	return s->local + s->code_size;
-}
+/* ---- accessors (inject/view.c): what the driver reads of the session ---- */
+
+/* The data part (struct rt_shm_header first) as ubt sees it, after att_install. */
+uint8_t *att_data(const struct att_session *s);
+
+/* -p PID, for resolving library names: set before att_resolve(). */
+void att_set_pid_hint(struct att_session *s, pid_t pid);
+
+/* Resolved uprobe/usdt points (after att_resolve): all of them, or those of one attach point. */
+int att_point_count(const struct att_session *s);
+int att_points_of(const struct att_session *s, const struct ast_node *attach);
+
+/*
+ * The target, after att_open(): whether there is one (-p or -c), its pid
+ * (0 without one), whether ubt started it (-c).  att_target_wait_exit()
+ * is tracee_wait_exit() on it: 1 when it ended (*status its wait status,
+ * or -1 if unknown), 0 if it still runs after timeout_ms (-1: wait), or
+ * -errno.
+ */
+bool att_has_target(const struct att_session *s);
+pid_t att_target_pid(const struct att_session *s);
+bool att_target_is_child(const struct att_session *s);
+int att_target_wait_exit(struct att_session *s, int timeout_ms, int *status);
+
+/* One patched site as the driver sees it (after att_install). */
+struct att_site_info {
+	uint64_t addr;   /* the patched instruction */
+	uint64_t tramp;  /* its trampoline in the target, 0 if not placed */
+	bool breakpoint; /* an int3, not a jmp */
+	bool own;        /* one of ubt's own probes (signal actions, the loader, ...) */
+};
+int att_site_count(const struct att_session *s);
+void att_site_get(const struct att_session *s, int i, struct att_site_info *info);
+
+/* How long the target's threads were stopped, for -v (0 when not measured). */
+struct att_stop_times {
+	uint64_t attach_ns, detach_ns;
+	int attach_nthreads;
+};
+void att_stop_times(const struct att_session *s, struct att_stop_times *t);
 
 enum att_target_state {
 	ATT_ALIVE,

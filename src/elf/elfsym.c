@@ -31,7 +31,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-int elf_file_open(struct elf_file *f, const char *path)
+int ef_open(struct ef_file *f, const char *path)
 {
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
@@ -65,7 +65,7 @@ int elf_file_open(struct elf_file *f, const char *path)
 	return 0;
 }
 
-void elf_file_close(struct elf_file *f)
+void ef_close(struct ef_file *f)
 {
 	if (f->elf)
 		elf_end(f->elf);
@@ -143,7 +143,7 @@ static int sym_rank(const GElf_Sym *s, Elf_Data *versym, size_t i)
 
 /* Looks name up in the symbol tables of type sh_type. */
 static int find_in_table(Elf *e, Elf64_Word sh_type, const char *name, bool funcs_only,
-			 struct elf_symbol *out)
+			 struct ef_symbol *out)
 {
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(e, scn))) {
@@ -183,7 +183,7 @@ static int find_in_table(Elf *e, Elf64_Word sh_type, const char *name, bool func
 	return -ENOENT;
 }
 
-static int find_sym(struct elf_file *f, const char *name, bool funcs_only, struct elf_symbol *sym)
+static int find_sym(struct ef_file *f, const char *name, bool funcs_only, struct ef_symbol *sym)
 {
 	memset(sym, 0, sizeof(*sym));
 	if (!f->elf)
@@ -193,7 +193,7 @@ static int find_sym(struct elf_file *f, const char *name, bool funcs_only, struc
 	return find_in_table(f->elf, SHT_DYNSYM, name, funcs_only, sym);
 }
 
-int elf_find_func(struct elf_file *f, const char *name, struct elf_symbol *sym)
+int ef_find_func(struct ef_file *f, const char *name, struct ef_symbol *sym)
 {
 	return find_sym(f, name, true, sym);
 }
@@ -208,7 +208,7 @@ static bool has_table(Elf *e, Elf64_Word type)
 	return false;
 }
 
-static void foreach_in(Elf *e, Elf64_Word type, bool debug_file, elf_func_fn fn, void *arg)
+static void foreach_in(Elf *e, Elf64_Word type, bool debug_file, ef_func_fn fn, void *arg)
 {
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
 		GElf_Shdr sh;
@@ -227,7 +227,7 @@ static void foreach_in(Elf *e, Elf64_Word type, bool debug_file, elf_func_fn fn,
 			const char *name = elf_strptr(e, sh.sh_link, s.st_name);
 			if (!name || !*name)
 				continue;
-			struct elf_func ef = {name, s.st_value, s.st_size, sym_rank(&s, versym, i),
+			struct ef_func ef = {name, s.st_value, s.st_size, sym_rank(&s, versym, i),
 					      type == SHT_DYNSYM, debug_file,
 					      s.st_shndx == SHN_UNDEF};
 			fn(&ef, arg);
@@ -235,7 +235,7 @@ static void foreach_in(Elf *e, Elf64_Word type, bool debug_file, elf_func_fn fn,
 	}
 }
 
-void elf_foreach_func(struct elf_file *f, elf_func_fn fn, void *arg)
+void ef_foreach_func(struct ef_file *f, ef_func_fn fn, void *arg)
 {
 	if (!f->elf)
 		return;
@@ -244,21 +244,21 @@ void elf_foreach_func(struct elf_file *f, elf_func_fn fn, void *arg)
 	foreach_in(f->elf, SHT_DYNSYM, false, fn, arg);
 	if (symtab)
 		return;
-	char *dbg = elf_debug_file(f);
-	struct elf_file df;
-	if (dbg && !elf_file_open(&df, dbg)) {
+	char *dbg = ef_debug_file(f);
+	struct ef_file df;
+	if (dbg && !ef_open(&df, dbg)) {
 		foreach_in(df.elf, SHT_SYMTAB, true, fn, arg);
-		elf_file_close(&df);
+		ef_close(&df);
 	}
 	free(dbg);
 }
 
-int elf_find_symbol(struct elf_file *f, const char *name, struct elf_symbol *sym)
+int ef_find_symbol(struct ef_file *f, const char *name, struct ef_symbol *sym)
 {
 	return find_sym(f, name, false, sym);
 }
 
-static bool foreach_sym_in(Elf *e, Elf64_Word type, elf_sym_fn fn, void *arg)
+static bool foreach_sym_in(Elf *e, Elf64_Word type, ef_sym_fn fn, void *arg)
 {
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
 		GElf_Shdr sh;
@@ -271,7 +271,7 @@ static bool foreach_sym_in(Elf *e, Elf64_Word type, elf_sym_fn fn, void *arg)
 			if (!gelf_getsym(d, (int)i, &s))
 				continue;
 			const char *name = elf_strptr(e, sh.sh_link, s.st_name);
-			struct elf_sym es = {name ? name : "", s.st_value, s.st_size, GELF_ST_TYPE(s.st_info),
+			struct ef_sym es = {name ? name : "", s.st_value, s.st_size, GELF_ST_TYPE(s.st_info),
 					     s.st_shndx != SHN_UNDEF, type == SHT_DYNSYM};
 			if (fn(&es, arg))
 				return true;
@@ -280,7 +280,7 @@ static bool foreach_sym_in(Elf *e, Elf64_Word type, elf_sym_fn fn, void *arg)
 	return false;
 }
 
-bool elf_foreach_sym(struct elf_file *f, elf_sym_fn fn, void *arg)
+bool ef_foreach_sym(struct ef_file *f, ef_sym_fn fn, void *arg)
 {
 	return f->elf && (foreach_sym_in(f->elf, SHT_SYMTAB, fn, arg) ||
 			  foreach_sym_in(f->elf, SHT_DYNSYM, fn, arg));
@@ -290,7 +290,7 @@ struct fill_walk {
 	uint64_t end, limit;
 };
 
-static bool fill_sym(const struct elf_sym *s, void *arg)
+static bool fill_sym(const struct ef_sym *s, void *arg)
 {
 	struct fill_walk *w = arg;
 	if (s->defined && s->value >= w->end && s->value < w->limit)
@@ -298,7 +298,7 @@ static bool fill_sym(const struct elf_sym *s, void *arg)
 	return false;
 }
 
-uint64_t elf_fill_after(struct elf_file *f, uint64_t value, uint64_t size)
+uint64_t ef_fill_after(struct ef_file *f, uint64_t value, uint64_t size)
 {
 	if (!size || !f->elf)
 		return 0;
@@ -310,7 +310,7 @@ uint64_t elf_fill_after(struct elf_file *f, uint64_t value, uint64_t size)
 		    value < sh.sh_addr + sh.sh_size && sh.sh_addr + sh.sh_size < w.limit)
 			w.limit = sh.sh_addr + sh.sh_size;
 	}
-	elf_foreach_sym(f, fill_sym, &w);
+	ef_foreach_sym(f, fill_sym, &w);
 	return w.limit > w.end ? w.limit - w.end : 0;
 }
 
@@ -401,7 +401,7 @@ bool proc_maps_file(pid_t pid, dev_t dev, ino_t ino)
  * mapping can also start inside a segment.  The lowest mapping of the file
  * is matched to the segment whose file range holds its offset.
  */
-int proc_load_bias(const struct proc_map *maps, int n, const struct elf_file *f, uint64_t *bias)
+int proc_load_bias(const struct proc_map *maps, int n, const struct ef_file *f, uint64_t *bias)
 {
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
 	size_t nph;
@@ -560,7 +560,7 @@ static char *debuglink_path(Elf *e, const char *path)
 	return NULL;
 }
 
-char *elf_debug_file(const struct elf_file *f)
+char *ef_debug_file(const struct ef_file *f)
 {
 	char *dbg = build_id_path(f->elf);
 	if (!dbg || access(dbg, R_OK)) {

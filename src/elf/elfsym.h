@@ -6,8 +6,10 @@
  * Layer rule (src/elf/): read-only, below attach and output.  It opens ELF
  * files and reads /proc/PID/maps; it never touches a process otherwise and
  * includes nothing of ubt but util/ (tests/layers/check.py).  Its names
- * (elf_file_*, elf_find_*, proc_*) predate the layer: elf_ is also
- * libelf's prefix, which is why the folder is elf/ and not libelf's names.
+ * begin with ef_ (an ELF file: ef_open, ef_foreach_sym, ...) or proc_ (a
+ * process's /proc files), never with libelf's elf_, so that a reader
+ * tells ubt's layer from the library under it.  The layer's other files:
+ * notes.h (USDT notes), findlib.h (a library by name, as ld.so finds it).
  */
 #ifndef UBT_ELFSYM_H
 #define UBT_ELFSYM_H
@@ -17,14 +19,14 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-struct elf_symbol {
+struct ef_symbol {
 	char *name;        /* malloc'ed copy; the caller frees it */
 	uint64_t value;    /* st_value: link-time virtual address */
 	uint64_t size;     /* st_size: 0 if unknown */
 	uint64_t file_off; /* offset of the symbol's first byte in the file */
 };
 
-struct elf_file {
+struct ef_file {
 	char *path;
 	int fd;
 	void *elf;       /* Elf * (libelf) */
@@ -34,22 +36,22 @@ struct elf_file {
 	ino_t ino;
 };
 
-int elf_file_open(struct elf_file *f, const char *path);
-void elf_file_close(struct elf_file *f);
+int ef_open(struct ef_file *f, const char *path);
+void ef_close(struct ef_file *f);
 /*
  * Finds a function symbol (STT_FUNC or STT_GNU_IFUNC, defined) by exact
  * name in .symtab, then .dynsym.  -ENOENT if absent.
  */
-int elf_find_func(struct elf_file *f, const char *name, struct elf_symbol *sym);
+int ef_find_func(struct ef_file *f, const char *name, struct ef_symbol *sym);
 /*
  * Every function symbol of f with an address (STT_FUNC or STT_GNU_IFUNC; an
  * undefined one with an address is a non-PIE program's PLT entry) from
  * .symtab and .dynsym, and, when f has no .symtab, from the
- * .symtab of its separate debug file (elf_debug_file): the names bpftrace
+ * .symtab of its separate debug file (ef_debug_file): the names bpftrace
  * lists and attaches.  A name may come from several tables.  rank: 2 for
  * global or weak, +1 for a default version (see sym_rank in elfsym.c).
  */
-struct elf_func {
+struct ef_func {
 	const char *name; /* valid during the call only */
 	uint64_t value, size;
 	int rank;
@@ -57,34 +59,34 @@ struct elf_func {
 	bool debug_file; /* from the separate debug file */
 	bool plt;        /* undefined, with an address: a PLT entry */
 };
-typedef void (*elf_func_fn)(const struct elf_func *fn, void *arg);
-void elf_foreach_func(struct elf_file *f, elf_func_fn fn, void *arg);
+typedef void (*ef_func_fn)(const struct ef_func *fn, void *arg);
+void ef_foreach_func(struct ef_file *f, ef_func_fn fn, void *arg);
 
 /*
  * Every symbol of .symtab, then of .dynsym (the file's own tables,
  * not a debug file's), in table order: the one walk over symbol tables
  * that the rest of ubt builds on.  fn returns true to stop the walk;
- * elf_foreach_sym then returns true.
+ * ef_foreach_sym then returns true.
  */
-struct elf_sym {
+struct ef_sym {
 	const char *name; /* "" when it has none (a section's); valid during the call only */
 	uint64_t value, size;
 	int type;         /* STT_FUNC, STT_OBJECT, ... */
 	bool defined;     /* st_shndx is not SHN_UNDEF */
 	bool dynamic;     /* from .dynsym */
 };
-typedef bool (*elf_sym_fn)(const struct elf_sym *s, void *arg);
-bool elf_foreach_sym(struct elf_file *f, elf_sym_fn fn, void *arg);
+typedef bool (*ef_sym_fn)(const struct ef_sym *s, void *arg);
+bool ef_foreach_sym(struct ef_file *f, ef_sym_fn fn, void *arg);
 
 /*
  * Bytes after the function [value, value + size) that belong to no symbol
  * and no other section, up to the next 16-byte boundary (compilers align
  * functions to 16 and fill the gap with nops or int3): 0 when unknown.
  */
-uint64_t elf_fill_after(struct elf_file *f, uint64_t value, uint64_t size);
+uint64_t ef_fill_after(struct ef_file *f, uint64_t value, uint64_t size);
 
 /* Finds any defined symbol (functions and objects) by name. */
-int elf_find_symbol(struct elf_file *f, const char *name, struct elf_symbol *sym);
+int ef_find_symbol(struct ef_file *f, const char *name, struct ef_symbol *sym);
 
 /* One line of /proc/PID/maps. */
 struct proc_map {
@@ -108,7 +110,7 @@ const struct proc_map *proc_find_libc(const struct proc_map *maps, int n);
  * Matched by device and inode (so a path given relative to ubt's cwd or
  * through a symlink still matches).  -ENOENT if f is not mapped.
  */
-int proc_load_bias(const struct proc_map *maps, int n, const struct elf_file *f, uint64_t *bias);
+int proc_load_bias(const struct proc_map *maps, int n, const struct ef_file *f, uint64_t *bias);
 
 /*
  * The program and the files the process has mapped executable, as paths
@@ -123,6 +125,6 @@ void proc_objects_free(char **paths, int n);
  * build-id note, else .gnu_debuglink next to the file or under
  * /usr/lib/debug.  NULL when there is none.
  */
-char *elf_debug_file(const struct elf_file *f);
+char *ef_debug_file(const struct ef_file *f);
 
 #endif

@@ -73,7 +73,7 @@ static int add_note(struct usdt_notes *out, const char *desc, size_t len, uint64
 	return 0;
 }
 
-int usdt_notes_read(struct elf_file *f, struct usdt_notes *out)
+int usdt_notes_read(struct ef_file *f, struct usdt_notes *out)
 {
 	Elf *e = f->elf;
 	GElf_Shdr sh;
@@ -115,7 +115,7 @@ void usdt_notes_free(struct usdt_notes *notes)
  * puts the executable's TLS block right below it, so a variable at offset
  * v of the PT_TLS template is at v - round_up(p_memsz, p_align).
  */
-int elf_tls_offset(struct elf_file *f, uint64_t v, int64_t *out)
+int ef_tls_offset(struct ef_file *f, uint64_t v, int64_t *out)
 {
 	Elf *e = f->elf;
 	size_t n;

@@ -24,7 +24,7 @@ struct usdt_notes {
 };
 
 /* Reads every stapsdt note of f (none is not an error: n = 0). */
-int usdt_notes_read(struct elf_file *f, struct usdt_notes *out);
+int usdt_notes_read(struct ef_file *f, struct usdt_notes *out);
 void usdt_notes_free(struct usdt_notes *notes);
 
 /*
@@ -32,6 +32,6 @@ void usdt_notes_free(struct usdt_notes *notes);
  * offset v of f's PT_TLS template (an operand's `%fs:v@tpoff`): 0, or
  * -ENOENT when f has no TLS.
  */
-int elf_tls_offset(struct elf_file *f, uint64_t v, int64_t *out);
+int ef_tls_offset(struct ef_file *f, uint64_t v, int64_t *out);
 
 #endif

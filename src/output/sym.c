@@ -52,7 +52,7 @@ struct symfile {
 	struct sym *syms; /* sorted by value */
 	int nsyms;
 	uint64_t bias; /* for the mapping being resolved; set per lookup */
-	struct elf_file ef;
+	struct ef_file ef;
 	bool open;
 };
 
@@ -115,7 +115,7 @@ struct cand {
 	char *name;
 };
 
-static int cand_score(const struct elf_func *ef)
+static int cand_score(const struct ef_func *ef)
 {
 	int under = 0;
 	while (ef->name[under] == '_')
@@ -124,7 +124,7 @@ static int cand_score(const struct elf_func *ef)
 	       under * 10;
 }
 
-static void cand_add(const struct elf_func *ef, void *arg)
+static void cand_add(const struct ef_func *ef, void *arg)
 {
 	struct buf *b = arg;
 	if (ef->plt) /* bpftrace leaves a PLT entry's address in hex */
@@ -152,13 +152,13 @@ static void load_file(struct symfile *sf)
 	sf->loaded = true;
 	char *p = S.pid > 0 && sf->path[0] == '/' ? xasprintf("/proc/%d/root%s", S.pid, sf->path)
 						   : xstrdup(sf->path);
-	int ret = elf_file_open(&sf->ef, p);
+	int ret = ef_open(&sf->ef, p);
 	free(p);
-	if (ret && elf_file_open(&sf->ef, sf->path))
+	if (ret && ef_open(&sf->ef, sf->path))
 		return;
 	sf->open = true;
 	struct buf b = {0};
-	elf_foreach_func(&sf->ef, cand_add, &b);
+	ef_foreach_func(&sf->ef, cand_add, &b);
 	struct cand *c = (struct cand *)b.data;
 	size_t n = b.len / sizeof(*c);
 	if (n)

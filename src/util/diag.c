@@ -39,7 +39,7 @@ static struct diag *diag_add(struct diags *d, enum diag_level level, struct src_
 	memset(dg, 0, sizeof(*dg));
 	dg->level = level;
 	dg->loc = loc;
-	if (vasprintf(&dg->msg, fmt, ap) < 0)
+	if (alloc_should_fail() || vasprintf(&dg->msg, fmt, ap) < 0)
 		dg->msg = xstrdup("(out of memory)");
 	if (level == DIAG_ERROR)
 		d->nerrors++;
@@ -69,7 +69,7 @@ void diag_hint(struct diag *dg, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	free(dg->hint);
-	if (vasprintf(&dg->hint, fmt, ap) < 0)
+	if (alloc_should_fail() || vasprintf(&dg->hint, fmt, ap) < 0)
 		dg->hint = NULL;
 	va_end(ap);
 }

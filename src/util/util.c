@@ -1,5 +1,13 @@
 /*
  * util.c - allocation wrappers, growable arrays and buffers for the tracer.
+ *
+ * Every allocation of ubt's own code goes through the x* wrappers below
+ * (LLVM's, libelf's and libdw's do not: they allocate inside those
+ * libraries).  A build configured with -Dfail_alloc=true can make the Nth
+ * wrapper call fail (UBT_FAIL_ALLOC=N in the environment), as if malloc()
+ * had returned NULL: tests/failalloc walks N over a whole run to show
+ * that each point ends ubt with a clear message and leaves the target as
+ * it was.  Other builds have no counter and no getenv().
  */
 #include "util.h"
 
@@ -11,15 +19,45 @@
 #include <string.h>
 #include <unistd.h>
 
+/*
+ * Out of memory ends ubt at once, with a message and status 1: what is
+ * buffered for stdout is written, and nothing else runs (no atexit
+ * handler, no static destructor of LLVM's, no leak check: ubt's state is
+ * whatever it was at this allocation, and the session lives in shared
+ * memory no leak checker scans).  A process ubt was attached to is
+ * restored by the watchdog, which sees ubt's end of its pipe close
+ * (attach/inject/watchdog.c).
+ */
 static void oom(void)
 {
 	fputs("ERROR: out of memory\n", stderr);
-	abort();
+	fflush(NULL);
+	_exit(1);
 }
+
+#ifdef UBT_FAIL_ALLOC
+static long alloc_count;
+
+static void alloc_report(void) { fprintf(stderr, "ubt: %ld allocations\n", alloc_count); }
+
+/* UBT_FAIL_ALLOC=N: the Nth call fails; =count: none does, and the
+ * number of calls is printed at exit (how far N may go). */
+bool alloc_should_fail(void)
+{
+	static long fail_at = -1;
+	if (fail_at < 0) {
+		const char *e = getenv("UBT_FAIL_ALLOC");
+		fail_at = e ? strtol(e, NULL, 10) : 0;
+		if (e && !strcmp(e, "count"))
+			atexit(alloc_report);
+	}
+	return __atomic_add_fetch(&alloc_count, 1, __ATOMIC_RELAXED) == fail_at;
+}
+#endif
 
 void *xmalloc(size_t n)
 {
-	void *p = malloc(n ? n : 1);
+	void *p = alloc_should_fail() ? NULL : malloc(n ? n : 1);
 	if (!p)
 		oom();
 	return p;
@@ -27,7 +65,7 @@ void *xmalloc(size_t n)
 
 void *xcalloc(size_t n, size_t sz)
 {
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
+	void *p = alloc_should_fail() ? NULL : calloc(n ? n : 1, sz ? sz : 1);
 	if (!p)
 		oom();
 	return p;
@@ -35,10 +73,10 @@ void *xcalloc(size_t n, size_t sz)
 
 void *xrealloc(void *p, size_t n)
 {
-	p = realloc(p, n ? n : 1);
-	if (!p)
+	void *q = alloc_should_fail() ? NULL : realloc(p, n ? n : 1);
+	if (!q)
 		oom();
-	return p;
+	return q;
 }
 
 char *xstrdup(const char *s)
@@ -59,7 +97,7 @@ char *xasprintf(const char *fmt, ...)
 	va_list ap;
 	char *s;
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
+	if (alloc_should_fail() || vasprintf(&s, fmt, ap) < 0)
 		oom();
 	va_end(ap);
 	return s;

@@ -3,8 +3,9 @@
  * the injected runtime in src/runtime never includes this file).
  *
  * Memory allocation failure in the tracer is not recoverable in any useful
- * way, so the x* allocators print a message and abort the tracer (never the
- * target: nothing here runs inside the traced process).
+ * way, so the x* allocators print "ERROR: out of memory" and end the tracer
+ * with status 1 (never the target: nothing here runs inside the traced
+ * process, and the watchdog restores a process ubt was attached to).
  */
 #ifndef UBT_UTIL_H
 #define UBT_UTIL_H
@@ -22,6 +23,17 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * -Dfail_alloc=true builds: true for the Nth call when UBT_FAIL_ALLOC=N is
+ * set (counting every x* allocation and every other call of this), so
+ * that the caller takes its out-of-memory path.  Always false otherwise.
+ */
+#ifdef UBT_FAIL_ALLOC
+bool alloc_should_fail(void);
+#else
+static inline bool alloc_should_fail(void) { return false; }
+#endif
 
 /*
  * A growable array of pointers.  vec_push() keeps items in insertion order;

@@ -14,6 +14,9 @@ file, finds the room of the file and of each header it includes with
     headers that change the target (tracee_write.h: memory writes and
     remote system calls; session_internal.h: the session's internals),
     tracee.c, spawn.c and tracee_write.h excepted, which implement the first;
+  - a file outside src/attach/ includes attach/session.h, the definition
+    of struct att_session: outside attach the session is opaque (attach.h
+    declares it incomplete, with accessors for what the driver needs);
   - a file of inject/ calls a feature's function by name (att_ret_*,
     att_read_*, ...): the session runs features through the table of
     their verbs (features/table.c), so that features depend on inject and
@@ -21,9 +24,9 @@ file, finds the room of the file and of each header it includes with
   - a file outside those rooms calls the target-changing functions
     (tracee_write, tracee_syscall, tracee_scratch, tracee_rescue_apply,
     tracee_spawn_rescue, att_rsys), or a file of resolve/ or of the ELF layer calls any tracee_
-    function: attach.h holds the session, whose struct tracee makes
-    tracee.h reachable from every room, so calls are checked as well as
-    direct includes.
+    function: attach/session.h holds the session, whose struct tracee makes
+    tracee.h reachable from every attach room, so calls are checked as well
+    as direct includes.
 
 Usage: tests/layers/check.py [--root DIR] [--summary FILE] [--self-test]
 
@@ -89,6 +92,8 @@ WRITERS = {'inject', 'features'}
 WRITE_HEADERS = {'src/attach/target/tracee_write.h', 'src/attach/inject/session_internal.h'}
 WRITE_IMPL = {'src/attach/target/tracee.c', 'src/attach/target/spawn.c',
               'src/attach/target/tracee_write.h'}
+# The session's definition: attach's own (struct att_session is opaque elsewhere).
+ATTACH_OWN = {'src/attach/session.h'}
 WRITE_CALLS = re.compile(r'\b(tracee_write|tracee_syscall|tracee_scratch|tracee_rescue_apply|tracee_spawn_rescue|att_rsys)\s*\(')
 PTRACE_CALLS = re.compile(r'\b(tracee_[a-z_]+)\s*\(')
 NO_PTRACE = {'resolve', 'elf'}
@@ -171,6 +176,10 @@ def check(root):
             elif other not in MAY_USE[room]:
                 bad.append(f'{rel}:{line}: {room}/ may not include {inc} ({other}/)')
                 continue
+            if inc in ATTACH_OWN and not rel.startswith('src/attach/'):
+                bad.append(f'{rel}:{line}: only src/attach/ may include {inc} (the session '
+                           f'is opaque outside attach: use the accessors of attach.h)')
+                continue
             if inc in WRITE_HEADERS and room not in WRITERS and rel not in WRITE_IMPL:
                 bad.append(f'{rel}:{line}: only inject/ and features/ may include {inc} '
                            f'(it changes the target)')
@@ -201,7 +210,7 @@ SELF_TESTS = [
     ('resolve including ptrace',
      'src/attach/resolve/dwarf.c', '#include "attach/target/tracee.h"\n',
      'resolve/ may not include src/attach/target/tracee.h'),
-    ('resolve calling ptrace through attach.h',
+    ('resolve calling ptrace through the session\'s struct tracee',
      'src/attach/resolve/names.c',
      'static int peek(struct tracee *t) { char c; return tracee_read(t, 0, &c, 1); }\n',
      'resolve/ reads files only, yet calls tracee_read()'),
@@ -215,6 +224,9 @@ SELF_TESTS = [
      'tools/ubt.c',
      'static int poke(struct tracee *t) { return tracee_write(t, 0, "", 1); }\n',
      'yet tools/ calls tracee_write()'),
+    ('the driver reading the session\'s fields',
+     'tools/ubt.c', '#include "attach/session.h"\n',
+     'only src/attach/ may include src/attach/session.h'),
     ('output including the session',
      'src/output/output.c', '#include "attach/attach.h"\n',
      'output/ may not include src/attach/attach.h'),

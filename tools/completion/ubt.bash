@@ -1,14 +1,19 @@
 # bash completion for ubt (installed as DATADIR/bash-completion/completions/ubt;
 # to try it from a source tree: `source tools/completion/ubt.bash`).
 #
-# Completes options and their values (-p: process ids, --dump/-f/-B: the
-# accepted words, -o/-I/--include: files), script files, and probe names:
+# Completes options and their values (-p: process ids, -d/--dump/-f/-B: the
+# accepted words (after -d, the stages as well as script files: `-d` alone
+# is bpftrace's dry run), -o/-I/--include: files), script files, and probe
+# names:
 # after `-e '` or `-l `, a word like `uprobe:./prog:ha` or `usdt:./prog:`
 # completes from `ubt -l 'uprobe:./prog:*'`, and with `-p PID` on the line
 # from `ubt -l -p PID` (bpftrace's listing, as SPDK's gen.py reads it).
 
 _ubt_opts="-e -p -c -l -v -q -o -f -B -d -dd --dump --dry-run --info -h --help -V --version
 -k -kk --unsafe --usdt-file-activation --no-warnings -b --btf -I --include"
+
+# the stages of -d STAGE and --dump STAGE (tools/ubt_args.c dump_stages)
+_ubt_stages="ast types ir asm sites link rsys"
 
 # _ubt_probes UBT PID CUR: probe names starting with CUR
 _ubt_probes() {
@@ -61,7 +66,11 @@ _ubt() {
 		COMPREPLY=($(compgen -W "$(ps -e -o pid= 2>/dev/null)" -- "$cur"))
 		return ;;
 	-c) COMPREPLY=($(compgen -c -- "$cur")); return ;;
-	--dump) COMPREPLY=($(compgen -W "ast types ir asm sites" -- "$cur")); return ;;
+	--dump) COMPREPLY=($(compgen -W "$_ubt_stages" -- "$cur")); return ;;
+	-d)
+		[[ $cur == -* ]] && { COMPREPLY=($(compgen -W "$_ubt_opts" -- "$cur")); return; }
+		COMPREPLY=($(compgen -W "$_ubt_stages" -- "$cur") $(compgen -f -X '!*.bt' -- "$cur"))
+		return ;;
 	-f) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
 	-B) COMPREPLY=($(compgen -W "none line full" -- "$cur")); return ;;
 	-o | --include) COMPREPLY=($(compgen -f -- "$cur")); return ;;

@@ -20,7 +20,7 @@
  * loader event, and ubt no
  * system call while nothing is loaded.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/features/features.h"
 #include "attach/inject/session_internal.h"
 #include "util/util.h"
@@ -57,14 +57,14 @@ int att_dl_plan(struct att_session *s, struct proc_map *maps, int nmaps)
 	if (!pending)
 		return 0;
 	const struct proc_map *ld = find_loader(maps, nmaps);
-	struct elf_file f;
-	struct elf_symbol fn = {0}, rd = {0};
+	struct ef_file f;
+	struct ef_symbol fn = {0}, rd = {0};
 	uint64_t bias;
 	int ret = -ENOENT;
 	if (ld && !(ret = att_open_mapped(s, ld, maps, nmaps, &f, &bias))) {
-		if (!(ret = elf_find_func(&f, "_dl_debug_state", &fn)))
-			ret = elf_find_symbol(&f, "_r_debug", &rd);
-		elf_file_close(&f);
+		if (!(ret = ef_find_func(&f, "_dl_debug_state", &fn)))
+			ret = ef_find_symbol(&f, "_r_debug", &rd);
+		ef_close(&f);
 	}
 	/* one internal site; `ret` alone is shorter than a jump: then an
 	 * int3, handled in the target (a few us per dlopen) */

@@ -23,7 +23,7 @@
  * a stopped thread that has our signal in hand is told not to take it.
  * Nothing of ours is left: /proc/PID/timers is empty and SigCgt clear.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/features/features.h"
 #include "attach/target/target.h"
 #include "attach/inject/session_internal.h"

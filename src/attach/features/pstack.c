@@ -25,7 +25,7 @@
  * signal frame is ~3.5 KiB).  Mapped MAP_NORESERVE: a stack costs only the
  * pages its thread touches (a printf handler: one page).
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/features/features.h"
 #include "attach/inject/session_internal.h"
 #include "util/util.h"

@@ -24,7 +24,7 @@
  * SIGTRAP action is kept for chaining instead of installed, and SIGTRAP
  * is left out of a mask that would block it.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/features/features.h"
 #include "attach/inject/session_internal.h"
 #include "elf/elfsym.h"
@@ -56,7 +56,7 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
 	if (!reads && !traps)
 		return 0;
 	const struct proc_map *libc = proc_find_libc(maps, nmaps);
-	struct elf_file f;
+	struct ef_file f;
 	uint64_t bias;
 	int ret = -ENOENT, added = 0;
 	if (libc && !(ret = att_open_mapped(s, libc, maps, nmaps, &f, &bias))) {
@@ -67,7 +67,7 @@ int att_read_plan(struct att_session *s, const struct cg_object *obj, struct pro
 			else if (r != -EEXIST)
 				ret = r;
 		}
-		elf_file_close(&f);
+		ef_close(&f);
 	}
 	if (ret) {
 		/* take back what was added: reads then always use the system call */

@@ -15,7 +15,7 @@
  * that still holds a trampoline's stub, so after detach no return address
  * points into ubt's code.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/features/features.h"
 #include "elf/elfsym.h"
 #include "attach/inject/session_internal.h"
@@ -69,12 +69,12 @@ static int plan_fde_hooks(struct att_session *s, struct proc_map *maps, int nmap
 {
 	int added = 0;
 	for (int i = 0; i < nmaps; i++) {
-		struct elf_file f;
+		struct ef_file f;
 		uint64_t bias;
 		if (!unwinder_file(s, &maps[i]) || att_open_mapped(s, &maps[i], maps, nmaps, &f, &bias))
 			continue;
 		int ret = att_add_internal_func(s, &f, bias, "_Unwind_Find_FDE", "rt_ret_unwind_fde");
-		elf_file_close(&f);
+		ef_close(&f);
 		if (!ret)
 			added++;
 		else if (ret != -ENOENT)
@@ -97,12 +97,12 @@ int att_ret_plan(struct att_session *s, struct proc_map *maps, int nmaps)
 		return 0;
 	s->ret_fde_hooked = plan_fde_hooks(s, maps, nmaps) > 0;
 	const struct proc_map *libc = proc_find_libc(maps, nmaps);
-	struct elf_file f;
+	struct ef_file f;
 	int ret = -ENOENT;
 	uint64_t bias;
 	if (libc && !(ret = att_open_mapped(s, libc, maps, nmaps, &f, &bias))) {
 		ret = att_add_internal_func(s, &f, bias, "_dl_find_object", "rt_ret_unwind");
-		elf_file_close(&f);
+		ef_close(&f);
 	}
 	if (ret && ret != -EEXIST && !s->ret_fde_hooked)
 		fprintf(stderr, "WARNING: cannot probe _dl_find_object in libc (%s): C++ exceptions, "

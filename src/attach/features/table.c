@@ -10,7 +10,7 @@
  * adds ubt's own sites that safe reads then see), then safe reads, late
  * libraries, probe stacks, profile timers and USDT semaphores.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/features/features.h"
 #include "attach/inject/session_internal.h"
 #include "runtime/abi.h"

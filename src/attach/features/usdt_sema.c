@@ -8,7 +8,7 @@
  * with every other tracer (the kernel's ref_ctr_offset adjusts the same
  * 2-byte counter), so they are only ever incremented and decremented.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/features/features.h"
 #include "attach/inject/session_internal.h"
 #include "util/util.h"

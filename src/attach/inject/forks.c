@@ -23,7 +23,7 @@
  *   55d0c0a00000-55d0c0a03000 r-xs 00000000 00:01 118   /memfd:ubt (deleted)
  *                                           ^^^^^ ^^^ memfd_dev, memfd_ino
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/target/target.h"
 #include "elf/elfsym.h"
 #include "attach/inject/session_internal.h"
@@ -286,7 +286,7 @@ int att_vfork_plan(struct att_session *s, struct proc_map *maps, int nmaps)
 {
 	static const char *const syms[] = {"vfork", "posix_spawn", "posix_spawnp"};
 	const struct proc_map *libc = proc_find_libc(maps, nmaps);
-	struct elf_file f;
+	struct ef_file f;
 	uint64_t bias;
 	if (!libc || att_open_mapped(s, libc, maps, nmaps, &f, &bias))
 		return 0;
@@ -297,6 +297,6 @@ int att_vfork_plan(struct att_session *s, struct proc_map *maps, int nmaps)
 					"children report the parent's pid and tid\n",
 				syms[i], strerror(-r));
 	}
-	elf_file_close(&f);
+	ef_close(&f);
 	return 0;
 }

@@ -48,9 +48,23 @@ static bool writable_forbidden(const char *name, const GElf_Shdr *sh)
 	return strncmp(name, ".data.rel.ro", 12) != 0;
 }
 
+static void add_section(struct link_image *img, const char *input, const char *name,
+			uint64_t addr, const GElf_Shdr *sh)
+{
+	img->secs = xrealloc(img->secs, (img->nsecs + 1) * sizeof(*img->secs));
+	img->secs[img->nsecs++] = (struct link_section){
+		.input = xstrdup(input),
+		.name = xstrdup(name),
+		.addr = addr,
+		.size = sh->sh_size,
+		.exec = (sh->sh_flags & SHF_EXECINSTR) != 0,
+		.write = (sh->sh_flags & SHF_WRITE) != 0,
+	};
+}
+
 /* Pass 1: place the sections of one object; returns the next free offset. */
 static int place_sections(struct obj_state *o, const struct link_input *in, uint64_t base,
-			  uint64_t *off, char *err, size_t errlen)
+			  uint64_t *off, struct link_image *img, char *err, size_t errlen)
 {
 	size_t shstrndx;
 	elf_getshdrstrndx(o->elf, &shstrndx);
@@ -73,6 +87,7 @@ static int place_sections(struct obj_state *o, const struct link_input *in, uint
 		uint64_t align = sh.sh_addralign ? sh.sh_addralign : 1;
 		*off = ALIGN_UP(*off, align);
 		o->sec_addr[elf_ndxscn(scn)] = base + *off;
+		add_section(img, in->name, name ? name : "?", base + *off, &sh);
 		*off += sh.sh_size;
 	}
 	return 0;
@@ -115,7 +130,18 @@ static int collect_globals(struct obj_state *o, struct link_image *img, const ch
 	return 0;
 }
 
-static int symbol_addr(struct obj_state *o, const struct link_image *img,
+/* The externs the inputs referred to, each once, for `-d link`. */
+static void note_extern(struct link_image *img, const char *name, uint64_t addr)
+{
+	for (int i = 0; i < img->nexterns; i++)
+		if (!strcmp(img->externs[i].name, name))
+			return;
+	img->externs = xrealloc(img->externs, (img->nexterns + 1) * sizeof(*img->externs));
+	img->externs[img->nexterns].name = xstrdup(name);
+	img->externs[img->nexterns++].addr = addr;
+}
+
+static int symbol_addr(struct obj_state *o, struct link_image *img,
 		       const struct link_extern *ext, int next, size_t symi, uint64_t *addr,
 		       const char **symname)
 {
@@ -138,10 +164,12 @@ static int symbol_addr(struct obj_state *o, const struct link_image *img,
 	for (int i = 0; i < next; i++)
 		if (!strcmp(ext[i].name, name)) {
 			*addr = ext[i].addr;
+			note_extern(img, name, *addr);
 			return 0;
 		}
 	return -ENOENT;
 }
+
 
 /* GOT entries: one per distinct target address, appended after the sections. */
 struct got {
@@ -272,7 +300,7 @@ int link_objects(const struct link_input *in, int nin, uint64_t base,
 				   in[i].name);
 			goto out;
 		}
-		if ((ret = place_sections(&objs[i], &in[i], base, &off, err, errlen)))
+		if ((ret = place_sections(&objs[i], &in[i], base, &off, out, err, errlen)))
 			goto out;
 	}
 	for (i = 0; i < nin; i++)
@@ -299,6 +327,8 @@ int link_objects(const struct link_input *in, int nin, uint64_t base,
 	if (got.n)
 		memcpy(out->bytes + off, got.vals, got.n * 8);
 	out->size = off + got.n * 8;
+	out->got = got.base;
+	out->ngot = got.n;
 out:
 	for (i = 0; i < nin; i++) {
 		if (objs[i].elf)
@@ -318,6 +348,14 @@ void link_image_free(struct link_image *img)
 	for (int i = 0; i < img->nsyms; i++)
 		free(img->syms[i].name);
 	free(img->syms);
+	for (int i = 0; i < img->nsecs; i++) {
+		free(img->secs[i].input);
+		free(img->secs[i].name);
+	}
+	free(img->secs);
+	for (int i = 0; i < img->nexterns; i++)
+		free(img->externs[i].name);
+	free(img->externs);
 	free(img->bytes);
 	memset(img, 0, sizeof(*img));
 }

@@ -14,6 +14,7 @@
 #define UBT_LINK_H
 
 #include <stdint.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct link_input {
@@ -33,12 +34,26 @@ struct link_symbol {
 	uint64_t addr;
 };
 
+/* A section of an input as placed in the image (for `-d link`). */
+struct link_section {
+	char *input; /* link_input.name */
+	char *name;
+	uint64_t addr, size;
+	bool exec, write; /* SHF_EXECINSTR, SHF_WRITE (.data.rel.ro*) */
+};
+
 struct link_image {
 	uint8_t *bytes; /* size bytes, to be placed at base */
 	size_t size;
 	uint64_t base;
 	struct link_symbol *syms; /* global symbols defined by the inputs */
 	int nsyms;
+	struct link_section *secs; /* every placed section, in address order */
+	int nsecs;
+	uint64_t got;                /* the GOT's address, after the sections */
+	int ngot;                    /* its entries */
+	struct link_symbol *externs; /* the externs the inputs referred to, with their addresses */
+	int nexterns;
 };
 
 /*

@@ -11,7 +11,7 @@
  * is inside them; otherwise they stay as inert pages.  Sites of libraries
  * loaded after attach are armed here too (att_arm_late).
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "elf/elfsym.h"
 #include "util/util.h"
 #include "attach/inject/session_internal.h"

@@ -16,7 +16,7 @@
  * the main code get trampoline islands of their own; BEGIN/END code gets
  * RWX memory in ubt near its view of the data.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/target/target.h"
 #include "elf/elfsym.h"
 #include "util/util.h"
@@ -98,6 +98,8 @@ int att_rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t 
 	     uint64_t a5, uint64_t a6, int64_t *out)
 {
 	int ret = tracee_syscall(&s->t, nr, a1, a2, a3, a4, a5, a6, out);
+	if (s->rsys_out)
+		att_dump_rsys(s, nr, (const uint64_t[6]){a1, a2, a3, a4, a5, a6}, ret, ret ? 0 : *out);
 	if (ret)
 		return ret;
 	return *out < 0 && *out > -4096 ? (int)*out : 0;

@@ -9,7 +9,7 @@
  * ptrace), which is why this is inject's and not resolve's: resolve reads
  * files only.  Several points at one address share one site.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/inject/session_internal.h"
 #include "elf/elfsym.h"
 #include "util/util.h"

@@ -8,7 +8,7 @@
  * sites, detaching and the late arming of dlopen'ed libraries are patch.c's.
  * Both share this file's internal helpers through session_internal.h.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/target/target.h"
 #include "elf/elfsym.h"
 #include "util/util.h"
@@ -164,13 +164,13 @@ static int check_foreign_breakpoints(struct att_session *s, const struct proc_ma
  * closes it), or -errno with nothing open.
  */
 int att_open_mapped(const struct att_session *s, const struct proc_map *m,
-		    const struct proc_map *maps, int nmaps, struct elf_file *f, uint64_t *bias)
+		    const struct proc_map *maps, int nmaps, struct ef_file *f, uint64_t *bias)
 {
 	char *path = xasprintf("/proc/%d/root%s", s->t.pid, m->path);
-	int ret = elf_file_open(f, path);
+	int ret = ef_open(f, path);
 	free(path);
 	if (!ret && (ret = proc_load_bias(maps, nmaps, f, bias)))
-		elf_file_close(f);
+		ef_close(f);
 	return ret;
 }
 
@@ -212,11 +212,11 @@ int att_add_internal_site(struct att_session *s, uint64_t addr, uint64_t size,
  * the function named sym in f, loaded at bias: 0, -EEXIST when the script
  * probes that function itself, or -errno (nothing added).
  */
-int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bias,
+int att_add_internal_func(struct att_session *s, struct ef_file *f, uint64_t bias,
 			  const char *sym, const char *handler)
 {
-	struct elf_symbol es = {0};
-	int ret = elf_find_func(f, sym, &es);
+	struct ef_symbol es = {0};
+	int ret = ef_find_func(f, sym, &es);
 	if (ret)
 		return ret;
 	uint64_t addr = bias + es.value, size = es.size;
@@ -230,16 +230,16 @@ int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bi
 int att_point_bias(const struct att_session *s, const struct att_point *p,
 		   const struct proc_map *maps, int nmaps, uint64_t *bias)
 {
-	struct elf_file f = {0};
+	struct ef_file f = {0};
 	/* the file as the target sees it, through its root */
 	char *path = p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
 			     ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
 			     : xstrdup(p->path);
-	int ret = elf_file_open(&f, path);
+	int ret = ef_open(&f, path);
 	free(path);
 	if (!ret) {
 		ret = proc_load_bias(maps, nmaps, &f, bias);
-		elf_file_close(&f);
+		ef_close(&f);
 	}
 	return ret;
 }

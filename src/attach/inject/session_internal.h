@@ -14,7 +14,7 @@
 #ifndef UBT_ATTACH_SESSION_INTERNAL_H
 #define UBT_ATTACH_SESSION_INTERNAL_H
 
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/target/tracee_write.h"
 
 #include <stdint.h>
@@ -36,12 +36,12 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps);
 int att_point_bias(const struct att_session *s, const struct att_point *p,
 		   const struct proc_map *maps, int nmaps, uint64_t *bias);
 int att_place_sites(struct att_session *s, int first);
-struct elf_file;
+struct ef_file;
 int att_open_mapped(const struct att_session *s, const struct proc_map *m,
-		    const struct proc_map *maps, int nmaps, struct elf_file *f, uint64_t *bias);
+		    const struct proc_map *maps, int nmaps, struct ef_file *f, uint64_t *bias);
 int att_add_internal_site(struct att_session *s, uint64_t addr, uint64_t size,
 			  const char *handler, bool jmp_only);
-int att_add_internal_func(struct att_session *s, struct elf_file *f, uint64_t bias,
+int att_add_internal_func(struct att_session *s, struct ef_file *f, uint64_t bias,
 			  const char *sym, const char *handler);
 
 /* plan_mid.c: says that p's library is not loaded in the target (its
@@ -148,6 +148,11 @@ int att_sig_install(struct att_session *s, int sig, const struct rt_sigaction_k 
 void att_sig_restore(struct att_session *s, int sig, uint64_t ours,
 		     const struct rt_sigaction_k *old, bool *installed);
 int att_sig_current(struct att_session *s, int sig, struct rt_sigaction_k *cur);
+
+/* dump.c: -d rsys, one remote system call (from att_rsys; s->rsys_out set):
+ * err is tracee_syscall()'s, result the call's when err is 0 */
+void att_dump_rsys(const struct att_session *s, long nr, const uint64_t args[6], int err,
+		   int64_t result);
 
 /* placement.c */
 int att_rsys(struct att_session *s, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,

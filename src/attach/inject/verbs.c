@@ -8,7 +8,7 @@
  * feature has already reported, and the caller undoes the session as on
  * any other error (detach and the watchdog call every undoing verb).
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/inject/session_internal.h"
 
 #define EACH_FEATURE(f) for (const struct att_feature *const *f = att_features; *f; f++)

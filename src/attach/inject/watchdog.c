@@ -19,7 +19,7 @@
  * The watchdog ignores SIGINT, SIGTERM and SIGHUP: Ctrl-C reaches the
  * whole process group, and ubt, not the watchdog, handles it.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "attach/target/target.h"
 #include "attach/inject/session_internal.h"
 #include "util/util.h"

@@ -31,7 +31,7 @@
  * save: they stay in the record with type TY_NONE, so sema can say why
  * `args.x` cannot be read (bpftrace 0.17 reads the wrong register).
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "elf/findlib.h"
 #include "util/util.h"
 
@@ -838,7 +838,7 @@ struct object_walk {
 	uint64_t vaddr, size;
 };
 
-static bool object_sym(const struct elf_sym *s, void *arg)
+static bool object_sym(const struct ef_sym *s, void *arg)
 {
 	struct object_walk *w = arg;
 	if (!s->defined || s->type != STT_OBJECT || strcmp(s->name, w->name))
@@ -851,12 +851,12 @@ static bool object_sym(const struct elf_sym *s, void *arg)
 /* A defined data symbol (STT_OBJECT, STT_TLS excluded) by name, .symtab then .dynsym. */
 static bool find_object(const char *path, const char *name, uint64_t *vaddr, uint64_t *size)
 {
-	struct elf_file f;
+	struct ef_file f;
 	struct object_walk w = {name};
-	if (elf_file_open(&f, path))
+	if (ef_open(&f, path))
 		return false;
-	bool found = elf_foreach_sym(&f, object_sym, &w);
-	elf_file_close(&f);
+	bool found = ef_foreach_sym(&f, object_sym, &w);
+	ef_close(&f);
 	if (found)
 		*vaddr = w.vaddr, *size = w.size;
 	return found;
@@ -921,15 +921,15 @@ static void uaddr_bind(struct bind_walk *w, struct ast_node *n, int depth)
 	if (!n || depth > AST_MAX_DEPTH)
 		return;
 	if (n->kind == AST_CALL && n->sym_file && w->maps) {
-		struct elf_file f;
+		struct ef_file f;
 		uint64_t bias = 0;
-		if (elf_file_open(&f, n->sym_file) == 0) {
+		if (ef_open(&f, n->sym_file) == 0) {
 			if (proc_load_bias(w->maps, w->nmaps, &f, &bias)) {
 				diag_sys(NULL, "uaddr(\"%s\"): %s is not loaded in pid %d", n->kids[0]->str,
 					 n->sym_file, (int)w->pid);
 				w->ret = -ENOENT;
 			}
-			elf_file_close(&f);
+			ef_close(&f);
 		}
 		n->cval = n->sym_vaddr + bias;
 	}

@@ -137,7 +137,7 @@ struct func_match {
 };
 
 /* as bpftrace: the mangled name matches, or its demangled form does */
-static void func_match(const struct elf_func *ef, void *arg)
+static void func_match(const struct ef_func *ef, void *arg)
 {
 	struct func_match *m = arg;
 	if (strstr(ef->name, ".part."))
@@ -162,8 +162,8 @@ static void func_match(const struct elf_func *ef, void *arg)
 static void list_funcs(struct list_ctx *c, const char *type, const char *path, const char *shown,
 		       const char *pat, bool quiet)
 {
-	struct elf_file f;
-	if (elf_file_open(&f, path)) {
+	struct ef_file f;
+	if (ef_open(&f, path)) {
 		if (!quiet)
 			diag_error(c->diags, c->a->loc, "%s target file '%s' is not an ELF file", type,
 				   shown);
@@ -171,7 +171,7 @@ static void list_funcs(struct list_ctx *c, const char *type, const char *path, c
 	}
 	c->nfiles++;
 	struct func_match m = {pat, NULL, 0};
-	elf_foreach_func(&f, func_match, &m);
+	ef_foreach_func(&f, func_match, &m);
 	struct att_dwarf *dw = NULL;
 	static bool warned; /* bpftrace says it once */
 	if (c->verbose && m.n && !(dw = att_dwarf_open(path)) && !warned) {
@@ -189,16 +189,16 @@ static void list_funcs(struct list_ctx *c, const char *type, const char *path, c
 	}
 	free(m.v);
 	att_dwarf_close(dw);
-	elf_file_close(&f);
+	ef_close(&f);
 }
 
 /* USDT probes of path matching the patterns (prov NULL: any provider). */
 static void list_usdt(struct list_ctx *c, const char *path, const char *shown, const char *prov,
 		      const char *name, bool quiet)
 {
-	struct elf_file f;
+	struct ef_file f;
 	struct usdt_notes notes;
-	if (elf_file_open(&f, path)) {
+	if (ef_open(&f, path)) {
 		if (!quiet)
 			diag_error(c->diags, c->a->loc, "usdt target file '%s' is not an ELF file",
 				   shown);
@@ -213,7 +213,7 @@ static void list_usdt(struct list_ctx *c, const char *path, const char *shown, c
 		}
 		usdt_notes_free(&notes);
 	}
-	elf_file_close(&f);
+	ef_close(&f);
 }
 
 /*

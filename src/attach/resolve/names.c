@@ -21,7 +21,7 @@
  * its return address (as `func` does), costs a table search per use and
  * a string copy into every map key.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "util/util.h"
 
 #include <errno.h>

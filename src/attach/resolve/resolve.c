@@ -25,7 +25,7 @@
  * trampoline, which saves every register); inject/plan_mid.c plans
  * those once the process is open.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "elf/elfsym.h"
 #include "elf/findlib.h"
 #include "util/demangle.h"
@@ -155,7 +155,7 @@ struct syms_ctx {
 	bool want_dem;
 };
 
-static void syms_add(const struct elf_func *ef, void *arg)
+static void syms_add(const struct ef_func *ef, void *arg)
 {
 	struct syms_ctx *c = arg;
 	struct fsyms *out = c->out;
@@ -197,11 +197,11 @@ static bool name_better(const struct fsym *x, const struct fsym *y)
 
 /* Function symbols as bpftrace sees them (elfsym.c: .symtab, .dynsym, the
  * debug file), a name at one address once, with its best rank. */
-static void syms_read(struct elf_file *f, struct fsyms *out, bool want_dem)
+static void syms_read(struct ef_file *f, struct fsyms *out, bool want_dem)
 {
 	memset(out, 0, sizeof(*out));
 	struct syms_ctx c = {out, want_dem};
-	elf_foreach_func(f, syms_add, &c);
+	ef_foreach_func(f, syms_add, &c);
 	if (out->n)
 		qsort(out->v, out->n, sizeof(*out->v), fsym_cmp);
 	int k = 0;
@@ -244,7 +244,7 @@ static struct syms_cache {
 } syms_cache[SYMS_CACHE];
 static int syms_cache_next;
 
-static const struct fsyms *syms_get(struct elf_file *f, bool want_dem)
+static const struct fsyms *syms_get(struct ef_file *f, bool want_dem)
 {
 	for (int i = 0; i < SYMS_CACHE; i++) {
 		struct syms_cache *e = &syms_cache[i];
@@ -274,7 +274,7 @@ static const struct fsym *syms_around(const struct fsyms *s, uint64_t vaddr)
 }
 
 /* Reads len bytes of the file at link-time address vaddr (from its PT_LOAD). */
-static int read_vaddr(struct elf_file *f, uint64_t vaddr, uint8_t *buf, size_t len)
+static int read_vaddr(struct ef_file *f, uint64_t vaddr, uint8_t *buf, size_t len)
 {
 	size_t n;
 	if (elf_getphdrnum(f->elf, &n) < 0)
@@ -292,7 +292,7 @@ static int read_vaddr(struct elf_file *f, uint64_t vaddr, uint8_t *buf, size_t l
 }
 
 /* vaddr is in an executable PT_LOAD segment's file bytes. */
-static bool in_code(struct elf_file *f, uint64_t vaddr)
+static bool in_code(struct ef_file *f, uint64_t vaddr)
 {
 	size_t n;
 	if (elf_getphdrnum(f->elf, &n) < 0)
@@ -307,7 +307,7 @@ static bool in_code(struct elf_file *f, uint64_t vaddr)
 }
 
 /* An executable has PT_INTERP or is ET_EXEC; a library has neither. */
-static bool is_executable(struct elf_file *f)
+static bool is_executable(struct ef_file *f)
 {
 	if (!f->is_pie)
 		return true;
@@ -328,11 +328,11 @@ static bool is_executable(struct elf_file *f)
  */
 static bool is_shared_object(const char *path)
 {
-	struct elf_file f;
-	if (elf_file_open(&f, path))
+	struct ef_file f;
+	if (ef_open(&f, path))
 		return false;
 	bool lib = f.is_pie && !is_executable(&f);
-	elf_file_close(&f);
+	ef_close(&f);
 	return lib;
 }
 
@@ -348,7 +348,7 @@ struct rctx {
 };
 
 static bool point_exists(const struct att_session *s, const struct ast_node *a,
-			 const struct elf_file *f, uint64_t vaddr)
+			 const struct ef_file *f, uint64_t vaddr)
 {
 	for (int i = 0; i < s->npoints; i++) {
 		const struct att_point *p = &s->points[i];
@@ -358,7 +358,7 @@ static bool point_exists(const struct att_session *s, const struct ast_node *a,
 	return false;
 }
 
-static struct att_point *add_point(struct rctx *c, struct elf_file *f, const char *path,
+static struct att_point *add_point(struct rctx *c, struct ef_file *f, const char *path,
 				   const char *func, uint64_t vaddr, uint64_t size)
 {
 	struct att_session *s = c->s;
@@ -373,7 +373,7 @@ static struct att_point *add_point(struct rctx *c, struct elf_file *f, const cha
 	p->vaddr = vaddr;
 	p->size = size;
 	/* a function shorter than a jmp may be patched over its fill */
-	p->fill = elf_fill_after(f, vaddr, size);
+	p->fill = ef_fill_after(f, vaddr, size);
 	p->dev = f->dev;
 	p->ino = f->ino;
 	p->main_exe = is_executable(f);
@@ -386,7 +386,7 @@ static struct att_point *add_point(struct rctx *c, struct elf_file *f, const cha
  * function's first byte): the offset must start an instruction, which the
  * function's decoded bytes tell (arch_plan_mid_site refuses anything else).
  */
-static int add_mid_point(struct rctx *c, struct elf_file *f, const char *path,
+static int add_mid_point(struct rctx *c, struct ef_file *f, const char *path,
 			 const struct fsym *fn, uint64_t vaddr, const char *shown)
 {
 	uint64_t fstart = fn ? fn->value : vaddr, fsize = fn ? fn->size : 0;
@@ -529,8 +529,8 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 {
 	const struct uspec *u = c->u;
 	char *opath = att_open_path(c->s->pid_hint, path);
-	struct elf_file f;
-	int ret = elf_file_open(&f, opath);
+	struct ef_file f;
+	int ret = ef_open(&f, opath);
 	free(opath);
 	if (ret) {
 		if (quiet_missing)
@@ -620,7 +620,7 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 		c->nmatched++;
 	}
 out:
-	elf_file_close(&f);
+	ef_close(&f);
 	return ret;
 }
 

@@ -8,7 +8,7 @@
  * tracee_* call).  It runs before any process is touched, so that bad
  * input fails here, with errors at the script's locations (struct diags).
  * Its output is the session's att_point list and USDT argument lists
- * (attach.h); inject/ turns those into sites once the process is open.
+ * (attach/session.h); inject/ turns those into sites once the process is open.
  */
 #ifndef UBT_ATTACH_RESOLVE_H
 #define UBT_ATTACH_RESOLVE_H

@@ -23,7 +23,7 @@
  * with different registers both read correctly): reading an argument costs
  * one or two loads, with no table lookup at run time.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "elf/elfsym.h"
 #include "elf/findlib.h"
 #include "attach/resolve/usdt.h"
@@ -47,18 +47,18 @@
 
 static int elf_syms_find(void *ctx, const char *name, bool tpoff, int64_t *value)
 {
-	struct elf_file *f = ctx;
-	struct elf_symbol sym;
-	if (!f || elf_find_symbol(f, name, &sym))
+	struct ef_file *f = ctx;
+	struct ef_symbol sym;
+	if (!f || ef_find_symbol(f, name, &sym))
 		return -ENOENT;
 	free(sym.name);
 	if (tpoff)
-		return elf_tls_offset(f, sym.value, value);
+		return ef_tls_offset(f, sym.value, value);
 	*value = (int64_t)sym.value;
 	return 0;
 }
 
-struct usdt_syms usdt_elf_syms(struct elf_file *f)
+struct usdt_syms usdt_elf_syms(struct ef_file *f)
 {
 	return (struct usdt_syms){elf_syms_find, f};
 }
@@ -70,7 +70,7 @@ struct around {
 	bool found;
 };
 
-static bool around_sym(const struct elf_sym *s, void *arg)
+static bool around_sym(const struct ef_sym *s, void *arg)
 {
 	struct around *a = arg;
 	if (s->defined && s->type == STT_FUNC && s->size && s->value <= a->pc &&
@@ -83,10 +83,10 @@ static bool around_sym(const struct elf_sym *s, void *arg)
 }
 
 /* The function symbol around pc (the smallest one, when several overlap). */
-static int func_around(struct elf_file *f, uint64_t pc, uint64_t *start, uint64_t *size)
+static int func_around(struct ef_file *f, uint64_t pc, uint64_t *start, uint64_t *size)
 {
 	struct around a = {.pc = pc};
-	elf_foreach_sym(f, around_sym, &a);
+	ef_foreach_sym(f, around_sym, &a);
 	*start = a.start;
 	*size = a.size;
 	return a.found ? 0 : -ENOENT;
@@ -171,7 +171,7 @@ static bool note_matches(const struct usdt_pattern *pat, const struct usdt_note 
 }
 
 static int add_location(const struct ast_node *probe, int index, const struct ast_node *a,
-			struct att_session *s, struct elf_file *f, const char *path,
+			struct att_session *s, struct ef_file *f, const char *path,
 			const struct usdt_note *note, struct diags *diags)
 {
 	struct cg_usdt_spec spec;
@@ -233,16 +233,16 @@ static int resolve_in_file(const struct ast_node *probe, int index, const struct
 			   struct att_session *s, const char *path, const struct usdt_pattern *pat,
 			   bool quiet, int *nmatched, struct diags *diags)
 {
-	struct elf_file f;
+	struct ef_file f;
 	struct usdt_notes notes;
-	if (elf_file_open(&f, path)) {
+	if (ef_open(&f, path)) {
 		if (quiet)
 			return 0;
 		diag_error(diags, a->loc, "usdt target file '%s' is not an ELF file", path);
 		return -ENOEXEC;
 	}
 	if (usdt_notes_read(&f, &notes)) {
-		elf_file_close(&f);
+		ef_close(&f);
 		if (quiet)
 			return 0;
 		diag_error(diags, a->loc, "usdt target file '%s': malformed .note.stapsdt", path);
@@ -265,7 +265,7 @@ static int resolve_in_file(const struct ast_node *probe, int index, const struct
 			diag_hint(dg, "please specify a unique namespace or use '*' to attach "
 					 "to all matched probes");
 			usdt_notes_free(&notes);
-			elf_file_close(&f);
+			ef_close(&f);
 			return -EINVAL;
 		}
 	}
@@ -277,7 +277,7 @@ static int resolve_in_file(const struct ast_node *probe, int index, const struct
 		ret = add_location(probe, index, a, s, &f, path, &notes.v[i], diags);
 	}
 	usdt_notes_free(&notes);
-	elf_file_close(&f);
+	ef_close(&f);
 	return ret;
 }
 

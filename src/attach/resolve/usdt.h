@@ -48,6 +48,6 @@ void usdt_args_parse(const char *args, uint64_t pc, const struct usdt_syms *syms
 		     struct cg_usdt_spec *spec, struct usdt_arg_errs *errs);
 
 /* The symbols of an ELF file for usdt_args_parse (usdt.c). */
-struct usdt_syms usdt_elf_syms(struct elf_file *f);
+struct usdt_syms usdt_elf_syms(struct ef_file *f);
 
 #endif

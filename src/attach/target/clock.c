@@ -4,7 +4,8 @@
  * written into the shared header before probes are armed.  Every process
  * on the machine reads the same invariant TSC.
  */
-#include "attach/attach.h"
+#include "attach/target/target.h"
+#include "runtime/abi.h"
 
 #include <time.h>
 #include <x86intrin.h>

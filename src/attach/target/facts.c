@@ -11,7 +11,7 @@
  *            whose ld.so is the same file as ubt's (same glibc build).
  *            Otherwise probes ask the kernel (gettid), which is slower.
  */
-#include "attach/attach.h"
+#include "attach/session.h"
 #include "elf/elfsym.h"
 #include "util/util.h"
 
@@ -96,17 +96,17 @@ static bool read_target_rseq(struct att_session *s, int64_t *off)
 	if (!find_ldso(s->t.pid, &m, &path))
 		return false;
 	char *p = xasprintf("/proc/%d/root%s", s->t.pid, path);
-	struct elf_file f;
+	struct ef_file f;
 	bool ok = false;
-	if (!elf_file_open(&f, p)) {
+	if (!ef_open(&f, p)) {
 		struct proc_map *maps;
 		int n;
 		uint64_t bias;
-		struct elf_symbol so, sz;
+		struct ef_symbol so, sz;
 		if (!proc_maps_read(s->t.pid, &maps, &n)) {
 			if (!proc_load_bias(maps, n, &f, &bias) &&
-			    !elf_find_symbol(&f, "__rseq_offset", &so) &&
-			    !elf_find_symbol(&f, "__rseq_size", &sz)) {
+			    !ef_find_symbol(&f, "__rseq_offset", &so) &&
+			    !ef_find_symbol(&f, "__rseq_size", &sz)) {
 				uint32_t size = 0;
 				ok = !tracee_read(&s->t, bias + so.value, off, sizeof(*off)) &&
 				     !tracee_read(&s->t, bias + sz.value, &size, sizeof(size)) &&
@@ -116,7 +116,7 @@ static bool read_target_rseq(struct att_session *s, int64_t *off)
 			}
 			proc_maps_free(maps, n);
 		}
-		elf_file_close(&f);
+		ef_close(&f);
 	}
 	free(p);
 	free(path);

@@ -290,19 +290,19 @@ static int spawn_stop_point(struct tracee *t, uint64_t *at, uint64_t *state)
 		if (maps[i].start != base || maps[i].path[0] != '/')
 			continue;
 		char *path = xasprintf("/proc/%d/root%s", (int)t->pid, maps[i].path);
-		struct elf_file f;
-		struct elf_symbol fn = {0}, rd = {0};
+		struct ef_file f;
+		struct ef_symbol fn = {0}, rd = {0};
 		uint64_t bias;
-		if (!elf_file_open(&f, path)) {
+		if (!ef_open(&f, path)) {
 			if (!proc_load_bias(maps, n, &f, &bias) &&
-			    !elf_find_func(&f, "_dl_debug_state", &fn) &&
-			    !elf_find_symbol(&f, "_r_debug", &rd) &&
+			    !ef_find_func(&f, "_dl_debug_state", &fn) &&
+			    !ef_find_symbol(&f, "_r_debug", &rd) &&
 			    debug_state_fits(t, bias + fn.value)) {
 				*at = bias + fn.value;
 				*state = bias + rd.value + 24; /* r_version, r_map, r_brk, r_state */
 				err = 0;
 			}
-			elf_file_close(&f);
+			ef_close(&f);
 		}
 		free(fn.name);
 		free(rd.name);

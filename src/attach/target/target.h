@@ -4,8 +4,8 @@
  * Room rule: target knows the process and nothing of probes: stopping and
  * reading it (tracee.h), facts probe code is compiled for (rseq, thread id
  * location), comm/uid/gid changes, its cgroup, the clock.  It includes only
- * the ELF layer, util and runtime/abi.h (and attach.h for the session it
- * reads), never resolve/, inject/ or features/.  Writing the target is
+ * the ELF layer, util and runtime/abi.h (and attach/session.h for the
+ * session it reads), never resolve/, inject/ or features/.  Writing the target is
  * tracee_write.h's, open to inject/ and features/ only
  * (tests/layers/check.py).
  */

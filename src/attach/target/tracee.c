@@ -494,9 +494,9 @@ static const uint8_t stub_code[4] = {0x0f, 0x05, 0xeb, 0xfe};
 static int stub_in_file(struct tracee *t, const struct proc_map *maps, int n,
 			const struct proc_map *m, uint64_t *addr)
 {
-	struct elf_file f;
+	struct ef_file f;
 	char *path = xasprintf("/proc/%d/root%s", (int)t->pid, m->path);
-	int err = elf_file_open(&f, path);
+	int err = ef_open(&f, path);
 	free(path);
 	if (err)
 		return err;
@@ -513,11 +513,11 @@ static int stub_in_file(struct tracee *t, const struct proc_map *maps, int n,
 		uint64_t page_end = ALIGN_UP(end, 4096ull);
 		if (page_end - end >= sizeof(stub_code) && end >= m->start && end + 4 <= m->end) {
 			*addr = end;
-			elf_file_close(&f);
+			ef_close(&f);
 			return 0;
 		}
 	}
-	elf_file_close(&f);
+	ef_close(&f);
 	return err ? err : -ENOSPC;
 }
 

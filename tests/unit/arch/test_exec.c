@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "attach/arch/arch.h"
-#include "check.h"
+#include "../check.h"
 #include "targets.h"
 
 #define SLOT 1024 /* >= arch_trampoline_max(2) */
@@ -153,10 +153,10 @@ static int probe_install(struct probe *p, const char *name, void *f, const uint6
 		return 0;
 
 	rc = arch_patch_bytes(&p->plan, (uint64_t)p->tramp, bytes);
-	CHECK_INT(rc, 0, "arch_patch_bytes");
+	CHECK_EQ(rc, 0, "arch_patch_bytes");
 	if (rc)
 		return rc;
-	CHECK_INT(set_text_prot(p->func, p->plan.orig_len, PROT_READ | PROT_WRITE | PROT_EXEC), 0,
+	CHECK_EQ(set_text_prot(p->func, p->plan.orig_len, PROT_READ | PROT_WRITE | PROT_EXEC), 0,
 		  "mprotect RWX");
 	memcpy(p->func + 1, bytes + 1, p->plan.orig_len - 1);
 	__atomic_store_n(p->func, bytes[0], __ATOMIC_RELEASE);
@@ -169,13 +169,13 @@ static void probe_remove(struct probe *p)
 	if (!p->patched)
 		return;
 	/* Another probe on the same page may have made it read-only again. */
-	CHECK_INT(set_text_prot(p->func, p->plan.orig_len, PROT_READ | PROT_WRITE | PROT_EXEC), 0,
+	CHECK_EQ(set_text_prot(p->func, p->plan.orig_len, PROT_READ | PROT_WRITE | PROT_EXEC), 0,
 		  "mprotect RWX");
 	p->func[0] = p->plan.orig[0];
 	memcpy(p->func + 1, p->plan.orig + 1, p->plan.orig_len - 1);
 	CHECK(memcmp(p->func, p->before, p->plan.orig_len) == 0, "%s: bytes after restore",
 	      p->name);
-	CHECK_INT(set_text_prot(p->func, p->plan.orig_len, PROT_READ | PROT_EXEC), 0,
+	CHECK_EQ(set_text_prot(p->func, p->plan.orig_len, PROT_READ | PROT_EXEC), 0,
 		  "mprotect RX");
 	p->patched = false;
 }
@@ -205,17 +205,17 @@ static void exec_work(void)
 		sum += fn(i);
 		want += i * 3 + g_bias;
 	}
-	CHECK_INT(sum, want, "sum of t_work results");
-	CHECK_INT(h_hits, 1000, "t_work hits");
-	CHECK_INT(h_arg0, 999, "last arg0");
-	CHECK_INT(h_arg0_sum, 499500, "sum of arg0");
-	CHECK_INT(h_misaligned, 0, "handler calls with %rsp not 16-aligned");
+	CHECK_EQ(sum, want, "sum of t_work results");
+	CHECK_EQ(h_hits, 1000, "t_work hits");
+	CHECK_EQ(h_arg0, 999, "last arg0");
+	CHECK_EQ(h_arg0_sum, 499500, "sum of arg0");
+	CHECK_EQ(h_misaligned, 0, "handler calls with %%rsp not 16-aligned");
 	g_bias = 100;
-	CHECK_INT(fn(2), 106, "t_work reads g_bias through the relocated add");
+	CHECK_EQ(fn(2), 106, "t_work reads g_bias through the relocated add");
 	g_bias = 7;
 	probe_remove(&p);
-	CHECK_INT(fn(5), 22, "t_work after restore");
-	CHECK_INT(h_hits, 1001, "no hits after restore");
+	CHECK_EQ(fn(5), 22, "t_work after restore");
+	CHECK_EQ(h_hits, 1001, "no hits after restore");
 }
 
 /* Recursion through the patched entry; addl $1,g(%rip) (imm after disp) moved. */
@@ -228,10 +228,10 @@ static void exec_fib(void)
 		return;
 	reset_handlers();
 	g_fib_calls = 0;
-	CHECK_INT(fn(20), 6765, "t_fib(20)");
+	CHECK_EQ(fn(20), 6765, "t_fib(20)");
 	CHECK(g_fib_calls > 20, "t_fib ran %ld times", (long)g_fib_calls);
-	CHECK_INT(h_hits, g_fib_calls, "t_fib hits == its own count of calls");
-	CHECK_INT(h_misaligned, 0, "misaligned handler calls");
+	CHECK_EQ(h_hits, g_fib_calls, "t_fib hits == its own count of calls");
+	CHECK_EQ(h_misaligned, 0, "misaligned handler calls");
 	probe_remove(&p);
 }
 
@@ -244,12 +244,12 @@ static void exec_sum8(void)
 	if (probe_install(&p, "t_sum8", t_sum8, count_h, 1, false, true))
 		return;
 	reset_handlers();
-	CHECK_INT(fn(1, 2, 3, 4, 5, 6, 7, 8), 204, "t_sum8(1..8)");
-	CHECK_INT(fn(10, 20, 30, 40, 50, 60, 70, 80), 2040, "t_sum8(10..80)");
-	CHECK_INT(h_hits, 2, "t_sum8 hits");
-	CHECK_INT(h_arg0, 10, "t_sum8 arg0");
-	CHECK_INT(h_stack7, 70, "t_sum8 arg 7 at regs->ret + 8");
-	CHECK_INT(h_stack8, 80, "t_sum8 arg 8 at regs->ret + 16");
+	CHECK_EQ(fn(1, 2, 3, 4, 5, 6, 7, 8), 204, "t_sum8(1..8)");
+	CHECK_EQ(fn(10, 20, 30, 40, 50, 60, 70, 80), 2040, "t_sum8(10..80)");
+	CHECK_EQ(h_hits, 2, "t_sum8 hits");
+	CHECK_EQ(h_arg0, 10, "t_sum8 arg0");
+	CHECK_EQ(h_stack7, 70, "t_sum8 arg 7 at regs->ret + 8");
+	CHECK_EQ(h_stack8, 80, "t_sum8 arg 8 at regs->ret + 16");
 	probe_remove(&p);
 }
 
@@ -262,10 +262,10 @@ static void exec_rip_first(void)
 		return;
 	reset_handlers();
 	g_val = 5;
-	CHECK_INT(fn(), 5, "t_rip_first");
+	CHECK_EQ(fn(), 5, "t_rip_first");
 	g_val = 12345;
-	CHECK_INT(fn(), 12345, "t_rip_first after g_val changed");
-	CHECK_INT(h_hits, 2, "t_rip_first hits");
+	CHECK_EQ(fn(), 12345, "t_rip_first after g_val changed");
+	CHECK_EQ(h_hits, 2, "t_rip_first hits");
 	probe_remove(&p);
 }
 
@@ -278,13 +278,13 @@ static void exec_wrap(void)
 	if (probe_install(&pw, "t_wrap", t_wrap, count_h, 1, false, true))
 		return;
 	reset_handlers();
-	CHECK_INT(fn(4), 22, "t_wrap(4)");
-	CHECK_INT(h_hits, 1, "t_wrap hits");
-	CHECK_INT(h_arg0, 4, "t_wrap arg0");
+	CHECK_EQ(fn(4), 22, "t_wrap(4)");
+	CHECK_EQ(h_hits, 1, "t_wrap hits");
+	CHECK_EQ(h_arg0, 4, "t_wrap arg0");
 	if (probe_install(&pk, "t_work", t_work, count_h, 1, false, true) == 0) {
-		CHECK_INT(fn(4), 22, "t_wrap(4) with t_work probed too");
-		CHECK_INT(h_hits, 3, "t_wrap + t_work hits");
-		CHECK_INT(h_arg0, 5, "t_work's arg0 last");
+		CHECK_EQ(fn(4), 22, "t_wrap(4) with t_work probed too");
+		CHECK_EQ(h_hits, 3, "t_wrap + t_work hits");
+		CHECK_EQ(h_arg0, 5, "t_work's arg0 last");
 		probe_remove(&pk);
 	}
 	probe_remove(&pw);
@@ -297,13 +297,13 @@ static void exec_jle_first(void)
 
 	if (probe_install(&p, "t_jle_first", t_jle_first, count_h, 1, false, true))
 		return;
-	CHECK_INT(p.plan.orig_len, 7, "t_jle_first displaces test + jle + lea");
+	CHECK_EQ(p.plan.orig_len, 7, "t_jle_first displaces test + jle + lea");
 	reset_handlers();
-	CHECK_INT(fn(5), 4, "t_jle_first(5)");
-	CHECK_INT(fn(-3), 0, "t_jle_first(-3): jle taken");
-	CHECK_INT(fn(0), 0, "t_jle_first(0): jle taken");
-	CHECK_INT(fn(1), 0, "t_jle_first(1)");
-	CHECK_INT(h_hits, 4, "t_jle_first hits");
+	CHECK_EQ(fn(5), 4, "t_jle_first(5)");
+	CHECK_EQ(fn(-3), 0, "t_jle_first(-3): jle taken");
+	CHECK_EQ(fn(0), 0, "t_jle_first(0): jle taken");
+	CHECK_EQ(fn(1), 0, "t_jle_first(1)");
+	CHECK_EQ(h_hits, 4, "t_jle_first hits");
 	probe_remove(&p);
 }
 
@@ -316,10 +316,10 @@ static void exec_call_first(void)
 		return;
 	reset_handlers();
 	g_seen_ret = NULL;
-	CHECK_INT(fn(), 42, "t_call_first");
+	CHECK_EQ(fn(), 42, "t_call_first");
 	CHECK(g_seen_ret == (uint8_t *)t_call_first + 5, "callee saw return address %p, want %p",
 	      g_seen_ret, (void *)((uint8_t *)t_call_first + 5));
-	CHECK_INT(h_hits, 1, "t_call_first hits");
+	CHECK_EQ(h_hits, 1, "t_call_first hits");
 	probe_remove(&p);
 }
 
@@ -337,19 +337,19 @@ static void exec_handler_conv(void)
 
 	if (probe_install(&p, "t_sum8", t_sum8, pm_h, 1, false, true) == 0) {
 		reset_handlers();
-		CHECK_INT(sum8(10, 20, 30, 40, 50, 60, 70, 80), 2040, "pm: t_sum8(10..80)");
-		CHECK_INT(h_hits, 1, "pm: t_sum8 hits");
-		CHECK_INT(h_arg0, 10, "pm: t_sum8 arg0");
-		CHECK_INT(h_stack7, 70, "pm: arg 7 at frame.ret + 8");
-		CHECK_INT(h_stack8, 80, "pm: arg 8 at frame.ret + 16");
-		CHECK_INT(h_misaligned, 0, "pm: misaligned handler calls");
+		CHECK_EQ(sum8(10, 20, 30, 40, 50, 60, 70, 80), 2040, "pm: t_sum8(10..80)");
+		CHECK_EQ(h_hits, 1, "pm: t_sum8 hits");
+		CHECK_EQ(h_arg0, 10, "pm: t_sum8 arg0");
+		CHECK_EQ(h_stack7, 70, "pm: arg 7 at frame.ret + 8");
+		CHECK_EQ(h_stack8, 80, "pm: arg 8 at frame.ret + 16");
+		CHECK_EQ(h_misaligned, 0, "pm: misaligned handler calls");
 		probe_remove(&p);
 	}
 	if (probe_install(&p, "t_fib", t_fib, pm_h, 1, false, true) == 0) {
 		reset_handlers();
 		g_fib_calls = 0;
-		CHECK_INT(fib(20), 6765, "pm: t_fib(20)");
-		CHECK_INT(h_hits, g_fib_calls, "pm: t_fib hits");
+		CHECK_EQ(fib(20), 6765, "pm: t_fib(20)");
+		CHECK_EQ(h_hits, g_fib_calls, "pm: t_fib hits");
 		probe_remove(&p);
 	}
 }
@@ -364,8 +364,8 @@ static void exec_chain(void)
 	if (probe_install(&p, "t_work", t_work, chain, 2, false, true))
 		return;
 	reset_handlers();
-	CHECK_INT(fn(1), 101 * 3 + 7, "t_work(1) with arg0 raised by 100");
-	CHECK_INT(h_order, 12, "handler order");
+	CHECK_EQ(fn(1), 101 * 3 + 7, "t_work(1) with arg0 raised by 100");
+	CHECK_EQ(h_order, 12, "handler order");
 	probe_remove(&p);
 }
 
@@ -383,26 +383,26 @@ static void exec_far(void)
 		int (*tf)(int) = (int (*)(int))(void *)p.tramp;
 
 		reset_handlers();
-		CHECK_INT(tf(5), 4, "far t_jle_first(5)");
-		CHECK_INT(tf(-3), 0, "far t_jle_first(-3)");
-		CHECK_INT(h_hits, 2, "far t_jle_first hits");
-		CHECK_INT(h_arg0, (uint64_t)(uint32_t)-3, "far arg0");
+		CHECK_EQ(tf(5), 4, "far t_jle_first(5)");
+		CHECK_EQ(tf(-3), 0, "far t_jle_first(-3)");
+		CHECK_EQ(h_hits, 2, "far t_jle_first hits");
+		CHECK_EQ(h_arg0, (uint64_t)(uint32_t)-3, "far arg0");
 	}
 	if (probe_install(&p, "t_call_first", t_call_first, count_h, 1, true, false) == 0) {
 		int (*tf)(void) = (int (*)(void))(void *)p.tramp;
 
 		g_seen_ret = NULL;
-		CHECK_INT(tf(), 42, "far t_call_first");
+		CHECK_EQ(tf(), 42, "far t_call_first");
 		CHECK(g_seen_ret == (uint8_t *)t_call_first + 5, "far callee saw %p", g_seen_ret);
 	}
 	if (probe_install(&p, "t_wrap", t_wrap, count_h, 1, true, false) == 0) {
 		int (*tf)(int) = (int (*)(int))(void *)p.tramp;
 
-		CHECK_INT(tf(4), 22, "far t_wrap(4)");
+		CHECK_EQ(tf(4), 22, "far t_wrap(4)");
 	}
 	/* mov g_val(%rip),%eax cannot reach g_val from there. */
 	rc = probe_install(&p, "t_rip_first", t_rip_first, count_h, 1, true, false);
-	CHECK_INT(rc, -ERANGE, "far t_rip_first");
+	CHECK_EQ(rc, -ERANGE, "far t_rip_first");
 }
 
 int main(void)
@@ -412,7 +412,7 @@ int main(void)
 	CHECK(near_mem != NULL, "no memory near %p", (void *)t_work);
 	CHECK(far_mem != NULL, "no memory far from %p", (void *)t_work);
 	if (!near_mem || !far_mem)
-		return check_summary();
+		return check_summary("arch-exec");
 
 	exec_work();
 	exec_fib();
@@ -424,5 +424,5 @@ int main(void)
 	exec_chain();
 	exec_handler_conv();
 	exec_far();
-	return check_summary();
+	return check_summary("arch-exec");
 }

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "attach/arch/arch.h"
-#include "check.h"
+#include "../check.h"
 
 #define F 0x401000ull
 #define T 0x410000ull
@@ -44,7 +44,7 @@ static int plan_jmp(const uint8_t *code, size_t len, struct arch_site_plan *plan
 {
 	int rc = arch_plan_site(code, len, F, F, plan);
 
-	CHECK_INT(rc, 0, "arch_plan_site");
+	CHECK_EQ(rc, 0, "arch_plan_site");
 	CHECK(plan->kind == ARCH_PATCH_JMP, "want a JMP plan, got INT3: %s", plan->why);
 	return rc;
 }
@@ -147,19 +147,19 @@ static void test_work(void)
 
 	if (plan_jmp(work_code, sizeof(work_code), &plan))
 		return;
-	CHECK_INT(plan.orig_len, 9, "orig_len");
-	CHECK_INT(plan.ninsns, 2, "ninsns");
+	CHECK_EQ(plan.orig_len, 9, "orig_len");
+	CHECK_EQ(plan.ninsns, 2, "ninsns");
 	CHECK(plan.insn_off[0] == 0 && plan.insn_off[1] == 3, "insn_off %d %d", plan.insn_off[0],
 	      plan.insn_off[1]);
 	CHECK(memcmp(plan.orig, work_code, 9) == 0, "orig bytes");
 
-	CHECK_INT(emit(&plan, T, &h, 1), 0, "emit");
-	CHECK_BYTES("work trampoline", tbuf, tlen, want);
-	CHECK_INT(emit(&plan, T, &far_h, 1), 0, "emit, far handler");
-	CHECK_BYTES("work trampoline, far handler", tbuf, tlen, want_far_h);
+	CHECK_EQ(emit(&plan, T, &h, 1), 0, "emit");
+	CHECK_BYTES(tbuf, tlen, want, sizeof(want), "work trampoline");
+	CHECK_EQ(emit(&plan, T, &far_h, 1), 0, "emit, far handler");
+	CHECK_BYTES(tbuf, tlen, want_far_h, sizeof(want_far_h), "work trampoline, far handler");
 
-	CHECK_INT(arch_patch_bytes(&plan, T, patch), 0, "patch");
-	CHECK_BYTES("work patch", patch, (size_t)plan.orig_len, want_patch);
+	CHECK_EQ(arch_patch_bytes(&plan, T, patch), 0, "patch");
+	CHECK_BYTES(patch, (size_t)plan.orig_len, want_patch, sizeof(want_patch), "work patch");
 
 	/* pc mapping both ways; the head (pushes, calls) is not part of the copy */
 	map_into(&plan, T, 1, F + 3, 0, T + 0x26);
@@ -174,11 +174,11 @@ static void test_work(void)
 	map_from(&plan, T, 1, T + 0x31, -ENOENT, 0);
 
 	/* The add cannot reach 0x404000 from FAR: the whole site is out of range there. */
-	CHECK_INT(emit(&plan, FAR, &h, 1), -ERANGE, "emit at FAR");
-	CHECK_INT(arch_patch_bytes(&plan, FAR, patch), -ERANGE, "patch to FAR");
+	CHECK_EQ(emit(&plan, FAR, &h, 1), -ERANGE, "emit at FAR");
+	CHECK_EQ(arch_patch_bytes(&plan, FAR, patch), -ERANGE, "patch to FAR");
 
 	/* A buffer one byte short. */
-	CHECK_INT(arch_emit_trampoline(abi(&plan), T, &h, 1, tbuf, sizeof(want) - 1, &tlen), -ENOSPC,
+	CHECK_EQ(arch_emit_trampoline(abi(&plan), T, &h, 1, tbuf, sizeof(want) - 1, &tlen), -ENOSPC,
 		  "emit into a short buffer");
 
 	/* Unknown size: only the displaced instructions are decoded, still a JMP. */
@@ -186,7 +186,7 @@ static void test_work(void)
 		uint8_t buf[ARCH_MAX_DISPLACED] = {0};
 
 		memcpy(buf, work_code, sizeof(work_code));
-		CHECK_INT(arch_plan_site(buf, 0, F, F, &plan), 0, "plan, func_len 0");
+		CHECK_EQ(arch_plan_site(buf, 0, F, F, &plan), 0, "plan, func_len 0");
 		CHECK(plan.kind == ARCH_PATCH_JMP && plan.orig_len == 9, "func_len 0: kind %d len %d",
 		      plan.kind, plan.orig_len);
 	}
@@ -220,10 +220,10 @@ static void test_work_handlers(void)
 	if (plan_jmp(work_code, sizeof(work_code), &plan))
 		return;
 	c_abi = false;
-	CHECK_INT(emit(&plan, T, &h, 1), 0, "emit");
-	CHECK_BYTES("work trampoline for probe code", tbuf, tlen, want);
-	CHECK_INT(emit(&plan, T, &far_h, 1), 0, "emit, far handler");
-	CHECK_BYTES("work trampoline for probe code, far handler", tbuf, tlen, want_far_h);
+	CHECK_EQ(emit(&plan, T, &h, 1), 0, "emit");
+	CHECK_BYTES(tbuf, tlen, want, sizeof(want), "work trampoline for probe code");
+	CHECK_EQ(emit(&plan, T, &far_h, 1), 0, "emit, far handler");
+	CHECK_BYTES(tbuf, tlen, want_far_h, sizeof(want_far_h), "work trampoline for probe code, far handler");
 	map_into(&plan, T, 1, F + 3, 0, T + 0x0d);
 	map_into(&plan, T, 1, F, 0, T + 0x0a);
 	map_from(&plan, T, 1, T + 0x0a, 0, F);
@@ -255,10 +255,10 @@ static void test_endbr(void)
 
 	if (plan_jmp(code, sizeof(code), &plan))
 		return;
-	CHECK_INT(plan.orig_len, 5, "orig_len");
-	CHECK_INT(plan.ninsns, 2, "ninsns");
-	CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit");
-	CHECK_BYTES("endbr trampoline", tbuf, tlen, want);
+	CHECK_EQ(plan.orig_len, 5, "orig_len");
+	CHECK_EQ(plan.ninsns, 2, "ninsns");
+	CHECK_EQ(emit(&plan, T, NULL, 0), 0, "emit");
+	CHECK_BYTES(tbuf, tlen, want, sizeof(want), "endbr trampoline");
 	map_into(&plan, T, 0, F + 4, 0, T + 0x1e);
 	map_from(&plan, T, 0, T + 0x1e, 0, F + 4);
 }
@@ -303,15 +303,15 @@ static void test_jle(void)
 
 	if (plan_jmp(code, sizeof(code), &plan))
 		return;
-	CHECK_INT(plan.orig_len, 5, "orig_len");
-	CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit");
-	CHECK_BYTES("jle trampoline", tbuf, tlen, want);
+	CHECK_EQ(plan.orig_len, 5, "orig_len");
+	CHECK_EQ(emit(&plan, T, NULL, 0), 0, "emit");
+	CHECK_BYTES(tbuf, tlen, want, sizeof(want), "jle trampoline");
 	map_into(&plan, T, 0, F + 3, 0, T + 0x1d);
 	map_from(&plan, T, 0, T + 0x1d, 0, F + 3);
 	map_from(&plan, T, 0, T + 0x23, 0, F + 5);
 
-	CHECK_INT(emit(&plan, FAR, NULL, 0), 0, "emit at FAR");
-	CHECK_BYTES("jle trampoline at FAR", tbuf, tlen, want_far);
+	CHECK_EQ(emit(&plan, FAR, NULL, 0), 0, "emit at FAR");
+	CHECK_BYTES(tbuf, tlen, want_far, sizeof(want_far), "jle trampoline at FAR");
 	map_into(&plan, FAR, 0, F + 3, 0, FAR + 0x1d);
 	map_from(&plan, FAR, 0, FAR + 0x1d, 0, F + 3); /* condition not evaluated yet */
 	map_from(&plan, FAR, 0, FAR + 0x1f, 0, F + 9); /* taken: as good as at the target */
@@ -342,9 +342,9 @@ static void test_call(void)
 
 	if (plan_jmp(code, sizeof(code), &plan))
 		return;
-	CHECK_INT(plan.orig_len, 5, "orig_len");
-	CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit");
-	CHECK_BYTES("call trampoline", tbuf, tlen, want);
+	CHECK_EQ(plan.orig_len, 5, "orig_len");
+	CHECK_EQ(emit(&plan, T, NULL, 0), 0, "emit");
+	CHECK_BYTES(tbuf, tlen, want, sizeof(want), "call trampoline");
 	map_into(&plan, T, 0, F, 0, T + 0x1a);
 	map_from(&plan, T, 0, T + 0x1a, 0, F);
 	map_from(&plan, T, 0, T + 0x20, 0, F + 0x100); /* return address pushed: in the callee */
@@ -382,11 +382,11 @@ static void test_tail_jmp(void)
 
 	if (plan_jmp(code, sizeof(code), &plan))
 		return;
-	CHECK_INT(plan.orig_len, 8, "orig_len");
-	CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit");
-	CHECK_BYTES("tail-call trampoline", tbuf, tlen, want);
-	CHECK_INT(emit(&plan, FAR, NULL, 0), 0, "emit at FAR");
-	CHECK_BYTES("tail-call trampoline at FAR", tbuf, tlen, want_far);
+	CHECK_EQ(plan.orig_len, 8, "orig_len");
+	CHECK_EQ(emit(&plan, T, NULL, 0), 0, "emit");
+	CHECK_BYTES(tbuf, tlen, want, sizeof(want), "tail-call trampoline");
+	CHECK_EQ(emit(&plan, FAR, NULL, 0), 0, "emit at FAR");
+	CHECK_BYTES(tbuf, tlen, want_far, sizeof(want_far), "tail-call trampoline at FAR");
 }
 
 /*
@@ -410,16 +410,16 @@ static void test_branch_inside(void)
 	struct arch_site_plan plan;
 	uint8_t patch[ARCH_MAX_DISPLACED];
 
-	CHECK_INT(arch_plan_site(code, sizeof(code), F, F, &plan), 0, "plan");
+	CHECK_EQ(arch_plan_site(code, sizeof(code), F, F, &plan), 0, "plan");
 	CHECK(plan.kind == ARCH_PATCH_INT3, "want INT3");
 	CHECK(strcmp(plan.why, "branch at func+0x7 targets func+0x3, inside the 5 patched bytes") == 0,
 	      "why: %s", plan.why);
-	CHECK_INT(plan.orig_len, 3, "int3 orig_len (the first instruction)");
-	CHECK_INT(plan.ninsns, 1, "int3 ninsns");
-	CHECK_INT(arch_patch_bytes(&plan, T, patch), 0, "int3 patch");
-	CHECK_BYTES("int3 patch", patch, (size_t)plan.orig_len, want_patch);
-	CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit the out-of-line copy");
-	CHECK_BYTES("int3 out-of-line copy", tbuf, tlen, want);
+	CHECK_EQ(plan.orig_len, 3, "int3 orig_len (the first instruction)");
+	CHECK_EQ(plan.ninsns, 1, "int3 ninsns");
+	CHECK_EQ(arch_patch_bytes(&plan, T, patch), 0, "int3 patch");
+	CHECK_BYTES(patch, (size_t)plan.orig_len, want_patch, sizeof(want_patch), "int3 patch");
+	CHECK_EQ(emit(&plan, T, NULL, 0), 0, "emit the out-of-line copy");
+	CHECK_BYTES(tbuf, tlen, want, sizeof(want), "int3 out-of-line copy");
 	map_into(&plan, T, 0, F, 0, T + 0x1a);
 
 	code[8] = 0xfc; /* jg 0x401005 */
@@ -456,32 +456,32 @@ static void test_refused(void)
 	static const uint8_t eip[] = {0x67, 0x8b, 0x05, 0x00, 0x10, 0x00, 0x00, 0xc3};
 	struct arch_site_plan plan;
 
-	CHECK_INT(arch_plan_site(jrcxz, sizeof(jrcxz), F, F, &plan), 0, "plan jrcxz");
+	CHECK_EQ(arch_plan_site(jrcxz, sizeof(jrcxz), F, F, &plan), 0, "plan jrcxz");
 	CHECK(plan.kind == ARCH_PATCH_INT3 && plan.orig_len == 2, "jrcxz: kind %d len %d", plan.kind,
 	      plan.orig_len);
 	CHECK(strcmp(plan.why, "jrcxz at func+0x0 cannot be relocated: it has only a rel8 form, "
 			       "which cannot reach back from a trampoline") == 0,
 	      "why: %s", plan.why);
-	CHECK_INT(emit(&plan, T, NULL, 0), -ENOTSUP, "emit jrcxz");
+	CHECK_EQ(emit(&plan, T, NULL, 0), -ENOTSUP, "emit jrcxz");
 
-	CHECK_INT(arch_plan_site(loop, sizeof(loop), F, F, &plan), 0, "plan loop");
+	CHECK_EQ(arch_plan_site(loop, sizeof(loop), F, F, &plan), 0, "plan loop");
 	CHECK(plan.kind == ARCH_PATCH_INT3 && plan.orig_len == 2, "loop: kind %d len %d", plan.kind,
 	      plan.orig_len);
 	CHECK(strncmp(plan.why, "loop at func+0x4 cannot be relocated", 36) == 0, "why: %s", plan.why);
-	CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit loop's out-of-line xor");
+	CHECK_EQ(emit(&plan, T, NULL, 0), 0, "emit loop's out-of-line xor");
 
-	CHECK_INT(arch_plan_site(xbegin, sizeof(xbegin), F, F, &plan), 0, "plan xbegin");
+	CHECK_EQ(arch_plan_site(xbegin, sizeof(xbegin), F, F, &plan), 0, "plan xbegin");
 	CHECK(plan.kind == ARCH_PATCH_INT3 && strncmp(plan.why, "xbegin at func+0x0", 18) == 0,
 	      "why: %s", plan.why);
 
-	CHECK_INT(arch_plan_site(int3, sizeof(int3), F, F, &plan), 0, "plan int3");
+	CHECK_EQ(arch_plan_site(int3, sizeof(int3), F, F, &plan), 0, "plan int3");
 	CHECK(plan.kind == ARCH_PATCH_INT3 && strncmp(plan.why, "int3 at func+0x3", 16) == 0,
 	      "why: %s", plan.why);
 
-	CHECK_INT(arch_plan_site(jmpw, sizeof(jmpw), F, F, &plan), 0, "plan jmpw");
+	CHECK_EQ(arch_plan_site(jmpw, sizeof(jmpw), F, F, &plan), 0, "plan jmpw");
 	CHECK(plan.kind == ARCH_PATCH_INT3, "jmpw: %s", plan.why);
 
-	CHECK_INT(arch_plan_site(eip, sizeof(eip), F, F, &plan), 0, "plan eip");
+	CHECK_EQ(arch_plan_site(eip, sizeof(eip), F, F, &plan), 0, "plan eip");
 	CHECK(plan.kind == ARCH_PATCH_INT3, "eip-relative: %s", plan.why);
 }
 
@@ -516,22 +516,22 @@ static void test_riprel_encodings(void)
 	struct arch_site_plan plan;
 
 	if (plan_jmp(vex, sizeof(vex), &plan) == 0) {
-		CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit vex");
-		CHECK_BYTES("vex trampoline", tbuf, tlen, vex_want);
-		CHECK_INT(emit(&plan, FAR, NULL, 0), -ERANGE, "vex at FAR");
+		CHECK_EQ(emit(&plan, T, NULL, 0), 0, "emit vex");
+		CHECK_BYTES(tbuf, tlen, vex_want, sizeof(vex_want), "vex trampoline");
+		CHECK_EQ(emit(&plan, FAR, NULL, 0), -ERANGE, "vex at FAR");
 	}
 	if (plan_jmp(evex, sizeof(evex), &plan) == 0) {
-		CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit evex");
-		CHECK_BYTES("evex trampoline", tbuf, tlen, evex_want);
-		CHECK_INT(emit(&plan, FAR, NULL, 0), -ERANGE, "evex at FAR");
+		CHECK_EQ(emit(&plan, T, NULL, 0), 0, "emit evex");
+		CHECK_BYTES(tbuf, tlen, evex_want, sizeof(evex_want), "evex trampoline");
+		CHECK_EQ(emit(&plan, FAR, NULL, 0), -ERANGE, "evex at FAR");
 	}
 	if (plan_jmp(cmpl, sizeof(cmpl), &plan) == 0) {
-		CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit cmpl");
-		CHECK_BYTES("cmpl trampoline", tbuf, tlen, cmpl_want);
+		CHECK_EQ(emit(&plan, T, NULL, 0), 0, "emit cmpl");
+		CHECK_BYTES(tbuf, tlen, cmpl_want, sizeof(cmpl_want), "cmpl trampoline");
 	}
 	if (plan_jmp(blend, sizeof(blend), &plan) == 0) {
-		CHECK_INT(emit(&plan, T, NULL, 0), 0, "emit vblendvps");
-		CHECK_BYTES("vblendvps trampoline", tbuf, tlen, blend_want);
+		CHECK_EQ(emit(&plan, T, NULL, 0), 0, "emit vblendvps");
+		CHECK_BYTES(tbuf, tlen, blend_want, sizeof(blend_want), "vblendvps trampoline");
 	}
 }
 
@@ -547,16 +547,16 @@ static void test_plan_edges(void)
 					    0xc3, 0x06, 0x90, 0x90, 0xc3};
 	struct arch_site_plan plan;
 
-	CHECK_INT(arch_plan_site(work_code, sizeof(work_code), F, F + 3, &plan), -ENOTSUP,
+	CHECK_EQ(arch_plan_site(work_code, sizeof(work_code), F, F + 3, &plan), -ENOTSUP,
 		  "mid-function site");
-	CHECK_INT(arch_plan_site(bad_first, sizeof(bad_first), F, F, &plan), -EINVAL,
+	CHECK_EQ(arch_plan_site(bad_first, sizeof(bad_first), F, F, &plan), -EINVAL,
 		  "undecodable first instruction");
 
-	CHECK_INT(arch_plan_site(ret, sizeof(ret), F, F, &plan), 0, "plan 1-byte function");
+	CHECK_EQ(arch_plan_site(ret, sizeof(ret), F, F, &plan), 0, "plan 1-byte function");
 	CHECK(plan.kind == ARCH_PATCH_INT3 && plan.orig_len == 1 &&
 		      strcmp(plan.why, "the function is 1 bytes long, too short for the 5-byte jmp") == 0,
 	      "1-byte function: kind %d len %d why %s", plan.kind, plan.orig_len, plan.why);
-	CHECK_INT(arch_plan_site(short3, sizeof(short3), F, F, &plan), 0, "plan 3-byte function");
+	CHECK_EQ(arch_plan_site(short3, sizeof(short3), F, F, &plan), 0, "plan 3-byte function");
 	CHECK(plan.kind == ARCH_PATCH_INT3 && plan.orig_len == 2, "3-byte function: %s", plan.why);
 
 	/*
@@ -565,27 +565,27 @@ static void test_plan_edges(void)
 	 * The fill after the ret is never executed: the jmp may cover it.
 	 */
 	static const uint8_t tiny[] = {0x8d, 0x04, 0x7f, 0xc3, 0x0f, 0x1f, 0x40, 0x00, 0xcc, 0xcc};
-	CHECK_INT(arch_plan_site_padded(tiny, 4, 6, F, F, &plan), 0, "plan 4-byte function + fill");
+	CHECK_EQ(arch_plan_site_padded(tiny, 4, 6, F, F, &plan), 0, "plan 4-byte function + fill");
 	CHECK(plan.kind == ARCH_PATCH_JMP && plan.orig_len == 5 && plan.ninsns == 2,
 	      "4-byte function over fill: kind %d len %d n %d (%s)", plan.kind, plan.orig_len,
 	      plan.ninsns, plan.why);
 	uint8_t tbuf[256];
 	size_t tlen;
 	uint64_t h = F + 0x1000;
-	CHECK_INT(arch_emit_trampoline(&plan, F + 0x100, &h, 1, tbuf, sizeof(tbuf), &tlen), 0,
+	CHECK_EQ(arch_emit_trampoline(&plan, F + 0x100, &h, 1, tbuf, sizeof(tbuf), &tlen), 0,
 		  "trampoline over fill");
-	CHECK_INT(arch_plan_site_padded(tiny, 4, 0, F, F, &plan), 0, "no fill allowed");
+	CHECK_EQ(arch_plan_site_padded(tiny, 4, 0, F, F, &plan), 0, "no fill allowed");
 	CHECK(plan.kind == ARCH_PATCH_INT3, "without fill the 4-byte function needs int3");
 	/* lea; ret followed by code, not fill: refused */
 	static const uint8_t tiny_code[] = {0x8d, 0x04, 0x7f, 0xc3, 0x55, 0x48, 0x89, 0xe5};
-	CHECK_INT(arch_plan_site_padded(tiny_code, 4, 4, F, F, &plan), 0, "plan before code");
+	CHECK_EQ(arch_plan_site_padded(tiny_code, 4, 4, F, F, &plan), 0, "plan before code");
 	CHECK(plan.kind == ARCH_PATCH_INT3, "bytes after the ret are code: int3");
 	/* a 4-byte function whose last instruction falls through cannot use fill */
 	static const uint8_t falls[] = {0x8d, 0x04, 0x7f, 0x90, 0x90, 0x90, 0x90, 0x90};
-	CHECK_INT(arch_plan_site_padded(falls, 4, 4, F, F, &plan), 0, "plan fall-through");
+	CHECK_EQ(arch_plan_site_padded(falls, 4, 4, F, F, &plan), 0, "plan fall-through");
 	CHECK(plan.kind == ARCH_PATCH_INT3, "last instruction falls through: int3");
 
-	CHECK_INT(arch_plan_site(bad_later, sizeof(bad_later), F, F, &plan), 0, "plan bad_later");
+	CHECK_EQ(arch_plan_site(bad_later, sizeof(bad_later), F, F, &plan), 0, "plan bad_later");
 	CHECK(plan.kind == ARCH_PATCH_INT3 && strncmp(plan.why, "cannot decode func+0xa", 22) == 0,
 	      "why: %s", plan.why);
 }
@@ -687,5 +687,5 @@ int main(void)
 	test_plan_edges();
 	test_window();
 	test_copies_return();
-	return check_summary();
+	return check_summary("arch");
 }

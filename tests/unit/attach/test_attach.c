@@ -26,24 +26,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                    \
-		}                                                                      \
-	} while (0)
-#define CHECK_EQ(a, b)                                                                     \
-	do {                                                                               \
-		long long a_ = (long long)(a), b_ = (long long)(b);                        \
-		if (a_ != b_) {                                                            \
-			fprintf(stderr, "FAIL %s:%d: %s == %s (%lld vs %lld, %#llx vs %#llx)\n", \
-				__FILE__, __LINE__, #a, #b, a_, b_, a_, b_);               \
-			failures++;                                                        \
-		}                                                                          \
-	} while (0)
+#include "../check.h"
 
 /* A target started with its stdin and stdout on pipes. */
 struct child {
@@ -241,11 +224,9 @@ static void test_stop_threads(const char *prog)
 	tracee_close(&t);
 
 	CHECK(read_line(&c, line, sizeof(line)));
-	CHECK(strcmp(line, "done sleep_rc=0 slept_ok=1 reader=1/x progress=1 usr1=1") == 0);
+	CHECK_STR(line, "done sleep_rc=0 slept_ok=1 reader=1/x progress=1 usr1=1");
 	int st = finish(&c);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	if (failures)
-		fprintf(stderr, "  target said: %s\n", line);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
 }
 
 /* Every live thread of pid is in t. */
@@ -352,15 +333,15 @@ static uint64_t loader_brk(pid_t pid, const struct proc_map *maps, int n)
 {
 	uint64_t base = auxv_value(pid, AT_BASE), bias, addr = 0;
 	for (int i = 0; i < n && !addr; i++) {
-		struct elf_file f;
-		struct elf_symbol sym;
-		if (maps[i].start != base || elf_file_open(&f, maps[i].path))
+		struct ef_file f;
+		struct ef_symbol sym;
+		if (maps[i].start != base || ef_open(&f, maps[i].path))
 			continue;
-		if (!proc_load_bias(maps, n, &f, &bias) && !elf_find_func(&f, "_dl_debug_state", &sym)) {
+		if (!proc_load_bias(maps, n, &f, &bias) && !ef_find_func(&f, "_dl_debug_state", &sym)) {
 			addr = bias + sym.value;
 			free(sym.name);
 		}
-		elf_file_close(&f);
+		ef_close(&f);
 	}
 	return addr;
 }
@@ -381,12 +362,12 @@ static void test_spawn(const char *prog)
 	CHECK_EQ(t.nthreads, 1);
 	CHECK_EQ(t.threads[0].tid, t.pid);
 
-	struct elf_file f;
-	struct elf_symbol sym;
+	struct ef_file f;
+	struct ef_symbol sym;
 	struct proc_map *maps;
 	int n;
 	uint64_t bias = 1, marker = 0;
-	CHECK_EQ(elf_file_open(&f, prog), 0);
+	CHECK_EQ(ef_open(&f, prog), 0);
 	CHECK_EQ(proc_maps_read(t.pid, &maps, &n), 0);
 	CHECK_EQ(proc_load_bias(maps, n, &f, &bias), 0);
 	if (auxv_value(t.pid, AT_BASE)) {
@@ -397,11 +378,11 @@ static void test_spawn(const char *prog)
 		CHECK_EQ(t.threads[0].regs.rip, auxv_value(t.pid, AT_ENTRY));
 		CHECK_EQ(t.threads[0].regs.rip, bias + f.entry);
 	}
-	CHECK_EQ(elf_find_symbol(&f, "te_marker", &sym), 0);
+	CHECK_EQ(ef_find_symbol(&f, "te_marker", &sym), 0);
 	marker = bias + sym.value;
 	free(sym.name);
 	proc_maps_free(maps, n);
-	elf_file_close(&f);
+	ef_close(&f);
 
 	int v = -1, seven = 7;
 	CHECK_EQ(tracee_read(&t, marker, &v, sizeof(v)), 0);
@@ -514,12 +495,12 @@ static void test_elfsym(const char *prog, bool pie)
 	CHECK_EQ(launch(&c, argv), 0);
 	CHECK(read_line(&c, line, sizeof(line)));
 
-	struct elf_file f;
-	struct elf_symbol sym;
+	struct ef_file f;
+	struct ef_symbol sym;
 	struct proc_map *maps;
 	int n;
 	uint64_t bias = 1;
-	CHECK_EQ(elf_file_open(&f, prog), 0);
+	CHECK_EQ(ef_open(&f, prog), 0);
 	CHECK_EQ(f.is_pie, pie);
 	CHECK_EQ(proc_maps_read(c.pid, &maps, &n), 0);
 	CHECK_EQ(proc_load_bias(maps, n, &f, &bias), 0);
@@ -530,7 +511,7 @@ static void test_elfsym(const char *prog, bool pie)
 	CHECK_EQ(tracee_open(&t, c.pid), 0);
 	const char *funcs[] = {"main", "tt_work"}, *keys[] = {"main=", "work="};
 	for (int i = 0; i < 2; i++) {
-		CHECK_EQ(elf_find_func(&f, funcs[i], &sym), 0);
+		CHECK_EQ(ef_find_func(&f, funcs[i], &sym), 0);
 		CHECK_EQ(bias + sym.value, field(line, keys[i]));
 		CHECK(sym.size > 0);
 		/* file_off names the same bytes as the runtime address. */
@@ -540,11 +521,11 @@ static void test_elfsym(const char *prog, bool pie)
 		CHECK(memcmp(in_file, in_proc, 16) == 0);
 		free(sym.name);
 	}
-	CHECK_EQ(elf_find_func(&f, "tt_marker", &sym), -ENOENT); /* an object, not a function */
-	CHECK_EQ(elf_find_symbol(&f, "tt_marker", &sym), 0);
+	CHECK_EQ(ef_find_func(&f, "tt_marker", &sym), -ENOENT); /* an object, not a function */
+	CHECK_EQ(ef_find_symbol(&f, "tt_marker", &sym), 0);
 	CHECK_EQ(bias + sym.value, field(line, "marker="));
 	free(sym.name);
-	CHECK_EQ(elf_find_func(&f, "no_such_function_here", &sym), -ENOENT);
+	CHECK_EQ(ef_find_func(&f, "no_such_function_here", &sym), -ENOENT);
 
 	/* libc has only .dynsym. */
 	const char *libc = NULL;
@@ -552,11 +533,11 @@ static void test_elfsym(const char *prog, bool pie)
 		if (strstr(maps[i].path, "/libc.so"))
 			libc = maps[i].path;
 	CHECK(libc != NULL);
-	struct elf_file lf;
-	if (libc && elf_file_open(&lf, libc) == 0) {
+	struct ef_file lf;
+	if (libc && ef_open(&lf, libc) == 0) {
 		CHECK(lf.is_pie);
 		CHECK_EQ(proc_load_bias(maps, n, &lf, &bias), 0);
-		CHECK_EQ(elf_find_func(&lf, "getpid", &sym), 0);
+		CHECK_EQ(ef_find_func(&lf, "getpid", &sym), 0);
 		/* In a -no-pie program dlsym gives the canonical PLT entry instead. */
 		if (pie)
 			CHECK_EQ(bias + sym.value, field(line, "getpid="));
@@ -565,11 +546,11 @@ static void test_elfsym(const char *prog, bool pie)
 		CHECK_EQ(tracee_read(&t, bias + sym.value, in_proc, 16), 0);
 		CHECK(memcmp(in_file, in_proc, 16) == 0);
 		free(sym.name);
-		elf_file_close(&lf);
+		ef_close(&lf);
 	}
 	tracee_close(&t);
 	proc_maps_free(maps, n);
-	elf_file_close(&f);
+	ef_close(&f);
 
 	int st = finish(&c);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -599,18 +580,18 @@ static void test_self_maps_and_libc(void)
 	for (int i = 0; i < n && !libc; i++)
 		if (strstr(maps[i].path, "/libc.so"))
 			libc = maps[i].path;
-	struct elf_file f;
-	struct elf_symbol sym;
+	struct ef_file f;
+	struct ef_symbol sym;
 	uint64_t bias = 0;
-	if (old_memcpy && libc && elf_file_open(&f, libc) == 0) {
+	if (old_memcpy && libc && ef_open(&f, libc) == 0) {
 		CHECK_EQ(proc_load_bias(maps, n, &f, &bias), 0);
-		CHECK_EQ(elf_find_func(&f, "memcpy", &sym), 0);
+		CHECK_EQ(ef_find_func(&f, "memcpy", &sym), 0);
 		CHECK(bias + sym.value != (uint64_t)(uintptr_t)old_memcpy);
 		free(sym.name);
-		CHECK_EQ(elf_find_func(&f, "getpid", &sym), 0);
+		CHECK_EQ(ef_find_func(&f, "getpid", &sym), 0);
 		CHECK_EQ(bias + sym.value, (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "getpid"));
 		free(sym.name);
-		elf_file_close(&f);
+		ef_close(&f);
 	}
 	proc_maps_free(maps, n);
 	CHECK_EQ(proc_maps_read((pid_t)0x7ffffff0, &maps, &n), -ESRCH);
@@ -629,9 +610,9 @@ int main(int argc, char **argv)
 #define RUN(call)                                                                           \
 	do {                                                                                \
 		run.name = #call;                                                           \
-		run.before = failures;                                                      \
+		run.before = check_failed;                                                      \
 		call;                                                                       \
-		printf("%s %s\n", failures == run.before ? "ok  " : "FAIL", run.name); \
+		printf("%s %s\n", check_failed == run.before ? "ok  " : "FAIL", run.name); \
 	} while (0)
 	RUN(test_self_maps_and_libc());
 	RUN(test_elfsym(argv[1], true));
@@ -643,6 +624,5 @@ int main(int argc, char **argv)
 	RUN(test_spawn(argv[4]));
 	RUN(test_spawn_path_and_errors());
 	RUN(test_errors(argv[1]));
-	printf("%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return check_summary("attach");
 }

@@ -10,17 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failed, passed;
-
-static void expect_str(const char *name, const char *got, const char *want)
-{
-	if (strcmp(got, want)) {
-		printf("FAIL %s\n  want: [%s]\n  got:  [%s]\n", name, want, got);
-		failed++;
-	} else {
-		passed++;
-	}
-}
+#include "../check.h"
 
 static struct ast_type t_int(bool sgn) { return (struct ast_type){TY_INT, 8, sgn}; }
 static struct ast_type t_str(int n) { return (struct ast_type){TY_STR, n, false}; }
@@ -33,7 +23,7 @@ static void check_fmt(const char *name, const char *fmt, int nargs, const struct
 	memcpy(pf.args, types, nargs * sizeof(*types));
 	struct buf b = {0};
 	out_format(&b, &pf, args);
-	expect_str(name, b.data ? b.data : "", want);
+	CHECK_STR(b.data ? b.data : "", want, "%s", name);
 	buf_free(&b);
 }
 
@@ -109,7 +99,7 @@ static void test_maps(void)
 	out_init(&o, f, &info, &l, data);
 	out_print_maps(&o);
 	fclose(f);
-	expect_str("maps", text, "@: 10\n@m[1, 7]: 1\n@m[2, 7]: 2\n@m[0, 7]: 3\n\n");
+	CHECK_STR(text, "@: 10\n@m[1, 7]: 1\n@m[2, 7]: 2\n@m[0, 7]: 3\n\n", "maps");
 	free(text);
 	out_fini(&o);
 	free(data);
@@ -176,48 +166,42 @@ static void test_hostile(void)
 	put_rec(data, &l, &head, 32, RT_EV_MAP, 0, &mo, sizeof(mo));
 	put_rec(data, &l, &head, 32, RT_EV_PRINTF, 7, &args, sizeof(args));
 	char *t = drain(&o, data, &l, head);
-	expect_str("short record, forged ids", t, "v -3 ok|\nv -3 |\n");
+	CHECK_STR(t, "v -3 ok|\nv -3 |\n", "short record, forged ids");
 	free(t);
-	if (out_bad_count() != 2) {
-		printf("FAIL forged records: %llu reported, want 2\n",
-		       (unsigned long long)out_bad_count());
-		failed++;
-	}
+	CHECK_EQ(out_bad_count(), 2, "forged records reported");
 
 	/* a record longer than what is pending, then one of length 0: the
 	 * rest of the ring is skipped and reading resumes at the head */
 	uint64_t start = head;
 	put_rec(data, &l, &head, 4000, RT_EV_PRINTF, 0, &args, sizeof(args));
 	t = drain(&o, data, &l, start + 64);
-	expect_str("record past the head", t ? t : "", "");
+	CHECK_STR(t ? t : "", "", "record past the head");
 	free(t);
 	head = start + 64;
 	start = head;
 	put_rec(data, &l, &head, 0, RT_EV_PRINTF, 0, &args, sizeof(args));
 	head = start + 32;
 	t = drain(&o, data, &l, head);
-	expect_str("record of length 0", t ? t : "", "");
+	CHECK_STR(t ? t : "", "", "record of length 0");
 	free(t);
 	put_rec(data, &l, &head, 32, RT_EV_PRINTF, 0, &args, sizeof(args));
 	t = drain(&o, data, &l, head);
-	expect_str("resumed at the head", t, "v -3 ok|\n");
+	CHECK_STR(t, "v -3 ok|\n", "resumed at the head");
 	free(t);
 	/* a head far ahead (2^63) and one moved back: nothing read, the tail follows */
 	t = drain(&o, data, &l, head + (1ull << 63));
-	expect_str("head far ahead", t ? t : "", "");
+	CHECK_STR(t ? t : "", "", "head far ahead");
 	free(t);
 	t = drain(&o, data, &l, 8);
-	expect_str("head moved back", t ? t : "", "");
+	CHECK_STR(t ? t : "", "", "head moved back");
 	free(t);
 	head = 8;
 	put_rec(data, &l, &head, 32, RT_EV_PRINTF, 0, &args, sizeof(args));
 	t = drain(&o, data, &l, head);
-	expect_str("resumed after the head moved back", t, "v -3 ok|\n");
+	CHECK_STR(t, "v -3 ok|\n", "resumed after the head moved back");
 	free(t);
-	if (((struct rt_thread *)(data + l.threads_off))->ring_tail != head) {
-		printf("FAIL ring_tail not put back to %llu\n", (unsigned long long)head);
-		failed++;
-	}
+	CHECK_EQ(((struct rt_thread *)(data + l.threads_off))->ring_tail, head,
+		 "ring_tail put back to the head");
 
 	/* the map's header rewritten: ubt reads with its own layout, used
 	 * at most the capacity */
@@ -232,7 +216,7 @@ static void test_hostile(void)
 	o.f = open_memstream(&text, &len);
 	out_print_maps(&o);
 	fclose(o.f);
-	expect_str("map header rewritten", text, "@m[5]: 9\n");
+	CHECK_STR(text, "@m[5]: 9\n", "map header rewritten");
 	free(text);
 	out_fini(&o);
 	free(data);
@@ -260,7 +244,7 @@ static void test_hostile(void)
 	o.f = open_memstream(&text, &len);
 	out_print_maps(&o);
 	fclose(o.f);
-	expect_str("overflowing values", text, "@a: -9223372036854775808\n\n@c: 18446744073709551614\n");
+	CHECK_STR(text, "@a: -9223372036854775808\n\n@c: 18446744073709551614\n", "overflowing values");
 	free(text);
 	out_fini(&o);
 	free(data);
@@ -272,6 +256,5 @@ int main(void)
 	test_printf();
 	test_maps();
 	test_hostile();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_summary("output");
 }
