@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "attach/arch/arch.h"
-#include "check.h"
+#include "../check.h"
 #include "runtime/abi.h"
 
 #define F 0x401000ull
@@ -111,7 +111,7 @@ static void entry(const char *name, const uint8_t *code, size_t len, bool c_abi,
 	struct arch_site_plan plan;
 	size_t max = arch_trampoline_max(n);
 
-	CHECK_INT(arch_plan_site(code, len, F, F, &plan), 0, name);
+	CHECK_EQ(arch_plan_site(code, len, F, F, &plan), 0, "%s", name);
 	plan.c_abi = c_abi;
 	o->rc = arch_emit_trampoline(&plan, tramp, h, n, o->buf, max, &o->len);
 	o->copy = tramp;
@@ -132,7 +132,7 @@ static void mid(const char *name, uint64_t site, uint32_t read, uint64_t tramp, 
 	struct out *o = next_out(name);
 	struct arch_site_plan plan;
 
-	CHECK_INT(arch_plan_mid_site(midf, sizeof(midf), F, site, NULL, 0, &plan), 0, name);
+	CHECK_EQ(arch_plan_mid_site(midf, sizeof(midf), F, site, NULL, 0, &plan), 0, "%s", name);
 	CHECK(plan.kind == ARCH_PATCH_JMP, "%s: want a JMP plan: %s", name, plan.why);
 	plan.mid_read = read;
 	o->rc = arch_emit_trampoline(&plan, tramp, h, n, o->buf, arch_trampoline_mid_max(n),
@@ -151,7 +151,7 @@ static void ret(const char *name, const uint8_t *code, size_t len, uint64_t tram
 	struct out *o = next_out(name);
 	struct arch_site_plan plan;
 
-	CHECK_INT(arch_plan_site(code, len, F, F, &plan), 0, name);
+	CHECK_EQ(arch_plan_site(code, len, F, F, &plan), 0, "%s", name);
 	o->rc = arch_emit_ret_trampoline(&plan, tramp, spec, o->buf,
 					 arch_ret_trampoline_max(spec->nhandlers, spec->nrhandlers),
 					 &o->len, &o->copy);
@@ -252,7 +252,7 @@ static void compare(const char *path)
 		CHECK(strcmp(line, got) == 0, "%s differs\n  got  %s  want %s", outs[i].name, got,
 		      line);
 	}
-	CHECK_INT(i, nouts, "cases in the record");
+	CHECK_EQ(i, nouts, "cases in the record");
 	free(line);
 	fclose(f);
 }
@@ -270,5 +270,5 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	compare(argv[1]);
-	return check_summary();
+	return check_summary("arch-golden");
 }

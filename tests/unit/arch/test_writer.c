@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "attach/arch/x86_64/writer.h"
-#include "check.h"
+#include "../check.h"
 
 #define T 0x410000ull
 #define FAR 0x7f0000000000ull
@@ -42,8 +42,8 @@ static void test_labels(void)
 	x86w_label(&w, 1);
 	X86W_PUT(&w, "\x90");
 	x86w_rel8_label(&w, "\xeb", 1, 1);
-	CHECK_INT(x86w_finish(&w, &len), 0, "finish");
-	CHECK_BYTES("labels", buf, len, want);
+	CHECK_EQ(x86w_finish(&w, &len), 0, "finish");
+	CHECK_BYTES(buf, len, want, sizeof(want), "labels");
 }
 
 /* Literals come after the code, 8-aligned, in the order referenced. */
@@ -69,8 +69,8 @@ static void test_pool(void)
 	x86w_call6(&w, T + 0x10000);
 	x86w_call6(&w, FAR);
 	x86w_jmp(&w, FAR + 8);
-	CHECK_INT(x86w_finish(&w, &len), 0, "finish");
-	CHECK_BYTES("pool", buf, len, want);
+	CHECK_EQ(x86w_finish(&w, &len), 0, "finish");
+	CHECK_BYTES(buf, len, want, sizeof(want), "pool");
 }
 
 /* clang-format on */
@@ -87,37 +87,37 @@ static void test_errors(void)
 	for (int i = 0; i < 200; i++)
 		X86W_PUT(&w, "\x90");
 	x86w_label(&w, 0);
-	CHECK_INT(x86w_finish(&w, &len), -ERANGE, "rel8 out of reach");
+	CHECK_EQ(x86w_finish(&w, &len), -ERANGE, "rel8 out of reach");
 
 	/* a rel32 to an absolute address out of reach (lea FAR(%rip),%rax) */
 	x86w_init(&w, buf, sizeof(buf), T);
 	x86w_rel32_to(&w, "\x48\x8d\x05", 3, FAR);
-	CHECK_INT(x86w_finish(&w, &len), -ERANGE, "rel32 out of reach");
+	CHECK_EQ(x86w_finish(&w, &len), -ERANGE, "rel32 out of reach");
 
 	/* a label referenced but never placed */
 	x86w_init(&w, buf, sizeof(buf), T);
 	x86w_rel32_label(&w, "\xe9", 1, 3);
-	CHECK_INT(x86w_finish(&w, &len), -EINVAL, "label never placed");
+	CHECK_EQ(x86w_finish(&w, &len), -EINVAL, "label never placed");
 
 	/* past cap: nothing written beyond it, the length still counted */
 	memset(buf, 0, sizeof(buf));
 	x86w_init(&w, buf, 4, T);
 	X86W_PUT(&w, "\x90\x90\x90");
 	X86W_PUT(&w, "\x41\x53");
-	CHECK_INT(w.len, 5, "counted past cap");
-	CHECK_INT(buf[3], 0, "nothing written past what fits");
-	CHECK_INT(x86w_finish(&w, &len), -ENOSPC, "past cap");
+	CHECK_EQ(w.len, 5, "counted past cap");
+	CHECK_EQ(buf[3], 0, "nothing written past what fits");
+	CHECK_EQ(x86w_finish(&w, &len), -ENOSPC, "past cap");
 
 	/* the literal pool does not fit */
 	x86w_init(&w, buf, 12, T);
 	x86w_call6(&w, FAR);
-	CHECK_INT(x86w_finish(&w, &len), -ENOSPC, "pool past cap");
+	CHECK_EQ(x86w_finish(&w, &len), -ENOSPC, "pool past cap");
 
 	/* more literals than the pool holds */
 	x86w_init(&w, NULL, 0, T);
 	for (int i = 0; i <= X86W_LITS; i++)
 		x86w_call6(&w, FAR);
-	CHECK_INT(w.err, -ENOSPC, "literal table full");
+	CHECK_EQ(w.err, -ENOSPC, "literal table full");
 }
 
 /* A dry run (buf NULL) counts what the real run writes, without error. */
@@ -136,10 +136,10 @@ static void test_dry_run(void)
 		x86w_label(w, 2);
 		x86w_jmp(w, T);
 	}
-	CHECK_INT(x86w_finish(&dry, &dlen), 0, "dry finish");
-	CHECK_INT(x86w_finish(&real, &rlen), 0, "real finish");
-	CHECK_INT(dlen, rlen, "dry run length");
-	CHECK_INT(rlen, 32, "length: 6 + 2 + 8 + 5, fill to 24, one literal");
+	CHECK_EQ(x86w_finish(&dry, &dlen), 0, "dry finish");
+	CHECK_EQ(x86w_finish(&real, &rlen), 0, "real finish");
+	CHECK_EQ(dlen, rlen, "dry run length");
+	CHECK_EQ(rlen, 32, "length: 6 + 2 + 8 + 5, fill to 24, one literal");
 }
 
 int main(void)
@@ -148,5 +148,5 @@ int main(void)
 	test_pool();
 	test_errors();
 	test_dry_run();
-	return check_summary();
+	return check_summary("arch-writer");
 }
