@@ -30,6 +30,8 @@
 
 #define ARCH_MAX_DISPLACED 32 /* bytes of original code a patch may cover */
 #define ARCH_MAX_INSNS 16     /* displaced instructions */
+/* entry handlers of a site, and as many return handlers (the literal pool's size) */
+#define ARCH_MAX_HANDLERS 16
 
 enum arch_patch_kind {
 	ARCH_PATCH_JMP,  /* 5-byte jmp to the trampoline */

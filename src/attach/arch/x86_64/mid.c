@@ -52,13 +52,11 @@
  * x86_mid_head_len(n), as the pc mapping needs.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "runtime/abi.h"
-#include "x86.h"
+#include "writer.h"
 
 #define JMP_LEN 5
 #define FRAME ((int32_t)sizeof(struct rt_regs_mid))
@@ -81,48 +79,26 @@ static const struct {
 	{R15, offsetof(struct rt_regs_mid, r15)},
 };
 
-struct emit {
-	uint8_t *p; /* NULL: only count */
-	size_t len;
-};
-
-static void put(struct emit *e, int n, ...)
-{
-	va_list ap;
-	va_start(ap, n);
-	for (int i = 0; i < n; i++) {
-		uint8_t b = (uint8_t)va_arg(ap, int);
-		if (e->p)
-			e->p[e->len] = b;
-		e->len++;
-	}
-	va_end(ap);
-}
-
-static void put32(struct emit *e, int32_t v)
-{
-	if (e->p)
-		x86_put32(e->p + e->len, v);
-	e->len += 4;
-}
+/* REX.W, with REX.R for r8-r15 in the ModRM reg field */
+static uint8_t rex_w(int reg) { return 0x48 | (reg >= 8 ? 4 : 0); }
 
 /* mov %reg,off(%rsp) (store) or mov off(%rsp),%reg (load) */
-static void mov_rsp(struct emit *e, bool store, int reg, int32_t off)
+static void mov_rsp(struct x86_writer *w, bool store, int reg, int32_t off)
 {
-	put(e, 2, 0x48 | (reg >= 8 ? 4 : 0), store ? 0x89 : 0x8b);
+	x86w_put(w, (uint8_t[]){rex_w(reg), store ? 0x89 : 0x8b}, 2);
 	if (off >= -128 && off < 128) {
-		put(e, 3, 0x44 | ((reg & 7) << 3), 0x24, (uint8_t)off);
+		x86w_put(w, (uint8_t[]){0x44 | ((reg & 7) << 3), 0x24, (uint8_t)off}, 3);
 	} else {
-		put(e, 2, 0x84 | ((reg & 7) << 3), 0x24);
-		put32(e, off);
+		x86w_put(w, (uint8_t[]){0x84 | ((reg & 7) << 3), 0x24}, 2);
+		x86w_u32(w, (uint32_t)off);
 	}
 }
 
 /* lea off(%rsp),%reg */
-static void lea_rsp(struct emit *e, int reg, int32_t off)
+static void lea_rsp(struct x86_writer *w, int reg, int32_t off)
 {
-	put(e, 4, 0x48 | (reg >= 8 ? 4 : 0), 0x8d, 0x84 | ((reg & 7) << 3), 0x24);
-	put32(e, off);
+	x86w_put(w, (uint8_t[]){rex_w(reg), 0x8d, 0x84 | ((reg & 7) << 3), 0x24}, 4);
+	x86w_u32(w, (uint32_t)off);
 }
 
 #define NSAVED (sizeof(saved) / sizeof(saved[0]))
@@ -132,51 +108,46 @@ static bool reads(const struct arch_site_plan *plan, unsigned off)
 	return plan->mid_read >> (off / 8) & 1;
 }
 
-static void emit_save(struct emit *e, const struct arch_site_plan *plan, uint64_t tramp_addr)
+static void emit_save(struct x86_writer *w, const struct arch_site_plan *plan)
 {
-	lea_rsp(e, RSP, -(RED_ZONE + FRAME));
-	mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, rax));
-	put(e, 4, 0x9f, 0x0f, 0x90, 0xc0); /* lahf; seto %al */
-	mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, flags));
-	mov_rsp(e, true, R11, offsetof(struct rt_regs_mid, r11));
+	lea_rsp(w, RSP, -(RED_ZONE + FRAME));
+	mov_rsp(w, true, RAX, offsetof(struct rt_regs_mid, rax));
+	X86W_PUT(w, "\x9f\x0f\x90\xc0"); /* lahf; seto %al */
+	mov_rsp(w, true, RAX, offsetof(struct rt_regs_mid, flags));
+	mov_rsp(w, true, R11, offsetof(struct rt_regs_mid, r11));
 	for (size_t i = 0; i < NSAVED; i++)
 		if (reads(plan, saved[i].off))
-			mov_rsp(e, true, saved[i].reg, saved[i].off);
+			mov_rsp(w, true, saved[i].reg, saved[i].off);
 	if (reads(plan, offsetof(struct rt_regs_mid, rsp))) {
-		lea_rsp(e, RAX, RED_ZONE + FRAME);
-		mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, rsp));
+		lea_rsp(w, RAX, RED_ZONE + FRAME);
+		mov_rsp(w, true, RAX, offsetof(struct rt_regs_mid, rsp));
 	}
 	if (reads(plan, offsetof(struct rt_regs_mid, pc))) { /* a %rip-relative argument */
-		put(e, 3, 0x48, 0x8d, 0x05); /* lea site(%rip),%rax */
-		put32(e, (int32_t)(plan->site - (tramp_addr + e->len + 4)));
-		mov_rsp(e, true, RAX, offsetof(struct rt_regs_mid, pc));
+		x86w_rel32_to(w, "\x48\x8d\x05", 3, plan->site); /* lea site(%rip),%rax */
+		mov_rsp(w, true, RAX, offsetof(struct rt_regs_mid, pc));
 	}
 	/* mov %rsp,%rax; and $-16,%rsp; push %rax; push %rax */
-	put(e, 9, 0x48, 0x89, 0xe0, 0x48, 0x83, 0xe4, 0xf0, 0x50, 0x50);
+	X86W_PUT(w, "\x48\x89\xe0\x48\x83\xe4\xf0\x50\x50");
 }
 
-static void emit_restore(struct emit *e)
+static void emit_restore(struct x86_writer *w)
 {
-	put(e, 4, 0x48, 0x8b, 0x24, 0x24); /* mov (%rsp),%rsp */
-	mov_rsp(e, false, RAX, offsetof(struct rt_regs_mid, flags));
-	put(e, 3, 0x04, 0x7f, 0x9e); /* add $0x7f,%al; sahf */
-	mov_rsp(e, false, R11, offsetof(struct rt_regs_mid, r11));
-	mov_rsp(e, false, RAX, offsetof(struct rt_regs_mid, rax));
-	lea_rsp(e, RSP, RED_ZONE + FRAME);
-}
-
-static size_t save_len(const struct arch_site_plan *plan)
-{
-	struct emit e = {0};
-	emit_save(&e, plan, plan->site);
-	return e.len;
+	X86W_PUT(w, "\x48\x8b\x24\x24"); /* mov (%rsp),%rsp */
+	mov_rsp(w, false, RAX, offsetof(struct rt_regs_mid, flags));
+	X86W_PUT(w, "\x04\x7f\x9e"); /* add $0x7f,%al; sahf */
+	mov_rsp(w, false, R11, offsetof(struct rt_regs_mid, r11));
+	mov_rsp(w, false, RAX, offsetof(struct rt_regs_mid, rax));
+	lea_rsp(w, RSP, RED_ZONE + FRAME);
 }
 
 size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers)
 {
-	struct emit e = {0};
-	emit_restore(&e);
-	return save_len(plan) + (size_t)CALL_LEN * nhandlers + e.len;
+	struct x86_writer w;
+
+	x86w_init(&w, NULL, 0, plan->site); /* a dry run: the lengths only */
+	emit_save(&w, plan);
+	emit_restore(&w);
+	return w.len + (size_t)CALL_LEN * nhandlers;
 }
 
 size_t arch_trampoline_mid_max(int nhandlers)
@@ -191,52 +162,20 @@ size_t arch_trampoline_mid_max(int nhandlers)
 int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const uint64_t *handlers,
 		 int nhandlers, uint8_t *buf, size_t cap, size_t *len)
 {
-	struct x86_reloc r;
-	size_t head = x86_mid_head_len(plan, nhandlers), pool, total, slot;
-	int nfar = 0, rc;
-	size_t call0 = save_len(plan);
+	struct x86_writer w;
+	int rc;
 
 	if (nhandlers < 0 || (nhandlers > 0 && !handlers))
 		return -EINVAL;
-	rc = x86_relocate(plan, tramp_addr + head, &r);
-	if (rc < 0)
-		return rc;
+	x86w_init(&w, buf, cap, tramp_addr);
+	emit_save(&w, plan);
 	for (int i = 0; i < nhandlers; i++)
-		if (!x86_rel32(tramp_addr + call0 + CALL_LEN * i + CALL_LEN, handlers[i], NULL))
-			nfar++;
-	pool = (head + r.len + 7) & ~(size_t)7;
-	total = pool + 8 * ((size_t)nfar + r.nlit);
-	if (total > cap)
-		return -ENOSPC;
-	memset(buf, 0xcc, total);
-
-	struct emit e = {buf, 0};
-	emit_save(&e, plan, tramp_addr);
-	slot = pool;
-	for (int i = 0; i < nhandlers; i++) {
-		size_t at = e.len;
-		int32_t rel;
-		if (x86_rel32(tramp_addr + at + CALL_LEN, handlers[i], &rel)) {
-			put(&e, 2, 0x90, 0xe8);
-			put32(&e, rel);
-		} else {
-			put(&e, 2, 0xff, 0x15); /* call *lit(%rip) */
-			memcpy(buf + slot, &handlers[i], 8);
-			put32(&e, (int32_t)(slot - (at + CALL_LEN)));
-			slot += 8;
-		}
-	}
-	emit_restore(&e);
-	if (e.len != head)
+		x86w_call6(&w, handlers[i]);
+	emit_restore(&w);
+	if (w.len != x86_mid_head_len(plan, nhandlers))
 		return -EINVAL; /* the layout above and x86_mid_head_len() disagree */
-	memcpy(buf + head, r.code, r.len);
-	for (int i = 0; i < r.nlit; i++, slot += 8) {
-		memcpy(buf + slot, &r.lit[i].value, 8);
-		x86_put32(buf + head + r.lit[i].disp_off,
-			  (int32_t)(slot - (head + r.lit[i].insn_end)));
-	}
-	*len = total;
-	return 0;
+	rc = x86_relocate(plan, &w, NULL);
+	return rc < 0 ? rc : x86w_finish(&w, len);
 }
 
 /* ---- planning --------------------------------------------------------- */

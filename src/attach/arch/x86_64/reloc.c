@@ -24,109 +24,104 @@
  *                                    it would have seen unprobed
  *   (end)                            jmp site + orig_len, rel32 or absolute
  *
- * [lit] is a disp32 to a 64-bit constant in the trampoline's literal pool;
- * tramp.c places the pool and fills the disp32s in.
+ * [lit] is a disp32 to a 64-bit constant in the code writer's literal
+ * pool (writer.h), which the trampoline places after its code.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "x86.h"
+#include "writer.h"
 
-static void add_map(struct x86_reloc *r, int insn, uint64_t orig)
+struct copy {
+	struct x86_writer *w;
+	size_t start; /* w->len where the copy begins */
+	struct x86_reloc_map *m;
+};
+
+static void add_map(struct copy *c, int insn, uint64_t orig)
 {
-	struct x86_pc_map *m = &r->map[r->nmap++];
+	struct x86_pc_map *pm;
 
-	m->off = r->len;
-	m->insn = insn;
-	m->orig = orig;
-}
-
-/* A [rip + disp32] reference to `value` whose disp32 is at code[disp_off]. */
-static void add_lit(struct x86_reloc *r, int disp_off, int insn_end, uint64_t value)
-{
-	struct x86_lit_ref *l = &r->lit[r->nlit++];
-
-	l->disp_off = disp_off;
-	l->insn_end = insn_end;
-	l->value = value;
-	x86_put32(r->code + disp_off, 0); /* filled in by tramp.c */
-}
-
-/* ff /n with ModRM 00 n 101: [rip + disp32] to a literal holding `value`. */
-static void emit_ff_lit(struct x86_reloc *r, uint8_t modrm, uint64_t value)
-{
-	uint8_t *p = r->code + r->len;
-
-	p[0] = 0xff;
-	p[1] = modrm;
-	add_lit(r, r->len + 2, r->len + 6, value);
-	r->len += 6;
-}
-
-/* jmp to `to` from code[len], running at `at`. */
-static void emit_jmp(struct x86_reloc *r, uint64_t at, uint64_t to)
-{
-	uint8_t *p = r->code + r->len;
-	int32_t rel;
-
-	if (x86_rel32(at + r->len + 5, to, &rel)) {
-		p[0] = 0xe9;
-		x86_put32(p + 1, rel);
-		r->len += 5;
+	if (!c->m)
 		return;
-	}
-	emit_ff_lit(r, 0x25, to); /* jmp *lit(%rip) */
+	pm = &c->m->map[c->m->nmap++];
+	pm->off = (uint16_t)(c->w->len - c->start);
+	pm->insn = (int16_t)insn;
+	pm->orig = orig;
 }
 
-static void emit_jcc(struct x86_reloc *r, uint64_t at, int idx, const struct x86_insn *in)
+static void emit_jcc(struct copy *c, int idx, const struct x86_insn *in)
 {
-	uint8_t *p = r->code + r->len;
-	int32_t rel;
+	struct x86_writer *w = c->w;
 
-	add_map(r, idx, in->addr);
-	if (x86_rel32(at + r->len + 6, in->target, &rel)) {
-		p[0] = 0x0f;
-		p[1] = 0x80 | in->cc;
-		x86_put32(p + 2, rel);
-		r->len += 6;
+	add_map(c, idx, in->addr);
+	if (x86_rel32(x86w_pc(w) + 6, in->target, NULL)) {
+		x86w_rel32_to(w, (uint8_t[]){0x0f, 0x80 | in->cc}, 2, in->target);
 		return;
 	}
 	/* The inverse condition (cc ^ 1) skips the 6-byte absolute jmp. */
-	p[0] = 0x70 | (in->cc ^ 1);
-	p[1] = 6;
-	r->len += 2;
-	add_map(r, -1, in->target); /* here the branch is already taken */
-	emit_ff_lit(r, 0x25, in->target);
+	x86w_put(w, (uint8_t[]){0x70 | (in->cc ^ 1), 6}, 2);
+	add_map(c, -1, in->target); /* here the branch is already taken */
+	x86w_lit(w, "\xff\x25", 2, in->target);
 }
 
-static void emit_call(struct x86_reloc *r, uint64_t at, int idx, const struct x86_insn *in)
+static void emit_call(struct copy *c, int idx, const struct x86_insn *in)
 {
-	add_map(r, idx, in->addr);
-	emit_ff_lit(r, 0x35, in->addr + in->len); /* push lit(%rip): the original return address */
-	add_map(r, -1, in->target);		  /* pushed: as good as inside the callee */
-	emit_jmp(r, at, in->target);
+	add_map(c, idx, in->addr);
+	/* push lit(%rip): the original return address */
+	x86w_lit(c->w, "\xff\x35", 2, in->addr + in->len);
+	add_map(c, -1, in->target); /* pushed: as good as inside the callee */
+	x86w_jmp(c->w, in->target);
 }
 
-static int emit_riprel(struct x86_reloc *r, uint64_t at, int idx, const struct x86_insn *in,
-		       const uint8_t *bytes)
+/* The same bytes with the disp32 at disp_off rewritten. */
+static int emit_riprel(struct copy *c, int idx, const struct x86_insn *in, const uint8_t *bytes)
 {
+	struct x86_writer *w = c->w;
 	int32_t disp;
 
-	if (!x86_rel32(at + r->len + in->len, in->target, &disp))
+	if (!x86_rel32(x86w_pc(w) + in->len, in->target, &disp))
 		return -ERANGE;
-	add_map(r, idx, in->addr);
-	memcpy(r->code + r->len, bytes, in->len);
-	x86_put32(r->code + r->len + in->disp_off, disp);
-	r->len += in->len;
+	add_map(c, idx, in->addr);
+	x86w_put(w, bytes, in->disp_off);
+	x86w_u32(w, (uint32_t)disp);
+	x86w_put(w, bytes + in->disp_off + 4, in->len - in->disp_off - 4u);
 	return 0;
 }
 
-int x86_relocate(const struct arch_site_plan *plan, uint64_t at, struct x86_reloc *r)
+static int emit_insn(struct copy *c, int idx, const struct x86_insn *in, const uint8_t *bytes)
 {
+	switch (in->kind) {
+	case X86_PLAIN:
+		add_map(c, idx, in->addr);
+		x86w_put(c->w, bytes, in->len);
+		return 0;
+	case X86_RIPREL:
+		return emit_riprel(c, idx, in, bytes);
+	case X86_JMP:
+		add_map(c, idx, in->addr);
+		x86w_jmp(c->w, in->target);
+		return 0;
+	case X86_JCC:
+		emit_jcc(c, idx, in);
+		return 0;
+	case X86_CALL:
+		emit_call(c, idx, in);
+		return 0;
+	case X86_BAD:
+		break;
+	}
+	return -ENOTSUP;
+}
+
+int x86_relocate(const struct arch_site_plan *plan, struct x86_writer *w, struct x86_reloc_map *m)
+{
+	struct copy c = {w, w->len, m};
 	struct x86_insn in;
 	int i, off, end, rc;
 
-	memset(r, 0, sizeof(*r));
+	if (m)
+		memset(m, 0, sizeof(*m));
 	if (plan->ninsns < 1 || plan->ninsns > ARCH_MAX_INSNS || plan->orig_len < 1 ||
 	    plan->orig_len > ARCH_MAX_DISPLACED)
 		return -EINVAL;
@@ -139,32 +134,21 @@ int x86_relocate(const struct arch_site_plan *plan, uint64_t at, struct x86_relo
 		/* the last one may be followed by alignment fill (cover_with_fill) */
 		if (rc < 0 || (in.len != end - off && (i + 1 < plan->ninsns || !in.ends_flow)))
 			return -EINVAL;
-		switch (in.kind) {
-		case X86_PLAIN:
-			add_map(r, i, in.addr);
-			memcpy(r->code + r->len, plan->orig + off, in.len);
-			r->len += in.len;
-			break;
-		case X86_RIPREL:
-			rc = emit_riprel(r, at, i, &in, plan->orig + off);
-			if (rc < 0)
-				return rc;
-			break;
-		case X86_JMP:
-			add_map(r, i, in.addr);
-			emit_jmp(r, at, in.target);
-			break;
-		case X86_JCC:
-			emit_jcc(r, at, i, &in);
-			break;
-		case X86_CALL:
-			emit_call(r, at, i, &in);
-			break;
-		case X86_BAD:
-			return -ENOTSUP;
-		}
+		rc = emit_insn(&c, i, &in, plan->orig + off);
+		if (rc < 0)
+			return rc;
 	}
-	add_map(r, -1, plan->site + plan->orig_len);
-	emit_jmp(r, at, plan->site + plan->orig_len);
+	add_map(&c, -1, plan->site + plan->orig_len);
+	x86w_jmp(w, plan->site + plan->orig_len);
+	if (m)
+		m->len = (int)(w->len - c.start);
 	return 0;
+}
+
+int x86_reloc_map(const struct arch_site_plan *plan, uint64_t at, struct x86_reloc_map *m)
+{
+	struct x86_writer w;
+
+	x86w_init(&w, NULL, 0, at);
+	return x86_relocate(plan, &w, m);
 }

@@ -49,7 +49,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "x86.h"
+#include "writer.h"
 
 #define SAVE_LEN 13
 #define CALL_LEN 9 /* mov %rsp,%rdi + 6-byte call */
@@ -63,12 +63,11 @@
 /* where the relocated copy starts: mid-function sites have their own layout (mid.c) */
 #define HEAD(plan, n) ((plan)->mid ? x86_mid_head_len(plan, n) : HEAD_LEN(plan, n))
 
-const uint8_t x86_save_regs[SAVE_LEN] = {
-    0x57, 0x56, 0x52, 0x51, 0x50, 0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41, 0x53,
-};
-const uint8_t x86_restore_regs[RESTORE_LEN] = {
-    0x41, 0x5b, 0x41, 0x5a, 0x41, 0x59, 0x41, 0x58, 0x58, 0x59, 0x5a, 0x5e, 0x5f,
-};
+/* push rdi rsi rdx rcx rax r8 r9 r10 r11, and the pops in reverse */
+static const uint8_t save_regs[SAVE_LEN + 1] =
+    "\x57\x56\x52\x51\x50\x41\x50\x41\x51\x41\x52\x41\x53";
+static const uint8_t restore_regs[RESTORE_LEN + 1] =
+    "\x41\x5b\x41\x5a\x41\x59\x41\x58\x58\x59\x5a\x5e\x5f";
 
 size_t arch_trampoline_max(int nhandlers)
 {
@@ -76,18 +75,6 @@ size_t arch_trampoline_max(int nhandlers)
 		nhandlers = 0;
 	return C_HEAD_LEN(nhandlers) + X86_RELOC_CODE_MAX + 7 +
 	       8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
-}
-
-/* Does the call to handler h, whose `nop; call` starts at offset p, fit a rel32? */
-static bool handler_near(uint64_t tramp_addr, size_t p, uint64_t h)
-{
-	return x86_rel32(tramp_addr + p + 6, h, NULL);
-}
-
-static void put_lit(uint8_t *buf, size_t slot, size_t insn_end, size_t disp_off, uint64_t value)
-{
-	memcpy(buf + slot, &value, 8); /* x86-64 is little-endian */
-	x86_put32(buf + disp_off, (int32_t)(slot - insn_end));
 }
 
 /*
@@ -99,68 +86,36 @@ int arch_emit_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 			 const uint64_t *handlers, int nhandlers, uint8_t *buf, size_t cap,
 			 size_t *len)
 {
-	struct x86_reloc r;
-	size_t head, pool, total, p, slot;
-	int i, nfar = 0, rc;
+	struct x86_writer w;
+	int rc;
 
 	if (plan->mid)
 		return x86_mid_emit(plan, tramp_addr, handlers, nhandlers, buf, cap, len);
 	if (nhandlers < 0 || (nhandlers > 0 && !handlers))
 		return -EINVAL;
-	bool c_abi = plan->c_abi;
-	size_t call0 = c_abi ? SAVE_LEN : H_SAVE_LEN, step = c_abi ? CALL_LEN : H_CALL_LEN;
-	size_t pre = c_abi ? 3 : 0; /* mov %rsp,%rdi before each call */
-	head = HEAD_LEN(plan, nhandlers);
-	rc = x86_relocate(plan, tramp_addr + head, &r);
-	if (rc < 0)
-		return rc;
-	for (i = 0; i < nhandlers; i++)
-		if (!handler_near(tramp_addr, call0 + step * i + pre, handlers[i]))
-			nfar++;
-	pool = (head + r.len + 7) & ~(size_t)7;
-	total = pool + 8 * ((size_t)nfar + r.nlit);
-	if (total > cap)
-		return -ENOSPC;
-
-	memset(buf, 0xcc, total);
-	if (c_abi)
-		memcpy(buf, x86_save_regs, SAVE_LEN);
+	x86w_init(&w, buf, cap, tramp_addr);
+	if (plan->c_abi)
+		x86w_put(&w, save_regs, SAVE_LEN);
 	else
-		buf[0] = 0x41, buf[1] = 0x53; /* push %r11 */
-	slot = pool;
-	for (i = 0; i < nhandlers; i++) {
-		uint8_t *c = buf + call0 + step * i;
-		int32_t rel;
-
-		p = call0 + step * i + pre;
-		if (c_abi)
-			c[0] = 0x48, c[1] = 0x89, c[2] = 0xe7; /* mov %rsp,%rdi */
-		c += pre;
-		if (x86_rel32(tramp_addr + p + 6, handlers[i], &rel)) {
-			c[0] = 0x90;
-			c[1] = 0xe8;
-			x86_put32(c + 2, rel);
-		} else {
-			c[0] = 0xff, c[1] = 0x15; /* call *lit(%rip) */
-			put_lit(buf, slot, p + 6, p + 2, handlers[i]);
-			slot += 8;
-		}
+		X86W_PUT(&w, "\x41\x53"); /* push %r11 */
+	for (int i = 0; i < nhandlers; i++) {
+		if (plan->c_abi)
+			X86W_PUT(&w, "\x48\x89\xe7"); /* mov %rsp,%rdi */
+		x86w_call6(&w, handlers[i]);
 	}
-	if (c_abi)
-		memcpy(buf + call0 + step * nhandlers, x86_restore_regs, RESTORE_LEN);
+	if (plan->c_abi)
+		x86w_put(&w, restore_regs, RESTORE_LEN);
 	else
-		buf[call0 + step * nhandlers] = 0x41, buf[call0 + step * nhandlers + 1] = 0x5b;
-	memcpy(buf + head, r.code, r.len);
-	for (i = 0; i < r.nlit; i++, slot += 8)
-		put_lit(buf, slot, head + r.lit[i].insn_end, head + r.lit[i].disp_off,
-			r.lit[i].value);
-	*len = total;
-	return 0;
+		X86W_PUT(&w, "\x41\x5b"); /* pop %r11 */
+	if (w.len != HEAD_LEN(plan, nhandlers))
+		return -EINVAL; /* the layout above and HEAD_LEN() disagree */
+	rc = x86_relocate(plan, &w, NULL);
+	return rc < 0 ? rc : x86w_finish(&w, len);
 }
 
 int arch_patch_bytes(const struct arch_site_plan *plan, uint64_t tramp_addr, uint8_t *out)
 {
-	int32_t rel;
+	struct x86_writer w;
 
 	if (plan->orig_len < 1 || plan->orig_len > ARCH_MAX_DISPLACED)
 		return -EINVAL;
@@ -172,12 +127,13 @@ int arch_patch_bytes(const struct arch_site_plan *plan, uint64_t tramp_addr, uin
 	}
 	if (plan->orig_len < JMP_LEN)
 		return -EINVAL;
-	if (!x86_rel32(plan->site + JMP_LEN, tramp_addr, &rel))
-		return -ERANGE;
-	out[0] = 0xe9;
-	x86_put32(out + 1, rel);
-	memset(out + JMP_LEN, 0xcc, plan->orig_len - JMP_LEN);
-	return 0;
+	if (!x86_rel32(plan->site + JMP_LEN, tramp_addr, NULL))
+		return -ERANGE; /* before writing: out stays as it was */
+	x86w_init(&w, out, (size_t)plan->orig_len, plan->site);
+	x86w_rel32_to(&w, "\xe9", 1, tramp_addr);
+	while (w.len < (size_t)plan->orig_len)
+		x86w_u8(&w, 0xcc);
+	return w.err;
 }
 
 /*
@@ -188,7 +144,7 @@ int arch_patch_bytes(const struct arch_site_plan *plan, uint64_t tramp_addr, uin
 int arch_pc_into_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t pc,
 		      uint64_t *new_pc)
 {
-	struct x86_reloc r;
+	struct x86_reloc_map r;
 	int i, idx = -1, rc;
 
 	if (pc < plan->site || pc >= plan->site + plan->orig_len)
@@ -198,7 +154,7 @@ int arch_pc_into_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t p
 			idx = i;
 	if (idx < 0)
 		return -ENOENT;
-	rc = x86_relocate(plan, at, &r);
+	rc = x86_reloc_map(plan, at, &r);
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < r.nmap; i++) {
@@ -219,12 +175,12 @@ int arch_pc_into_trampoline(const struct arch_site_plan *plan, uint64_t tramp_ad
 int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t pc,
 		      uint64_t *new_pc)
 {
-	struct x86_reloc r;
+	struct x86_reloc_map r;
 	int i, rc;
 
 	if (pc < at)
 		return -ENOENT;
-	rc = x86_relocate(plan, at, &r);
+	rc = x86_reloc_map(plan, at, &r);
 	if (rc < 0)
 		return rc;
 	if (pc >= at + r.len)

@@ -90,12 +90,10 @@
 #include <string.h>
 
 #include "runtime/abi.h"
-#include "x86.h"
+#include "writer.h"
 
 #define HCALL 6       /* nop; call rel32, or call *lit(%rip) */
 #define FIXED_MAX 768 /* every instruction below but the handler calls (632 today) */
-#define MAX_FIX 32
-#define MAX_LIT (2 * 16 + 2 + X86_RELOC_LIT_MAX) /* handlers, enter, leave, relocation */
 
 /* the return slot, above rax r11 (struct rt_ret_frame without func) */
 #define SLOT 16
@@ -129,110 +127,7 @@ enum label {
 	L_BODY,   /* the relocated copy */
 	L_N
 };
-
-struct lit {
-	size_t disp_off, insn_end;
-	uint64_t value;
-};
-
-struct emitter {
-	uint8_t *buf;
-	size_t p, cap;
-	uint64_t at; /* target address of buf[0] */
-	size_t label[L_N];
-	struct {
-		size_t field; /* rel32 field; the instruction ends 4 bytes later */
-		int8_t label;
-		bool rel8;
-	} fix[MAX_FIX];
-	int nfix;
-	struct lit lit[MAX_LIT];
-	int nlit;
-	int err;
-};
-
-/* Past cap, only counts (the dry run in arch_emit_ret_trampoline relies on it). */
-static void put(struct emitter *e, const void *bytes, size_t n)
-{
-	if (e->p + n > e->cap)
-		e->err = -ENOSPC;
-	else
-		memcpy(e->buf + e->p, bytes, n);
-	e->p += n;
-}
-
-#define PUT(e, s) put(e, s, sizeof(s) - 1)
-
-static void put32(struct emitter *e, uint32_t v)
-{
-	put(e, &v, 4); /* x86-64 is little-endian */
-}
-
-static void put64(struct emitter *e, uint64_t v)
-{
-	put(e, &v, 8);
-}
-
-static void here(struct emitter *e, enum label l)
-{
-	e->label[l] = e->p;
-}
-
-/* the rel32 (or rel8) field just emitted refers to label l */
-static void ref(struct emitter *e, enum label l, bool rel8)
-{
-	if (e->nfix == MAX_FIX) {
-		e->err = -ENOSPC;
-		return;
-	}
-	e->fix[e->nfix].field = e->p - (rel8 ? 1 : 4);
-	e->fix[e->nfix].label = (int8_t)l;
-	e->fix[e->nfix].rel8 = rel8;
-	e->nfix++;
-}
-
-/* opcode bytes (jmp e9 / jcc 0f 8x / call e8 / lea ...(%rip)) then rel32 to l */
-static void rel_to(struct emitter *e, const void *op, size_t n, enum label l)
-{
-	put(e, op, n);
-	put32(e, 0);
-	ref(e, l, false);
-}
-
-static void lit_ref(struct emitter *e, size_t disp_off, size_t insn_end, uint64_t value)
-{
-	if (e->nlit == MAX_LIT) {
-		e->err = -ENOSPC;
-		return;
-	}
-	e->lit[e->nlit++] = (struct lit){disp_off, insn_end, value};
-}
-
-/* a 6-byte call: `nop; call rel32` in reach, else `call *lit(%rip)` */
-static void call6(struct emitter *e, uint64_t target)
-{
-	int32_t rel;
-
-	if (x86_rel32(e->at + e->p + 6, target, &rel)) {
-		PUT(e, "\x90\xe8");
-		put32(e, (uint32_t)rel);
-	} else {
-		PUT(e, "\xff\x15");
-		put32(e, 0);
-		lit_ref(e, e->p - 4, e->p, target);
-	}
-}
-
-/* lea target(%rip),<reg>: prefix is REX + 8d + modrm */
-static void lea_rip(struct emitter *e, const char *prefix, uint64_t target)
-{
-	int32_t rel = 0;
-
-	put(e, prefix, 3);
-	if (!x86_rel32(e->at + e->p + 4, target, &rel))
-		e->err = -ERANGE;
-	put32(e, (uint32_t)rel);
-}
+_Static_assert(L_N <= X86W_LABELS, "the writer holds every label");
 
 /*
  * %r11 = the thread pointer, %rax = its struct rt_ret_stack (the same
@@ -242,164 +137,161 @@ static void lea_rip(struct emitter *e, const char *prefix, uint64_t target)
  * pointer is loaded again for the comparison.  (Taking the table's
  * address from the literal pool instead measured slower.)
  */
-static void find_stack(struct emitter *e, const struct arch_ret_spec *spec, enum label miss)
+static void find_stack(struct x86_writer *e, const struct arch_ret_spec *spec, enum label miss)
 {
-	PUT(e, "\x64\x48\x8b\x04\x25\x00\x00\x00\x00"); /* mov %fs:0,%rax */
-	PUT(e, "\x49\xbb");                             /* movabs $RT_TP_HASH_MUL,%r11 */
-	put64(e, RT_TP_HASH_MUL);
-	PUT(e, "\x4c\x0f\xaf\xd8"); /* imul %rax,%r11 */
-	PUT(e, "\x49\xc1\xeb");     /* shr $(HASH_SHIFT - STACK_SHIFT),%r11 */
-	put(e, &(uint8_t){RT_TP_HASH_SHIFT - RT_RET_STACK_SHIFT}, 1);
-	PUT(e, "\x41\x81\xe3"); /* and $mask << STACK_SHIFT,%r11d */
-	put32(e, (spec->nstacks - 1) << RT_RET_STACK_SHIFT);
-	PUT(e, "\x48\xb8"); /* movabs $stacks,%rax */
-	put64(e, spec->stacks);
-	PUT(e, "\x4c\x01\xd8");                         /* add %r11,%rax */
-	PUT(e, "\x64\x4c\x8b\x1c\x25\x00\x00\x00\x00"); /* mov %fs:0,%r11 */
-	PUT(e, "\x4c\x3b\x58"); /* cmp tp(%rax),%r11 */
-	put(e, &(uint8_t){S_TP}, 1);
-	rel_to(e, "\x0f\x85", 2, miss); /* jne miss */
+	X86W_PUT(e, "\x64\x48\x8b\x04\x25\x00\x00\x00\x00"); /* mov %fs:0,%rax */
+	X86W_PUT(e, "\x49\xbb");			     /* movabs $RT_TP_HASH_MUL,%r11 */
+	x86w_u64(e, RT_TP_HASH_MUL);
+	X86W_PUT(e, "\x4c\x0f\xaf\xd8"); /* imul %rax,%r11 */
+	X86W_PUT(e, "\x49\xc1\xeb");	 /* shr $(HASH_SHIFT - STACK_SHIFT),%r11 */
+	x86w_u8(e, RT_TP_HASH_SHIFT - RT_RET_STACK_SHIFT);
+	X86W_PUT(e, "\x41\x81\xe3"); /* and $mask << STACK_SHIFT,%r11d */
+	x86w_u32(e, (spec->nstacks - 1) << RT_RET_STACK_SHIFT);
+	X86W_PUT(e, "\x48\xb8"); /* movabs $stacks,%rax */
+	x86w_u64(e, spec->stacks);
+	X86W_PUT(e, "\x4c\x01\xd8");			     /* add %r11,%rax */
+	X86W_PUT(e, "\x64\x4c\x8b\x1c\x25\x00\x00\x00\x00"); /* mov %fs:0,%r11 */
+	X86W_PUT(e, "\x4c\x3b\x58");			     /* cmp tp(%rax),%r11 */
+	x86w_u8(e, S_TP);
+	x86w_rel32_label(e, "\x0f\x85", 2, miss); /* jne miss */
 }
 
 /* if (!ubt_priv.enabled) goto l */
-static void if_disabled(struct emitter *e, uint64_t enabled, enum label l)
+static void if_disabled(struct x86_writer *e, uint64_t enabled, enum label l)
 {
 	int32_t rel = 0;
 
-	if (!x86_rel32(e->at + e->p + 7, enabled, &rel)) {
-		PUT(e, "\x49\xbb"); /* movabs $enabled,%r11 */
-		put64(e, enabled);
-		PUT(e, "\x41\x83\x3b\x00"); /* cmpl $0,(%r11) */
+	if (!x86_rel32(x86w_pc(e) + 7, enabled, &rel)) {
+		X86W_PUT(e, "\x49\xbb"); /* movabs $enabled,%r11 */
+		x86w_u64(e, enabled);
+		X86W_PUT(e, "\x41\x83\x3b\x00"); /* cmpl $0,(%r11) */
 	} else {
-		PUT(e, "\x83\x3d"); /* cmpl $0,enabled(%rip) */
-		put32(e, (uint32_t)rel);
-		PUT(e, "\x00");
+		X86W_PUT(e, "\x83\x3d"); /* cmpl $0,enabled(%rip) */
+		x86w_u32(e, (uint32_t)rel);
+		X86W_PUT(e, "\x00");
 	}
-	rel_to(e, "\x0f\x84", 2, l); /* je l */
+	x86w_rel32_label(e, "\x0f\x84", 2, l); /* je l */
 }
 
 /* the caller-saved registers the inline code leaves alone, around a C call */
-static void push_c(struct emitter *e)
+#define C_SAVED 56 /* bytes of the pushes below */
+
+/*
+ * fn(slot, stub), fn being rt_ret_enter or rt_ret_leave, keeping the
+ * caller-saved registers the inline code leaves alone.  %rsp % 16 == 8
+ * before (after push %r11 and push %rax), so the seven pushes make it 0.
+ */
+static void call_c(struct x86_writer *e, uint64_t fn, uint64_t stub)
 {
-	PUT(e, "\x51\x52\x56\x57\x41\x50\x41\x51\x41\x52"); /* push rcx rdx rsi rdi r8 r9 r10 */
+	/* push rcx rdx rsi rdi r8 r9 r10 */
+	X86W_PUT(e, "\x51\x52\x56\x57\x41\x50\x41\x51\x41\x52");
+	X86W_PUT(e, "\x48\x8d\x7c\x24"); /* lea SLOT+C_SAVED(%rsp),%rdi */
+	x86w_u8(e, SLOT + C_SAVED);
+	x86w_rel32_to(e, "\x48\x8d\x35", 3, stub); /* lea stub(%rip),%rsi */
+	x86w_call6(e, fn);
+	/* pop r10 r9 r8 rdi rsi rdx rcx */
+	X86W_PUT(e, "\x41\x5a\x41\x59\x41\x58\x5f\x5e\x5a\x59");
 }
 
-static void pop_c(struct emitter *e)
+static void emit_entry(struct x86_writer *e, const struct arch_ret_spec *spec, uint64_t stub)
 {
-	PUT(e, "\x41\x5a\x41\x59\x41\x58\x5f\x5e\x5a\x59"); /* pop r10 r9 r8 rdi rsi rdx rcx */
-}
-
-#define C_SAVED 56 /* bytes push_c puts on the stack */
-
-static void emit_entry(struct emitter *e, const struct arch_ret_spec *spec, uint64_t stub)
-{
-	PUT(e, "\x41\x53"); /* push %r11: struct rt_entry_frame for the handlers */
+	X86W_PUT(e, "\x41\x53"); /* push %r11: struct rt_entry_frame for the handlers */
 	for (int i = 0; i < spec->nhandlers; i++)
-		call6(e, spec->handlers[i]);
-	PUT(e, "\x50"); /* push %rax: the return slot is now at SLOT(%rsp) */
+		x86w_call6(e, spec->handlers[i]);
+	X86W_PUT(e, "\x50"); /* push %rax: the return slot is now at SLOT(%rsp) */
 	if_disabled(e, spec->enabled, L_NOPUSH);
 	find_stack(e, spec, L_SLOW);
 	if (spec->has_tid) {
-		PUT(e, "\x64\x44\x8b\x1c\x25"); /* mov %fs:tid_off,%r11d */
-		put32(e, (uint32_t)spec->tid_off);
-		PUT(e, "\x44\x3b\x58"); /* cmp tid(%rax),%r11d */
-		put(e, &(uint8_t){S_TID}, 1);
-		rel_to(e, "\x0f\x85", 2, L_SLOW);
+		X86W_PUT(e, "\x64\x44\x8b\x1c\x25"); /* mov %fs:tid_off,%r11d */
+		x86w_u32(e, (uint32_t)spec->tid_off);
+		X86W_PUT(e, "\x44\x3b\x58"); /* cmp tid(%rax),%r11d */
+		x86w_u8(e, S_TID);
+		x86w_rel32_label(e, "\x0f\x85", 2, L_SLOW);
 	}
-	PUT(e, "\x48\x83\x78"); /* cmpq $0,busy(%rax): busy and nrestored */
-	put(e, (uint8_t[]){S_BUSY, 0}, 2);
-	rel_to(e, "\x0f\x85", 2, L_SLOW);
-	PUT(e, "\x83\x78"); /* cmpl $0,top(%rax) */
-	put(e, (uint8_t[]){S_TOP, 0}, 2);
-	rel_to(e, "\x0f\x85", 2, L_PUSHN); /* jne pushn */
+	X86W_PUT(e, "\x48\x83\x78"); /* cmpq $0,busy(%rax): busy and nrestored */
+	x86w_put(e, (uint8_t[]){S_BUSY, 0}, 2);
+	x86w_rel32_label(e, "\x0f\x85", 2, L_SLOW);
+	X86W_PUT(e, "\x83\x78"); /* cmpl $0,top(%rax) */
+	x86w_put(e, (uint8_t[]){S_TOP, 0}, 2);
+	x86w_rel32_label(e, "\x0f\x85", 2, L_PUSHN); /* jne pushn */
 	/* an empty stack: e[0], every address and value but the slot's constant */
-	PUT(e, "\x48\xc7\x80"); /* movq $RT_RET_PENDING,e[0].sp(%rax) */
-	put32(e, (uint32_t)S_E);
-	put32(e, 0xffffffff);
-	PUT(e, "\xc7\x40"); /* movl $1,top(%rax) */
-	put(e, &(uint8_t){S_TOP}, 1);
-	put32(e, 1);
-	PUT(e, "\x4c\x8b\x5c\x24"); /* mov SLOT(%rsp),%r11 */
-	put(e, &(uint8_t){SLOT}, 1);
-	PUT(e, "\x4c\x89\x98"); /* mov %r11,e[0].ret(%rax) */
-	put32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, ret)));
-	lea_rip(e, "\x4c\x8d\x1d", stub); /* lea stub(%rip),%r11 */
-	PUT(e, "\x4c\x89\x98");           /* mov %r11,e[0].stub(%rax) */
-	put32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, stub)));
-	PUT(e, "\x4c\x8d\x5c\x24"); /* lea SLOT(%rsp),%r11 */
-	put(e, &(uint8_t){SLOT}, 1);
-	PUT(e, "\x4c\x89\x98"); /* mov %r11,e[0].sp(%rax): published */
-	put32(e, (uint32_t)S_E);
-	here(e, L_PUSHED);
-	PUT(e, "\x58\x41\x5b");         /* pop %rax; pop %r11 */
-	PUT(e, "\x48\x8d\x64\x24\x08"); /* lea 8(%rsp),%rsp */
-	rel_to(e, "\xe8", 1, L_BODY);   /* call body */
+	X86W_PUT(e, "\x48\xc7\x80"); /* movq $RT_RET_PENDING,e[0].sp(%rax) */
+	x86w_u32(e, (uint32_t)S_E);
+	x86w_u32(e, 0xffffffff);
+	X86W_PUT(e, "\xc7\x40"); /* movl $1,top(%rax) */
+	x86w_u8(e, S_TOP);
+	x86w_u32(e, 1);
+	X86W_PUT(e, "\x4c\x8b\x5c\x24"); /* mov SLOT(%rsp),%r11 */
+	x86w_u8(e, SLOT);
+	X86W_PUT(e, "\x4c\x89\x98"); /* mov %r11,e[0].ret(%rax) */
+	x86w_u32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, ret)));
+	x86w_rel32_to(e, "\x4c\x8d\x1d", 3, stub); /* lea stub(%rip),%r11 */
+	X86W_PUT(e, "\x4c\x89\x98");		   /* mov %r11,e[0].stub(%rax) */
+	x86w_u32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, stub)));
+	X86W_PUT(e, "\x4c\x8d\x5c\x24"); /* lea SLOT(%rsp),%r11 */
+	x86w_u8(e, SLOT);
+	X86W_PUT(e, "\x4c\x89\x98"); /* mov %r11,e[0].sp(%rax): published */
+	x86w_u32(e, (uint32_t)S_E);
+	x86w_label(e, L_PUSHED);
+	X86W_PUT(e, "\x58\x41\x5b");		/* pop %rax; pop %r11 */
+	X86W_PUT(e, "\x48\x8d\x64\x24\x08");	/* lea 8(%rsp),%rsp */
+	x86w_rel32_label(e, "\xe8", 1, L_BODY); /* call body */
 }
 
-static void emit_stub(struct emitter *e, const struct arch_ret_spec *spec, uint64_t site,
+static void emit_stub(struct x86_writer *e, const struct arch_ret_spec *spec, uint64_t site,
 		      uint64_t stub)
 {
-	here(e, L_STUB);
-	PUT(e, "\x48\x8d\x64\x24\xf8"); /* lea -8(%rsp),%rsp: the old slot, frame.ret */
-	PUT(e, "\x41\x53\x50");         /* push %r11; push %rax: the slot is at SLOT(%rsp) */
+	x86w_label(e, L_STUB);
+	X86W_PUT(e, "\x48\x8d\x64\x24\xf8"); /* lea -8(%rsp),%rsp: the old slot, frame.ret */
+	X86W_PUT(e, "\x41\x53\x50");	     /* push %r11; push %rax: the slot is at SLOT(%rsp) */
 	find_stack(e, spec, L_LSLOW);
-	PUT(e, "\x83\x78"); /* cmpl $0,busy(%rax) */
-	put(e, (uint8_t[]){S_BUSY, 0}, 2);
-	rel_to(e, "\x0f\x85", 2, L_LSLOW);
-	PUT(e, "\x83\x78"); /* cmpl $1,top(%rax) */
-	put(e, (uint8_t[]){S_TOP, 1}, 2);
-	rel_to(e, "\x0f\x85", 2, L_POPN); /* jne popn */
-	PUT(e, "\x4c\x8d\x5c\x24"); /* lea SLOT(%rsp),%r11 */
-	put(e, &(uint8_t){SLOT}, 1);
-	PUT(e, "\x4c\x3b\x98"); /* cmp e[0].sp(%rax),%r11 */
-	put32(e, (uint32_t)S_E);
-	rel_to(e, "\x0f\x85", 2, L_LSLOW);
-	lea_rip(e, "\x4c\x8d\x1d", stub); /* lea stub(%rip),%r11: the identity's other half */
-	PUT(e, "\x4c\x3b\x98");           /* cmp e[0].stub(%rax),%r11 */
-	put32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, stub)));
-	rel_to(e, "\x0f\x85", 2, L_LSLOW);
-	PUT(e, "\x4c\x8b\x98"); /* mov e[0].ret(%rax),%r11 */
-	put32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, ret)));
-	PUT(e, "\x4c\x89\x5c\x24"); /* mov %r11,SLOT(%rsp) */
-	put(e, &(uint8_t){SLOT}, 1);
-	PUT(e, "\xc7\x40"); /* movl $0,top(%rax): popped */
-	put(e, &(uint8_t){S_TOP}, 1);
-	put32(e, 0);
-	here(e, L_LRET);
+	X86W_PUT(e, "\x83\x78"); /* cmpl $0,busy(%rax) */
+	x86w_put(e, (uint8_t[]){S_BUSY, 0}, 2);
+	x86w_rel32_label(e, "\x0f\x85", 2, L_LSLOW);
+	X86W_PUT(e, "\x83\x78"); /* cmpl $1,top(%rax) */
+	x86w_put(e, (uint8_t[]){S_TOP, 1}, 2);
+	x86w_rel32_label(e, "\x0f\x85", 2, L_POPN); /* jne popn */
+	X86W_PUT(e, "\x4c\x8d\x5c\x24");	    /* lea SLOT(%rsp),%r11 */
+	x86w_u8(e, SLOT);
+	X86W_PUT(e, "\x4c\x3b\x98"); /* cmp e[0].sp(%rax),%r11 */
+	x86w_u32(e, (uint32_t)S_E);
+	x86w_rel32_label(e, "\x0f\x85", 2, L_LSLOW);
+	x86w_rel32_to(e, "\x4c\x8d\x1d", 3,
+		      stub);	     /* lea stub(%rip),%r11: the identity's other half */
+	X86W_PUT(e, "\x4c\x3b\x98"); /* cmp e[0].stub(%rax),%r11 */
+	x86w_u32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, stub)));
+	x86w_rel32_label(e, "\x0f\x85", 2, L_LSLOW);
+	X86W_PUT(e, "\x4c\x8b\x98"); /* mov e[0].ret(%rax),%r11 */
+	x86w_u32(e, (uint32_t)(S_E + offsetof(struct rt_ret_entry, ret)));
+	X86W_PUT(e, "\x4c\x89\x5c\x24"); /* mov %r11,SLOT(%rsp) */
+	x86w_u8(e, SLOT);
+	X86W_PUT(e, "\xc7\x40"); /* movl $0,top(%rax): popped */
+	x86w_u8(e, S_TOP);
+	x86w_u32(e, 0);
+	x86w_label(e, L_LRET);
 	if (spec->nrhandlers) {
-		lea_rip(e, "\x4c\x8d\x1d", site); /* lea site(%rip),%r11 */
-		PUT(e, "\x41\x53");               /* push %r11: func; struct rt_ret_frame */
+		x86w_rel32_to(e, "\x4c\x8d\x1d", 3, site); /* lea site(%rip),%r11 */
+		X86W_PUT(e, "\x41\x53"); /* push %r11: func; struct rt_ret_frame */
 		for (int i = 0; i < spec->nrhandlers; i++)
-			call6(e, spec->rhandlers[i]);
-		PUT(e, "\x48\x8d\x64\x24\x08"); /* lea 8(%rsp),%rsp */
+			x86w_call6(e, spec->rhandlers[i]);
+		X86W_PUT(e, "\x48\x8d\x64\x24\x08"); /* lea 8(%rsp),%rsp */
 	}
-	PUT(e, "\x58\x41\x5b"); /* pop %rax; pop %r11 */
-	PUT(e, "\xc3");         /* ret: pairs with the caller's call */
+	X86W_PUT(e, "\x58\x41\x5b"); /* pop %rax; pop %r11 */
+	X86W_PUT(e, "\xc3");	     /* ret: pairs with the caller's call */
 }
 
-static void emit_slow(struct emitter *e, const struct arch_ret_spec *spec, uint64_t stub)
+static void emit_slow(struct x86_writer *e, const struct arch_ret_spec *spec, uint64_t stub)
 {
-	/* both: %rsp % 16 == 8 after push %r11 and push %rax; push_c makes it 0 */
-	here(e, L_LSLOW);
-	push_c(e);
-	PUT(e, "\x48\x8d\x7c\x24"); /* lea SLOT+C_SAVED(%rsp),%rdi */
-	put(e, &(uint8_t){SLOT + C_SAVED}, 1);
-	lea_rip(e, "\x48\x8d\x35", stub); /* lea stub(%rip),%rsi */
-	call6(e, spec->leave);
-	pop_c(e);
-	rel_to(e, "\xe9", 1, L_LRET);
-	here(e, L_SLOW);
-	push_c(e);
-	PUT(e, "\x48\x8d\x7c\x24"); /* lea SLOT+C_SAVED(%rsp),%rdi */
-	put(e, &(uint8_t){SLOT + C_SAVED}, 1);
-	lea_rip(e, "\x48\x8d\x35", stub); /* lea stub(%rip),%rsi */
-	call6(e, spec->enter);
-	pop_c(e);
-	PUT(e, "\x85\xc0");               /* test %eax,%eax */
-	rel_to(e, "\x0f\x85", 2, L_PUSHED);
-	here(e, L_NOPUSH);
-	PUT(e, "\x58\x41\x5b"); /* pop %rax; pop %r11 */
-	rel_to(e, "\xe9", 1, L_BODY);
+	x86w_label(e, L_LSLOW);
+	call_c(e, spec->leave, stub);
+	x86w_rel32_label(e, "\xe9", 1, L_LRET);
+	x86w_label(e, L_SLOW);
+	call_c(e, spec->enter, stub);
+	X86W_PUT(e, "\x85\xc0"); /* test %eax,%eax */
+	x86w_rel32_label(e, "\x0f\x85", 2, L_PUSHED);
+	x86w_label(e, L_NOPUSH);
+	X86W_PUT(e, "\x58\x41\x5b"); /* pop %rax; pop %r11 */
+	x86w_rel32_label(e, "\xe9", 1, L_BODY);
 }
 
 /*
@@ -411,86 +303,80 @@ static void emit_slow(struct emitter *e, const struct arch_ret_spec *spec, uint6
  * through `top` (about 2 ns each on the development VM).  In: %rax = S;
  * %rcx and %rdx are saved here (the slot is then at SLOT + 16).
  */
-static void emit_general(struct emitter *e, uint64_t stub)
+static void emit_general(struct x86_writer *e, uint64_t stub)
 {
-	here(e, L_PUSHN);
-	PUT(e, "\x51\x52");         /* push %rcx; push %rdx */
-	PUT(e, "\x8b\x48");         /* mov top(%rax),%ecx */
-	put(e, &(uint8_t){S_TOP}, 1);
-	PUT(e, "\x48\x8d\x54\x24"); /* lea SLOT+16(%rsp),%rdx: the slot */
-	put(e, &(uint8_t){SLOT + 16}, 1);
-	PUT(e, "\x49\x89\xcb");     /* mov %rcx,%r11 */
-	PUT(e, "\x49\xc1\xe3\x05"); /* shl $5,%r11: top * sizeof(entry) */
-	PUT(e, "\x83\xf9"); /* cmp $RT_RET_DEPTH,%ecx */
-	put(e, &(uint8_t){RT_RET_DEPTH}, 1);
-	PUT(e, "\x73\x00"); /* jae pslow */
-	ref(e, L_PSLOW, true);
-	PUT(e, "\x4a\x39\x94\x18"); /* cmp %rdx,e[-1].sp(%rax,%r11) */
-	put32(e, (uint32_t)(S_E - E_SIZE));
-	PUT(e, "\x77\x00"); /* ja pushok: the frame below is the caller's */
-	ref(e, L_PUSHOK, true);
-	PUT(e, "\x75\x00"); /* jne pslow: below this slot, that frame was abandoned */
-	ref(e, L_PSLOW, true);
+	x86w_label(e, L_PUSHN);
+	X86W_PUT(e, "\x51\x52"); /* push %rcx; push %rdx */
+	X86W_PUT(e, "\x8b\x48"); /* mov top(%rax),%ecx */
+	x86w_u8(e, S_TOP);
+	X86W_PUT(e, "\x48\x8d\x54\x24"); /* lea SLOT+16(%rsp),%rdx: the slot */
+	x86w_u8(e, SLOT + 16);
+	X86W_PUT(e, "\x49\x89\xcb");	 /* mov %rcx,%r11 */
+	X86W_PUT(e, "\x49\xc1\xe3\x05"); /* shl $5,%r11: top * sizeof(entry) */
+	X86W_PUT(e, "\x83\xf9");	 /* cmp $RT_RET_DEPTH,%ecx */
+	x86w_u8(e, RT_RET_DEPTH);
+	x86w_rel8_label(e, "\x73", 1, L_PSLOW); /* jae pslow */
+	X86W_PUT(e, "\x4a\x39\x94\x18");	/* cmp %rdx,e[-1].sp(%rax,%r11) */
+	x86w_u32(e, (uint32_t)(S_E - E_SIZE));
+	x86w_rel8_label(e, "\x77", 1, L_PUSHOK); /* ja pushok: the frame below is the caller's */
+	x86w_rel8_label(e, "\x75", 1,
+			L_PSLOW); /* jne pslow: below this slot, that frame was abandoned */
 	/* the same slot: a tail call if it holds that entry's stub (a chain) */
-	PUT(e, "\x48\x8b\x4c\x24"); /* mov SLOT+16(%rsp),%rcx */
-	put(e, &(uint8_t){SLOT + 16}, 1);
-	PUT(e, "\x4a\x3b\x8c\x18"); /* cmp e[-1].stub(%rax,%r11),%rcx */
-	put32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, stub)));
-	PUT(e, "\x75\x00"); /* jne pslow */
-	ref(e, L_PSLOW, true);
-	PUT(e, "\x8b\x48"); /* mov top(%rax),%ecx: again */
-	put(e, &(uint8_t){S_TOP}, 1);
-	here(e, L_PUSHOK);
-	PUT(e, "\x4e\x8d\x9c\x18"); /* lea e(%rax,%r11),%r11 */
-	put32(e, (uint32_t)S_E);
-	PUT(e, "\x49\xc7\x03\xff\xff\xff\xff"); /* movq $RT_RET_PENDING,(%r11) */
-	PUT(e, "\xff\xc1");                     /* inc %ecx */
-	PUT(e, "\x89\x48");                     /* mov %ecx,top(%rax) */
-	put(e, &(uint8_t){S_TOP}, 1);
-	PUT(e, "\x48\x8b\x4c\x24"); /* mov SLOT+16(%rsp),%rcx */
-	put(e, &(uint8_t){SLOT + 16}, 1);
-	PUT(e, "\x49\x89\x4b\x08"); /* mov %rcx,8(%r11): e->ret */
-	lea_rip(e, "\x48\x8d\x0d", stub); /* lea stub(%rip),%rcx */
-	PUT(e, "\x49\x89\x4b\x10");       /* mov %rcx,16(%r11): e->stub */
-	PUT(e, "\x49\x89\x13");           /* mov %rdx,(%r11): e->sp, published */
-	PUT(e, "\x5a\x59");               /* pop %rdx; pop %rcx */
-	rel_to(e, "\xe9", 1, L_PUSHED);
-	here(e, L_PSLOW);
-	PUT(e, "\x5a\x59"); /* pop %rdx; pop %rcx */
-	rel_to(e, "\xe9", 1, L_SLOW);
+	X86W_PUT(e, "\x48\x8b\x4c\x24"); /* mov SLOT+16(%rsp),%rcx */
+	x86w_u8(e, SLOT + 16);
+	X86W_PUT(e, "\x4a\x3b\x8c\x18"); /* cmp e[-1].stub(%rax,%r11),%rcx */
+	x86w_u32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, stub)));
+	x86w_rel8_label(e, "\x75", 1, L_PSLOW); /* jne pslow */
+	X86W_PUT(e, "\x8b\x48");		/* mov top(%rax),%ecx: again */
+	x86w_u8(e, S_TOP);
+	x86w_label(e, L_PUSHOK);
+	X86W_PUT(e, "\x4e\x8d\x9c\x18"); /* lea e(%rax,%r11),%r11 */
+	x86w_u32(e, (uint32_t)S_E);
+	X86W_PUT(e, "\x49\xc7\x03\xff\xff\xff\xff"); /* movq $RT_RET_PENDING,(%r11) */
+	X86W_PUT(e, "\xff\xc1");		     /* inc %ecx */
+	X86W_PUT(e, "\x89\x48");		     /* mov %ecx,top(%rax) */
+	x86w_u8(e, S_TOP);
+	X86W_PUT(e, "\x48\x8b\x4c\x24"); /* mov SLOT+16(%rsp),%rcx */
+	x86w_u8(e, SLOT + 16);
+	X86W_PUT(e, "\x49\x89\x4b\x08");	   /* mov %rcx,8(%r11): e->ret */
+	x86w_rel32_to(e, "\x48\x8d\x0d", 3, stub); /* lea stub(%rip),%rcx */
+	X86W_PUT(e, "\x49\x89\x4b\x10");	   /* mov %rcx,16(%r11): e->stub */
+	X86W_PUT(e, "\x49\x89\x13");		   /* mov %rdx,(%r11): e->sp, published */
+	X86W_PUT(e, "\x5a\x59");		   /* pop %rdx; pop %rcx */
+	x86w_rel32_label(e, "\xe9", 1, L_PUSHED);
+	x86w_label(e, L_PSLOW);
+	X86W_PUT(e, "\x5a\x59"); /* pop %rdx; pop %rcx */
+	x86w_rel32_label(e, "\xe9", 1, L_SLOW);
 
-	here(e, L_POPN);
-	PUT(e, "\x51\x52");         /* push %rcx; push %rdx */
-	PUT(e, "\x8b\x48");         /* mov top(%rax),%ecx */
-	put(e, &(uint8_t){S_TOP}, 1);
-	PUT(e, "\x85\xc9");         /* test %ecx,%ecx */
-	PUT(e, "\x74\x00");         /* jz qslow */
-	ref(e, L_QSLOW, true);
-	PUT(e, "\x49\x89\xcb");     /* mov %rcx,%r11 */
-	PUT(e, "\x49\xc1\xe3\x05"); /* shl $5,%r11 */
-	PUT(e, "\x48\x8d\x54\x24"); /* lea SLOT+16(%rsp),%rdx */
-	put(e, &(uint8_t){SLOT + 16}, 1);
-	PUT(e, "\x4a\x39\x94\x18"); /* cmp %rdx,e[-1].sp(%rax,%r11) */
-	put32(e, (uint32_t)(S_E - E_SIZE));
-	PUT(e, "\x75\x00");         /* jne qslow */
-	ref(e, L_QSLOW, true);
-	lea_rip(e, "\x48\x8d\x15", stub); /* lea stub(%rip),%rdx */
-	PUT(e, "\x4a\x3b\x94\x18");     /* cmp e[-1].stub(%rax,%r11),%rdx */
-	put32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, stub)));
-	PUT(e, "\x75\x00"); /* jne qslow */
-	ref(e, L_QSLOW, true);
-	PUT(e, "\x4a\x8b\x94\x18"); /* mov e[-1].ret(%rax,%r11),%rdx */
-	put32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, ret)));
-	PUT(e, "\x48\x89\x54\x24"); /* mov %rdx,SLOT+16(%rsp) */
-	put(e, &(uint8_t){SLOT + 16}, 1);
-	PUT(e, "\xff\xc9");         /* dec %ecx */
-	PUT(e, "\x89\x48");         /* mov %ecx,top(%rax): popped */
-	put(e, &(uint8_t){S_TOP}, 1);
-	PUT(e, "\x5a\x59");         /* pop %rdx; pop %rcx */
-	rel_to(e, "\xe9", 1, L_LRET);
-	here(e, L_QSLOW);
-	PUT(e, "\x5a\x59"); /* pop %rdx; pop %rcx */
-	rel_to(e, "\xe9", 1, L_LSLOW);
+	x86w_label(e, L_POPN);
+	X86W_PUT(e, "\x51\x52"); /* push %rcx; push %rdx */
+	X86W_PUT(e, "\x8b\x48"); /* mov top(%rax),%ecx */
+	x86w_u8(e, S_TOP);
+	X86W_PUT(e, "\x85\xc9");		/* test %ecx,%ecx */
+	x86w_rel8_label(e, "\x74", 1, L_QSLOW); /* jz qslow */
+	X86W_PUT(e, "\x49\x89\xcb");		/* mov %rcx,%r11 */
+	X86W_PUT(e, "\x49\xc1\xe3\x05");	/* shl $5,%r11 */
+	X86W_PUT(e, "\x48\x8d\x54\x24");	/* lea SLOT+16(%rsp),%rdx */
+	x86w_u8(e, SLOT + 16);
+	X86W_PUT(e, "\x4a\x39\x94\x18"); /* cmp %rdx,e[-1].sp(%rax,%r11) */
+	x86w_u32(e, (uint32_t)(S_E - E_SIZE));
+	x86w_rel8_label(e, "\x75", 1, L_QSLOW);	   /* jne qslow */
+	x86w_rel32_to(e, "\x48\x8d\x15", 3, stub); /* lea stub(%rip),%rdx */
+	X86W_PUT(e, "\x4a\x3b\x94\x18");	   /* cmp e[-1].stub(%rax,%r11),%rdx */
+	x86w_u32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, stub)));
+	x86w_rel8_label(e, "\x75", 1, L_QSLOW); /* jne qslow */
+	X86W_PUT(e, "\x4a\x8b\x94\x18");	/* mov e[-1].ret(%rax,%r11),%rdx */
+	x86w_u32(e, (uint32_t)(S_E - E_SIZE + offsetof(struct rt_ret_entry, ret)));
+	X86W_PUT(e, "\x48\x89\x54\x24"); /* mov %rdx,SLOT+16(%rsp) */
+	x86w_u8(e, SLOT + 16);
+	X86W_PUT(e, "\xff\xc9"); /* dec %ecx */
+	X86W_PUT(e, "\x89\x48"); /* mov %ecx,top(%rax): popped */
+	x86w_u8(e, S_TOP);
+	X86W_PUT(e, "\x5a\x59"); /* pop %rdx; pop %rcx */
+	x86w_rel32_label(e, "\xe9", 1, L_LRET);
+	x86w_label(e, L_QSLOW);
+	X86W_PUT(e, "\x5a\x59"); /* pop %rdx; pop %rcx */
+	x86w_rel32_label(e, "\xe9", 1, L_LSLOW);
 }
 
 static size_t code_max(int nhandlers, int nrhandlers)
@@ -508,39 +394,13 @@ size_t arch_ret_trampoline_max(int nhandlers, int nrhandlers)
 	       8 * ((size_t)nhandlers + nrhandlers + 2 + X86_RELOC_LIT_MAX);
 }
 
-/* Resolves the label references and places the literal pool at e->p (8-aligned). */
-static int finish(struct emitter *e)
-{
-	for (int i = 0; i < e->nfix; i++) {
-		size_t f = e->fix[i].field;
-		int64_t d = (int64_t)e->label[e->fix[i].label] - (int64_t)(f + (e->fix[i].rel8 ? 1 : 4));
-		if (e->fix[i].rel8) {
-			if (d < -128 || d > 127)
-				return -ERANGE;
-			e->buf[f] = (uint8_t)(int8_t)d;
-		} else {
-			x86_put32(e->buf + f, (int32_t)d);
-		}
-	}
-	e->p = (e->p + 7) & ~(size_t)7;
-	for (int i = 0; i < e->nlit; i++) {
-		if (e->p + 8 > e->cap)
-			return -ENOSPC;
-		memcpy(e->buf + e->p, &e->lit[i].value, 8);
-		x86_put32(e->buf + e->lit[i].disp_off, (int32_t)(e->p - e->lit[i].insn_end));
-		e->p += 8;
-	}
-	return 0;
-}
-
 int arch_emit_ret_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 			     const struct arch_ret_spec *spec, uint8_t *buf, size_t cap,
 			     size_t *len, uint64_t *copy_addr)
 {
 	int n = spec->nhandlers, m = spec->nrhandlers, rc;
 	size_t max = arch_ret_trampoline_max(n, m);
-	struct x86_reloc r;
-	struct emitter em, *e = &em;
+	struct x86_writer em, *e = &em;
 	uint64_t stub;
 
 	if (n < 0 || m < 0 || (n && !spec->handlers) || (m && !spec->rhandlers) ||
@@ -551,29 +411,20 @@ int arch_emit_ret_trampoline(const struct arch_site_plan *plan, uint64_t tramp_a
 	memset(buf, 0xcc, cap < max ? cap : max);
 	/* The stub's address is needed before it is emitted: one dry run.
 	 * Instruction sizes do not depend on the stub's address. */
-	*e = (struct emitter){.buf = buf, .at = tramp_addr, .cap = 0};
+	x86w_init(e, NULL, 0, tramp_addr);
 	emit_entry(e, spec, tramp_addr);
-	stub = tramp_addr + e->p;
-	*e = (struct emitter){.buf = buf, .at = tramp_addr, .cap = cap < max ? cap : max};
+	stub = x86w_pc(e);
+	x86w_init(e, buf, cap < max ? cap : max, tramp_addr);
 	emit_entry(e, spec, stub);
-	if (tramp_addr + e->p != stub)
+	if (x86w_pc(e) != stub)
 		return -EIO;
 	emit_stub(e, spec, plan->site, stub);
 	emit_slow(e, spec, stub);
 	emit_general(e, stub);
-	here(e, L_BODY);
+	x86w_label(e, L_BODY);
 	if (e->err)
 		return e->err;
-	rc = x86_relocate(plan, tramp_addr + e->p, &r);
-	if (rc < 0)
-		return rc;
-	*copy_addr = tramp_addr + e->p;
-	put(e, r.code, (size_t)r.len);
-	for (int i = 0; i < r.nlit && !e->err; i++)
-		lit_ref(e, e->label[L_BODY] + r.lit[i].disp_off, e->label[L_BODY] + r.lit[i].insn_end,
-			r.lit[i].value);
-	rc = e->err ? e->err : finish(e);
-	if (!rc)
-		*len = e->p;
-	return rc;
+	*copy_addr = x86w_pc(e);
+	rc = x86_relocate(plan, e, NULL);
+	return rc < 0 ? rc : x86w_finish(e, len);
 }

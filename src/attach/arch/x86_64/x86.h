@@ -1,10 +1,20 @@
 /*
- * x86.h - private interface between the parts of the x86-64 arch layer:
- * decode.c (Zydis wrapper, instruction classes, site planning), reloc.c
- * (relocating displaced instructions), tramp.c (trampolines, patch bytes,
- * pc mapping), mid.c (mid-function sites), tramp_ret.c (return-probe
- * trampolines) and retaddr.c (functions that keep their return address).
- * Nothing outside arch/x86_64/ includes it (tests/layers/check.py).
+ * x86.h - private interface between the files of the x86-64 arch layer.
+ *
+ * Room rule (attach/arch/x86_64/): arch.h's rule, and one more: every
+ * byte of machine code this room makes goes through the code writer
+ * (writer.h: bounded buffer, labels, literal pool); no file keeps an
+ * emitter of its own.  No file of src/ outside arch/x86_64/ includes this
+ * header or writer.h: the rest of attach knows the machine through arch.h
+ * (the unit tests in tests/unit/arch/ include them).
+ *
+ *   decode.c     Zydis wrapper, instruction classes, planning entry sites
+ *   writer.c     the code writer and the instructions several emitters share
+ *   reloc.c      relocating displaced instructions
+ *   tramp.c      entry trampolines, patch bytes, pc mapping
+ *   mid.c        mid-function sites (USDT): planning and trampolines
+ *   tramp_ret.c  return-probe trampolines
+ *   retaddr.c    functions that keep their return address
  */
 #ifndef UBT_ARCH_X86_H
 #define UBT_ARCH_X86_H
@@ -57,14 +67,12 @@ void x86_plan_int3(struct arch_site_plan *plan, const struct x86_insn *first, co
 
 /*
  * A relocated copy of a plan's displaced instructions followed by the jmp
- * back to site + orig_len, as it will run at address `at`.
+ * back to site + orig_len, appended to a code writer (writer.h) at the
+ * address it has reached.  Code that needs a 64-bit constant (an absolute
+ * jump target, a return address to push) refers to it as [rip + disp32]
+ * into the writer's literal pool.
  *
- * Code that needs a 64-bit constant (an absolute jump target, a return
- * address to push) refers to it as [rip + disp32]; the constant goes to
- * the trampoline's literal pool, which tramp.c places after the code and
- * then fills in the disp32 at lit[i].disp_off.
- *
- * map[] lists every instruction boundary of the code with the original
+ * map[] lists every instruction boundary of the copy with the original
  * pc it stands for, for moving threads in and out (arch_pc_*).  A boundary
  * in the middle of an expansion stands for the state the original
  * instruction had reached there, e.g. after `push ret` of an emulated
@@ -74,44 +82,37 @@ void x86_plan_int3(struct arch_site_plan *plan, const struct x86_insn *first, co
 #define X86_RELOC_LIT_MAX (2 * ARCH_MAX_INSNS + 1)
 #define X86_RELOC_MAP_MAX (2 * ARCH_MAX_INSNS + 1)
 
-struct x86_lit_ref {
-	uint16_t disp_off; /* offset of the disp32 in code[] */
-	uint16_t insn_end; /* offset of the end of the instruction it is in */
-	uint64_t value;
-};
-
 struct x86_pc_map {
-	uint16_t off;  /* offset in code[] */
+	uint16_t off;  /* offset from the start of the copy */
 	int16_t insn;  /* displaced insn starting here; -1: mid-expansion or jmp back */
 	uint64_t orig; /* equivalent pc in the original code */
 };
 
-struct x86_reloc {
-	uint8_t code[X86_RELOC_CODE_MAX];
-	int len;
-	int nlit;
-	struct x86_lit_ref lit[X86_RELOC_LIT_MAX];
+struct x86_reloc_map {
+	int len; /* bytes of the copy */
 	int nmap;
 	struct x86_pc_map map[X86_RELOC_MAP_MAX];
 };
 
+struct x86_writer;
+
 /*
- * Relocates plan's displaced instructions to run at `at`.  Deterministic:
- * the same plan and address always give the same code, which is how the
- * pc mapping finds offsets without storing them.  Returns 0, -ERANGE if a
- * [rip + disp32] operand cannot reach its data from `at`, -ENOTSUP if an
- * instruction is X86_BAD, -EINVAL if the plan's bytes do not decode.
+ * Relocates plan's displaced instructions to run where w stands, and
+ * fills *m (may be NULL).  Deterministic: the same plan and address always
+ * give the same code, which is how the pc mapping finds offsets without
+ * storing them.  Returns 0, -ERANGE if a [rip + disp32] operand cannot
+ * reach its data, -ENOTSUP if an instruction is X86_BAD, -EINVAL if the
+ * plan's bytes do not decode; the writer's own errors wait for x86w_finish.
  */
-int x86_relocate(const struct arch_site_plan *plan, uint64_t at, struct x86_reloc *r);
+int x86_relocate(const struct arch_site_plan *plan, struct x86_writer *w, struct x86_reloc_map *m);
+
+/* The map alone, for a copy at `at` (a dry run of x86_relocate). */
+int x86_reloc_map(const struct arch_site_plan *plan, uint64_t at, struct x86_reloc_map *m);
 
 /* mid.c: the trampoline of a site in the middle of a function (plan->mid). */
 size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers);
 int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const uint64_t *handlers,
 		 int nhandlers, uint8_t *buf, size_t cap, size_t *len);
-
-/* tramp.c: push/pop of the nine caller-saved registers (struct rt_regs) */
-extern const uint8_t x86_save_regs[13];
-extern const uint8_t x86_restore_regs[13];
 
 /* Does `to` fit a rel32 counted from `next` (the end of the instruction)? */
 static inline bool x86_rel32(uint64_t next, uint64_t to, int32_t *rel)
@@ -123,16 +124,6 @@ static inline bool x86_rel32(uint64_t next, uint64_t to, int32_t *rel)
 	if (rel)
 		*rel = (int32_t)d;
 	return true;
-}
-
-static inline void x86_put32(uint8_t *p, int32_t v)
-{
-	uint32_t u = (uint32_t)v;
-
-	p[0] = u;
-	p[1] = u >> 8;
-	p[2] = u >> 16;
-	p[3] = u >> 24;
 }
 
 #endif
