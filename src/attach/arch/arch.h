@@ -135,7 +135,7 @@ int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t p
  * handlers run as in arch_emit_trampoline(); then the caller's return
  * address is pushed on the thread's shadow stack (runtime/abi.h, struct
  * rt_ret_stack: inline in the common case, else enter(slot, stub) in
- * runtime/rt_ret.c) and the relocated body is `call`ed, so it returns into
+ * runtime/thread/rt_ret.c) and the relocated body is `call`ed, so it returns into
  * stub, which pops the entry matching its slot and its own address (inline,
  * else leave(slot, stub) puts the caller's address into the slot), runs
  * each return handler with func = the probed function (plan->site), and

@@ -5,16 +5,17 @@
  * arch_emit_trampoline() for a site that has return probes; the site's
  * patch bytes and pc mapping (arch_pc_*_copy, with the copy address
  * returned here) are the same as for entry-only sites.  The runtime half
- * is runtime/rt_ret.c; docs/ARCHITECTURE.md ("Return probes") explains
- * the design and why the push/pop are inline here.
+ * is runtime/thread/rt_ret.c; docs/ARCHITECTURE.md ("Return probes")
+ * explains the design and why the push/pop are inline here.
  *
  * The common case, a shadow-stack push at entry and a pop at return, is
  * done by the trampoline itself (a few dozen instructions, no call); the
  * C functions rt_ret_enter/rt_ret_leave take every other case (first call
  * of a thread, a new thread on a reused TCB, frames left behind by
  * longjmp or a stack switch, a return whose entry is not on top, slots
- * handed to an unwinder, a full stack, a signal interrupting the C code).  Layout, with S = this thread's struct rt_ret_stack, found by
- * hashing the thread pointer exactly as rt_ret.c does (RT_TP_HASH_*):
+ * handed to an unwinder, a full stack, a signal interrupting the C code).
+ * Layout, with S = this thread's struct rt_ret_stack, found by hashing
+ * the thread pointer exactly as rt_ret.c does (RT_TP_HASH_*):
  *
  *   T:      push %r11                          struct rt_entry_frame (abi.h)
  *           { call entry_handler_k }           preserve_most probe code
