@@ -141,46 +141,65 @@ static int sym_rank(const GElf_Sym *s, Elf_Data *versym, size_t i)
 	return rank;
 }
 
-/* Looks name up in the symbol tables of type sh_type. */
+/*
+ * The one loop over a symbol table: every symbol (index 0 left out) of the
+ * tables of type, with its name ("" if none) and rank; fn returns true to
+ * stop the walk, and then walk_tables returns true.
+ */
+typedef bool (*walk_fn)(const GElf_Sym *s, const char *name, int rank, void *arg);
+
+static bool walk_tables(Elf *e, Elf64_Word type, walk_fn fn, void *arg)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		Elf_Data *versym = find_versym(e, elf_ndxscn(scn));
+		size_t n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 1; d && i < n; i++) {
+			GElf_Sym s;
+			if (!gelf_getsym(d, (int)i, &s))
+				continue;
+			const char *name = elf_strptr(e, sh.sh_link, s.st_name);
+			if (fn(&s, name ? name : "", sym_rank(&s, versym, i), arg))
+				return true;
+		}
+	}
+	return false;
+}
+
+struct find_walk {
+	const char *name;
+	bool funcs_only;
+	int best_rank;
+	GElf_Sym best;
+};
+
+static bool find_one(const GElf_Sym *s, const char *name, int rank, void *arg)
+{
+	struct find_walk *w = arg;
+	if (s->st_shndx != SHN_UNDEF && sym_type_ok(GELF_ST_TYPE(s->st_info), w->funcs_only) &&
+	    !strcmp(name, w->name) && rank > w->best_rank) {
+		w->best = *s;
+		w->best_rank = rank;
+	}
+	return false;
+}
+
+/* Looks name up in the symbol tables of type sh_type: its best-ranked definition. */
 static int find_in_table(Elf *e, Elf64_Word sh_type, const char *name, bool funcs_only,
 			 struct ef_symbol *out)
 {
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != sh_type || !sh.sh_entsize)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		Elf_Data *versym = find_versym(e, elf_ndxscn(scn));
-		size_t count = sh.sh_size / sh.sh_entsize;
-		int best_rank = -1;
-		GElf_Sym best = {0};
-		for (size_t i = 1; i < count; i++) {
-			GElf_Sym s;
-			if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF)
-				continue;
-			if (!sym_type_ok(GELF_ST_TYPE(s.st_info), funcs_only))
-				continue;
-			const char *sn = elf_strptr(e, sh.sh_link, s.st_name);
-			if (!sn || strcmp(sn, name) != 0)
-				continue;
-			int rank = sym_rank(&s, versym, i);
-			if (rank > best_rank) {
-				best = s;
-				best_rank = rank;
-			}
-		}
-		if (best_rank >= 0) {
-			out->name = xstrdup(name);
-			out->value = best.st_value;
-			out->size = best.st_size;
-			out->file_off = vaddr_to_off(e, best.st_value, best.st_shndx);
-			return 0;
-		}
-	}
-	return -ENOENT;
+	struct find_walk w = {name, funcs_only, -1};
+	walk_tables(e, sh_type, find_one, &w);
+	if (w.best_rank < 0)
+		return -ENOENT;
+	out->name = xstrdup(name);
+	out->value = w.best.st_value;
+	out->size = w.best.st_size;
+	out->file_off = vaddr_to_off(e, w.best.st_value, w.best.st_shndx);
+	return 0;
 }
 
 static int find_sym(struct ef_file *f, const char *name, bool funcs_only, struct ef_symbol *sym)
@@ -208,31 +227,31 @@ static bool has_table(Elf *e, Elf64_Word type)
 	return false;
 }
 
+struct func_walk {
+	bool dynamic, debug_file;
+	ef_func_fn fn;
+	void *arg;
+};
+
+static bool func_one(const GElf_Sym *s, const char *name, int rank, void *arg)
+{
+	struct func_walk *w = arg;
+	/* an undefined function with an address is a non-PIE program's PLT
+	 * entry, which bpftrace lists and probes */
+	if (!s->st_value || !sym_type_ok(GELF_ST_TYPE(s->st_info), true) || !*name)
+		return false;
+	struct ef_func ef = {.name = name, .value = s->st_value, .size = s->st_size, .rank = rank};
+	ef.dynamic = w->dynamic;
+	ef.debug_file = w->debug_file;
+	ef.plt = s->st_shndx == SHN_UNDEF;
+	w->fn(&ef, w->arg);
+	return false;
+}
+
 static void foreach_in(Elf *e, Elf64_Word type, bool debug_file, ef_func_fn fn, void *arg)
 {
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		Elf_Data *versym = find_versym(e, elf_ndxscn(scn));
-		size_t n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 1; d && i < n; i++) {
-			GElf_Sym s;
-			/* an undefined function with an address is a non-PIE
-			 * program's PLT entry, which bpftrace lists and probes */
-			if (!gelf_getsym(d, (int)i, &s) || !s.st_value ||
-			    !sym_type_ok(GELF_ST_TYPE(s.st_info), true))
-				continue;
-			const char *name = elf_strptr(e, sh.sh_link, s.st_name);
-			if (!name || !*name)
-				continue;
-			struct ef_func ef = {name, s.st_value, s.st_size, sym_rank(&s, versym, i),
-					      type == SHT_DYNSYM, debug_file,
-					      s.st_shndx == SHN_UNDEF};
-			fn(&ef, arg);
-		}
-	}
+	struct func_walk w = {type == SHT_DYNSYM, debug_file, fn, arg};
+	walk_tables(e, type, func_one, &w);
 }
 
 void ef_foreach_func(struct ef_file *f, ef_func_fn fn, void *arg)
@@ -258,26 +277,26 @@ int ef_find_symbol(struct ef_file *f, const char *name, struct ef_symbol *sym)
 	return find_sym(f, name, false, sym);
 }
 
+struct sym_walk {
+	bool dynamic;
+	ef_sym_fn fn;
+	void *arg;
+};
+
+static bool sym_one(const GElf_Sym *s, const char *name, int rank, void *arg)
+{
+	struct sym_walk *w = arg;
+	struct ef_sym es = {.name = name, .value = s->st_value, .size = s->st_size};
+	es.type = GELF_ST_TYPE(s->st_info);
+	es.defined = s->st_shndx != SHN_UNDEF;
+	es.dynamic = w->dynamic;
+	return w->fn(&es, w->arg);
+}
+
 static bool foreach_sym_in(Elf *e, Elf64_Word type, ef_sym_fn fn, void *arg)
 {
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 1; d && i < n; i++) {
-			GElf_Sym s;
-			if (!gelf_getsym(d, (int)i, &s))
-				continue;
-			const char *name = elf_strptr(e, sh.sh_link, s.st_name);
-			struct ef_sym es = {name ? name : "", s.st_value, s.st_size, GELF_ST_TYPE(s.st_info),
-					     s.st_shndx != SHN_UNDEF, type == SHT_DYNSYM};
-			if (fn(&es, arg))
-				return true;
-		}
-	}
-	return false;
+	struct sym_walk w = {type == SHT_DYNSYM, fn, arg};
+	return walk_tables(e, type, sym_one, &w);
 }
 
 bool ef_foreach_sym(struct ef_file *f, ef_sym_fn fn, void *arg)
@@ -520,44 +539,53 @@ static char *build_id_path(Elf *e)
 	return NULL;
 }
 
-/* .gnu_debuglink's file name, looked up next to path and under /usr/lib/debug. */
-static char *debuglink_path(Elf *e, const char *path)
+Elf_Scn *ef_section(Elf *e, const char *name, GElf_Shdr *out)
 {
 	size_t shstrndx;
 	if (elf_getshdrstrndx(e, &shstrndx))
 		return NULL;
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
 		GElf_Shdr sh;
-		const char *nm;
-		if (!gelf_getshdr(scn, &sh) || !(nm = elf_strptr(e, shstrndx, sh.sh_name)) ||
-		    strcmp(nm, ".gnu_debuglink"))
+		const char *n;
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(e, shstrndx, sh.sh_name)))
 			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		if (!d || !d->d_size || !memchr(d->d_buf, 0, d->d_size))
-			return NULL;
-		const char *link = d->d_buf;
-		char *dir = xstrdup(path);
-		char *sl = strrchr(dir, '/');
-		if (sl)
-			*sl = 0;
-		/* /usr/lib/debug mirrors the file's own path, as the process sees it */
-		const char *own = dir;
-		if (!strncmp(own, "/proc/", 6) && strstr(own, "/root/"))
-			own = strstr(own, "/root/") + 5;
-		char *cands[3] = {xasprintf("%s/%s", sl ? dir : ".", link),
-				  xasprintf("%s/.debug/%s", sl ? dir : ".", link),
-				  xasprintf("/usr/lib/debug%s/%s", sl ? own : "", link)};
-		char *found = NULL;
-		for (int i = 0; i < 3; i++) {
-			if (!found && strcmp(cands[i], path) && !access(cands[i], R_OK))
-				found = cands[i];
-			else
-				free(cands[i]);
+		if (!strcmp(n, name)) {
+			*out = sh;
+			return scn;
 		}
-		free(dir);
-		return found;
 	}
 	return NULL;
+}
+
+/* .gnu_debuglink's file name, looked up next to path and under /usr/lib/debug. */
+static char *debuglink_path(Elf *e, const char *path)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = ef_section(e, ".gnu_debuglink", &sh);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!d || !d->d_size || !memchr(d->d_buf, 0, d->d_size))
+		return NULL;
+	const char *link = d->d_buf;
+	char *dir = xstrdup(path);
+	char *sl = strrchr(dir, '/');
+	if (sl)
+		*sl = 0;
+	/* /usr/lib/debug mirrors the file's own path, as the process sees it */
+	const char *own = dir;
+	if (!strncmp(own, "/proc/", 6) && strstr(own, "/root/"))
+		own = strstr(own, "/root/") + 5;
+	char *cands[3] = {xasprintf("%s/%s", sl ? dir : ".", link),
+			  xasprintf("%s/.debug/%s", sl ? dir : ".", link),
+			  xasprintf("/usr/lib/debug%s/%s", sl ? own : "", link)};
+	char *found = NULL;
+	for (int i = 0; i < 3; i++) {
+		if (!found && strcmp(cands[i], path) && !access(cands[i], R_OK))
+			found = cands[i];
+		else
+			free(cands[i]);
+	}
+	free(dir);
+	return found;
 }
 
 char *ef_debug_file(const struct ef_file *f)

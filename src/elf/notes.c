@@ -20,6 +20,7 @@
  * Layer rule: see elfsym.h (read-only; util/ only).
  */
 #include "elf/notes.h"
+#include "elf/elf_internal.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -28,24 +29,6 @@
 #include <string.h>
 
 #define NT_STAPSDT 3
-
-static Elf_Scn *find_section(Elf *e, const char *name, GElf_Shdr *out)
-{
-	size_t shstrndx;
-	if (elf_getshdrstrndx(e, &shstrndx))
-		return NULL;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		const char *n;
-		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(e, shstrndx, sh.sh_name)))
-			continue;
-		if (!strcmp(n, name)) {
-			*out = sh;
-			return scn;
-		}
-	}
-	return NULL;
-}
 
 static int add_note(struct usdt_notes *out, const char *desc, size_t len, uint64_t base_addr)
 {
@@ -79,9 +62,9 @@ int usdt_notes_read(struct ef_file *f, struct usdt_notes *out)
 	GElf_Shdr sh;
 	uint64_t base_addr = 0;
 	memset(out, 0, sizeof(*out));
-	if (find_section(e, ".stapsdt.base", &sh))
+	if (ef_section(e, ".stapsdt.base", &sh))
 		base_addr = sh.sh_addr;
-	Elf_Scn *scn = find_section(e, ".note.stapsdt", &sh);
+	Elf_Scn *scn = ef_section(e, ".note.stapsdt", &sh);
 	if (!scn || sh.sh_type != SHT_NOTE)
 		return 0;
 	Elf_Data *d = elf_getdata(scn, NULL);
