@@ -72,6 +72,7 @@ void ef_close(struct ef_file *f)
 	if (f->fd >= 0)
 		close(f->fd);
 	free(f->path);
+	free(f->fde);
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
 }

@@ -9,7 +9,8 @@
  * begin with ef_ (an ELF file: ef_open, ef_foreach_sym, ...) or proc_ (a
  * process's /proc files), never with libelf's elf_, so that a reader
  * tells ubt's layer from the library under it.  The layer's other files:
- * notes.h (USDT notes), findlib.h (a library by name, as ld.so finds it).
+ * notes.h (USDT notes), findlib.h (a library by name, as ld.so finds it);
+ * bounds.c implements this header's ef_func_around (function bounds).
  */
 #ifndef UBT_ELFSYM_H
 #define UBT_ELFSYM_H
@@ -26,6 +27,11 @@ struct ef_symbol {
 	uint64_t file_off; /* offset of the symbol's first byte in the file */
 };
 
+/* [start, end) of link-time addresses */
+struct ef_range {
+	uint64_t start, end;
+};
+
 struct ef_file {
 	char *path;
 	int fd;
@@ -34,6 +40,10 @@ struct ef_file {
 	uint64_t entry;  /* e_entry */
 	dev_t dev;
 	ino_t ino;
+	/* .eh_frame's FDE ranges, sorted, read on first use (bounds.c) */
+	struct ef_range *fde;
+	size_t nfde;
+	bool fde_read;
 };
 
 int ef_open(struct ef_file *f, const char *path);
@@ -126,5 +136,24 @@ void proc_objects_free(char **paths, int n);
  * /usr/lib/debug.  NULL when there is none.
  */
 char *ef_debug_file(const struct ef_file *f);
+
+/*
+ * The function around link-time address pc, for the branch check of a
+ * probe site inside it (bounds.c): the smallest function symbol with a
+ * size holding pc (.symtab, .dynsym), else the debug file's, else the
+ * .eh_frame FDE holding pc.  *from says which; -ENOENT when none does.
+ */
+enum ef_bounds {
+	EF_BOUNDS_NONE,       /* nothing holds the address */
+	EF_BOUNDS_SYMTAB,     /* the file's .symtab */
+	EF_BOUNDS_DYNSYM,     /* the file's .dynsym */
+	EF_BOUNDS_DEBUG_FILE, /* the .symtab of its separate debug file */
+	EF_BOUNDS_EH_FRAME,   /* an FDE of its .eh_frame */
+};
+int ef_func_around(struct ef_file *f, uint64_t pc, struct ef_range *out, enum ef_bounds *from);
+/* The FDE of f's .eh_frame holding pc: 0, or -ENOENT. */
+int ef_fde_around(struct ef_file *f, uint64_t pc, struct ef_range *out);
+/* ".symtab", ".dynsym", "debug file", ".eh_frame" or "unknown" */
+const char *ef_bounds_name(enum ef_bounds from);
 
 #endif

@@ -65,34 +65,6 @@ struct usdt_syms usdt_elf_syms(struct ef_file *f)
 
 /* ---- resolving attach points ------------------------------------------ */
 
-struct around {
-	uint64_t pc, start, size;
-	bool found;
-};
-
-static bool around_sym(const struct ef_sym *s, void *arg)
-{
-	struct around *a = arg;
-	if (s->defined && s->type == STT_FUNC && s->size && s->value <= a->pc &&
-	    a->pc < s->value + s->size && (!a->found || s->size < a->size)) {
-		a->start = s->value;
-		a->size = s->size;
-		a->found = true;
-	}
-	return false;
-}
-
-/* The function symbol around pc (the smallest one, when several overlap). */
-static int func_around(struct ef_file *f, uint64_t pc, uint64_t *start, uint64_t *size)
-{
-	struct around a = {.pc = pc};
-	ef_foreach_sym(f, around_sym, &a);
-	*start = a.start;
-	*size = a.size;
-	return a.found ? 0 : -ENOENT;
-}
-
-
 /*
  * A library or program named without a path: resolve.c's search (the
  * process's mappings, PATH, ld.so.cache, the library directories), seen
@@ -199,11 +171,15 @@ static int add_location(const struct ast_node *probe, int index, const struct as
 	}
 	if (ret)
 		return ret;
-	if (func_around(f, note->pc, &fstart, &fsize)) {
-		/* no symbol (stripped): only the location itself can be checked */
-		fstart = note->pc;
-		fsize = 0;
+	/* a stripped file's bounds come from its debug file or .eh_frame */
+	struct ef_range fr;
+	enum ef_bounds from;
+	if (ef_func_around(f, note->pc, &fr, &from)) {
+		/* nothing holds it: only the location itself can be checked */
+		fr = (struct ef_range){note->pc, note->pc};
 	}
+	fstart = fr.start;
+	fsize = fr.end - fr.start;
 	s->points = xrealloc(s->points, (s->npoints + 1) * sizeof(*s->points));
 	struct att_point *p = &s->points[s->npoints++];
 	memset(p, 0, sizeof(*p));
