@@ -34,13 +34,13 @@ static struct att_site *site_at(struct att_session *s, uint64_t addr)
 
 /*
  * A new mid-function site at addr, in the function at func (func_size
- * bytes, 0 if unknown), planned from the code the target has there;
+ * bytes, 0 if unknown, known from `from`), planned from the code the target has there;
  * others: the locations planned in the same pass, which its patch must not
  * cover.  0; -E2BIG with *out NULL (said here); or the -errno of reading
  * or decoding the code, with *out set (the caller says it, naming the point).
  */
 static int mid_site_new(struct att_session *s, uint64_t addr, uint64_t func, uint64_t func_size,
-			const uint64_t *others, int nothers, struct att_site **out)
+			enum ef_bounds from, const uint64_t *others, int nothers, struct att_site **out)
 {
 	*out = NULL;
 	if (s->nsites >= s->max_sites) {
@@ -53,6 +53,7 @@ static int mid_site_new(struct att_session *s, uint64_t addr, uint64_t func, uin
 	site->island = -1; /* not placed yet (placement.c groups sites by reach) */
 	site->func_addr = func;
 	site->func_len = func_size;
+	site->func_from = from;
 	size_t len = func_size ? func_size : (size_t)(addr - func) + ARCH_MAX_DISPLACED;
 	uint8_t *code = xmalloc(len);
 	int ret = tracee_read(&s->t, func, code, len);
@@ -97,7 +98,7 @@ int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias
 		return -EINVAL;
 	}
 	if (!site) {
-		int ret = mid_site_new(s, addr, func, p->func_size, NULL, 0, &site);
+		int ret = mid_site_new(s, addr, func, p->func_size, p->func_from, NULL, 0, &site);
 		if (ret && site)
 			diag_sys(NULL, "%s:%s: cannot decode its code: %s", p->path, p->func,
 				 strerror(-ret));
@@ -213,7 +214,7 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 			break;
 		}
 		if (!site) {
-			ret = mid_site_new(s, addr, func, p->func_size, addrs, n, &site);
+			ret = mid_site_new(s, addr, func, p->func_size, p->func_from, addrs, n, &site);
 			if (ret && site)
 				diag_sys(NULL, "%s: usdt probe %s at 0x%llx: cannot decode its code: %s",
 					 p->path, p->func, (unsigned long long)p->vaddr,

@@ -390,6 +390,14 @@ static int add_mid_point(struct rctx *c, struct ef_file *f, const char *path,
 			 const struct fsym *fn, uint64_t vaddr, const char *shown)
 {
 	uint64_t fstart = fn ? fn->value : vaddr, fsize = fn ? fn->size : 0;
+	enum ef_bounds from = EF_BOUNDS_NONE; /* a symbol: the dump needs no source */
+	struct ef_range fr;
+	/* no symbol with a size holds it (stripped): .eh_frame may know the function */
+	if (!fsize && !ef_fde_around(f, vaddr, &fr) && (!fn || fr.start == fn->value)) {
+		fstart = fr.start;
+		fsize = fr.end - fr.start;
+		from = EF_BOUNDS_EH_FRAME;
+	}
 	if (fn && fsize && vaddr >= fstart + fsize) {
 		diag_error(c->diags, c->a->loc, "Offset outside the function bounds ('%s' size is %llu)",
 			   fn->name, (unsigned long long)fsize);
@@ -417,6 +425,7 @@ static int add_mid_point(struct rctx *c, struct ef_file *f, const char *path,
 	p->mid = true;
 	p->func_vaddr = fstart;
 	p->func_size = fsize;
+	p->func_from = from;
 	p->variant = -1;
 	c->nmatched++;
 	return 0;
