@@ -45,6 +45,9 @@ ninja-build systemtap-sdt-dev bpftrace pkg-config python3 gcc g++ liburing-dev l
 clang-format-19"
 # Debian's own programs traced by tests/real/realprog.test (tests/lib/realprog.py)
 PACKAGES="$PACKAGES qemu-utils postgresql-15 redis-server sqlite3"
+# libc's separate debug file: functions only it names (tests/e2e/lib.test), and
+# bench/coverage.py's libc with debug symbols
+PACKAGES="$PACKAGES libc6-dbg"
 
 passed=0 failed=0 skipped=0
 log() { printf '== %s\n' "$*"; }
