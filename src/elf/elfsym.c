@@ -104,6 +104,24 @@ static uint64_t vaddr_to_off(Elf *e, uint64_t vaddr, size_t shndx)
 	return 0;
 }
 
+/* Reads len bytes of the file at link-time address vaddr (from its PT_LOAD). */
+int ef_read_vaddr(struct ef_file *f, uint64_t vaddr, uint8_t *buf, size_t len)
+{
+	size_t n;
+	if (elf_getphdrnum(f->elf, &n) < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(f->elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr < ph.p_vaddr || vaddr + len > ph.p_vaddr + ph.p_filesz)
+			continue;
+		ssize_t r = pread(f->fd, buf, len, (off_t)(ph.p_offset + vaddr - ph.p_vaddr));
+		return r == (ssize_t)len ? 0 : -EIO;
+	}
+	return -EFAULT;
+}
+
 static bool sym_type_ok(int type, bool funcs_only)
 {
 	if (type == STT_FUNC || type == STT_GNU_IFUNC)
@@ -591,6 +609,8 @@ static char *debuglink_path(Elf *e, const char *path)
 
 char *ef_debug_file(const struct ef_file *f)
 {
+	if (f->no_debug_file)
+		return NULL;
 	char *dbg = build_id_path(f->elf);
 	if (!dbg || access(dbg, R_OK)) {
 		free(dbg);

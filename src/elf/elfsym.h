@@ -40,6 +40,9 @@ struct ef_file {
 	uint64_t entry;  /* e_entry */
 	dev_t dev;
 	ino_t ino;
+	/* the caller's choice: ignore the separate debug file (ef_debug_file
+	 * returns NULL), as if it were not installed (bench/coverage) */
+	bool no_debug_file;
 	/* .eh_frame's FDE ranges, sorted, read on first use (bounds.c) */
 	struct ef_range *fde;
 	size_t nfde;
@@ -94,6 +97,10 @@ bool ef_foreach_sym(struct ef_file *f, ef_sym_fn fn, void *arg);
  * functions to 16 and fill the gap with nops or int3): 0 when unknown.
  */
 uint64_t ef_fill_after(struct ef_file *f, uint64_t value, uint64_t size);
+
+/* Reads len bytes of f at link-time address vaddr (from its PT_LOAD): 0,
+ * -EFAULT when no segment holds them in the file, -EIO. */
+int ef_read_vaddr(struct ef_file *f, uint64_t vaddr, uint8_t *buf, size_t len);
 
 /* Finds any defined symbol (functions and objects) by name. */
 int ef_find_symbol(struct ef_file *f, const char *name, struct ef_symbol *sym);

@@ -273,24 +273,6 @@ static const struct fsym *syms_around(const struct fsyms *s, uint64_t vaddr)
 	return best;
 }
 
-/* Reads len bytes of the file at link-time address vaddr (from its PT_LOAD). */
-static int read_vaddr(struct ef_file *f, uint64_t vaddr, uint8_t *buf, size_t len)
-{
-	size_t n;
-	if (elf_getphdrnum(f->elf, &n) < 0)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(f->elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr < ph.p_vaddr || vaddr + len > ph.p_vaddr + ph.p_filesz)
-			continue;
-		ssize_t r = pread(f->fd, buf, len, (off_t)(ph.p_offset + vaddr - ph.p_vaddr));
-		return r == (ssize_t)len ? 0 : -EIO;
-	}
-	return -EFAULT;
-}
-
 /* vaddr is in an executable PT_LOAD segment's file bytes. */
 static bool in_code(struct ef_file *f, uint64_t vaddr)
 {
@@ -406,10 +388,10 @@ static int add_mid_point(struct rctx *c, struct ef_file *f, const char *path,
 	size_t len = fsize ? fsize : (vaddr - fstart) + ARCH_MAX_DISPLACED;
 	uint8_t *code = xmalloc(len);
 	struct arch_site_plan plan;
-	int ret = read_vaddr(f, fstart, code, len);
+	int ret = ef_read_vaddr(f, fstart, code, len);
 	if (ret && !fsize) {
 		len = vaddr - fstart + 1; /* near the end of the segment */
-		ret = read_vaddr(f, fstart, code, len);
+		ret = ef_read_vaddr(f, fstart, code, len);
 	}
 	if (!ret)
 		ret = arch_plan_mid_site(code, fsize, fstart, vaddr, NULL, 0, &plan);

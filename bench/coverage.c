@@ -1,0 +1,191 @@
+/*
+ * coverage.c - how many probe sites of a file take a jump, and why the
+ * others would take a breakpoint: the planner of ubt run over every USDT
+ * location and every function entry of ELF files, with no process (the
+ * bytes come from the file, which is what a process maps there).
+ *
+ *   build/bench/site_coverage [--no-debug-file] FILE...
+ *
+ * prints one line per site, tab-separated, for bench/coverage.py to sum:
+ *
+ *   FILE  usdt   python:function__entry  0x4f20a1  .eh_frame  jump
+ *   FILE  entry  strlen                  0x9d6c0   .dynsym    breakpoint  branch at ...
+ *
+ * Fields: the kind of site, its name, its link-time address, where the
+ * bounds of its function came from (.symtab, .dynsym, debug file,
+ * .eh_frame, unknown; PLT entry: a non-PIE program's stub for a library
+ * function, 16 bytes no branch enters), the plan (jump, breakpoint, or error when ubt would
+ * refuse the probe), and the planner's reason.  The planning is ubt's:
+ *   - a USDT location as resolve/usdt.c and inject/plan_mid.c plan it: the
+ *     function around it from ef_func_around(), arch_plan_mid_site() with
+ *     every other location of the file as a site the jump must not cover
+ *     (what `usdt:FILE:*:*` probes);
+ *   - a function entry as resolve/resolve.c and inject/session.c plan it:
+ *     the symbol's size and the fill after it (ef_fill_after()),
+ *     arch_plan_site_padded().  An entry whose size is unknown gets a jump
+ *     without the whole-function branch check: its bounds say `unknown`.
+ * --no-debug-file plans as if the separate debug file were not installed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach/arch/arch.h"
+#include "elf/elfsym.h"
+#include "elf/notes.h"
+#include "util/util.h"
+
+static void print_plan(const char *path, const char *kind, const char *name, uint64_t addr,
+		       const char *from, int ret, const struct arch_site_plan *plan)
+{
+	const char *what = ret ? "error" : plan->kind == ARCH_PATCH_JMP ? "jump" : "breakpoint";
+	const char *why = ret ? strerror(-ret) : plan->kind == ARCH_PATCH_JMP ? "" : plan->why;
+	printf("%s\t%s\t%s\t0x%llx\t%s\t%s\t%s\n", path, kind, name, (unsigned long long)addr,
+	       from, what, why);
+}
+
+/*
+ * The code of [start, start + len), or of as much of it as the file has
+ * (a function of unknown size near the end of its segment): NULL if none.
+ */
+static uint8_t *code_at(struct ef_file *f, uint64_t start, size_t len, size_t min)
+{
+	uint8_t *code = xmalloc(len);
+	while (ef_read_vaddr(f, start, code, len)) {
+		if (len <= min) {
+			free(code);
+			return NULL;
+		}
+		len--;
+	}
+	return code;
+}
+
+static int usdt_sites(struct ef_file *f, const char *path)
+{
+	struct usdt_notes notes;
+	int ret = usdt_notes_read(f, &notes);
+	if (ret)
+		return ret;
+	uint64_t *pcs = xcalloc(notes.n + 1, sizeof(*pcs));
+	for (int i = 0; i < notes.n; i++)
+		pcs[i] = notes.v[i].pc;
+	for (int i = 0; i < notes.n; i++) {
+		const struct usdt_note *n = &notes.v[i];
+		struct ef_range r;
+		enum ef_bounds from;
+		if (ef_func_around(f, n->pc, &r, &from))
+			r = (struct ef_range){n->pc, n->pc};
+		size_t size = r.end - r.start;
+		size_t len = size ? size : ARCH_MAX_DISPLACED;
+		char *name = xasprintf("%s:%s", n->provider, n->name);
+		struct arch_site_plan plan = {0};
+		uint8_t *code = code_at(f, r.start, len, size ? len : 1);
+		ret = code ? arch_plan_mid_site(code, size, r.start, n->pc, pcs, notes.n, &plan)
+			   : -EFAULT;
+		print_plan(path, "usdt", name, n->pc, ef_bounds_name(from), ret, &plan);
+		free(code);
+		free(name);
+	}
+	free(pcs);
+	usdt_notes_free(&notes);
+	return 0;
+}
+
+struct entry {
+	char *name;
+	uint64_t value, size;
+	int rank;
+	bool from_debug, dynamic, plt;
+};
+
+struct entries {
+	struct entry *v;
+	size_t n, cap;
+};
+
+static void entry_add(const struct ef_func *fn, void *arg)
+{
+	struct entries *e = arg;
+	if (e->n == e->cap) {
+		e->cap = e->cap ? 2 * e->cap : 1024;
+		e->v = xrealloc(e->v, e->cap * sizeof(*e->v));
+	}
+	e->v[e->n++] = (struct entry){xstrdup(fn->name), fn->value, fn->size, fn->rank,
+				      fn->debug_file, fn->dynamic, fn->plt};
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return y->rank - x->rank; /* the best name of an address first */
+}
+
+static void entry_site(struct ef_file *f, const char *path, const struct entry *e)
+{
+	enum ef_bounds from = !e->size	       ? EF_BOUNDS_NONE
+			      : e->from_debug ? EF_BOUNDS_DEBUG_FILE
+			      : e->dynamic    ? EF_BOUNDS_DYNSYM
+					      : EF_BOUNDS_SYMTAB;
+	uint64_t fill = ef_fill_after(f, e->value, e->size);
+	size_t len = e->size ? e->size + fill : ARCH_MAX_DISPLACED;
+	struct arch_site_plan plan = {0};
+	uint8_t *code = code_at(f, e->value, len, e->size ? len : 1);
+	int ret = code ? arch_plan_site_padded(code, e->size, fill, e->value, e->value, &plan)
+		       : -EFAULT;
+	print_plan(path, "entry", e->name, e->value, e->plt ? "PLT entry" : ef_bounds_name(from),
+		   ret, &plan);
+	free(code);
+}
+
+/* One site per address that some function symbol names, with the largest size given. */
+static void entry_sites(struct ef_file *f, const char *path)
+{
+	struct entries e = {0};
+	ef_foreach_func(f, entry_add, &e);
+	if (e.n)
+		qsort(e.v, e.n, sizeof(*e.v), entry_cmp);
+	for (size_t i = 0, j; i < e.n; i = j) {
+		struct entry best = e.v[i];
+		for (j = i + 1; j < e.n && e.v[j].value == best.value; j++)
+			if (e.v[j].size > best.size) {
+				best.size = e.v[j].size;
+				best.from_debug = e.v[j].from_debug;
+				best.dynamic = e.v[j].dynamic;
+			}
+		entry_site(f, path, &best);
+	}
+	for (size_t i = 0; i < e.n; i++)
+		free(e.v[i].name);
+	free(e.v);
+}
+
+int main(int argc, char **argv)
+{
+	bool no_debug = false;
+	int status = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--no-debug-file")) {
+			no_debug = true;
+			continue;
+		}
+		struct ef_file f;
+		int ret = ef_open(&f, argv[i]);
+		if (ret) {
+			fprintf(stderr, "coverage: %s: %s\n", argv[i], strerror(-ret));
+			status = 1;
+			continue;
+		}
+		f.no_debug_file = no_debug;
+		if ((ret = usdt_sites(&f, argv[i]))) {
+			fprintf(stderr, "coverage: %s: USDT notes: %s\n", argv[i], strerror(-ret));
+			status = 1;
+		}
+		entry_sites(&f, argv[i]);
+		ef_close(&f);
+	}
+	return status;
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""bench/coverage.py - how many probe sites take a jump, and why the rest
+would take a breakpoint, over a corpus of real binaries (issue 18).
+
+Runs BUILDDIR/bench/site_coverage (bench/coverage.c: ubt's own planner,
+no process needed) over every USDT location and every function entry of:
+Debian's python3.11 (the executable and libpython3.11), libc.so.6 with and
+without its separate debug file (libc6-dbg), libstdc++, and the project's
+SPDK-shaped program and stripped USDT program (tests/progs).  A file
+missing on this machine is reported as such and left out.
+
+Usage:
+    bench/coverage.py [--builddir build] [--sites] [FILE ...]
+
+Prints, per file and kind of site (usdt, entry): the sites, how many
+take a jump, how many a breakpoint, how many ubt would refuse (error),
+where the functions' bounds came from, and each breakpoint reason with
+its count (numbers in reasons shown as N, so that equal reasons add up).
+--sites also lists every site that does not take a jump.  Exit status 0
+when every file was planned.
+"""
+
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+
+LIB = '/usr/lib/x86_64-linux-gnu'
+
+
+def corpus(builddir):
+    """(label, path, extra arguments of site_coverage) of the default corpus."""
+    progs = os.path.join(builddir, 'tests', 'progs')
+    return [
+        ('python3.11', '/usr/bin/python3.11', []),
+        ('libpython3.11', LIB + '/libpython3.11.so.1.0', []),
+        ('libc.so.6 (with its debug file)', LIB + '/libc.so.6', []),
+        ('libc.so.6 (without)', LIB + '/libc.so.6', ['--no-debug-file']),
+        ('libstdc++.so.6', LIB + '/libstdc++.so.6', []),
+        ('spdk_like (tests/progs)', os.path.join(progs, 'prog_spdk_like_O2_pie'), []),
+        ('usdt_strip (tests/progs)', os.path.join(progs, 'prog_usdt_strip_O2_pie'), []),
+    ]
+
+
+def plan(tool, path, extra):
+    out = subprocess.run([tool] + extra + [path], capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(out.stderr.strip() or 'exit %d' % out.returncode)
+    rows = []
+    for line in out.stdout.splitlines():
+        f = line.split('\t')
+        if len(f) == 7:
+            rows.append(dict(kind=f[1], name=f[2], addr=f[3], bounds=f[4], plan=f[5],
+                             why=f[6]))
+    return rows
+
+
+def generic(why):
+    return re.sub(r'0x[0-9a-f]+|\d+', 'N', why)
+
+
+def report(label, rows, show_sites):
+    for kind in ('usdt', 'entry'):
+        ks = [r for r in rows if r['kind'] == kind]
+        if not ks:
+            continue
+        n = len(ks)
+        c = collections.Counter(r['plan'] for r in ks)
+        bounds = collections.Counter(r['bounds'] for r in ks)
+        print('%-34s %-5s %6d sites  %6d jump (%6.2f %%)  %4d breakpoint  %3d error' %
+              (label, kind, n, c['jump'], 100.0 * c['jump'] / n, c['breakpoint'],
+               c['error']))
+        print('%-34s       bounds: %s' % ('', ', '.join(
+            '%s %d' % (b, k) for b, k in sorted(bounds.items(), key=lambda x: -x[1]))))
+        why = collections.Counter(generic(r['why']) for r in ks if r['plan'] != 'jump')
+        for w, k in sorted(why.items(), key=lambda x: (-x[1], x[0])):
+            print('%-34s   %5d  %s' % ('', k, w))
+        if show_sites:
+            for r in ks:
+                if r['plan'] != 'jump':
+                    print('%-34s         %s %s %s: %s' % ('', r['addr'], r['name'], r['plan'],
+                                                         r['why']))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--builddir', default='build')
+    ap.add_argument('--sites', action='store_true')
+    ap.add_argument('files', nargs='*')
+    a = ap.parse_args()
+    tool = os.path.join(a.builddir, 'bench', 'site_coverage')
+    if not os.access(tool, os.X_OK):
+        sys.exit('coverage.py: %s is not built (ninja -C %s)' % (tool, a.builddir))
+    items = [(f, f, []) for f in a.files] or corpus(a.builddir)
+    status = 0
+    totals = collections.Counter()
+    for label, path, extra in items:
+        if not os.path.exists(path):
+            print('%-34s not on this machine (%s)' % (label, path))
+            continue
+        try:
+            rows = plan(tool, path, extra)
+        except RuntimeError as e:
+            print('%-34s FAILED: %s' % (label, e))
+            status = 1
+            continue
+        report(label, rows, a.sites)
+        for r in rows:
+            totals[(r['kind'], r['plan'])] += 1
+    for kind in ('usdt', 'entry'):
+        n = sum(v for (k, _), v in totals.items() if k == kind)
+        if n:
+            print('%-34s %-5s %6d sites  %6d jump (%6.2f %%)  %4d breakpoint  %3d error' %
+                  ('all', kind, n, totals[(kind, 'jump')],
+                   100.0 * totals[(kind, 'jump')] / n, totals[(kind, 'breakpoint')],
+                   totals[(kind, 'error')]))
+    return status
+
+
+if __name__ == '__main__':
+    sys.exit(main())
