@@ -10,14 +10,17 @@ SPDK-shaped program and stripped USDT program (tests/progs).  A file
 missing on this machine is reported as such and left out.
 
 Usage:
-    bench/coverage.py [--builddir build] [--sites] [FILE ...]
+    bench/coverage.py [--builddir build] [--sites] [--summary FILE] [FILE ...]
 
 Prints, per file and kind of site (usdt, entry): the sites, how many
 take a jump, how many a breakpoint, how many ubt would refuse (error),
 where the functions' bounds came from, and each breakpoint reason with
 its count (numbers in reasons shown as N, so that equal reasons add up).
---sites also lists every site that does not take a jump.  Exit status 0
-when every file was planned.
+--sites also lists every site that does not take a jump.  tests/run.sh
+runs it as a suite: --summary FILE writes `passed failed skipped`, one
+file planned being one pass, and a file that cannot be planned, or with a
+site ubt would refuse to probe at all (error), one failure.  Exit status 0
+when every file passed.
 """
 
 import argparse
@@ -88,25 +91,33 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--builddir', default='build')
     ap.add_argument('--sites', action='store_true')
+    ap.add_argument('--summary')
     ap.add_argument('files', nargs='*')
     a = ap.parse_args()
     tool = os.path.join(a.builddir, 'bench', 'site_coverage')
     if not os.access(tool, os.X_OK):
         sys.exit('coverage.py: %s is not built (ninja -C %s)' % (tool, a.builddir))
     items = [(f, f, []) for f in a.files] or corpus(a.builddir)
-    status = 0
+    passed = failed = skipped = 0
     totals = collections.Counter()
     for label, path, extra in items:
         if not os.path.exists(path):
             print('%-34s not on this machine (%s)' % (label, path))
+            skipped += 1
             continue
         try:
             rows = plan(tool, path, extra)
         except RuntimeError as e:
             print('%-34s FAILED: %s' % (label, e))
-            status = 1
+            failed += 1
             continue
         report(label, rows, a.sites)
+        errors = [r for r in rows if r['plan'] == 'error']
+        for r in errors:
+            print('FAIL  %s: %s %s at %s: ubt would refuse it: %s' % (label, r['kind'], r['name'],
+                                                                    r['addr'], r['why']))
+        failed += 1 if errors else 0
+        passed += 0 if errors else 1
         for r in rows:
             totals[(r['kind'], r['plan'])] += 1
     for kind in ('usdt', 'entry'):
@@ -116,7 +127,10 @@ def main():
                   ('all', kind, n, totals[(kind, 'jump')],
                    100.0 * totals[(kind, 'jump')] / n, totals[(kind, 'breakpoint')],
                    totals[(kind, 'error')]))
-    return status
+    if a.summary:
+        with open(a.summary, 'w') as f:
+            f.write('%d %d %d\n' % (passed, failed, skipped))
+    return 1 if failed else 0
 
 
 if __name__ == '__main__':
