@@ -41,8 +41,8 @@ static void print_plan(const char *path, const char *kind, const char *name, uin
 {
 	const char *what = ret ? "error" : plan->kind == ARCH_PATCH_JMP ? "jump" : "breakpoint";
 	const char *why = ret ? strerror(-ret) : plan->kind == ARCH_PATCH_JMP ? "" : plan->why;
-	printf("%s\t%s\t%s\t0x%llx\t%s\t%s\t%s\n", path, kind, name, (unsigned long long)addr,
-	       from, what, why);
+	printf("%s\t%s\t%s\t0x%llx\t%s\t%s\t%s\n", path, kind, name, (unsigned long long)addr, from,
+	       what, why);
 }
 
 /*
@@ -112,8 +112,12 @@ static void entry_add(const struct ef_func *fn, void *arg)
 		e->cap = e->cap ? 2 * e->cap : 1024;
 		e->v = xrealloc(e->v, e->cap * sizeof(*e->v));
 	}
-	e->v[e->n++] = (struct entry){xstrdup(fn->name), fn->value, fn->size, fn->rank,
-				      fn->debug_file, fn->dynamic, fn->plt};
+	struct entry *n = &e->v[e->n++];
+	*n = (struct entry){.name = xstrdup(fn->name), .value = fn->value, .size = fn->size};
+	n->rank = fn->rank;
+	n->from_debug = fn->debug_file;
+	n->dynamic = fn->dynamic;
+	n->plt = fn->plt;
 }
 
 static int entry_cmp(const void *a, const void *b)
@@ -126,7 +130,7 @@ static int entry_cmp(const void *a, const void *b)
 
 static void entry_site(struct ef_file *f, const char *path, const struct entry *e)
 {
-	enum ef_bounds from = !e->size	       ? EF_BOUNDS_NONE
+	enum ef_bounds from = !e->size	      ? EF_BOUNDS_NONE
 			      : e->from_debug ? EF_BOUNDS_DEBUG_FILE
 			      : e->dynamic    ? EF_BOUNDS_DYNSYM
 					      : EF_BOUNDS_SYMTAB;
@@ -134,8 +138,8 @@ static void entry_site(struct ef_file *f, const char *path, const struct entry *
 	size_t len = e->size ? e->size + fill : ARCH_MAX_DISPLACED;
 	struct arch_site_plan plan = {0};
 	uint8_t *code = code_at(f, e->value, len, e->size ? len : 1);
-	int ret = code ? arch_plan_site_padded(code, e->size, fill, e->value, e->value, &plan)
-		       : -EFAULT;
+	int ret =
+	    code ? arch_plan_site_padded(code, e->size, fill, e->value, e->value, &plan) : -EFAULT;
 	print_plan(path, "entry", e->name, e->value, e->plt ? "PLT entry" : ef_bounds_name(from),
 		   ret, &plan);
 	free(code);

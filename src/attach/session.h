@@ -40,7 +40,7 @@ struct att_point {
 	/* usdt (attach/resolve/usdt.c): vaddr is the location (base-adjusted), not a function */
 	bool usdt;
 	uint64_t func_vaddr, func_size; /* the function around the location */
-	enum ef_bounds func_from;       /* where its bounds came from (elf/bounds.c) */
+	enum ef_bounds func_from;	/* where its bounds came from (elf/bounds.c) */
 	uint64_t sema;                  /* semaphore's link-time address, 0 if none */
 	int variant;                    /* the probe's cg_usdt_variants.specs[] (usdt argument
 					 * list, names.c `probe` name), -1: none */

@@ -96,6 +96,20 @@ static bool read_fixed(const uint8_t **p, const uint8_t *end, int n, bool sign, 
 	return true;
 }
 
+/* The fixed-size formats of DW_EH_PE_*: bytes (0: not fixed-size) and signedness. */
+static const struct {
+	uint8_t n;
+	bool sign;
+} fixed_format[16] = {
+    [0x00] = {8, false}, /* absptr */
+    [0x02] = {2, false}, /* udata2 */
+    [0x03] = {4, false}, /* udata4 */
+    [0x04] = {8, false}, /* udata8 */
+    [0x0a] = {2, true},	 /* sdata2 */
+    [0x0b] = {4, true},	 /* sdata4 */
+    [0x0c] = {8, true},	 /* sdata8 */
+};
+
 /*
  * One pointer encoded as enc at *p, whose link-time address is pc (for
  * DW_EH_PE_pcrel): its value; false for an encoding ubt does not read
@@ -104,27 +118,22 @@ static bool read_fixed(const uint8_t **p, const uint8_t *end, int n, bool sign, 
 static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t pc,
 			 uint64_t *v)
 {
+	int fmt = enc & PE_FORMAT;
 	int64_t s = 0;
 	bool ok;
-	switch (enc & PE_FORMAT) {
-	case 0x00: ok = read_fixed(p, end, 8, false, v); break; /* absptr */
-	case 0x01: ok = read_uleb(p, end, v); break;
-	case 0x02: ok = read_fixed(p, end, 2, false, v); break;
-	case 0x03: ok = read_fixed(p, end, 4, false, v); break;
-	case 0x04: ok = read_fixed(p, end, 8, false, v); break;
-	case 0x09: ok = read_sleb(p, end, &s); *v = (uint64_t)s; break;
-	case 0x0a: ok = read_fixed(p, end, 2, true, v); break;
-	case 0x0b: ok = read_fixed(p, end, 4, true, v); break;
-	case 0x0c: ok = read_fixed(p, end, 8, true, v); break;
-	default: return false;
-	}
+	if (fmt == 0x01) /* uleb128 */
+		ok = read_uleb(p, end, v);
+	else if (fmt == 0x09) /* sleb128 */
+		ok = read_sleb(p, end, &s), *v = (uint64_t)s;
+	else if (fixed_format[fmt].n)
+		ok = read_fixed(p, end, fixed_format[fmt].n, fixed_format[fmt].sign, v);
+	else
+		return false;
 	if (!ok || (enc & PE_INDIRECT))
 		return false;
-	switch (enc & PE_APPLY) {
-	case 0: return true;
-	case PE_PCREL: *v += pc; return true;
-	default: return false;
-	}
+	if ((enc & PE_APPLY) == PE_PCREL)
+		*v += pc;
+	return (enc & PE_APPLY) == 0 || (enc & PE_APPLY) == PE_PCREL;
 }
 
 /*
@@ -317,10 +326,15 @@ int ef_func_around(struct ef_file *f, uint64_t pc, struct ef_range *out, enum ef
 const char *ef_bounds_name(enum ef_bounds from)
 {
 	switch (from) {
-	case EF_BOUNDS_SYMTAB: return ".symtab";
-	case EF_BOUNDS_DYNSYM: return ".dynsym";
-	case EF_BOUNDS_DEBUG_FILE: return "debug file";
-	case EF_BOUNDS_EH_FRAME: return ".eh_frame";
-	default: return "unknown";
+	case EF_BOUNDS_SYMTAB:
+		return ".symtab";
+	case EF_BOUNDS_DYNSYM:
+		return ".dynsym";
+	case EF_BOUNDS_DEBUG_FILE:
+		return "debug file";
+	case EF_BOUNDS_EH_FRAME:
+		return ".eh_frame";
+	default:
+		return "unknown";
 	}
 }

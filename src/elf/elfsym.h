@@ -151,7 +151,7 @@ char *ef_debug_file(const struct ef_file *f);
  * .eh_frame FDE holding pc.  *from says which; -ENOENT when none does.
  */
 enum ef_bounds {
-	EF_BOUNDS_NONE,       /* nothing holds the address */
+	EF_BOUNDS_NONE,	      /* nothing holds the address */
 	EF_BOUNDS_SYMTAB,     /* the file's .symtab */
 	EF_BOUNDS_DYNSYM,     /* the file's .dynsym */
 	EF_BOUNDS_DEBUG_FILE, /* the .symtab of its separate debug file */

@@ -57,7 +57,8 @@ static void dump_insns(const struct att_site *site, FILE *out)
 static void dump_function(const struct att_site *site, FILE *out)
 {
 	if (site->mid && !site->func_len) /* neither a symbol nor .eh_frame holds it */
-		fprintf(out, "  function: unknown (no symbol or .eh_frame entry covers the site)\n");
+		fprintf(out,
+			"  function: unknown (no symbol or .eh_frame entry covers the site)\n");
 	else if (site->func_len && site->mid && site->func_from != EF_BOUNDS_NONE)
 		fprintf(out, "  function: 0x%llx, %llu bytes (%s)\n",
 			(unsigned long long)site->func_addr, (unsigned long long)site->func_len,

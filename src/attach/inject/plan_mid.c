@@ -40,7 +40,8 @@ static struct att_site *site_at(struct att_session *s, uint64_t addr)
  * or decoding the code, with *out set (the caller says it, naming the point).
  */
 static int mid_site_new(struct att_session *s, uint64_t addr, uint64_t func, uint64_t func_size,
-			enum ef_bounds from, const uint64_t *others, int nothers, struct att_site **out)
+			enum ef_bounds from, const uint64_t *others, int nothers,
+			struct att_site **out)
 {
 	*out = NULL;
 	if (s->nsites >= s->max_sites) {
@@ -214,7 +215,8 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 			break;
 		}
 		if (!site) {
-			ret = mid_site_new(s, addr, func, p->func_size, p->func_from, addrs, n, &site);
+			ret = mid_site_new(s, addr, func, p->func_size, p->func_from, addrs, n,
+					   &site);
 			if (ret && site)
 				diag_sys(NULL, "%s: usdt probe %s at 0x%llx: cannot decode its code: %s",
 					 p->path, p->func, (unsigned long long)p->vaddr,

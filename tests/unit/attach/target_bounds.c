@@ -10,10 +10,7 @@
 
 volatile long tb_sink;
 
-__attribute__((noinline)) long tb_leaf(long x)
-{
-	return x * 3 + 1;
-}
+__attribute__((noinline)) long tb_leaf(long x) { return x * 3 + 1; }
 
 __attribute__((noinline)) long tb_loop(long n)
 {
@@ -32,12 +29,18 @@ static __attribute__((noinline)) long tb_static(long x)
 __attribute__((noinline)) long tb_switch(int k)
 {
 	switch (k) {
-	case 0: return tb_static(3);
-	case 1: return tb_loop(9);
-	case 2: return tb_leaf(4) + 2;
-	case 3: return tb_sink ^ 5;
-	case 4: return tb_static(11) - 1;
-	default: return -1;
+	case 0:
+		return tb_static(3);
+	case 1:
+		return tb_loop(9);
+	case 2:
+		return tb_leaf(4) + 2;
+	case 3:
+		return tb_sink ^ 5;
+	case 4:
+		return tb_static(11) - 1;
+	default:
+		return -1;
 	}
 }
 
