@@ -60,6 +60,12 @@ def plan(tool, path, extra):
     return rows
 
 
+def counts_line(label, kind, n, c):
+    """One row: sites, jumps (and their share), breakpoints, errors."""
+    return '%-34s %-5s %6d sites  %6d jump (%6.2f %%)  %4d breakpoint  %3d error' % (
+        label, kind, n, c['jump'], 100.0 * c['jump'] / n, c['breakpoint'], c['error'])
+
+
 def generic(why):
     return re.sub(r'0x[0-9a-f]+|\d+', 'N', why)
 
@@ -72,9 +78,7 @@ def report(label, rows, show_sites):
         n = len(ks)
         c = collections.Counter(r['plan'] for r in ks)
         bounds = collections.Counter(r['bounds'] for r in ks)
-        print('%-34s %-5s %6d sites  %6d jump (%6.2f %%)  %4d breakpoint  %3d error' %
-              (label, kind, n, c['jump'], 100.0 * c['jump'] / n, c['breakpoint'],
-               c['error']))
+        print(counts_line(label, kind, n, c))
         print('%-34s       bounds: %s' % ('', ', '.join(
             '%s %d' % (b, k) for b, k in sorted(bounds.items(), key=lambda x: -x[1]))))
         why = collections.Counter(generic(r['why']) for r in ks if r['plan'] != 'jump')
@@ -99,7 +103,7 @@ def main():
         sys.exit('coverage.py: %s is not built (ninja -C %s)' % (tool, a.builddir))
     items = [(f, f, []) for f in a.files] or corpus(a.builddir)
     passed = failed = skipped = 0
-    totals = collections.Counter()
+    totals = collections.defaultdict(collections.Counter)
     for label, path, extra in items:
         if not os.path.exists(path):
             print('%-34s not on this machine (%s)' % (label, path))
@@ -119,14 +123,11 @@ def main():
         failed += 1 if errors else 0
         passed += 0 if errors else 1
         for r in rows:
-            totals[(r['kind'], r['plan'])] += 1
+            totals[r['kind']][r['plan']] += 1
     for kind in ('usdt', 'entry'):
-        n = sum(v for (k, _), v in totals.items() if k == kind)
-        if n:
-            print('%-34s %-5s %6d sites  %6d jump (%6.2f %%)  %4d breakpoint  %3d error' %
-                  ('all', kind, n, totals[(kind, 'jump')],
-                   100.0 * totals[(kind, 'jump')] / n, totals[(kind, 'breakpoint')],
-                   totals[(kind, 'error')]))
+        c = totals[kind]
+        if c:
+            print(counts_line('all', kind, sum(c.values()), c))
     if a.summary:
         with open(a.summary, 'w') as f:
             f.write('%d %d %d\n' % (passed, failed, skipped))
