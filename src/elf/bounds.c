@@ -194,7 +194,9 @@ static void fde_table_read(struct ef_file *f)
 	f->fde_read = true;
 	GElf_Shdr sh;
 	Elf_Scn *scn = ef_section(f->elf, ".eh_frame", &sh);
-	Elf_Data *d = scn && sh.sh_type == SHT_PROGBITS ? elf_getdata(scn, NULL) : NULL;
+	/* a debug file's .eh_frame is SHT_NOBITS; some linkers mark it SHT_X86_64_UNWIND */
+	bool bytes = scn && (sh.sh_type == SHT_PROGBITS || sh.sh_type == SHT_X86_64_UNWIND);
+	Elf_Data *d = bytes ? elf_getdata(scn, NULL) : NULL;
 	const unsigned char *ident = (const unsigned char *)elf_getident(f->elf, NULL);
 	if (!d || !d->d_buf || !ident)
 		return;
