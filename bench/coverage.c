@@ -128,9 +128,12 @@ static int entry_cmp(const void *a, const void *b)
 	return y->rank - x->rank; /* the best name of an address first */
 }
 
-static void entry_site(struct ef_file *f, const char *path, const struct entry *e)
+static void entry_site(struct ef_file *f, const char *path, struct entry *e)
 {
+	uint64_t sym_size = e->size;
+	e->size = ef_entry_size(f, e->value, e->size); /* as resolve.c's add_point */
 	enum ef_bounds from = !e->size	      ? EF_BOUNDS_NONE
+			      : !sym_size     ? EF_BOUNDS_EH_FRAME
 			      : e->from_debug ? EF_BOUNDS_DEBUG_FILE
 			      : e->dynamic    ? EF_BOUNDS_DYNSYM
 					      : EF_BOUNDS_SYMTAB;

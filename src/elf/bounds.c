@@ -250,6 +250,14 @@ int ef_fde_around(struct ef_file *f, uint64_t pc, struct ef_range *out)
 	return 0;
 }
 
+uint64_t ef_entry_size(struct ef_file *f, uint64_t vaddr, uint64_t size)
+{
+	struct ef_range r;
+	if (size || ef_fde_around(f, vaddr, &r) || r.start != vaddr)
+		return size;
+	return r.end - r.start;
+}
+
 struct around {
 	uint64_t pc;
 	struct ef_range r;

@@ -158,6 +158,12 @@ enum ef_bounds {
 	EF_BOUNDS_EH_FRAME,   /* an FDE of its .eh_frame */
 };
 int ef_func_around(struct ef_file *f, uint64_t pc, struct ef_range *out, enum ef_bounds *from);
+/*
+ * The size of the function whose symbol at vaddr says size: size itself,
+ * or when it is 0 (asm without .size, crt's functions) the length of the
+ * .eh_frame FDE that starts at vaddr, else 0 (unknown).
+ */
+uint64_t ef_entry_size(struct ef_file *f, uint64_t vaddr, uint64_t size);
 /* The FDE of f's .eh_frame holding pc: 0, or -ENOENT. */
 int ef_fde_around(struct ef_file *f, uint64_t pc, struct ef_range *out);
 /* ".symtab", ".dynsym", "debug file", ".eh_frame" or "unknown" */

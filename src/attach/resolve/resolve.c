@@ -353,9 +353,10 @@ static struct att_point *add_point(struct rctx *c, struct ef_file *f, const char
 	p->path = xstrdup(path);
 	p->func = xstrdup(func);
 	p->vaddr = vaddr;
-	p->size = size;
+	/* a symbol without a size: .eh_frame's, so that the branch check runs */
+	p->size = ef_entry_size(f, vaddr, size);
 	/* a function shorter than a jmp may be patched over its fill */
-	p->fill = ef_fill_after(f, vaddr, size);
+	p->fill = ef_fill_after(f, vaddr, p->size);
 	p->dev = f->dev;
 	p->ino = f->ino;
 	p->main_exe = is_executable(f);
