@@ -5,8 +5,9 @@ would take a breakpoint, over a corpus of real binaries (issue 18).
 Runs BUILDDIR/bench/site_coverage (bench/coverage.c: ubt's own planner,
 no process needed) over every USDT location and every function entry of:
 Debian's python3.11 (the executable and libpython3.11), libc.so.6 with and
-without its separate debug file (libc6-dbg), libstdc++, and the project's
-SPDK-shaped program and stripped USDT program (tests/progs).  A file
+without its separate debug file (libc6-dbg), libstdc++, PostgreSQL 15's
+postgres, and the project's SPDK-shaped program and stripped USDT program
+(tests/progs).  A file
 missing on this machine is reported as such and left out.
 
 Usage:
@@ -42,6 +43,8 @@ def corpus(builddir):
         ('libc.so.6 (with its debug file)', LIB + '/libc.so.6', []),
         ('libc.so.6 (without)', LIB + '/libc.so.6', ['--no-debug-file']),
         ('libstdc++.so.6', LIB + '/libstdc++.so.6', []),
+        # tests/run.sh installs it for tests/real: 71 USDT locations, stripped
+        ('postgres 15', '/usr/lib/postgresql/15/bin/postgres', []),
         ('spdk_like (tests/progs)', os.path.join(progs, 'prog_spdk_like_O2_pie'), []),
         ('usdt_strip (tests/progs)', os.path.join(progs, 'prog_usdt_strip_O2_pie'), []),
     ]
