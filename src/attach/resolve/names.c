@@ -131,6 +131,8 @@ void att_probe_name_sizes(struct ast_node *prog, pid_t pid)
 			if (a->attach.target && a->attach.func)
 				len = (int)(strlen(prov) + strlen(a->attach.target) +
 					    strlen(a->attach.func) + 2);
+			if (att_sys_name_len(a) > len) /* sys_enter_* expanded */
+				len = att_sys_name_len(a);
 			if (len > probe->probe_name_len)
 				probe->probe_name_len = len;
 		}

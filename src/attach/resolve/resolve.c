@@ -747,6 +747,16 @@ int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags
 			if (a->attach.provider && !strcmp(a->attach.provider, "usdt") &&
 			    att_usdt_resolve(probe, i, a, s, diags))
 				ret = -EINVAL;
+			if (att_sys_name_len(
+				a)) { /* syscalls.c typed it; the sites are not built */
+				struct diag *d = diag_error(diags, a->loc,
+							    "tracepoint:%s:%s: ubt cannot attach "
+							    "system-call tracepoints yet",
+							    a->attach.target, a->attach.func);
+				diag_hint(d, "ubt -d types shows the script checked; run it with "
+					     "bpftrace for now");
+				ret = -EINVAL;
+			}
 		}
 	}
 	if (!ret)

@@ -64,6 +64,17 @@ void att_probe_names_free(struct cg_usdt_variants *v);
 /* names.c, before sema_check(): sets probe_name_len of probes that read `probe`. */
 void att_probe_name_sizes(struct ast_node *prog, pid_t pid);
 
+/*
+ * syscalls.c, before sema_check(): expands each tracepoint:syscalls:* and
+ * tracepoint:raw_syscalls:* attach point (bpftrace's "tracepoint not
+ * found" when nothing matches) and gives probes that read `args` the
+ * records of their tracepoints' formats (probe->args, probe->tp_args).
+ */
+int att_sys_args(struct ast_node *prog, struct diags *diags);
+/* syscalls.c: the longest full name (`tracepoint:syscalls:sys_enter_write`)
+ * among a system-call tracepoint point's events; 0 for other points. */
+int att_sys_name_len(const struct ast_node *a);
+
 /* usdt.c: resolves one usdt attach point into s->points (one per location). */
 int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
 		     struct att_session *s, struct diags *diags);
