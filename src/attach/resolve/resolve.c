@@ -273,8 +273,7 @@ static const struct fsym *syms_around(const struct fsyms *s, uint64_t vaddr)
 	return best;
 }
 
-/* Reads len bytes of the file at link-time address vaddr (from its PT_LOAD). */
-static int read_vaddr(struct ef_file *f, uint64_t vaddr, uint8_t *buf, size_t len)
+int att_read_vaddr(struct ef_file *f, uint64_t vaddr, uint8_t *buf, size_t len)
 {
 	size_t n;
 	if (elf_getphdrnum(f->elf, &n) < 0)
@@ -398,10 +397,10 @@ static int add_mid_point(struct rctx *c, struct ef_file *f, const char *path,
 	size_t len = fsize ? fsize : (vaddr - fstart) + ARCH_MAX_DISPLACED;
 	uint8_t *code = xmalloc(len);
 	struct arch_site_plan plan;
-	int ret = read_vaddr(f, fstart, code, len);
+	int ret = att_read_vaddr(f, fstart, code, len);
 	if (ret && !fsize) {
 		len = vaddr - fstart + 1; /* near the end of the segment */
-		ret = read_vaddr(f, fstart, code, len);
+		ret = att_read_vaddr(f, fstart, code, len);
 	}
 	if (!ret)
 		ret = arch_plan_mid_site(code, fsize, fstart, vaddr, NULL, 0, &plan);
@@ -747,16 +746,8 @@ int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags
 			if (a->attach.provider && !strcmp(a->attach.provider, "usdt") &&
 			    att_usdt_resolve(probe, i, a, s, diags))
 				ret = -EINVAL;
-			if (att_sys_name_len(
-				a)) { /* syscalls.c typed it; the sites are not built */
-				struct diag *d = diag_error(diags, a->loc,
-							    "tracepoint:%s:%s: ubt cannot attach "
-							    "system-call tracepoints yet",
-							    a->attach.target, a->attach.func);
-				diag_hint(d, "ubt -d types shows the script checked; run it with "
-					     "bpftrace for now");
+			if (att_sys_resolve(probe, i, a, s, diags)) /* syscalls.c */
 				ret = -EINVAL;
-			}
 		}
 	}
 	if (!ret)

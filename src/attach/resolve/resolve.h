@@ -29,6 +29,10 @@ int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags
 /* resolve.c: resolves one uprobe attach point a of probe (index) into s->points. */
 int att_resolve_one(const struct ast_node *probe, int index, const struct ast_node *a,
 		    struct att_session *s, struct diags *diags);
+/* resolve.c: len bytes of an open ELF file at link-time address vaddr (from its
+ * PT_LOAD); 0, -EFAULT if no segment holds them, -EIO. */
+struct ef_file;
+int att_read_vaddr(struct ef_file *f, uint64_t vaddr, uint8_t *buf, size_t len);
 /* resolve.c: the path to open for a file the -p process names (its /proc/PID/root view). */
 char *att_open_path(pid_t pid, const char *path);
 /*
@@ -74,6 +78,16 @@ int att_sys_args(struct ast_node *prog, struct diags *diags);
 /* syscalls.c: the longest full name (`tracepoint:syscalls:sys_enter_write`)
  * among a system-call tracepoint point's events; 0 for other points. */
 int att_sys_name_len(const struct ast_node *a);
+/* syscalls.c: the events a system-call tracepoint point matches; 0 for other points. */
+int att_sys_event_count(const struct ast_node *a);
+/*
+ * syscalls.c: the sites of one system-call tracepoint attach point in
+ * libc (the -p process's, else the one ld.so would load): a mid-function
+ * point at each wrapper's `mov $NR, %eax` (sys_enter) or after its
+ * `syscall` (sys_exit), for every call the point's events name.
+ */
+int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
+		    struct att_session *s, struct diags *diags);
 
 /* usdt.c: resolves one usdt attach point into s->points (one per location). */
 int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,

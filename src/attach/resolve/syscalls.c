@@ -27,6 +27,9 @@
  * the name bpftrace's errors print.
  */
 #include "syscalls.h"
+#include "attach/session.h"
+#include "elf/elfsym.h"
+#include "elf/findlib.h"
 #include "parser/ast.h"
 #include "resolve.h"
 #include "util/diag.h"
@@ -495,4 +498,149 @@ int att_sys_name_len(const struct ast_node *a)
 	}
 	free(ev);
 	return len;
+}
+
+/* ---- sites in libc ------------------------------------------------------------------ */
+
+/* The calls one attach point wants: nr -> enter/exit bits, nr -1 for every call (raw). */
+struct sys_want {
+	uint8_t kind[ATT_SYS_MAX_NR]; /* bit 1 << CG_SYS_ENTER, 1 << CG_SYS_EXIT */
+	const char *event[ATT_SYS_MAX_NR][3];
+	char **ev;
+	int nev;
+};
+
+static void want_events(const struct ast_node *a, struct sys_want *w)
+{
+	memset(w, 0, sizeof(*w));
+	bool raw = !strcmp(a->attach.target, "raw_syscalls");
+	w->ev = att_sys_events(a->attach.target, a->attach.func, &w->nev);
+	for (int i = 0; i < w->nev; i++) {
+		const char *e = w->ev[i];
+		int kind = !strncmp(e, "sys_enter", 9) ? CG_SYS_ENTER : CG_SYS_EXIT;
+		for (int k = 0; k < att_sys_tab_len; k++) {
+			const struct att_sys_call *c = &att_sys_tab[k];
+			if (c->nr < 0 || c->nr >= ATT_SYS_MAX_NR)
+				continue;
+			if (!raw && strcmp(c->name, e + (kind == CG_SYS_ENTER ? 10 : 9)))
+				continue;
+			w->kind[c->nr] |= (uint8_t)(1 << kind);
+			w->event[c->nr][kind] = e;
+		}
+	}
+}
+
+struct sys_scan {
+	struct ef_file *f;
+	const char *path;
+	const struct ast_node *probe, *a;
+	int index;
+	struct att_session *s;
+	const struct sys_want *w;
+	bool raw;
+};
+
+static bool point_at(const struct att_session *s, const struct ast_node *a, uint64_t vaddr)
+{
+	for (int i = 0; i < s->npoints; i++)
+		if (s->points[i].attach == a && s->points[i].vaddr == vaddr)
+			return true;
+	return false;
+}
+
+static void sys_point_add(struct sys_scan *sc, const struct ef_func *fn, uint64_t vaddr, int nr,
+			  int kind)
+{
+	struct att_session *s = sc->s;
+	if (point_at(s, sc->a, vaddr))
+		return; /* an alias of a function seen before (write, __write) */
+	s->points = xrealloc(s->points, (s->npoints + 1) * sizeof(*s->points));
+	struct att_point *p = &s->points[s->npoints++];
+	memset(p, 0, sizeof(*p));
+	p->probe = sc->probe;
+	p->attach = sc->a;
+	p->probe_index = sc->index;
+	p->path = xstrdup(sc->path);
+	p->func = sc->raw ? xstrdup(kind == CG_SYS_ENTER ? "sys_enter" : "sys_exit")
+			  : xstrdup(sc->w->event[nr][kind]);
+	p->vaddr = vaddr;
+	p->dev = sc->f->dev;
+	p->ino = sc->f->ino;
+	p->mid = true;
+	p->func_vaddr = fn->value;
+	p->func_size = fn->size;
+	p->variant = -1;
+	p->sys_kind = (uint8_t)kind;
+	p->sys_nr = nr;
+}
+
+/* One function of libc: its sites whose number the point wants. */
+static void scan_func(const struct ef_func *fn, void *arg)
+{
+	struct sys_scan *sc = arg;
+	if (!fn->size || fn->plt || fn->size > (1u << 20))
+		return;
+	uint8_t *code = xmalloc(fn->size);
+	struct arch_sys_site sites[64];
+	int n = 0;
+	if (!att_read_vaddr(sc->f, fn->value, code, fn->size))
+		n = arch_syscall_sites(code, fn->size, fn->value, sites, 64);
+	free(code);
+	for (int i = 0; i < n && i < 64; i++) {
+		int nr = sites[i].nr;
+		/* a number only %rax knows (syscall(2)) waits for the dynamic sites */
+		if (nr < 0 || nr >= ATT_SYS_MAX_NR || !sc->w->kind[nr])
+			continue;
+		if (sc->w->kind[nr] & (1 << CG_SYS_ENTER))
+			sys_point_add(sc, fn, sites[i].site, nr, CG_SYS_ENTER);
+		if (sc->w->kind[nr] & (1 << CG_SYS_EXIT))
+			sys_point_add(sc, fn, sites[i].insn + 2, nr, CG_SYS_EXIT);
+	}
+}
+
+int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
+		    struct att_session *s, struct diags *diags)
+{
+	if (!is_sys_point(a))
+		return 0;
+	char *path = ef_find_binary(s->pid_hint, "libc");
+	if (!path) {
+		diag_error(diags, a->loc, "tracepoint:%s:%s: no libc to find system calls in",
+			   a->attach.target, a->attach.func);
+		return -ENOENT;
+	}
+	char *open = att_open_path(s->pid_hint, path);
+	struct ef_file f;
+	int ret = ef_open(&f, open);
+	free(open);
+	if (ret) {
+		diag_error(diags, a->loc, "tracepoint:%s:%s: cannot read %s", a->attach.target,
+			   a->attach.func, path);
+		free(path);
+		return ret;
+	}
+	struct sys_want *w = xmalloc(sizeof(*w));
+	want_events(a, w);
+	struct sys_scan sc = {&f,    path, probe, a,
+			      index, s,	   w,	  !strcmp(a->attach.target, "raw_syscalls")};
+	ef_foreach_func(&f, scan_func, &sc);
+	for (int i = 0; i < w->nev; i++)
+		free(w->ev[i]);
+	free(w->ev);
+	free(w);
+	ef_close(&f);
+	free(path);
+	return 0;
+}
+
+int att_sys_event_count(const struct ast_node *a)
+{
+	int n = 0;
+	if (!is_sys_point(a))
+		return 0;
+	char **ev = att_sys_events(a->attach.target, a->attach.func, &n);
+	for (int i = 0; i < n; i++)
+		free(ev[i]);
+	free(ev);
+	return n;
 }

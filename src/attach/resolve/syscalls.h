@@ -25,6 +25,9 @@
 
 #include <stdbool.h>
 
+/* System-call numbers of x86-64 stay below this (470 in Linux 6.18). */
+#define ATT_SYS_MAX_NR 1024
+
 /* One system call of syscall_tab.c: the NAME of sys_enter_NAME, its x86-64
  * number, its arguments as `TYPE NAME; TYPE NAME; ...` (format order). */
 struct att_sys_call {
