@@ -42,6 +42,8 @@ char *att_open_path(pid_t pid, const char *path);
  * Runs after parse_script() and before sema_check().
  */
 int att_dwarf_args(struct ast_node *prog, pid_t pid, struct diags *diags);
+/* dwarf.c: does the subtree read the `args` builtin? (depth: the caller's, 0 at a probe) */
+bool att_uses_args(const struct ast_node *n, int depth);
 /*
  * dwarf.c: uaddr("sym") nodes get the symbol found in the probe's binary
  * (att_dwarf_args does this too); att_uaddr_bind() then sets each one's

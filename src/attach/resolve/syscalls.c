@@ -8,7 +8,18 @@
  * (wildcards in the event's name), fails with bpftrace's "tracepoint not
  * found" when nothing matches, and gives every probe that reads `args`
  * the record of each tracepoint it matched (probe->tp_args; probe->args is
- * the first), which sema_args.c checks fields against.
+ * the first), which sema_args.c checks fields against.  att_sys_resolve(),
+ * part of att_resolve(), then finds the sites in libc: each function's
+ * `syscall` instructions (arch_syscall_sites) whose number a point wants
+ * become mid-function points, sys_enter at the `mov $NR, %eax` before the
+ * instruction, sys_exit just after it:
+ *
+ *   write+0x09: b8 01 00 00 00   mov $0x1,%eax   <- sys_enter_write (jmp over the mov)
+ *   write+0x0e: 0f 05            syscall         (stays: the kernel restarts here)
+ *   write+0x10: 48 3d 00 f0 ...  cmp ...,%rax    <- sys_exit_write, ret = %rax
+ *
+ * Sites whose number only %rax knows (syscall(2)) are not attached yet
+ * (docs/ARCHITECTURE.md, "System-call tracepoints": what remains).
  *
  * Formats come from tracefs when it is mounted, so a newer kernel's field
  * is found; otherwise from syscall_tab.c, generated for x86-64 by
@@ -409,23 +420,6 @@ static bool is_sys_point(const struct ast_node *a)
 	       !a->attach.kernel && att_sys_category(a->attach.target);
 }
 
-/* Does the subtree read the `args` builtin? */
-static bool reads_args(const struct ast_node *n, int depth)
-{
-	if (!n || depth > AST_MAX_DEPTH)
-		return false;
-	if (n->kind == AST_BUILTIN && n->str && !strcmp(n->str, "args"))
-		return true;
-	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
-	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
-		if (reads_args(sub[i], depth + 1))
-			return true;
-	for (int i = 0; i < n->nkids; i++)
-		if (reads_args(n->kids[i], depth + 1))
-			return true;
-	return false;
-}
-
 static void tp_args_add(struct ast_program *prog, struct ast_node *probe,
 			const struct ast_record *r)
 {
@@ -475,7 +469,7 @@ int att_sys_args(struct ast_node *prog, struct diags *diags)
 		prog->prog = xcalloc(1, sizeof(*prog->prog));
 	for (int i = 0; i < prog->nkids; i++) {
 		struct ast_node *probe = prog->kids[i];
-		bool want = reads_args(probe->pred, 0) || reads_args(probe->body, 0);
+		bool want = att_uses_args(probe->pred, 0) || att_uses_args(probe->body, 0);
 		for (int j = 0; j < probe->nkids; j++)
 			if (is_sys_point(probe->kids[j]) &&
 			    sys_point(prog->prog, probe, probe->kids[j], want, diags))
