@@ -5,7 +5,8 @@
  * producer reserves with rt_ring_reserve(), fills the record, and publishes
  * with rt_ring_commit(): a release store of ring_head, so ubt never sees a
  * half-written record.  A full ring drops the record and counts it in
- * `lost`; ubt reports the count.  Record layout: runtime/abi.h.
+ * `lost` (not once exit() was called: events are not printed after it);
+ * ubt reports the count.  Record layout: runtime/abi.h.
  *
  * A probe can run inside another probe of the same thread (in a signal
  * handler).  It runs to its end before the interrupted one goes on, so it
@@ -32,7 +33,10 @@ static void *ring_reserve(struct rt_thread *t, uint32_t len)
 	len = (len + 7) & ~7u;
 	uint64_t need = len <= to_end ? len : to_end + len;
 	if (len > size / 2 || head + need - tail > size) {
-		t->lost++;
+		/* after exit() ubt prints no further event: a full ring then
+		 * drops what nobody will read, and loses nothing */
+		if (!rt_hdr()->exit_req)
+			t->lost++;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->writing = 0;
 		return 0;
