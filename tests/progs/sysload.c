@@ -10,9 +10,9 @@
  * single-threaded path; T > 0: the threads and not main, the
  * multi-threaded path with its cancellation points) makes, N times:
  * write(2) of 7 bytes to /dev/null, readv(2) of 100 + 28 bytes from
- * /dev/zero, and every fourth time a readv of 64 bytes, epoll_wait(2) with
- * no timeout on an empty set; then one nanosleep(2) of 1 ms (glibc makes
- * it clock_nanosleep).  Then main prints `done` and exits 0.
+ * /dev/zero, and every fourth time a readv of 64 bytes, read(2) of 16
+ * bytes from /dev/zero, epoll_wait(2) with no timeout on an empty set; then one nanosleep(2) of 1
+ * ms (glibc makes it clock_nanosleep).  Then main prints `done` and exits 0.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -37,6 +37,8 @@ static void *work(void *arg)
 		if (write(nul, buf, 7) != 7 || readv(zero, two, 2) != 128)
 			exit(1);
 		if (i % 4 == 0 && readv(zero, one, 1) != 64)
+			exit(1);
+		if (read(zero, buf, 16) != 16)
 			exit(1);
 		if (epoll_wait(ep, &ev, 1, 0) != 0)
 			exit(1);

@@ -179,8 +179,8 @@ void arch_near_window(uint64_t addr, uint64_t *lo, uint64_t *hi);
  * insn, and where a jump to its trampoline goes: the `mov $NR, %eax`
  * just before it (site = insn - 5 or - 7, nr its number), or, when the
  * number is only in %rax at run time (syscall(2), a JIT), site = insn and
- * nr = -1.  The `syscall` itself is never overwritten: a call the kernel
- * restarts moves the thread back onto it (docs/ARCHITECTURE.md).
+ * nr = -1; after `xor %eax, %eax` (read), site = insn and nr = 0.  The `syscall` itself is never
+ * overwritten: a call the kernel restarts moves the thread back onto it (docs/ARCHITECTURE.md).
  */
 struct arch_sys_site {
 	uint64_t insn;

@@ -21,6 +21,8 @@
  *
  * syscall(2) loads the number from a register (`mov %rdi,%rax`): the site
  * is the `syscall` itself and the number is only known when it runs.
+ * read's number is 0, loaded by `xor %eax,%eax` (2 bytes, too few for a
+ * jump): the number is known, the site is the `syscall` itself again.
  *
  * The function is decoded from its first byte, one instruction after the
  * other, so that `0f 05` inside another instruction (an immediate, a
@@ -33,6 +35,15 @@
 #include <Zydis/Zydis.h>
 
 #include "x86.h"
+
+/* `xor %eax, %eax`: read's number, 0, in 2 bytes (too few for a jump). */
+static bool xor_zero(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
+{
+	return in->mnemonic == ZYDIS_MNEMONIC_XOR && in->operand_count_visible == 2 &&
+	       ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+	       ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[0].reg.value == ops[1].reg.value &&
+	       (ops[0].reg.value == ZYDIS_REGISTER_EAX || ops[0].reg.value == ZYDIS_REGISTER_RAX);
+}
 
 /* `mov $imm, %eax` or `mov $imm, %rax`: the number it loads, else -1. */
 static int mov_nr(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
@@ -56,6 +67,7 @@ int arch_syscall_sites(const uint8_t *code, size_t len, uint64_t addr, struct ar
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
 		return -EINVAL;
 	int n = 0, prev_nr = -1;
+	bool prev_zero = false;
 	uint64_t prev_addr = 0;
 	for (size_t off = 0; off < len;) {
 		ZydisDecodedInstruction in;
@@ -63,6 +75,7 @@ int arch_syscall_sites(const uint8_t *code, size_t len, uint64_t addr, struct ar
 		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + off, len - off, &in, ops))) {
 			off++;
 			prev_nr = -1;
+			prev_zero = false;
 			continue;
 		}
 		if (in.mnemonic == ZYDIS_MNEMONIC_SYSCALL) {
@@ -70,10 +83,13 @@ int arch_syscall_sites(const uint8_t *code, size_t len, uint64_t addr, struct ar
 				out[n] = (struct arch_sys_site){
 				    .insn = addr + off,
 				    .site = prev_nr >= 0 ? prev_addr : addr + off,
-				    .nr = prev_nr,
+				    .nr = prev_nr >= 0 ? prev_nr
+					  : prev_zero  ? 0
+						       : -1,
 				};
 			n++;
 		}
+		prev_zero = xor_zero(&in, ops);
 		prev_nr = mov_nr(&in, ops);
 		prev_addr = addr + off;
 		off += in.length;
