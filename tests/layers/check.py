@@ -94,7 +94,7 @@ WRITE_IMPL = {'src/attach/target/tracee.c', 'src/attach/target/spawn.c',
               'src/attach/target/tracee_write.h'}
 # The session's definition: attach's own (struct att_session is opaque elsewhere).
 ATTACH_OWN = {'src/attach/session.h'}
-WRITE_CALLS = re.compile(r'\b(tracee_write|tracee_syscall|tracee_scratch|tracee_rescue_apply|tracee_spawn_rescue|att_rsys)\s*\(')
+WRITE_CALLS = re.compile(r'\b(tracee_write|tracee_put_regs|tracee_syscall|tracee_scratch|tracee_rescue_apply|tracee_spawn_rescue|att_rsys)\s*\(')
 PTRACE_CALLS = re.compile(r'\b(tracee_[a-z_]+)\s*\(')
 NO_PTRACE = {'resolve', 'elf'}
 # A feature's own functions (features/features.h): inject calls them only

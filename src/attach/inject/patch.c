@@ -30,8 +30,13 @@
 
 /* ---- patching --------------------------------------------------------- */
 
-/* Moves threads whose pc is inside the displaced bytes of site. */
-static void move_threads_in(struct att_session *s, struct att_site *site)
+/*
+ * Moves threads whose pc is inside the displaced bytes of site into its
+ * copy, at once: the patch is written after, so a ubt SIGKILLed between
+ * the two leaves a thread running the copy (valid code, restored by the
+ * watchdog), never one released into the middle of the jump.
+ */
+static int move_threads_in(struct att_session *s, struct att_site *site)
 {
 	for (int i = 0; i < s->t.nthreads; i++) {
 		struct tracee_thread *th = &s->t.threads[i];
@@ -40,8 +45,12 @@ static void move_threads_in(struct att_session *s, struct att_site *site)
 		    !arch_pc_into_copy(&site->plan, site->copy_addr, pc, &npc)) {
 			th->regs.rip = npc;
 			th->regs_dirty = true;
+			int ret = tracee_put_regs(&s->t, i);
+			if (ret)
+				return ret;
 		}
 	}
+	return 0;
 }
 
 static void move_threads_out(struct att_session *s, struct att_site *site)
@@ -90,8 +99,7 @@ int att_arm(struct att_session *s)
 		struct att_site *site = &s->sites[i];
 		if ((ret = site_unchanged(s, site)))
 			break;
-		move_threads_in(s, site);
-		if (!ret)
+		if (!(ret = move_threads_in(s, site)))
 			ret = tracee_write(&s->t, site->plan.site, site->patch, site->plan.orig_len);
 		if (!ret)
 			site->patched = true;
@@ -433,8 +441,10 @@ int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s))
 		struct att_site *site = &s->sites[i];
 		if ((ret = site_unchanged(s, site)))
 			break;
-		move_threads_in(s, site);
-		ret = tracee_write(&s->t, site->plan.site, site->patch, site->plan.orig_len);
+		ret = move_threads_in(s, site);
+		if (!ret)
+			ret =
+			    tracee_write(&s->t, site->plan.site, site->patch, site->plan.orig_len);
 		if (!ret)
 			site->patched = true;
 	}

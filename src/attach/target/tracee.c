@@ -425,6 +425,14 @@ static void reap_gone(struct tracee *t)
 	}
 }
 
+int tracee_put_regs(struct tracee *t, int i)
+{
+	struct tracee_thread *th = &t->threads[i];
+	if (ptrace(PTRACE_SETREGS, th->tid, NULL, &th->regs) < 0 && errno != ESRCH)
+		return -errno;
+	return 0;
+}
+
 int tracee_release(struct tracee *t)
 {
 	if (t->stopped)

@@ -16,6 +16,14 @@
 int tracee_write(struct tracee *t, uint64_t addr, const void *buf, size_t len);
 
 /*
+ * Puts thread i's registers (t->threads[i].regs, changed by the caller)
+ * back now rather than at release: a pc moved out of bytes about to be
+ * patched must be in place before they are, or a ubt killed in between
+ * leaves the kernel to release the thread into the middle of a jump.
+ */
+int tracee_put_regs(struct tracee *t, int i);
+
+/*
  * Executes system call nr with up to 6 arguments in the first stopped
  * thread, returning the kernel's result (which may be -errno) in *ret.
  * The thread runs a 4-byte stub `syscall; jmp .` placed where no code of
