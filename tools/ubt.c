@@ -4,7 +4,8 @@
  *
  *   options (ubt_args.c) -> the script's text
  *   -> parse    parse_script                      -d ast, -d
- *   -> sema     att_dwarf_args, sema_check        -d types, -d
+ *   -> sema     att_dwarf_args, att_sys_args,     -d types, -d
+ *               sema_check
  *   -> resolve  att_resolve: attach points -> places in files, probe count
  *   -> layout   cg_layout: shared memory
  *   -> open     att_open: -p PID, or -c CMD started
@@ -261,13 +262,14 @@ static int stage_parse(struct run *r)
 	return 0;
 }
 
-/* sema: types (a uprobe's `args` from the binary's DWARF first), maps, formats */
+/* sema: types (`args` from a uprobe's DWARF or a tracepoint's format first), maps, formats */
 static int stage_sema(struct run *r)
 {
 	sema_unsafe = r->o.unsafe;
 	/* the `probe` builtin's longest name at each probe's sites (names.c) */
 	att_probe_name_sizes(r->prog, r->o.pid);
-	if (att_dwarf_args(r->prog, r->o.pid, &r->d) || sema_check(r->prog, &r->d, &r->info)) {
+	if (att_dwarf_args(r->prog, r->o.pid, &r->d) || att_sys_args(r->prog, &r->d) ||
+	    sema_check(r->prog, &r->d, &r->info)) {
 		if (r->spdk_script)
 			ubt_hint_spdk_maps(&r->d);
 		diag_print(&r->d, stderr);

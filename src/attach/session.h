@@ -51,6 +51,11 @@ struct att_point {
 	bool loaded;   /* mid: bias is set */
 	bool main_exe; /* an executable (not a library): it must be loaded at attach */
 	bool pending;  /* its library was not loaded at attach: armed when it is (dlopen.c) */
+	/* a system-call tracepoint's site (resolve/syscalls.c): a mid-function
+	 * site at the `mov $NR, %eax` of a wrapper (enter) or just after its
+	 * `syscall` (exit); func is the event's name (sys_enter_write) */
+	uint8_t sys_kind; /* enum cg_sys_kind */
+	int sys_nr;
 };
 
 /* A USDT semaphore this session incremented in the target. */

@@ -44,6 +44,7 @@ struct cg {
 	LLVMValueRef *vars; /* alloca per sema_var, indexed like sema_info.vars */
 	const struct ast_node *probe;
 	const struct cg_usdt_spec *usdt_spec; /* usdt variant being generated, or NULL */
+	const struct cg_usdt_spec *sys_spec;  /* system-call site variant (sys_kind set), or NULL */
 	const char *site_name; /* `probe` of the sites of the variant being generated, or NULL */
 	uint32_t mid_regs;     /* cg_object.mid_regs, collected by cg_reg() */
 	uint32_t ids_used;     /* cg_object.ids_used, collected by comm/uid/gid (cg_call.c) */

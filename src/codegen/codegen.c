@@ -126,7 +126,8 @@ static void handler_regs(struct cg *c, const struct ast_node *probe)
 					  "mid_regs");
 	/* profile probes are called by rt_profile_sig (runtime/thread/rt_profile.c) with
 	 * the interrupted registers as a struct rt_regs_mid, like a usdt site */
-	if (c->usdt_spec || (probe->nkids && !strcmp(probe->kids[0]->attach.provider, "profile"))) {
+	if (c->usdt_spec || c->sys_spec ||
+	    (probe->nkids && !strcmp(probe->kids[0]->attach.provider, "profile"))) {
 		c->regs = c->frame_regs = mid;
 		return;
 	}
@@ -409,9 +410,11 @@ static void gen_usdt_variants(struct cg *c, const struct ast_node *probe, int in
 		for (int k = 0; k < v->nspecs; k++) {
 			char *sym = xasprintf("ubt_probe_%d_u%d", index, k);
 			c->usdt_spec = v->specs[k].nargs >= 0 ? &v->specs[k] : NULL;
+			c->sys_spec = v->specs[k].sys_kind ? &v->specs[k] : NULL;
 			c->site_name = v->names ? v->names[k] : NULL;
 			gen_probe(c, probe, sym);
 			c->usdt_spec = NULL;
+			c->sys_spec = NULL;
 			c->site_name = NULL;
 			free(sym);
 		}

@@ -76,6 +76,16 @@ struct cg_usdt_arg {
 struct cg_usdt_spec {
 	int nargs;
 	struct cg_usdt_arg args[CG_USDT_MAX_ARGS];
+	/* a system-call tracepoint's site (attach/resolve/syscalls.c): the call's
+	 * number, which `args` holds at offset 8, and which side it runs on */
+	int sys_nr;
+	uint8_t sys_kind; /* enum cg_sys_kind */
+};
+
+enum cg_sys_kind {
+	CG_SYS_NONE,  /* not a system-call site */
+	CG_SYS_ENTER, /* before the call: arguments in rdi rsi rdx r10 r8 r9 */
+	CG_SYS_EXIT,  /* after it: its result in rax */
 };
 
 /*
@@ -87,7 +97,8 @@ struct cg_usdt_spec {
  * distinct (argument list, name): names[K] is variant K's `probe` text
  * (attach/resolve/names.c), and specs[K].nargs is -1 for a site that is not a
  * usdt location (a uprobe, uretprobe or FUNC+OFF site).  names is NULL
- * when the probe does not read `probe`.
+ * when the probe does not read `probe` and is no system-call tracepoint
+ * (those always have a variant per call: its number is a constant).
  */
 struct cg_usdt_variants {
 	int probe_index;

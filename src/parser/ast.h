@@ -316,6 +316,12 @@ struct ast_node {
 	 * before sema (attach/resolve/dwarf.c); NULL if the probe does not use `args`.
 	 * Incomplete when they could not be found (the error is reported). */
 	const struct ast_record *args;
+	/* AST_PROBE on system-call tracepoints that reads `args`: the record of
+	 * each tracepoint its points match (attach/resolve/syscalls.c), in
+	 * order; args is the first.  sema checks a field in every one, as
+	 * bpftrace checks each expanded tracepoint. */
+	const struct ast_record **tp_args;
+	int ntp_args;
 	/* AST_PROBE that reads `probe`: the longest full name among its sites
 	 * (`uprobe:./t:mul`, wildcards expanded), found before sema
 	 * (attach/resolve/names.c) so the string type holds it; 0 if unknown. */

@@ -19,7 +19,8 @@
 /* Probe types of bpftrace, short and long names, and how many ':'-separated
  * parts may follow the provider.  Kernel providers parse, so that a script
  * written for bpftrace reads correctly; sema refuses them with a message
- * saying they need the kernel tracer. */
+ * saying they need the kernel tracer (the system-call tracepoints
+ * excepted: is_syscall_category). */
 static const struct {
 	const char *name, *alias;
 	bool kernel;
@@ -227,6 +228,17 @@ static int parse_list_pattern(struct ast_node *ap, char **parts, int n)
 	return 0;
 }
 
+/*
+ * The two tracepoint categories ubt serves without the kernel: every system
+ * call passes through a `syscall` instruction of the process itself
+ * (docs/ARCHITECTURE.md, "System-call tracepoints").  Any other category,
+ * or a pattern in the category, stays the kernel tracer's.
+ */
+static bool is_syscall_category(const char *cat)
+{
+	return !strcmp(cat, "syscalls") || !strcmp(cat, "raw_syscalls");
+}
+
 /* "uprobe:./t:f" -> provider "uprobe", target "./t", func "f". */
 static int parse_attach(struct ast_node *ap, struct diags *diags)
 {
@@ -268,7 +280,14 @@ static int parse_attach(struct ast_node *ap, struct diags *diags)
 	struct ast_attach *a = &ap->attach;
 	a->provider = xstrdup(prov);
 	a->kernel = providers[which].kernel;
-	if (a->kernel) {
+	if (!strcmp(prov, "tracepoint") && is_syscall_category(parts[1])) {
+		/* served in user space (issue 16): the event's name may be a pattern */
+		a->kernel = false;
+		a->target = xstrdup(parts[1]);
+		a->func = xstrdup(parts[2]);
+		a->wildcard = attach_is_wild(a->func);
+		ret = 0;
+	} else if (a->kernel) {
 		/* kept for the message; the parts are not interpreted */
 		if (nargs >= 2)
 			a->target = xstrdup(parts[1]);

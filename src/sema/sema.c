@@ -921,9 +921,17 @@ static void check_attach(struct sema *s, struct ast_node *probe)
 		}
 		if (!ap->attach.kernel)
 			continue;
-		struct diag *d = diag_error(s->diags, ap->loc,
-					    "%s probes need the kernel tracer: ubt traces user space only",
-					    ap->attach.provider);
+		struct diag *d;
+		if (!strcmp(ap->attach.provider, "tracepoint")) /* name it: sched:sched_switch */
+			d = diag_error(
+			    s->diags, ap->loc,
+			    "tracepoint:%s:%s needs the kernel tracer: ubt traces user space only",
+			    ap->attach.target, ap->attach.func);
+		else
+			d = diag_error(
+			    s->diags, ap->loc,
+			    "%s probes need the kernel tracer: ubt traces user space only",
+			    ap->attach.provider);
 		diag_hint(d, "run this probe with bpftrace; ubt supports uprobe, uretprobe, usdt, BEGIN, END, interval and profile");
 	}
 }

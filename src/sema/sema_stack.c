@@ -30,8 +30,11 @@ int sema_stack_kind(const struct ast_node *probe)
 		int k;
 		if (a->provider && !strcmp(a->provider, "uretprobe"))
 			k = 2;
-		else if (a->provider && (!strcmp(a->provider, "usdt") || !strcmp(a->provider, "profile")))
-			k = 1; /* profile: the interrupted registers, as at a usdt site */
+		else if (a->provider &&
+			 (!strcmp(a->provider, "usdt") || !strcmp(a->provider, "profile") ||
+			  !strcmp(a->provider, "tracepoint")))
+			k = 1; /* profile: the interrupted registers, as at a usdt site; a
+				* system-call tracepoint runs at a site inside libc's wrapper */
 		else if (a->provider && !strcmp(a->provider, "uprobe"))
 			k = a->offset || (!a->func && a->address) ? 1 : 0;
 		else

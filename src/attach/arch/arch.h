@@ -174,6 +174,28 @@ int arch_copies_return(const uint8_t *code, size_t len, uint64_t addr, uint64_t 
 /* A reachable window for trampolines: [lo, hi) around addr (rel32 reach). */
 void arch_near_window(uint64_t addr, uint64_t *lo, uint64_t *hi);
 
+/*
+ * A system-call site (x86_64/syscall.c): the `syscall` instruction at
+ * insn, and where a jump to its trampoline goes: the `mov $NR, %eax`
+ * just before it (site = insn - 5 or - 7, nr its number), or, when the
+ * number is only in %rax at run time (syscall(2), a JIT), site = insn and
+ * nr = -1; after `xor %eax, %eax` (read), site = insn and nr = 0.  The `syscall` itself is never
+ * overwritten: a call the kernel restarts moves the thread back onto it (docs/ARCHITECTURE.md).
+ */
+struct arch_sys_site {
+	uint64_t insn;
+	uint64_t site;
+	int nr;
+};
+
+/*
+ * The system-call sites of the function at addr (code: len bytes of it),
+ * decoded from its first byte.  Returns how many there are (only the first
+ * max are stored in out), or -EINVAL.
+ */
+int arch_syscall_sites(const uint8_t *code, size_t len, uint64_t addr, struct arch_sys_site *out,
+		       int max);
+
 /* One instruction at addr as text (AT&T syntax), for `--dump sites`; 0 or -EINVAL. */
 int arch_insn_text(const uint8_t *code, size_t len, uint64_t addr, char *buf, size_t n);
 

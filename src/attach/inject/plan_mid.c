@@ -78,6 +78,17 @@ static int mid_site_add(struct att_site *site, const struct att_point *p)
 
 /* ---- uprobes at FUNC+OFFSET or an address inside a function ------------- */
 
+/* Slots of struct rt_regs_mid a system-call site's `args` reads (codegen cg_args.c):
+ * the six argument registers before the call, its result after it. */
+static uint32_t sys_regs(const struct att_point *p)
+{
+#define SLOT(r) (1u << offsetof(struct rt_regs_mid, r) / 8)
+	if (p->sys_kind == CG_SYS_ENTER)
+		return SLOT(rdi) | SLOT(rsi) | SLOT(rdx) | SLOT(r10) | SLOT(r8) | SLOT(r9);
+	return p->sys_kind == CG_SYS_EXIT ? SLOT(rax) : 0;
+#undef SLOT
+}
+
 int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias)
 {
 	uint64_t addr = bias + p->vaddr, func = bias + p->func_vaddr;
@@ -107,6 +118,7 @@ int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias
 			return ret;
 		att_warn_breakpoint(p, site, 0);
 	}
+	site->plan.mid_read |= sys_regs(p);
 	return mid_site_add(site, p);
 }
 

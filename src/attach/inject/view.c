@@ -11,6 +11,7 @@
  * session or the target, except att_set_pid_hint(), which is an input of
  * att_resolve().
  */
+#include "attach/resolve/resolve.h"
 #include "attach/session.h"
 
 uint8_t *att_data(const struct att_session *s)
@@ -30,6 +31,10 @@ int att_point_count(const struct att_session *s)
 
 int att_points_of(const struct att_session *s, const struct ast_node *attach)
 {
+	/* bpftrace counts a tracepoint once, whatever ubt patches for it */
+	int events = att_sys_event_count(attach);
+	if (events)
+		return events;
 	int n = 0;
 	for (int i = 0; i < s->npoints; i++)
 		n += s->points[i].attach == attach;

@@ -624,8 +624,7 @@ static bool records_equal(const struct ast_record *a, const struct ast_record *b
 	return true;
 }
 
-/* Does the subtree read the `args` builtin? */
-static bool uses_args(const struct ast_node *n, int depth)
+bool att_uses_args(const struct ast_node *n, int depth)
 {
 	if (!n || depth > AST_MAX_DEPTH)
 		return false;
@@ -633,10 +632,10 @@ static bool uses_args(const struct ast_node *n, int depth)
 		return true;
 	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
 	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
-		if (uses_args(sub[i], depth + 1))
+		if (att_uses_args(sub[i], depth + 1))
 			return true;
 	for (int i = 0; i < n->nkids; i++)
-		if (uses_args(n->kids[i], depth + 1))
+		if (att_uses_args(n->kids[i], depth + 1))
 			return true;
 	return false;
 }
@@ -804,7 +803,7 @@ int att_dwarf_args(struct ast_node *prog, pid_t pid, struct diags *diags)
 		for (int j = 0; j < probe->nkids; j++)
 			up |= probe->kids[j]->attach.provider &&
 			      !strcmp(probe->kids[j]->attach.provider, "uprobe");
-		if (up && (uses_args(probe->body, 0) || uses_args(probe->pred, 0)) &&
+		if (up && (att_uses_args(probe->body, 0) || att_uses_args(probe->pred, 0)) &&
 		    probe_args(&c, probe, i, pid, diags))
 			ret = -EINVAL;
 	}

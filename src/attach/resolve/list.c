@@ -13,6 +13,8 @@
  *                                  and every object it has mapped)
  *   ubt -l 'usdt:*' -p PID         the process's usdt probes only
  *   ubt -l '*sleep*' -p PID        the process's probes whose name matches
+ *   ubt -l 'tracepoint:syscalls:sys_enter_w*'
+ *                                  tracepoint:syscalls:sys_enter_write (syscalls.c)
  *
  * The search is parsed as attach points (tools/ubt.c, parse_listing), so
  * it gets the script's error messages.  Functions come from .symtab,
@@ -32,9 +34,10 @@
  * here stops the process; only files are read.
  */
 #include "attach/attach.h"
+#include "attach/resolve/syscalls.h"
+#include "attach/resolve/usdt.h"
 #include "elf/elfsym.h"
 #include "elf/findlib.h"
-#include "attach/resolve/usdt.h"
 #include "util/demangle.h"
 #include "util/util.h"
 
@@ -310,6 +313,42 @@ static int list_type(struct list_ctx *c, const char *type, pid_t pid)
 	return ret;
 }
 
+/*
+ * tracepoint:syscalls:NAME and tracepoint:raw_syscalls:NAME (syscalls.c:
+ * tracefs, else the table), with -v their fields but the common ones, as
+ * bpftrace prints them:
+ *
+ *   tracepoint:syscalls:sys_enter_write
+ *       int __syscall_nr
+ *       unsigned int fd
+ */
+static int list_tracepoints(struct list_ctx *c)
+{
+	const struct ast_attach *at = &c->a->attach;
+	int n = 0;
+	char **ev = att_sys_events(at->target, at->func, &n);
+	for (int i = 0; i < n; i++) {
+		struct buf b = {0};
+		struct att_sys_format f;
+		buf_printf(&b, "%s\1tracepoint:%s:%s", ev[i], at->target, ev[i]);
+		if (c->verbose && !att_sys_format(at->target, ev[i], &f)) {
+			for (int k = 0; k < f.nfields; k++) {
+				const struct att_sys_field *fl = &f.fields[k];
+				if (strncmp(fl->name, "common_", 7))
+					buf_printf(&b, "\n    %s %s", fl->type, fl->name);
+				if (strncmp(fl->name, "common_", 7) && fl->count)
+					buf_printf(&b, "[%d]", fl->count);
+			}
+			att_sys_format_free(&f);
+		}
+		add(&c->up, b.data);
+		free(ev[i]);
+	}
+	free(ev);
+	c->nfiles++;
+	return 0;
+}
+
 static const char *const user_types[] = {"uprobe", "uretprobe", "usdt"};
 static const char *const kernel_types[] = {
     "kprobe",   "kretprobe", "tracepoint", "rawtracepoint",   "software", "hardware",
@@ -321,12 +360,22 @@ static int list_point(struct list_ctx *c, pid_t pid)
 	const struct ast_attach *at = &c->a->attach;
 	int ret = 0;
 	if (at->kernel) {
-		struct diag *d = diag_error(c->diags, c->a->loc,
-					    "%s probes need the kernel tracer: ubt traces user space only",
-					    at->provider);
+		struct diag *d;
+		if (!strcmp(at->provider, "tracepoint")) /* tracepoint:sched:* */
+			d = diag_error(
+			    c->diags, c->a->loc,
+			    "tracepoint:%s:%s needs the kernel tracer: ubt traces user space only",
+			    at->target, at->func);
+		else
+			d = diag_error(
+			    c->diags, c->a->loc,
+			    "%s probes need the kernel tracer: ubt traces user space only",
+			    at->provider);
 		diag_hint(d, "bpftrace -l lists them; ubt lists uprobe, uretprobe and usdt probes");
 		return -EINVAL;
 	}
+	if (!strcmp(at->provider, "tracepoint"))
+		return list_tracepoints(c);
 	if (!attach_is_wild(at->provider)) {
 		for (size_t i = 0; i < ARRAY_SIZE(user_types); i++)
 			if (!strcmp(at->provider, user_types[i]))

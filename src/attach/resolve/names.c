@@ -45,9 +45,12 @@ static bool reads_probe(const struct ast_node *n)
 	return false;
 }
 
-/* bpftrace's name of one expanded point: uprobe:./t:mul, usdt:./t:prov:name */
+/* bpftrace's name of one expanded point: uprobe:./t:mul, usdt:./t:prov:name,
+ * tracepoint:syscalls:sys_enter_write (func is the event) */
 static char *point_name(const struct att_point *p)
 {
+	if (p->sys_kind)
+		return xasprintf("tracepoint:%s:%s", p->attach->attach.target, p->func);
 	return xasprintf("%s:%s:%s", p->attach->attach.provider, p->path, p->func);
 }
 
@@ -83,6 +86,13 @@ static void name_probe(struct att_session *s, int index)
 		if (p->probe_index != index)
 			continue;
 		const struct cg_usdt_spec *spec = p->usdt && old ? &old->specs[p->variant] : NULL;
+		struct cg_usdt_spec sys;
+		memset(&sys, 0, sizeof(sys)); /* compared with memcmp, padding too */
+		sys.nargs = -1;
+		sys.sys_nr = p->sys_nr;
+		sys.sys_kind = p->sys_kind;
+		if (p->sys_kind)
+			spec = &sys;
 		p->variant = variant_add(&nv, spec, point_name(p));
 	}
 	if (!nv.nspecs)
@@ -96,11 +106,20 @@ static void name_probe(struct att_session *s, int index)
 	s->usdt[s->nusdt++] = nv;
 }
 
+/* A probe with system-call sites: each call's number is a constant of its variant. */
+static bool has_sys_sites(const struct att_session *s, int index)
+{
+	for (int i = 0; i < s->npoints; i++)
+		if (s->points[i].probe_index == index && s->points[i].sys_kind)
+			return true;
+	return false;
+}
+
 void att_probe_names(const struct ast_node *prog, struct att_session *s)
 {
 	for (int i = 0; i < prog->nkids; i++) {
 		const struct ast_node *probe = prog->kids[i];
-		if (reads_probe(probe->pred) || reads_probe(probe->body))
+		if (reads_probe(probe->pred) || reads_probe(probe->body) || has_sys_sites(s, i))
 			name_probe(s, i);
 	}
 }
@@ -131,6 +150,8 @@ void att_probe_name_sizes(struct ast_node *prog, pid_t pid)
 			if (a->attach.target && a->attach.func)
 				len = (int)(strlen(prov) + strlen(a->attach.target) +
 					    strlen(a->attach.func) + 2);
+			if (att_sys_name_len(a) > len) /* sys_enter_* expanded */
+				len = att_sys_name_len(a);
 			if (len > probe->probe_name_len)
 				probe->probe_name_len = len;
 		}

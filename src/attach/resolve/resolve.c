@@ -739,6 +739,8 @@ int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags
 			if (a->attach.provider && !strcmp(a->attach.provider, "usdt") &&
 			    att_usdt_resolve(probe, i, a, s, diags))
 				ret = -EINVAL;
+			if (att_sys_resolve(probe, i, a, s, diags)) /* syscalls.c */
+				ret = -EINVAL;
 		}
 	}
 	if (!ret)

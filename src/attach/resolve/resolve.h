@@ -38,6 +38,8 @@ char *att_open_path(pid_t pid, const char *path);
  * Runs after parse_script() and before sema_check().
  */
 int att_dwarf_args(struct ast_node *prog, pid_t pid, struct diags *diags);
+/* dwarf.c: does the subtree read the `args` builtin? (depth: the caller's, 0 at a probe) */
+bool att_uses_args(const struct ast_node *n, int depth);
 /*
  * dwarf.c: uaddr("sym") nodes get the symbol found in the probe's binary
  * (att_dwarf_args does this too); att_uaddr_bind() then sets each one's
@@ -63,6 +65,27 @@ void att_probe_names(const struct ast_node *prog, struct att_session *s);
 void att_probe_names_free(struct cg_usdt_variants *v);
 /* names.c, before sema_check(): sets probe_name_len of probes that read `probe`. */
 void att_probe_name_sizes(struct ast_node *prog, pid_t pid);
+
+/*
+ * syscalls.c, before sema_check(): expands each tracepoint:syscalls:* and
+ * tracepoint:raw_syscalls:* attach point (bpftrace's "tracepoint not
+ * found" when nothing matches) and gives probes that read `args` the
+ * records of their tracepoints' formats (probe->args, probe->tp_args).
+ */
+int att_sys_args(struct ast_node *prog, struct diags *diags);
+/* syscalls.c: the longest full name (`tracepoint:syscalls:sys_enter_write`)
+ * among a system-call tracepoint point's events; 0 for other points. */
+int att_sys_name_len(const struct ast_node *a);
+/* syscalls.c: the events a system-call tracepoint point matches; 0 for other points. */
+int att_sys_event_count(const struct ast_node *a);
+/*
+ * syscalls.c: the sites of one system-call tracepoint attach point in
+ * libc (the -p process's, else the one ld.so would load): a mid-function
+ * point at each wrapper's `mov $NR, %eax` (sys_enter) or after its
+ * `syscall` (sys_exit), for every call the point's events name.
+ */
+int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
+		    struct att_session *s, struct diags *diags);
 
 /* usdt.c: resolves one usdt attach point into s->points (one per location). */
 int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,

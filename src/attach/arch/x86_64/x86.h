@@ -15,6 +15,7 @@
  *   mid.c        mid-function sites (USDT): planning and trampolines
  *   tramp_ret.c  return-probe trampolines
  *   retaddr.c    functions that keep their return address
+ *   syscall.c    system-call sites and their numbers
  */
 #ifndef UBT_ARCH_X86_H
 #define UBT_ARCH_X86_H

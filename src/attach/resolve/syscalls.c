@@ -1,0 +1,642 @@
+/*
+ * syscalls.c - the system-call tracepoints' formats, names and `args`
+ * records: `tracepoint:syscalls:sys_enter_NAME` / `sys_exit_NAME` and
+ * `tracepoint:raw_syscalls:sys_enter` / `sys_exit` (issue 16).
+ *
+ * Pipeline position: att_sys_args() runs after parse_script() and before
+ * sema_check(), beside att_dwarf_args(): it expands each such attach point
+ * (wildcards in the event's name), fails with bpftrace's "tracepoint not
+ * found" when nothing matches, and gives every probe that reads `args`
+ * the record of each tracepoint it matched (probe->tp_args; probe->args is
+ * the first), which sema_args.c checks fields against.  att_sys_resolve(),
+ * part of att_resolve(), then finds the sites in libc: each function's
+ * `syscall` instructions (arch_syscall_sites) whose number a point wants
+ * become mid-function points, sys_enter at the `mov $NR, %eax` before the
+ * instruction, sys_exit just after it:
+ *
+ *   write+0x09: b8 01 00 00 00   mov $0x1,%eax   <- sys_enter_write (jmp over the mov)
+ *   write+0x0e: 0f 05            syscall         (stays: the kernel restarts here)
+ *   write+0x10: 48 3d 00 f0 ...  cmp ...,%rax    <- sys_exit_write, ret = %rax
+ *
+ * Sites whose number only %rax knows (syscall(2)) are not attached yet
+ * (docs/ARCHITECTURE.md, "System-call tracepoints": what remains).
+ *
+ * Formats come from tracefs when it is mounted, so a newer kernel's field
+ * is found; otherwise from syscall_tab.c, generated for x86-64 by
+ * tools/gen_syscall_tab.py, whose formats all have one shape:
+ *
+ *   offset  syscalls:sys_enter_NAME   syscalls:sys_exit_NAME   raw_syscalls
+ *   0       common_type, common_flags, common_preempt_count, common_pid
+ *   8       int __syscall_nr          int __syscall_nr         long id
+ *   16+8k   argument k (8 bytes)      long ret (k = 0)         args[6] / ret
+ *
+ * Types are bpftrace 0.17's (its tracepoint_format_parser): the declared
+ * C type, except that an `int` field 8 bytes wide is int64 and `unsigned
+ * int`, `unsigned`, `u32`, `pid_t`, `uid_t`, `gid_t` 8 bytes wide are
+ * uint64; a typedef has its x86-64 kernel type (size_t: uint64, umode_t:
+ * uint16, ...).  The record is named `struct _tracepoint_CATEGORY_EVENT`,
+ * the name bpftrace's errors print.
+ */
+#include "syscalls.h"
+#include "attach/session.h"
+#include "elf/elfsym.h"
+#include "elf/findlib.h"
+#include "parser/ast.h"
+#include "resolve.h"
+#include "util/diag.h"
+#include "util/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+bool att_sys_category(const char *category)
+{
+	return category && (!strcmp(category, "syscalls") || !strcmp(category, "raw_syscalls"));
+}
+
+const char *att_sys_tracefs(void)
+{
+	static const char *const dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+	const char *env = getenv("UBT_TRACEFS");
+	char path[512];
+	struct stat st;
+	for (size_t i = 0; i < (env ? 1 : ARRAY_SIZE(dirs)); i++) {
+		const char *d = env ? env : dirs[i];
+		snprintf(path, sizeof(path), "%s/events/syscalls", d);
+		if (!stat(path, &st) && S_ISDIR(st.st_mode))
+			return d;
+	}
+	return NULL;
+}
+
+const struct att_sys_call *att_sys_find(const char *name)
+{
+	for (int i = 0; i < att_sys_tab_len; i++)
+		if (!strcmp(att_sys_tab[i].name, name))
+			return &att_sys_tab[i];
+	return NULL;
+}
+
+/* ---- event names --------------------------------------------------------------- */
+
+struct names {
+	char **v;
+	int n, cap;
+};
+
+static void names_add(struct names *ns, const char *pattern, char *name)
+{
+	if (fnmatch(pattern, name, 0)) {
+		free(name);
+		return;
+	}
+	if (ns->n == ns->cap) {
+		ns->cap = ns->cap ? 2 * ns->cap : 64;
+		ns->v = xrealloc(ns->v, (size_t)ns->cap * sizeof(*ns->v));
+	}
+	ns->v[ns->n++] = name;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **att_sys_events(const char *category, const char *pattern, int *n)
+{
+	struct names ns = {0};
+	const char *tfs = att_sys_tracefs();
+	if (tfs) {
+		char dir[512];
+		snprintf(dir, sizeof(dir), "%s/events/%s", tfs, category);
+		DIR *d = opendir(dir);
+		for (struct dirent *e; d && (e = readdir(d));)
+			if (e->d_type == DT_DIR && e->d_name[0] != '.')
+				names_add(&ns, pattern, xstrdup(e->d_name));
+		if (d)
+			closedir(d);
+	} else if (!strcmp(category, "raw_syscalls")) {
+		names_add(&ns, pattern, xstrdup("sys_enter"));
+		names_add(&ns, pattern, xstrdup("sys_exit"));
+	} else if (!strcmp(category, "syscalls")) {
+		for (int i = 0; i < att_sys_tab_len; i++) {
+			names_add(&ns, pattern, xasprintf("sys_enter_%s", att_sys_tab[i].name));
+			names_add(&ns, pattern, xasprintf("sys_exit_%s", att_sys_tab[i].name));
+		}
+	}
+	if (ns.n)
+		qsort(ns.v, (size_t)ns.n, sizeof(*ns.v), cmp_name);
+	*n = ns.n;
+	return ns.v;
+}
+
+/* ---- formats ------------------------------------------------------------------- */
+
+static void field_add(struct att_sys_format *f, const char *decl, int offset, int size)
+{
+	f->fields = xrealloc(f->fields, (size_t)(f->nfields + 1) * sizeof(*f->fields));
+	struct att_sys_field *fl = &f->fields[f->nfields++];
+	memset(fl, 0, sizeof(*fl));
+	/* "const char * buf", "unsigned long args[6]": the name is the last word */
+	const char *sp = strrchr(decl, ' ');
+	const char *tab = strrchr(decl, '\t');
+	if (tab > sp)
+		sp = tab;
+	const char *name = sp ? sp + 1 : decl;
+	size_t tlen = sp ? (size_t)(sp - decl) : 0;
+	while (tlen && (decl[tlen - 1] == ' ' || decl[tlen - 1] == '\t'))
+		tlen--;
+	fl->type = xstrndup(decl, tlen);
+	const char *br = strchr(name, '[');
+	fl->name = xstrndup(name, br ? (size_t)(br - name) : strlen(name));
+	if (br)
+		fl->count = atoi(br + 1);
+	fl->offset = offset;
+	fl->size = size;
+}
+
+static void common_fields(struct att_sys_format *f)
+{
+	field_add(f, "unsigned short common_type", 0, 2);
+	field_add(f, "unsigned char common_flags", 2, 1);
+	field_add(f, "unsigned char common_preempt_count", 3, 1);
+	field_add(f, "int common_pid", 4, 4);
+}
+
+/* The table's format of CATEGORY:EVENT (the shape in the header comment). */
+static int table_format(const char *category, const char *event, struct att_sys_format *f)
+{
+	bool raw = !strcmp(category, "raw_syscalls");
+	bool enter = !strncmp(event, "sys_enter", 9);
+	const struct att_sys_call *c = NULL;
+	if (raw ? strcmp(event, "sys_enter") && strcmp(event, "sys_exit")
+		: !(c = att_sys_find(event + (enter ? 10 : 9))) ||
+		      (strncmp(event, "sys_enter_", 10) && strncmp(event, "sys_exit_", 9)))
+		return -ENOENT;
+	common_fields(f);
+	field_add(f, raw ? "long id" : "int __syscall_nr", 8, raw ? 8 : 4);
+	if (!enter) {
+		field_add(f, "long ret", 16, 8);
+	} else if (raw) {
+		field_add(f, "unsigned long args[6]", 16, 48);
+	} else {
+		/* "int fd; const char * buf" */
+		char *decls = xstrdup(c->args), *save = NULL;
+		int k = 0;
+		for (char *d = strtok_r(decls, ";", &save); d; d = strtok_r(NULL, ";", &save)) {
+			while (*d == ' ')
+				d++;
+			if (*d)
+				field_add(f, d, 16 + 8 * k++, 8);
+		}
+		free(decls);
+	}
+	return 0;
+}
+
+/* "\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;" */
+static void tracefs_line(struct att_sys_format *f, const char *line)
+{
+	const char *fp = strstr(line, "field:");
+	const char *op = fp ? strstr(fp, "offset:") : NULL;
+	const char *sp = op ? strstr(op, "size:") : NULL;
+	const char *semi = fp ? strchr(fp, ';') : NULL;
+	if (!sp || !semi || semi > op)
+		return;
+	char *decl = xstrndup(fp + 6, (size_t)(semi - fp - 6));
+	field_add(f, decl, atoi(op + 7), atoi(sp + 5));
+	free(decl);
+}
+
+int att_sys_format(const char *category, const char *event, struct att_sys_format *f)
+{
+	memset(f, 0, sizeof(*f));
+	const char *tfs = att_sys_tracefs();
+	if (!tfs)
+		return table_format(category, event, f);
+	char path[768];
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format", tfs, category, event);
+	FILE *in = fopen(path, "r");
+	if (!in)
+		return -ENOENT;
+	char line[1024];
+	while (fgets(line, sizeof(line), in))
+		tracefs_line(f, line);
+	fclose(in);
+	return 0;
+}
+
+void att_sys_format_free(struct att_sys_format *f)
+{
+	for (int i = 0; i < f->nfields; i++) {
+		free(f->fields[i].type);
+		free(f->fields[i].name);
+	}
+	free(f->fields);
+	memset(f, 0, sizeof(*f));
+}
+
+/* ---- bpftrace's types of the fields --------------------------------------------- */
+
+/* C integer types and the x86-64 kernel's typedefs of the syscalls' formats */
+static const struct {
+	const char *name;
+	int size;
+	bool is_signed;
+} int_types[] = {
+    {"char", 1, true},
+    {"signed char", 1, true},
+    {"unsigned char", 1, false},
+    {"short", 2, true},
+    {"unsigned short", 2, false},
+    {"int", 4, true},
+    {"unsigned int", 4, false},
+    {"unsigned", 4, false},
+    {"long", 8, true},
+    {"unsigned long", 8, false},
+    {"long long", 8, true},
+    {"unsigned long long", 8, false},
+    {"s8", 1, true},
+    {"u8", 1, false},
+    {"s16", 2, true},
+    {"u16", 2, false},
+    {"s32", 4, true},
+    {"u32", 4, false},
+    {"s64", 8, true},
+    {"u64", 8, false},
+    {"__s8", 1, true},
+    {"__u8", 1, false},
+    {"__s16", 2, true},
+    {"__u16", 2, false},
+    {"__s32", 4, true},
+    {"__u32", 4, false},
+    {"__s64", 8, true},
+    {"__u64", 8, false},
+    {"size_t", 8, false},
+    {"ssize_t", 8, true},
+    {"loff_t", 8, true},
+    {"off_t", 8, true},
+    {"pid_t", 4, true},
+    {"uid_t", 4, false},
+    {"gid_t", 4, false},
+    {"qid_t", 4, false},
+    {"umode_t", 2, false},
+    {"key_t", 4, true},
+    {"mqd_t", 4, true},
+    {"timer_t", 4, true},
+    {"clockid_t", 4, true},
+    {"aio_context_t", 8, false},
+    {"rwf_t", 4, true},
+    {"key_serial_t", 4, true},
+    {"time_t", 8, true},
+};
+
+/* "const char *" -> "char", depth 1; "const __u32" -> "__u32" (buf: len bytes) */
+static int base_type(const char *type, char *buf, size_t len)
+{
+	int depth = 0;
+	size_t w = 0;
+	const char *p = type;
+	while (*p) {
+		if (*p == '*') {
+			depth++;
+			p++;
+		} else if (!strncmp(p, "const", 5) && (!p[5] || p[5] == ' ' || p[5] == '*')) {
+			p += 5;
+		} else if (!strncmp(p, "volatile", 8) && (!p[8] || p[8] == ' ' || p[8] == '*')) {
+			p += 8;
+		} else if (*p == ' ') {
+			if (w && buf[w - 1] != ' ' && w + 1 < len)
+				buf[w++] = ' ';
+			p++;
+		} else {
+			while (*p && *p != ' ' && *p != '*') {
+				if (w + 1 < len)
+					buf[w++] = *p;
+				p++;
+			}
+		}
+	}
+	while (w && buf[w - 1] == ' ')
+		w--;
+	buf[w] = 0;
+	return depth;
+}
+
+static bool int_type(const char *base, struct ast_type *t)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(int_types); i++)
+		if (!strcmp(int_types[i].name, base)) {
+			*t = (struct ast_type){.kind = TY_INT,
+					       .size = int_types[i].size,
+					       .is_signed = int_types[i].is_signed};
+			return true;
+		}
+	return false;
+}
+
+/* One field's type.  cap_user_header_t and cap_user_data_t are pointer typedefs. */
+static struct ast_type field_type(struct ast_program *prog, const struct att_sys_field *f)
+{
+	static const char *const widened_u64[] = {"unsigned int", "unsigned", "u32",
+						  "pid_t",	  "uid_t",    "gid_t"};
+	char base[128];
+	struct ast_type t = {.kind = TY_NONE};
+	int depth = base_type(f->type, base, sizeof(base));
+	if (!strcmp(base, "cap_user_header_t") || !strcmp(base, "cap_user_data_t"))
+		depth++;
+	if (!depth && !f->count && f->size == 8) {
+		/* bpftrace matches the declared text, `const int` not included */
+		if (!strcmp(f->type, "int"))
+			return (struct ast_type){.kind = TY_INT, .size = 8, .is_signed = true};
+		for (size_t i = 0; i < ARRAY_SIZE(widened_u64); i++)
+			if (!strcmp(f->type, widened_u64[i]))
+				return (struct ast_type){.kind = TY_INT, .size = 8};
+	}
+	if (!int_type(base, &t)) {
+		if (depth)
+			t = (struct ast_type){.kind = TY_NONE}; /* void *, struct x * */
+		else if (!strncmp(base, "enum ", 5))
+			t = (struct ast_type){.kind = TY_INT, .size = 4};
+		else /* a typedef ubt does not know: an integer of the field's size */
+			t = (struct ast_type){.kind = TY_INT, .size = f->size >= 8 ? 8 : f->size};
+	}
+	for (int i = 0; i < depth; i++)
+		t = ast_ptr_to(prog, t);
+	if (f->count > 0) {
+		struct ast_type *e = ast_arena_alloc(prog, sizeof(*e));
+		*e = t;
+		t = (struct ast_type){
+		    .kind = TY_ARRAY, .size = e->size * f->count, .elem = e, .count = f->count};
+	}
+	return t;
+}
+
+static char *arena_str(struct ast_program *p, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *r = ast_arena_alloc(p, n);
+	memcpy(r, s, n);
+	return r;
+}
+
+/* The record of one format, named struct _tracepoint_CATEGORY_EVENT. */
+static const struct ast_record *format_record(struct ast_program *prog, const char *category,
+					      const char *event, const struct att_sys_format *f)
+{
+	struct ast_record *r = ast_arena_alloc(prog, sizeof(*r));
+	char *name = xasprintf("struct _tracepoint_%s_%s", category, event);
+	r->name = arena_str(prog, name);
+	free(name);
+	r->complete = true;
+	r->align = 8;
+	r->members =
+	    ast_arena_alloc(prog, (size_t)(f->nfields ? f->nfields : 1) * sizeof(*r->members));
+	for (int i = 0; i < f->nfields; i++) {
+		struct ast_member *m = &r->members[r->nmembers++];
+		memset(m, 0, sizeof(*m));
+		m->name = arena_str(prog, f->fields[i].name);
+		m->type = field_type(prog, &f->fields[i]);
+		/* bpftrace: raw_syscalls' fields are the kernel's, syscalls' the user's */
+		m->type.as = strcmp(category, "raw_syscalls") ? AS_USER : AS_KERNEL;
+		m->offset = f->fields[i].offset;
+		if (f->fields[i].offset + f->fields[i].size > r->size)
+			r->size = f->fields[i].offset + f->fields[i].size;
+	}
+	r->size = (r->size + 7) / 8 * 8;
+	return r;
+}
+
+/* ---- attach points before sema ------------------------------------------------------ */
+
+static bool is_sys_point(const struct ast_node *a)
+{
+	return a->attach.provider && !strcmp(a->attach.provider, "tracepoint") &&
+	       !a->attach.kernel && att_sys_category(a->attach.target);
+}
+
+static void tp_args_add(struct ast_program *prog, struct ast_node *probe,
+			const struct ast_record *r)
+{
+	for (int i = 0; i < probe->ntp_args; i++)
+		if (!strcmp(probe->tp_args[i]->name, r->name))
+			return;
+	const struct ast_record **v =
+	    ast_arena_alloc(prog, (size_t)(probe->ntp_args + 1) * sizeof(*v));
+	if (probe->ntp_args)
+		memcpy(v, probe->tp_args, (size_t)probe->ntp_args * sizeof(*v));
+	v[probe->ntp_args++] = r;
+	probe->tp_args = v;
+	if (!probe->args)
+		probe->args = r;
+}
+
+/* One attach point: its events, their records if the probe reads args. */
+static int sys_point(struct ast_program *prog, struct ast_node *probe, const struct ast_node *a,
+		     bool want_args, struct diags *diags)
+{
+	int n = 0, ret = 0;
+	char **ev = att_sys_events(a->attach.target, a->attach.func, &n);
+	if (!n) {
+		char *plain = attach_plain(a->attach.func);
+		diag_error(diags, a->loc, "tracepoint%s not found: %s:%s",
+			   a->attach.wildcard ? "s" : "", a->attach.target,
+			   a->attach.wildcard ? a->attach.func : plain);
+		free(plain);
+		ret = -ENOENT;
+	}
+	for (int i = 0; i < n; i++) {
+		struct att_sys_format f;
+		if (want_args && !ret && !att_sys_format(a->attach.target, ev[i], &f)) {
+			tp_args_add(prog, probe, format_record(prog, a->attach.target, ev[i], &f));
+			att_sys_format_free(&f);
+		}
+		free(ev[i]);
+	}
+	free(ev);
+	return ret;
+}
+
+int att_sys_args(struct ast_node *prog, struct diags *diags)
+{
+	int ret = 0;
+	if (!prog->prog)
+		prog->prog = xcalloc(1, sizeof(*prog->prog));
+	for (int i = 0; i < prog->nkids; i++) {
+		struct ast_node *probe = prog->kids[i];
+		bool want = att_uses_args(probe->pred, 0) || att_uses_args(probe->body, 0);
+		for (int j = 0; j < probe->nkids; j++)
+			if (is_sys_point(probe->kids[j]) &&
+			    sys_point(prog->prog, probe, probe->kids[j], want, diags))
+				ret = -ENOENT;
+	}
+	return ret;
+}
+
+int att_sys_name_len(const struct ast_node *a)
+{
+	int n = 0, len = 0;
+	if (!is_sys_point(a))
+		return 0;
+	char **ev = att_sys_events(a->attach.target, a->attach.func, &n);
+	for (int i = 0; i < n; i++) {
+		int l = (int)(strlen("tracepoint::") + strlen(a->attach.target) + strlen(ev[i]));
+		if (l > len)
+			len = l;
+		free(ev[i]);
+	}
+	free(ev);
+	return len;
+}
+
+/* ---- sites in libc ------------------------------------------------------------------ */
+
+/* The calls one attach point wants: nr -> enter/exit bits, nr -1 for every call (raw). */
+struct sys_want {
+	uint8_t kind[ATT_SYS_MAX_NR]; /* bit 1 << CG_SYS_ENTER, 1 << CG_SYS_EXIT */
+	const char *event[ATT_SYS_MAX_NR][3];
+	char **ev;
+	int nev;
+};
+
+static void want_events(const struct ast_node *a, struct sys_want *w)
+{
+	memset(w, 0, sizeof(*w));
+	bool raw = !strcmp(a->attach.target, "raw_syscalls");
+	w->ev = att_sys_events(a->attach.target, a->attach.func, &w->nev);
+	for (int i = 0; i < w->nev; i++) {
+		const char *e = w->ev[i];
+		int kind = !strncmp(e, "sys_enter", 9) ? CG_SYS_ENTER : CG_SYS_EXIT;
+		for (int k = 0; k < att_sys_tab_len; k++) {
+			const struct att_sys_call *c = &att_sys_tab[k];
+			if (c->nr < 0 || c->nr >= ATT_SYS_MAX_NR)
+				continue;
+			if (!raw && strcmp(c->name, e + (kind == CG_SYS_ENTER ? 10 : 9)))
+				continue;
+			w->kind[c->nr] |= (uint8_t)(1 << kind);
+			w->event[c->nr][kind] = e;
+		}
+	}
+}
+
+struct sys_scan {
+	struct ef_file *f;
+	const char *path;
+	const struct ast_node *probe, *a;
+	int index;
+	struct att_session *s;
+	const struct sys_want *w;
+	bool raw;
+};
+
+static bool point_at(const struct att_session *s, const struct ast_node *a, uint64_t vaddr)
+{
+	for (int i = 0; i < s->npoints; i++)
+		if (s->points[i].attach == a && s->points[i].vaddr == vaddr)
+			return true;
+	return false;
+}
+
+static void sys_point_add(struct sys_scan *sc, const struct ef_func *fn, uint64_t vaddr, int nr,
+			  int kind)
+{
+	struct att_session *s = sc->s;
+	if (point_at(s, sc->a, vaddr))
+		return; /* an alias of a function seen before (write, __write) */
+	s->points = xrealloc(s->points, (s->npoints + 1) * sizeof(*s->points));
+	struct att_point *p = &s->points[s->npoints++];
+	memset(p, 0, sizeof(*p));
+	p->probe = sc->probe;
+	p->attach = sc->a;
+	p->probe_index = sc->index;
+	p->path = xstrdup(sc->path);
+	p->func = sc->raw ? xstrdup(kind == CG_SYS_ENTER ? "sys_enter" : "sys_exit")
+			  : xstrdup(sc->w->event[nr][kind]);
+	p->vaddr = vaddr;
+	p->dev = sc->f->dev;
+	p->ino = sc->f->ino;
+	p->mid = true;
+	p->func_vaddr = fn->value;
+	p->func_size = fn->size;
+	p->variant = -1;
+	p->sys_kind = (uint8_t)kind;
+	p->sys_nr = nr;
+}
+
+/* One function of libc: its sites whose number the point wants. */
+static void scan_func(const struct ef_func *fn, void *arg)
+{
+	struct sys_scan *sc = arg;
+	if (!fn->size || fn->plt || fn->size > (1u << 20))
+		return;
+	uint8_t *code = xmalloc(fn->size);
+	struct arch_sys_site sites[64];
+	int n = 0;
+	if (!ef_read_vaddr(sc->f, fn->value, code, fn->size))
+		n = arch_syscall_sites(code, fn->size, fn->value, sites, 64);
+	free(code);
+	for (int i = 0; i < n && i < 64; i++) {
+		int nr = sites[i].nr;
+		/* a number only %rax knows (syscall(2)) waits for the dynamic sites */
+		if (nr < 0 || nr >= ATT_SYS_MAX_NR || !sc->w->kind[nr])
+			continue;
+		/* no jump over the number's load (read's 2-byte xor): the enter
+		 * side waits for sites planned before it (ARCHITECTURE.md) */
+		if ((sc->w->kind[nr] & (1 << CG_SYS_ENTER)) && sites[i].site != sites[i].insn)
+			sys_point_add(sc, fn, sites[i].site, nr, CG_SYS_ENTER);
+		if (sc->w->kind[nr] & (1 << CG_SYS_EXIT))
+			sys_point_add(sc, fn, sites[i].insn + 2, nr, CG_SYS_EXIT);
+	}
+}
+
+int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
+		    struct att_session *s, struct diags *diags)
+{
+	if (!is_sys_point(a))
+		return 0;
+	char *path = ef_find_binary(s->pid_hint, "libc");
+	if (!path) {
+		diag_error(diags, a->loc, "tracepoint:%s:%s: no libc to find system calls in",
+			   a->attach.target, a->attach.func);
+		return -ENOENT;
+	}
+	char *open = att_open_path(s->pid_hint, path);
+	struct ef_file f;
+	int ret = ef_open(&f, open);
+	free(open);
+	if (ret) {
+		diag_error(diags, a->loc, "tracepoint:%s:%s: cannot read %s", a->attach.target,
+			   a->attach.func, path);
+		free(path);
+		return ret;
+	}
+	struct sys_want *w = xmalloc(sizeof(*w));
+	want_events(a, w);
+	struct sys_scan sc = {&f,    path, probe, a,
+			      index, s,	   w,	  !strcmp(a->attach.target, "raw_syscalls")};
+	ef_foreach_func(&f, scan_func, &sc);
+	for (int i = 0; i < w->nev; i++)
+		free(w->ev[i]);
+	free(w->ev);
+	free(w);
+	ef_close(&f);
+	free(path);
+	return 0;
+}
+
+int att_sys_event_count(const struct ast_node *a)
+{
+	int n = 0;
+	if (!is_sys_point(a))
+		return 0;
+	char **ev = att_sys_events(a->attach.target, a->attach.func, &n);
+	for (int i = 0; i < n; i++)
+		free(ev[i]);
+	free(ev);
+	return n;
+}
