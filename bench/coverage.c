@@ -62,6 +62,12 @@ static uint8_t *code_at(struct ef_file *f, uint64_t start, size_t len, size_t mi
 	return code;
 }
 
+/* The file's memory for the planner's jump tables (arch_mem). */
+static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return ef_read_vaddr(ctx, addr, buf, len);
+}
+
 static int usdt_sites(struct ef_file *f, const char *path)
 {
 	struct usdt_notes notes;
@@ -81,9 +87,11 @@ static int usdt_sites(struct ef_file *f, const char *path)
 		size_t len = size ? size : ARCH_MAX_DISPLACED;
 		char *name = xasprintf("%s:%s", n->provider, n->name);
 		struct arch_site_plan plan = {0};
+		struct arch_mem mem = {read_mem, f};
 		uint8_t *code = code_at(f, r.start, len, size ? len : 1);
-		ret = code ? arch_plan_mid_site(code, size, r.start, n->pc, pcs, notes.n, &plan)
-			   : -EFAULT;
+		ret =
+		    code ? arch_plan_mid_site(code, size, r.start, n->pc, pcs, notes.n, &mem, &plan)
+			 : -EFAULT;
 		print_plan(path, "usdt", name, n->pc, ef_bounds_name(from), ret, &plan);
 		free(code);
 		free(name);

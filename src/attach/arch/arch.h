@@ -112,14 +112,28 @@ int arch_pc_from_trampoline(const struct arch_site_plan *plan, uint64_t tramp_ad
 			    int nhandlers, uint64_t pc, uint64_t *new_pc);
 
 /*
+ * Memory of the target (or of its file) outside the function's code, for
+ * the planner to read a switch's jump table: read() returns 0 when all
+ * len bytes at addr were read, else -errno.  arch itself never touches a
+ * process; the caller's reader does.
+ */
+struct arch_mem {
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	void *ctx;
+};
+
+/*
  * A site in the middle of a function (a USDT location), with the same
  * kind of plan; the trampoline then saves every register as struct
  * rt_regs_mid (runtime/abi.h) and never touches the red zone.  avoid[]
- * lists other probed sites, which the jmp must not cover.  -EINVAL if site
- * is not an instruction boundary of the function.
+ * lists other probed sites, which the jmp must not cover.  mem (may be
+ * NULL) reads the jump tables of the function's indirect jumps, whose
+ * targets then join the branch check (without it such a function gets the
+ * int3).  -EINVAL if site is not an instruction boundary of the function.
  */
 int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uint64_t site,
-		       const uint64_t *avoid, int navoid, struct arch_site_plan *plan);
+		       const uint64_t *avoid, int navoid, const struct arch_mem *mem,
+		       struct arch_site_plan *plan);
 
 /* Upper bound of a mid-function trampoline's size. */
 size_t arch_trampoline_mid_max(int nhandlers);

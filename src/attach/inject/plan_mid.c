@@ -32,6 +32,12 @@ static struct att_site *site_at(struct att_session *s, uint64_t addr)
 	return site;
 }
 
+/* The target's memory for the planner's jump tables (arch_mem). */
+static int read_target(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return tracee_read(ctx, addr, buf, len);
+}
+
 /*
  * A new mid-function site at addr, in the function at func (func_size
  * bytes, 0 if unknown, known from `from`), planned from the code the target has there;
@@ -58,8 +64,11 @@ static int mid_site_new(struct att_session *s, uint64_t addr, uint64_t func, uin
 	size_t len = func_size ? func_size : (size_t)(addr - func) + ARCH_MAX_DISPLACED;
 	uint8_t *code = xmalloc(len);
 	int ret = tracee_read(&s->t, func, code, len);
-	if (!ret)
-		ret = arch_plan_mid_site(code, func_size, func, addr, others, nothers, &site->plan);
+	if (!ret) {
+		struct arch_mem mem = {read_target, &s->t};
+		ret = arch_plan_mid_site(code, func_size, func, addr, others, nothers, &mem,
+					 &site->plan);
+	}
 	free(code);
 	return ret;
 }

@@ -53,6 +53,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/abi.h"
@@ -190,9 +191,12 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
  *   - another probed site lies inside them (avoid[]);
  *   - a displaced instruction follows one that never falls through (it
  *     is reached only by a jump, perhaps an indirect one we cannot see);
- *   - the function has an indirect jmp that is not a tail call through
- *     memory (a switch's jump table may target any instruction, and a
- *     table's entries are not visible to a linear sweep).
+ *   - an entry of a switch's jump table lands strictly inside them;
+ *   - the function has an indirect jmp whose targets cannot be proven
+ *     (jtab.c recovers gcc's and clang's jump tables with the bound their
+ *     guard gives the index; anything else, a computed goto through a
+ *     table without a bound, a tail call through a pointer, may target any
+ *     instruction).
  */
 /*
  * false when decoding the function from its first byte steps over soff
@@ -213,13 +217,151 @@ static bool mid_starts_insn(const uint8_t *code, size_t func_len, uint64_t func_
 	return off == soff;
 }
 
+/* Does a target at a lie strictly inside the patched bytes? */
+static bool inside(const struct arch_site_plan *plan, uint64_t a)
+{
+	return a > plan->site && a < plan->site + (uint64_t)plan->orig_len;
+}
+
+static void func_free(struct x86_func *fn)
+{
+	free(fn->off);
+	free(fn->is_insn);
+	free(fn->is_target);
+}
+
+/*
+ * Decodes the whole function into fn: 0; -EINVAL if soff is no
+ * instruction boundary; -ENOEXEC (plan made an int3) if some bytes do not
+ * decode, or a direct branch lands inside the patched bytes.
+ */
+static int sweep(struct x86_func *fn, size_t soff, struct arch_site_plan *plan,
+		 const struct x86_insn *first)
+{
+	struct x86_insn insn;
+	bool boundary = false;
+	size_t off;
+	int rc;
+
+	fn->off = calloc(fn->len + 1, sizeof(*fn->off));
+	fn->is_insn = calloc(fn->len + 1, 1);
+	fn->is_target = calloc(fn->len + 1, 1);
+	if (!fn->off || !fn->is_insn || !fn->is_target) {
+		x86_plan_int3(plan, first, "out of memory to check the function's branches");
+		return -ENOEXEC;
+	}
+	for (off = 0; off < fn->len;) {
+		rc = x86_insn_decode(fn->code + off, fn->len - off, fn->addr + off, &insn);
+		if (rc == -ENODATA)
+			break;
+		if (rc < 0) {
+			x86_plan_int3(
+			    plan, first,
+			    "cannot decode func+0x%zx, so a branch into the patched bytes "
+			    "cannot be ruled out",
+			    off);
+			return -ENOEXEC;
+		}
+		if (off == soff)
+			boundary = true;
+		if (insn.is_branch && inside(plan, insn.target)) {
+			x86_plan_int3(plan, first,
+				      "branch at func+0x%zx targets func+0x%llx, inside the "
+				      "%d patched bytes",
+				      off, (unsigned long long)(insn.target - fn->addr),
+				      plan->orig_len);
+			return -ENOEXEC;
+		}
+		if (insn.is_branch && insn.target >= fn->addr && insn.target < fn->addr + fn->len)
+			fn->is_target[insn.target - fn->addr] = 1;
+		fn->is_insn[off] = 1;
+		fn->off[fn->n++] = (uint32_t)off;
+		off += insn.len;
+	}
+	return boundary ? 0 : -EINVAL;
+}
+
+/*
+ * The whole-function check: decodes [func_addr, func_addr + func_len),
+ * refuses the jmp (plan made an int3) when a direct branch or an entry of
+ * a jump table lands strictly inside the patched bytes, or when an
+ * indirect jmp's targets cannot be proven (jtab.c).  0, or -EINVAL if
+ * soff is not an instruction boundary.
+ */
+static int check_function(const uint8_t *code, size_t func_len, uint64_t func_addr, size_t soff,
+			  const struct arch_mem *mem, struct arch_site_plan *plan,
+			  const struct x86_insn *first)
+{
+	struct x86_func fn = {.code = code, .len = func_len, .addr = func_addr};
+	struct x86_jtab *tabs = NULL;
+	struct x86_insn insn;
+	int ntabs = 0, rc;
+	char why[120];
+
+	rc = sweep(&fn, soff, plan, first);
+	for (int k = 0; rc == 0 && k < fn.n; k++) {
+		uint32_t off = fn.off[k];
+		x86_insn_decode(code + off, func_len - off, func_addr + off, &insn);
+		if (!insn.indirect_jmp)
+			continue;
+		struct x86_jtab *more = realloc(tabs, (ntabs + 1) * sizeof(*tabs));
+		if (!more) {
+			x86_plan_int3(plan, first,
+				      "out of memory to check the function's branches");
+			rc = -ENOEXEC;
+			break;
+		}
+		tabs = more;
+		if (x86_jump_table(&fn, k, mem, &tabs[ntabs], why, sizeof(why)) < 0) {
+			x86_plan_int3(
+			    plan, first,
+			    "the function has an indirect jump at func+0x%x (a jump table "
+			    "may target the patched bytes): %s",
+			    off, why);
+			rc = -ENOEXEC;
+			break;
+		}
+		for (int i = 0; i < tabs[ntabs].n; i++) {
+			uint64_t a = tabs[ntabs].targets[i];
+			if (a >= func_addr && a < func_addr + func_len)
+				fn.is_target[a - func_addr] = 1;
+			if (rc == 0 && inside(plan, a)) {
+				x86_plan_int3(
+				    plan, first,
+				    "entry %d of the jump table at 0x%llx (jmp at func+0x%x) "
+				    "targets func+0x%llx, inside the %d patched bytes",
+				    i, (unsigned long long)tabs[ntabs].table, off,
+				    (unsigned long long)(a - func_addr), plan->orig_len);
+				rc = -ENOEXEC;
+			}
+		}
+		ntabs++;
+	}
+	/* with every target known: nothing jumps past a table's guard */
+	for (int t = 0; rc == 0 && t < ntabs; t++)
+		for (int i = tabs[t].guard + 1; rc == 0 && i <= tabs[t].jmp; i++)
+			if (fn.is_target[fn.off[i]]) {
+				x86_plan_int3(
+				    plan, first,
+				    "the indirect jump at func+0x%x can be reached past the "
+				    "check of its index (a branch targets func+0x%x)",
+				    fn.off[tabs[t].jmp], fn.off[i]);
+				rc = -ENOEXEC;
+			}
+	for (int t = 0; t < ntabs; t++)
+		free(tabs[t].targets);
+	free(tabs);
+	func_free(&fn);
+	return rc == -EINVAL ? -EINVAL : 0;
+}
+
 int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uint64_t site,
-		       const uint64_t *avoid, int navoid, struct arch_site_plan *plan)
+		       const uint64_t *avoid, int navoid, const struct arch_mem *mem,
+		       struct arch_site_plan *plan)
 {
 	struct x86_insn first, insn;
 	size_t soff = site - func_addr, off;
 	int rc;
-	bool indirect = false, boundary = false;
 
 	memset(plan, 0, sizeof(*plan));
 	plan->site = site;
@@ -279,35 +421,8 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr,
 	}
 	plan->orig_len = (int)(off - soff);
 	memcpy(plan->orig, code + soff, plan->orig_len);
-	/* the whole function: boundaries and branch targets */
-	for (off = 0; off < func_len;) {
-		rc = x86_insn_decode(code + off, func_len - off, func_addr + off, &insn);
-		if (rc == -ENODATA)
-			break;
-		if (rc < 0) {
-			x86_plan_int3(plan, &first,
-				 "cannot decode func+0x%zx, so a branch into the patched bytes "
-				 "cannot be ruled out", off);
-			return 0;
-		}
-		if (off == soff)
-			boundary = true;
-		if (insn.is_branch && insn.target > site && insn.target < site + plan->orig_len) {
-			x86_plan_int3(plan, &first, "branch at func+0x%zx targets func+0x%llx, inside the "
-				 "%d patched bytes", off,
-				 (unsigned long long)(insn.target - func_addr), plan->orig_len);
-			return 0;
-		}
-		if (insn.indirect_jmp)
-			indirect = true;
-		off += insn.len;
-	}
-	if (!boundary)
+	rc = check_function(code, func_len, func_addr, soff, mem, plan, &first);
+	if (rc == -EINVAL)
 		return -EINVAL; /* the note does not point at an instruction */
-	if (indirect) {
-		x86_plan_int3(plan, &first, "the function has an indirect jump (a jump table may "
-			 "target the patched bytes)");
-		return 0;
-	}
 	return 0;
 }
