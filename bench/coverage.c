@@ -19,7 +19,8 @@
  *   - a USDT location as resolve/usdt.c and inject/plan_mid.c plan it: the
  *     function around it from ef_func_around(), arch_plan_mid_site() with
  *     every other location of the file as a site the jump must not cover
- *     (what `usdt:FILE:*:*` probes);
+ *     (what `usdt:FILE:*:*` probes), and a location that an earlier one's
+ *     jump covers after nothing but nops shares that jump;
  *   - a function entry as resolve/resolve.c and inject/session.c plan it:
  *     the symbol's size and the fill after it (ef_fill_after()),
  *     arch_plan_site_padded().  An entry whose size is unknown gets a jump
@@ -68,6 +69,22 @@ static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 	return ef_read_vaddr(ctx, addr, buf, len);
 }
 
+/*
+ * The earlier location whose jump covers the one at pc as its own (only
+ * nops between: arch_site_plan.mid_cover), which attach gives pc's
+ * handlers to (inject/plan_mid.c), or -1.
+ */
+static int covered_by(const struct arch_site_plan *plans, const int *rets, int n, uint64_t pc)
+{
+	for (int j = 0; j < n; j++) {
+		uint64_t k = pc - plans[j].site;
+		if (!rets[j] && plans[j].kind == ARCH_PATCH_JMP && pc > plans[j].site &&
+		    k < (uint64_t)plans[j].orig_len && (plans[j].mid_cover >> k & 1))
+			return j;
+	}
+	return -1;
+}
+
 static int usdt_sites(struct ef_file *f, const char *path)
 {
 	struct usdt_notes notes;
@@ -75,28 +92,37 @@ static int usdt_sites(struct ef_file *f, const char *path)
 	if (ret)
 		return ret;
 	uint64_t *pcs = xcalloc(notes.n + 1, sizeof(*pcs));
+	struct arch_site_plan *plans = xcalloc(notes.n + 1, sizeof(*plans));
+	int *rets = xcalloc(notes.n + 1, sizeof(*rets));
+	enum ef_bounds *froms = xcalloc(notes.n + 1, sizeof(*froms));
 	for (int i = 0; i < notes.n; i++)
 		pcs[i] = notes.v[i].pc;
 	for (int i = 0; i < notes.n; i++) {
 		const struct usdt_note *n = &notes.v[i];
 		struct ef_range r;
-		enum ef_bounds from;
-		if (ef_func_around(f, n->pc, &r, &from))
+		if (ef_func_around(f, n->pc, &r, &froms[i]))
 			r = (struct ef_range){n->pc, n->pc};
 		size_t size = r.end - r.start;
 		size_t len = size ? size : ARCH_MAX_DISPLACED;
-		char *name = xasprintf("%s:%s", n->provider, n->name);
-		struct arch_site_plan plan = {0};
 		struct arch_mem mem = {read_mem, f};
 		uint8_t *code = code_at(f, r.start, len, size ? len : 1);
-		ret =
-		    code ? arch_plan_mid_site(code, size, r.start, n->pc, pcs, notes.n, &mem, &plan)
-			 : -EFAULT;
-		print_plan(path, "usdt", name, n->pc, ef_bounds_name(from), ret, &plan);
+		rets[i] = code ? arch_plan_mid_site(code, size, r.start, n->pc, pcs, notes.n, &mem,
+						    &plans[i])
+			       : -EFAULT;
 		free(code);
+	}
+	for (int i = 0; i < notes.n; i++) {
+		const struct usdt_note *n = &notes.v[i];
+		char *name = xasprintf("%s:%s", n->provider, n->name);
+		int j = covered_by(plans, rets, notes.n, n->pc);
+		print_plan(path, "usdt", name, n->pc, ef_bounds_name(froms[i]),
+			   j >= 0 ? 0 : rets[i], j >= 0 ? &plans[j] : &plans[i]);
 		free(name);
 	}
 	free(pcs);
+	free(plans);
+	free(rets);
+	free(froms);
 	usdt_notes_free(&notes);
 	return 0;
 }

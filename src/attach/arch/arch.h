@@ -46,6 +46,13 @@ struct arch_site_plan {
 					   * the handlers read; r12-r15 are saved only if here */
 	bool c_abi;                       /* handlers are C functions taking struct rt_regs *
 					   * (the runtime's own), not probe code (abi.h) */
+	uint32_t mid_cover;		  /* mid: bit k set: the location at site + k (an
+					   * avoid[] entry) lies in the patched bytes after
+					   * nothing but nops, so its handlers may run in this
+					   * trampoline (the registers are the same there) */
+	uint8_t mid_hoff[ARCH_MAX_HANDLERS]; /* mid: handler i stands for the location at
+					      * site + mid_hoff[i] (0, or a mid_cover bit); the
+					      * handlers come in address order */
 	enum arch_patch_kind kind;
 	char why[160];                    /* for ARCH_PATCH_INT3: why the jmp was refused */
 	uint8_t orig[ARCH_MAX_DISPLACED]; /* original bytes at site */
@@ -126,7 +133,9 @@ struct arch_mem {
  * A site in the middle of a function (a USDT location), with the same
  * kind of plan; the trampoline then saves every register as struct
  * rt_regs_mid (runtime/abi.h) and never touches the red zone.  avoid[]
- * lists other probed sites, which the jmp must not cover.  mem (may be
+ * lists other probed sites, which the jmp must not cover unless only nops
+ * lie between the site and them (sys/sdt.h's probes in a row: then
+ * plan->mid_cover names them and they share the trampoline).  mem (may be
  * NULL) reads the jump tables of the function's indirect jumps, whose
  * targets then join the branch check (without it such a function gets the
  * int3).  -EINVAL if site is not an instruction boundary of the function.

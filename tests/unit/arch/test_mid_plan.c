@@ -10,11 +10,13 @@
  * entries are written into `mem` at the address the code names.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "../check.h"
 #include "attach/arch/arch.h"
+#include "runtime/abi.h"
 
 #define F 0x400000ull
 
@@ -243,9 +245,70 @@ static void test_computed_goto(void)
 	WANT_INT3("goto, word index", "has 65536 entries");
 }
 
+/*
+ * Probes in a row (sys/sdt.h's nops):
+ *  0: 90                   nop                            row:a
+ *  1: 90                   nop                            row:b
+ *  2: 90                   nop                            row:c
+ *  3: 48 8b 05 00 10 00 00 mov    0x1000(%rip),%rax
+ *  a: c3                   ret
+ */
+static const uint8_t row[] = {0x90, 0x90, 0x90, 0x48, 0x8b, 0x05, 0x00, 0x10, 0x00, 0x00, 0xc3};
+
+static void test_row(void)
+{
+	const uint64_t avoid[] = {F, F + 1, F + 2}, T = 0x410000,
+		       h[3] = {0x420000, 0x420100, 0x420200};
+	uint8_t buf[1024], code[sizeof(row)];
+	size_t len, base;
+
+	CHECK_EQ(arch_plan_mid_site(row, sizeof(row), F, F, avoid, 3, NULL, &plan), 0, "row");
+	WANT_JMP("row");
+	CHECK_EQ(plan.mid_cover, 0x6, "row: b and c covered");
+	CHECK_EQ(plan.orig_len, 10, "row: three nops and the mov");
+
+	/* the pc slot is read: set to F + 2 before c's handler, and nothing more */
+	plan.mid_read = 1u << (offsetof(struct rt_regs_mid, pc) / 8);
+	plan.mid_hoff[0] = 0;
+	plan.mid_hoff[1] = 0;
+	plan.mid_hoff[2] = 2;
+	CHECK_EQ(arch_emit_trampoline(&plan, T, h, 3, buf, sizeof(buf), &len), 0, "row tramp");
+	static const uint8_t set[] = {0x48, 0x8b, 0x04, 0x24, 0x4c, 0x8d, 0x1d};
+	int found = 0;
+	for (size_t i = 0; i + sizeof(set) + 8 <= len; i++) {
+		if (memcmp(buf + i, set, sizeof(set)))
+			continue;
+		int32_t rel;
+		memcpy(&rel, buf + i + 7, 4);
+		CHECK_EQ(T + i + 11 + (uint64_t)(int64_t)rel, F + 2, "row: lea names c's location");
+		CHECK(!memcmp(buf + i + 11, "\x4c\x89\x58", 3) &&
+			  buf[i + 14] == offsetof(struct rt_regs_mid, pc),
+		      "row: mov %%r11,pc(%%rax)");
+		found++;
+	}
+	CHECK_EQ(found, 1, "row: one pc update");
+	/* the relocated copy starts where the pc mapping says */
+	uint64_t pc = 0;
+	CHECK_EQ(arch_pc_into_trampoline(&plan, T, 3, F + 3, &pc), 0, "row: map the mov");
+	base = pc - T;
+	CHECK(!memcmp(buf + base, "\x48\x8b\x05", 3), "row: the mov relocated at the mapped pc");
+	plan.mid_hoff[2] = 0;
+	CHECK_EQ(arch_pc_into_trampoline(&plan, T, 3, F + 3, &pc), 0, "row: map, no update");
+	CHECK_EQ(pc - T, base - 15, "row: the update is 15 bytes");
+
+	/* something else than a nop before the other location: refused */
+	memcpy(code, row, sizeof(row));
+	code[1] = 0x50; /* push %rax */
+	CHECK_EQ(arch_plan_mid_site(code, sizeof(code), F, F, avoid, 3, NULL, &plan), 0,
+		 "row push");
+	WANT_INT3("row push", "another probed site at func+0x2 follows closely, after code");
+	CHECK_EQ(plan.mid_cover, 0, "row push: covers nothing");
+}
+
 int main(void)
 {
 	test_pic();
+	test_row();
 	test_nopic();
 	test_computed_goto();
 	return check_summary("mid-plan");

@@ -40,7 +40,7 @@
  *   [lea 128+F(%rsp),%rax; mov %rax,RSP(%rsp)]   if %rsp is read
  *   [lea site(%rip),%rax; mov %rax,PC(%rsp)]      if %rip is (g(%rip) operands)
  *   mov %rsp,%rax; and $-16,%rsp; push %rax; push %rax
- *   { nop; call h } per handler (or call *lit(%rip))
+ *   { [pc slot := its location]; nop; call h } per handler (or call *lit(%rip))
  *   mov (%rsp),%rsp
  *   mov FLAGS(%rsp),%rax; add $0x7f,%al; sahf      OF from al, the rest from ah
  *   mov R11(%rsp),%r11; mov RAX(%rsp),%rax
@@ -50,6 +50,17 @@
  *
  * Every piece has a fixed size, so the relocated copy starts at
  * x86_mid_head_len(n), as the pc mapping needs.
+ *
+ * Locations in a row (sys/sdt.h's probes one after the other are 1-byte
+ * nops, so a second location lies inside the first one's jump): the
+ * planner accepts another probed location in the patched bytes when only
+ * nops lie before it (plan->mid_cover), and attach gives its handlers to
+ * this trampoline, after the first location's (plan->mid_hoff: address
+ * order).  The registers, the stack and the flags are the same at both
+ * locations; only the pc differs, so where the handlers read the pc slot
+ * it is rewritten between them.  The smaller alternatives did not exist:
+ * a jump at the second location would overwrite the first one's, and a
+ * breakpoint there costs 2 us per hit.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -141,6 +152,30 @@ static void emit_restore(struct x86_writer *w)
 	lea_rsp(w, RSP, RED_ZONE + FRAME);
 }
 
+/*
+ * Before handler i of a site that others share (plan->mid_cover): when it
+ * stands for another location than the handler before it and the pc slot
+ * is read, the slot gets that location's address (everything else is the
+ * same there: only nops lie between).  The block is at (%rsp) between the
+ * calls; %rax and %r11 are restored from it afterwards.
+ *   mov (%rsp),%rax; lea loc(%rip),%r11; mov %r11,PC(%rax)
+ */
+#define PC_SET_LEN 15
+static bool pc_changes(const struct arch_site_plan *plan, int i)
+{
+	if (!reads(plan, offsetof(struct rt_regs_mid, pc)) || i >= ARCH_MAX_HANDLERS)
+		return false;
+	return plan->mid_hoff[i] != (i ? plan->mid_hoff[i - 1] : 0);
+}
+
+static void emit_pc_set(struct x86_writer *w, uint64_t loc)
+{
+	_Static_assert(offsetof(struct rt_regs_mid, pc) < 128, "pc slot within a disp8");
+	X86W_PUT(w, "\x48\x8b\x04\x24");	  /* mov (%rsp),%rax */
+	x86w_rel32_to(w, "\x4c\x8d\x1d", 3, loc); /* lea loc(%rip),%r11 */
+	x86w_put(w, (uint8_t[]){0x4c, 0x89, 0x58, offsetof(struct rt_regs_mid, pc)}, 4);
+}
+
 size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers)
 {
 	struct x86_writer w;
@@ -148,6 +183,8 @@ size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers)
 	x86w_init(&w, NULL, 0, plan->site); /* a dry run: the lengths only */
 	emit_save(&w, plan);
 	emit_restore(&w);
+	for (int i = 0; i < nhandlers; i++)
+		w.len += pc_changes(plan, i) ? PC_SET_LEN : 0;
 	return w.len + (size_t)CALL_LEN * nhandlers;
 }
 
@@ -156,8 +193,8 @@ size_t arch_trampoline_mid_max(int nhandlers)
 	struct arch_site_plan all = {.mid = true, .mid_read = ~0u};
 	if (nhandlers < 0)
 		nhandlers = 0;
-	return x86_mid_head_len(&all, nhandlers) + X86_RELOC_CODE_MAX + 7 +
-	       8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
+	return x86_mid_head_len(&all, nhandlers) + (size_t)PC_SET_LEN * nhandlers +
+	       X86_RELOC_CODE_MAX + 7 + 8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
 }
 
 int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const uint64_t *handlers,
@@ -170,8 +207,11 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
 		return -EINVAL;
 	x86w_init(&w, buf, cap, tramp_addr);
 	emit_save(&w, plan);
-	for (int i = 0; i < nhandlers; i++)
+	for (int i = 0; i < nhandlers; i++) {
+		if (pc_changes(plan, i))
+			emit_pc_set(&w, plan->site + plan->mid_hoff[i]);
 		x86w_call6(&w, handlers[i]);
+	}
 	emit_restore(&w);
 	if (w.len != x86_mid_head_len(plan, nhandlers))
 		return -EINVAL; /* the layout above and x86_mid_head_len() disagree */
@@ -362,6 +402,7 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr,
 	struct x86_insn first, insn;
 	size_t soff = site - func_addr, off;
 	int rc;
+	bool nops = true; /* only nops displaced so far */
 
 	memset(plan, 0, sizeof(*plan));
 	plan->site = site;
@@ -399,14 +440,21 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr,
 			return 0;
 		}
 		if (plan->ninsns && insn.addr > site) {
-			for (int i = 0; i < navoid; i++)
-				if (avoid[i] == insn.addr) {
-					x86_plan_int3(plan, &first,
-						 "another probed site at func+0x%zx follows closely",
-						 off);
-					return 0;
+			for (int i = 0; i < navoid; i++) {
+				if (avoid[i] != insn.addr)
+					continue;
+				if (nops) {
+					plan->mid_cover |= 1u << (off - soff);
+					continue;
 				}
+				x86_plan_int3(plan, &first,
+					      "another probed site at func+0x%zx follows closely, "
+					      "after code that is not a nop",
+					      off);
+				return 0;
+			}
 		}
+		nops = nops && insn.mnemonic && !strcmp(insn.mnemonic, "nop");
 		if (off + insn.len > func_len) {
 			x86_plan_int3(plan, &first, "too close to the end of the function for a jmp");
 			return 0;
