@@ -103,11 +103,12 @@ static int usdt_sites(struct ef_file *f, const char *path)
 		if (ef_func_around(f, n->pc, &r, &froms[i]))
 			r = (struct ef_range){n->pc, n->pc};
 		size_t size = r.end - r.start;
-		size_t len = size ? size : ARCH_MAX_DISPLACED;
+		size_t fill = size ? ef_fill_after_func(f, r.start, size) : 0;
+		size_t len = size ? size + fill : ARCH_MAX_DISPLACED;
 		struct arch_mem mem = {read_mem, f};
-		uint8_t *code = code_at(f, r.start, len, size ? len : 1);
-		rets[i] = code ? arch_plan_mid_site(code, size, r.start, n->pc, pcs, notes.n, &mem,
-						    &plans[i])
+		uint8_t *code = code_at(f, r.start, len, size ? size : 1);
+		rets[i] = code ? arch_plan_mid_site(code, size, fill, r.start, n->pc, pcs, notes.n,
+						    &mem, &plans[i])
 			       : -EFAULT;
 		free(code);
 	}

@@ -138,10 +138,13 @@ struct arch_mem {
  * plan->mid_cover names them and they share the trampoline).  mem (may be
  * NULL) reads the jump tables of the function's indirect jumps, whose
  * targets then join the branch check (without it such a function gets the
- * int3).  -EINVAL if site is not an instruction boundary of the function.
+ * int3).  pad_len bytes after the function (code holds func_len + pad_len)
+ * belong to no function: after a displaced `ret` or `jmp` the patch may
+ * extend over the nops there.  -EINVAL if site is not an instruction
+ * boundary of the function.
  */
-int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uint64_t site,
-		       const uint64_t *avoid, int navoid, const struct arch_mem *mem,
+int arch_plan_mid_site(const uint8_t *code, size_t func_len, size_t pad_len, uint64_t func_addr,
+		       uint64_t site, const uint64_t *avoid, int navoid, const struct arch_mem *mem,
 		       struct arch_site_plan *plan);
 
 /* Upper bound of a mid-function trampoline's size. */

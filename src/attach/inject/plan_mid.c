@@ -40,13 +40,14 @@ static int read_target(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /*
  * A new mid-function site at addr, in the function at func (func_size
- * bytes, 0 if unknown, known from `from`), planned from the code the target has there;
- * others: the locations planned in the same pass, which its patch must not
- * cover.  0; -E2BIG with *out NULL (said here); or the -errno of reading
+ * bytes, 0 if unknown, known from `from`, followed by fill bytes of
+ * alignment fill no function owns), planned from the code the target has
+ * there; others: the locations planned in the same pass, which its patch
+ * must not cover.  0; -E2BIG with *out NULL (said here); or the -errno of reading
  * or decoding the code, with *out set (the caller says it, naming the point).
  */
 static int mid_site_new(struct att_session *s, uint64_t addr, uint64_t func, uint64_t func_size,
-			enum ef_bounds from, const uint64_t *others, int nothers,
+			uint64_t fill, enum ef_bounds from, const uint64_t *others, int nothers,
 			struct att_site **out)
 {
 	*out = NULL;
@@ -61,12 +62,16 @@ static int mid_site_new(struct att_session *s, uint64_t addr, uint64_t func, uin
 	site->func_addr = func;
 	site->func_len = func_size;
 	site->func_from = from;
-	size_t len = func_size ? func_size : (size_t)(addr - func) + ARCH_MAX_DISPLACED;
+	if (!func_size)
+		fill = 0;
+	size_t len = func_size ? func_size + fill : (size_t)(addr - func) + ARCH_MAX_DISPLACED;
 	uint8_t *code = xmalloc(len);
 	int ret = tracee_read(&s->t, func, code, len);
+	if (ret && fill) /* the fill is the file's: mapped like the code, but be sure */
+		ret = tracee_read(&s->t, func, code, len -= fill), fill = 0;
 	if (!ret) {
 		struct arch_mem mem = {read_target, &s->t};
-		ret = arch_plan_mid_site(code, func_size, func, addr, others, nothers, &mem,
+		ret = arch_plan_mid_site(code, func_size, fill, func, addr, others, nothers, &mem,
 					 &site->plan);
 	}
 	free(code);
@@ -148,7 +153,8 @@ int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias
 		return -EINVAL;
 	}
 	if (!site) {
-		int ret = mid_site_new(s, addr, func, p->func_size, p->func_from, NULL, 0, &site);
+		int ret =
+		    mid_site_new(s, addr, func, p->func_size, 0, p->func_from, NULL, 0, &site);
 		if (ret && site)
 			diag_sys(NULL, "%s:%s: cannot decode its code: %s", p->path, p->func,
 				 strerror(-ret));
@@ -287,8 +293,8 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 			break;
 		}
 		if (!site) {
-			ret = mid_site_new(s, addr, func, p->func_size, p->func_from, addrs, n,
-					   &site);
+			ret = mid_site_new(s, addr, func, p->func_size, p->fill, p->func_from,
+					   addrs, n, &site);
 			if (ret && site)
 				diag_sys(NULL, "%s: usdt probe %s at 0x%llx: cannot decode its code: %s",
 					 p->path, p->func, (unsigned long long)p->vaddr,

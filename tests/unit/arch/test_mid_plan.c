@@ -123,7 +123,7 @@ static int plan_at(const uint8_t *code, size_t len, uint64_t site, struct fake *
 {
 	struct arch_mem mem = {fake_read, m};
 	memset(&plan, 0, sizeof(plan));
-	return arch_plan_mid_site(code, len, F, site, NULL, 0, m ? &mem : NULL, &plan);
+	return arch_plan_mid_site(code, len, 0, F, site, NULL, 0, m ? &mem : NULL, &plan);
 }
 
 #define WANT_JMP(name)                                                                             \
@@ -262,7 +262,7 @@ static void test_row(void)
 	uint8_t buf[1024], code[sizeof(row)];
 	size_t len, base;
 
-	CHECK_EQ(arch_plan_mid_site(row, sizeof(row), F, F, avoid, 3, NULL, &plan), 0, "row");
+	CHECK_EQ(arch_plan_mid_site(row, sizeof(row), 0, F, F, avoid, 3, NULL, &plan), 0, "row");
 	WANT_JMP("row");
 	CHECK_EQ(plan.mid_cover, 0x6, "row: b and c covered");
 	CHECK_EQ(plan.orig_len, 10, "row: three nops and the mov");
@@ -299,15 +299,73 @@ static void test_row(void)
 	/* something else than a nop before the other location: refused */
 	memcpy(code, row, sizeof(row));
 	code[1] = 0x50; /* push %rax */
-	CHECK_EQ(arch_plan_mid_site(code, sizeof(code), F, F, avoid, 3, NULL, &plan), 0,
+	CHECK_EQ(arch_plan_mid_site(code, sizeof(code), 0, F, F, avoid, 3, NULL, &plan), 0,
 		 "row push");
 	WANT_INT3("row push", "another probed site at func+0x2 follows closely, after code");
 	CHECK_EQ(plan.mid_cover, 0, "row push: covers nothing");
 }
 
+/*
+ * Code after a `ret` or a `jmp` (reached only by a jump): the patch may
+ * cover it where it is alignment fill.
+ *   0: 90                nop                the probe site
+ *   1: 5d                pop  %rbp
+ *   2: c3                ret                (the function ends here: 3 bytes)
+ *   3: 0f 1f 40 00       nopl 0x0(%rax)     fill before the next function
+ */
+static const uint8_t tail[] = {0x90, 0x5d, 0xc3, 0x0f, 0x1f, 0x40, 0x00};
+
+/*
+ *   0: 31 c0             xor  %eax,%eax
+ *   2: 90                nop                the probe site
+ *   3: eb fb             jmp  0
+ *   5: 66 90             xchg %ax,%ax       fill inside the function
+ *   7: 0f 1f 00          nopl (%rax)
+ *   a: c3                ret
+ */
+static const uint8_t jfill[] = {0x31, 0xc0, 0x90, 0xeb, 0xfb, 0x66, 0x90, 0x0f, 0x1f, 0x00, 0xc3};
+
+static void test_after_jump(void)
+{
+	uint8_t code[16];
+
+	CHECK_EQ(arch_plan_mid_site(tail, 3, 4, F, F, NULL, 0, NULL, &plan), 0, "tail");
+	WANT_JMP("tail, fill after the function");
+	CHECK_EQ(plan.orig_len, 7, "tail: nop pop ret nopl");
+	CHECK_EQ(plan.ninsns, 4, "tail: 4 instructions");
+	CHECK_EQ(arch_plan_mid_site(tail, 3, 0, F, F, NULL, 0, NULL, &plan), 0, "tail, no pad");
+	WANT_INT3("tail, no pad", "too close to the end of the function");
+	CHECK_EQ(arch_plan_mid_site(tail, 3, 2, F, F, NULL, 0, NULL, &plan), 0, "tail, short pad");
+	WANT_INT3("tail, short pad", "reached only by a jump");
+	memcpy(code, tail, sizeof(tail));
+	code[3] = 0x55; /* push %rbp: code, not fill */
+	CHECK_EQ(arch_plan_mid_site(code, 3, 4, F, F, NULL, 0, NULL, &plan), 0, "tail, code");
+	WANT_INT3("tail, code after ret", "func+0x3 after it is reached only by a jump");
+
+	CHECK_EQ(arch_plan_mid_site(jfill, sizeof(jfill), 0, F, F + 2, NULL, 0, NULL, &plan), 0,
+		 "jfill");
+	WANT_JMP("jfill, fill inside the function");
+	CHECK_EQ(plan.orig_len, 5, "jfill: nop jmp xchg");
+	/* the fill is a branch target after all: refused */
+	memcpy(code, jfill, sizeof(jfill));
+	code[0] = 0xeb;
+	code[1] = 0x03; /* jmp 5 */
+	CHECK_EQ(arch_plan_mid_site(code, sizeof(jfill), 0, F, F + 2, NULL, 0, NULL, &plan), 0,
+		 "jfill target");
+	WANT_INT3("jfill, fill targeted", "branch at func+0x0 targets func+0x5");
+	/* code, not fill, after the jmp */
+	memcpy(code, jfill, sizeof(jfill));
+	code[5] = 0x31;
+	code[6] = 0xc0; /* xor %eax,%eax */
+	CHECK_EQ(arch_plan_mid_site(code, sizeof(jfill), 0, F, F + 2, NULL, 0, NULL, &plan), 0,
+		 "jfill code");
+	WANT_INT3("jfill, code", "func+0x5 after it is reached only by a jump");
+}
+
 int main(void)
 {
 	test_pic();
+	test_after_jump();
 	test_row();
 	test_nopic();
 	test_computed_goto();

@@ -230,7 +230,9 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
  *   - a branch in the function lands strictly inside them;
  *   - another probed site lies inside them (avoid[]);
  *   - a displaced instruction follows one that never falls through (it
- *     is reached only by a jump, perhaps an indirect one we cannot see);
+ *     is reached only by a jump, perhaps an indirect one we cannot see),
+ *     unless it is a nop of the alignment fill there (inside the function,
+ *     or in the pad_len bytes after it that no function owns);
  *   - an entry of a switch's jump table lands strictly inside them;
  *   - the function has an indirect jmp whose targets cannot be proven
  *     (jtab.c recovers gcc's and clang's jump tables with the bound their
@@ -395,14 +397,15 @@ static int check_function(const uint8_t *code, size_t func_len, uint64_t func_ad
 	return rc == -EINVAL ? -EINVAL : 0;
 }
 
-int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uint64_t site,
-		       const uint64_t *avoid, int navoid, const struct arch_mem *mem,
+int arch_plan_mid_site(const uint8_t *code, size_t func_len, size_t pad_len, uint64_t func_addr,
+		       uint64_t site, const uint64_t *avoid, int navoid, const struct arch_mem *mem,
 		       struct arch_site_plan *plan)
 {
 	struct x86_insn first, insn;
-	size_t soff = site - func_addr, off;
+	size_t soff = site - func_addr, off, limit = func_len;
 	int rc;
-	bool nops = true; /* only nops displaced so far */
+	bool nops = true;   /* only nops displaced so far */
+	bool ended = false; /* a displaced instruction never falls through */
 
 	memset(plan, 0, sizeof(*plan));
 	plan->site = site;
@@ -425,11 +428,16 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr,
 	off = soff;
 	plan->ninsns = 0;
 	while (off - soff < JMP_LEN) {
-		if (off >= func_len || plan->ninsns == ARCH_MAX_INSNS) {
+		if (off >= limit || plan->ninsns == ARCH_MAX_INSNS) {
 			x86_plan_int3(plan, &first, "too close to the end of the function for a jmp");
 			return 0;
 		}
-		rc = x86_insn_decode(code + off, func_len - off, func_addr + off, &insn);
+		rc = x86_insn_decode(code + off, limit - off, func_addr + off, &insn);
+		if (rc < 0 && ended) {
+			x86_plan_int3(plan, &first, "func+0x%zx after it is reached only by a jump",
+				      off);
+			return 0;
+		}
 		if (rc < 0) {
 			x86_plan_int3(plan, &first, "cannot decode func+0x%zx", off);
 			return 0;
@@ -455,16 +463,26 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr,
 			}
 		}
 		nops = nops && insn.mnemonic && !strcmp(insn.mnemonic, "nop");
-		if (off + insn.len > func_len) {
+		if (ended && strcmp(insn.mnemonic, "nop")) {
+			x86_plan_int3(plan, &first, "func+0x%zx after it is reached only by a jump",
+				      off);
+			return 0;
+		}
+		if (off + insn.len > limit) {
 			x86_plan_int3(plan, &first, "too close to the end of the function for a jmp");
 			return 0;
 		}
 		plan->insn_off[plan->ninsns++] = (uint8_t)(off - soff);
 		off += insn.len;
 		if (off - soff < JMP_LEN && insn.ends_flow) {
-			x86_plan_int3(plan, &first,
-				 "func+0x%zx after it is reached only by a jump", off);
-			return 0;
+			/*
+			 * What follows is reached only by a jump: the jmp may cover it
+			 * only where it is alignment fill (nops: never executed, never a
+			 * branch target, which the whole-function check confirms for the
+			 * function's bytes), up to the next function or section.
+			 */
+			ended = true;
+			limit = func_len + pad_len;
 		}
 	}
 	plan->orig_len = (int)(off - soff);
