@@ -8,14 +8,14 @@
  *
  * prints one line per site, tab-separated, for bench/coverage.py to sum:
  *
- *   FILE  usdt   python:function__entry  0x4f20a1  .eh_frame  jump
- *   FILE  entry  strlen                  0x9d6c0   .dynsym    breakpoint  branch at ...
+ *   FILE  usdt   python:function__entry  0x4f20a1  .eh_frame  jump                      6
+ *   FILE  entry  strlen                  0x9d6c0   .dynsym    breakpoint  branch at ...  4
  *
  * Fields: the kind of site, its name, its link-time address, where the
  * bounds of its function came from (.symtab, .dynsym, debug file,
  * .eh_frame, unknown; PLT entry: a non-PIE program's stub for a library
  * function, 16 bytes no branch enters), the plan (jump, breakpoint, or error when ubt would
- * refuse the probe), and the planner's reason.  The planning is ubt's:
+ * refuse the probe), the planner's reason, and the bytes the patch covers.  The planning is ubt's:
  *   - a USDT location as resolve/usdt.c and inject/plan_mid.c plan it: the
  *     function around it from ef_func_around(), arch_plan_mid_site() with
  *     every other location of the file as a site the jump must not cover
@@ -42,8 +42,8 @@ static void print_plan(const char *path, const char *kind, const char *name, uin
 {
 	const char *what = ret ? "error" : plan->kind == ARCH_PATCH_JMP ? "jump" : "breakpoint";
 	const char *why = ret ? strerror(-ret) : plan->kind == ARCH_PATCH_JMP ? "" : plan->why;
-	printf("%s\t%s\t%s\t0x%llx\t%s\t%s\t%s\n", path, kind, name, (unsigned long long)addr, from,
-	       what, why);
+	printf("%s\t%s\t%s\t0x%llx\t%s\t%s\t%s\t%d\n", path, kind, name, (unsigned long long)addr,
+	       from, what, why, ret ? 0 : plan->orig_len);
 }
 
 /*
