@@ -9,10 +9,12 @@
  * For i in 0..N-1 (N = argv[1], default 10) it fires, in this order,
  *   row:a(i, 2i)  row:b(2i, i)  row:c(g_c, i)
  * with g_c = 1000 - i (read through %rip).  It prints nothing itself, so
- * that the order of the probes' printf lines is all a test compares.
+ * that the order of the probes' printf lines is all a test compares.  N < 0:
+ * prints `ready` and fires until killed.
  */
 #include <stdlib.h>
 #include <sys/sdt.h>
+#include <unistd.h>
 
 long g_c;
 static volatile long sink;
@@ -32,6 +34,14 @@ int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 10;
 
+	if (n < 0) { /* until killed, for tests that attach to it running */
+		if (write(1, "ready\n", 6) != 6)
+			return 1;
+		for (long i = 0;; i++) {
+			fire(i);
+			usleep(100);
+		}
+	}
 	for (long i = 0; i < n; i++)
 		fire(i);
 	return sink == -1;

@@ -7,11 +7,12 @@
  * (src/attach/arch/x86_64/mid.c).
  *
  * For i in 0..N-1 (N = argv[1], default 10) it fires tail:fin(i, 3i) and
- * prints `done <sum>`.
+ * prints `done <sum>`; N < 0: prints `ready` and fires until killed.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/sdt.h>
+#include <unistd.h>
 
 static volatile long sink;
 
@@ -28,6 +29,14 @@ int main(int argc, char **argv)
 	long n = argc > 1 ? atol(argv[1]) : 10;
 	long sum = 0;
 
+	if (n < 0) { /* until killed, for tests that attach to it running */
+		printf("ready\n");
+		fflush(stdout);
+		for (long i = 0;; i++) {
+			fin(i);
+			usleep(100);
+		}
+	}
 	for (long i = 0; i < n; i++) {
 		fin(i);
 		sum += next(i);
