@@ -8,18 +8,19 @@
  *
  * prints one line per site, tab-separated, for bench/coverage.py to sum:
  *
- *   FILE  usdt   python:function__entry  0x4f20a1  .eh_frame  jump
- *   FILE  entry  strlen                  0x9d6c0   .dynsym    breakpoint  branch at ...
+ *   FILE  usdt   python:function__entry  0x4f20a1  .eh_frame  jump                      6
+ *   FILE  entry  strlen                  0x9d6c0   .dynsym    breakpoint  branch at ...  4
  *
  * Fields: the kind of site, its name, its link-time address, where the
  * bounds of its function came from (.symtab, .dynsym, debug file,
  * .eh_frame, unknown; PLT entry: a non-PIE program's stub for a library
  * function, 16 bytes no branch enters), the plan (jump, breakpoint, or error when ubt would
- * refuse the probe), and the planner's reason.  The planning is ubt's:
+ * refuse the probe), the planner's reason, and the bytes the patch covers.  The planning is ubt's:
  *   - a USDT location as resolve/usdt.c and inject/plan_mid.c plan it: the
  *     function around it from ef_func_around(), arch_plan_mid_site() with
  *     every other location of the file as a site the jump must not cover
- *     (what `usdt:FILE:*:*` probes);
+ *     (what `usdt:FILE:*:*` probes), and a location that an earlier one's
+ *     jump covers after nothing but nops shares that jump;
  *   - a function entry as resolve/resolve.c and inject/session.c plan it:
  *     the symbol's size and the fill after it (ef_fill_after()),
  *     arch_plan_site_padded().  An entry whose size is unknown gets a jump
@@ -41,8 +42,8 @@ static void print_plan(const char *path, const char *kind, const char *name, uin
 {
 	const char *what = ret ? "error" : plan->kind == ARCH_PATCH_JMP ? "jump" : "breakpoint";
 	const char *why = ret ? strerror(-ret) : plan->kind == ARCH_PATCH_JMP ? "" : plan->why;
-	printf("%s\t%s\t%s\t0x%llx\t%s\t%s\t%s\n", path, kind, name, (unsigned long long)addr, from,
-	       what, why);
+	printf("%s\t%s\t%s\t0x%llx\t%s\t%s\t%s\t%d\n", path, kind, name, (unsigned long long)addr,
+	       from, what, why, ret ? 0 : plan->orig_len);
 }
 
 /*
@@ -62,6 +63,28 @@ static uint8_t *code_at(struct ef_file *f, uint64_t start, size_t len, size_t mi
 	return code;
 }
 
+/* The file's memory for the planner's jump tables (arch_mem). */
+static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return ef_read_vaddr(ctx, addr, buf, len);
+}
+
+/*
+ * The earlier location whose jump covers the one at pc as its own (only
+ * nops between: arch_site_plan.mid_cover), which attach gives pc's
+ * handlers to (inject/plan_mid.c), or -1.
+ */
+static int covered_by(const struct arch_site_plan *plans, const int *rets, int n, uint64_t pc)
+{
+	for (int j = 0; j < n; j++) {
+		uint64_t k = pc - plans[j].site;
+		if (!rets[j] && plans[j].kind == ARCH_PATCH_JMP && pc > plans[j].site &&
+		    k < (uint64_t)plans[j].orig_len && (plans[j].mid_cover >> k & 1))
+			return j;
+	}
+	return -1;
+}
+
 static int usdt_sites(struct ef_file *f, const char *path)
 {
 	struct usdt_notes notes;
@@ -69,26 +92,38 @@ static int usdt_sites(struct ef_file *f, const char *path)
 	if (ret)
 		return ret;
 	uint64_t *pcs = xcalloc(notes.n + 1, sizeof(*pcs));
+	struct arch_site_plan *plans = xcalloc(notes.n + 1, sizeof(*plans));
+	int *rets = xcalloc(notes.n + 1, sizeof(*rets));
+	enum ef_bounds *froms = xcalloc(notes.n + 1, sizeof(*froms));
 	for (int i = 0; i < notes.n; i++)
 		pcs[i] = notes.v[i].pc;
 	for (int i = 0; i < notes.n; i++) {
 		const struct usdt_note *n = &notes.v[i];
 		struct ef_range r;
-		enum ef_bounds from;
-		if (ef_func_around(f, n->pc, &r, &from))
+		if (ef_func_around(f, n->pc, &r, &froms[i]))
 			r = (struct ef_range){n->pc, n->pc};
 		size_t size = r.end - r.start;
-		size_t len = size ? size : ARCH_MAX_DISPLACED;
-		char *name = xasprintf("%s:%s", n->provider, n->name);
-		struct arch_site_plan plan = {0};
-		uint8_t *code = code_at(f, r.start, len, size ? len : 1);
-		ret = code ? arch_plan_mid_site(code, size, r.start, n->pc, pcs, notes.n, &plan)
-			   : -EFAULT;
-		print_plan(path, "usdt", name, n->pc, ef_bounds_name(from), ret, &plan);
+		size_t fill = size ? ef_fill_after_func(f, r.start, size) : 0;
+		size_t len = size ? size + fill : ARCH_MAX_DISPLACED;
+		struct arch_mem mem = {read_mem, f};
+		uint8_t *code = code_at(f, r.start, len, size ? size : 1);
+		rets[i] = code ? arch_plan_mid_site(code, size, fill, r.start, n->pc, pcs, notes.n,
+						    &mem, &plans[i])
+			       : -EFAULT;
 		free(code);
+	}
+	for (int i = 0; i < notes.n; i++) {
+		const struct usdt_note *n = &notes.v[i];
+		char *name = xasprintf("%s:%s", n->provider, n->name);
+		int j = covered_by(plans, rets, notes.n, n->pc);
+		print_plan(path, "usdt", name, n->pc, ef_bounds_name(froms[i]),
+			   j >= 0 ? 0 : rets[i], j >= 0 ? &plans[j] : &plans[i]);
 		free(name);
 	}
 	free(pcs);
+	free(plans);
+	free(rets);
+	free(froms);
 	usdt_notes_free(&notes);
 	return 0;
 }

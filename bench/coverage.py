@@ -57,7 +57,7 @@ def plan(tool, path, extra):
     rows = []
     for line in out.stdout.splitlines():
         f = line.split('\t')
-        if len(f) == 7:
+        if len(f) >= 7:
             rows.append(dict(kind=f[1], name=f[2], addr=f[3], bounds=f[4], plan=f[5],
                              why=f[6]))
     return rows

@@ -34,7 +34,8 @@ struct att_point {
 	char *func;
 	uint64_t vaddr;                /* symbol's link-time address */
 	uint64_t size;                 /* symbol size, 0 if unknown */
-	uint64_t fill;                 /* alignment fill after it that no symbol owns */
+	uint64_t fill;		       /* alignment fill after it that no symbol owns (usdt:
+					* after the function around the location) */
 	dev_t dev;
 	ino_t ino;
 	/* usdt (attach/resolve/usdt.c): vaddr is the location (base-adjusted), not a function */

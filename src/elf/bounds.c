@@ -348,3 +348,14 @@ const char *ef_bounds_name(enum ef_bounds from)
 		return "unknown";
 	}
 }
+
+uint64_t ef_fill_after_func(struct ef_file *f, uint64_t start, uint64_t size)
+{
+	uint64_t fill = ef_fill_after(f, start, size);
+	struct ef_range r;
+	enum ef_bounds from;
+	for (uint64_t k = 0; k < fill; k++)
+		if (!ef_func_around(f, start + size + k, &r, &from))
+			return k;
+	return fill;
+}

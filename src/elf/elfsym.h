@@ -159,6 +159,12 @@ enum ef_bounds {
 };
 int ef_func_around(struct ef_file *f, uint64_t pc, struct ef_range *out, enum ef_bounds *from);
 /*
+ * ef_fill_after() for a function whose bounds came from ef_func_around():
+ * also ends where any function (an FDE of a static function in a stripped
+ * file) holds a byte of the gap.
+ */
+uint64_t ef_fill_after_func(struct ef_file *f, uint64_t start, uint64_t size);
+/*
  * The size of the function whose symbol at vaddr says size: size itself,
  * or when it is 0 (asm without .size, crt's functions) the length of the
  * .eh_frame FDE that starts at vaddr, else 0 (unknown).

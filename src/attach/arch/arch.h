@@ -46,6 +46,13 @@ struct arch_site_plan {
 					   * the handlers read; r12-r15 are saved only if here */
 	bool c_abi;                       /* handlers are C functions taking struct rt_regs *
 					   * (the runtime's own), not probe code (abi.h) */
+	uint32_t mid_cover;		  /* mid: bit k set: the location at site + k (an
+					   * avoid[] entry) lies in the patched bytes after
+					   * nothing but nops, so its handlers may run in this
+					   * trampoline (the registers are the same there) */
+	uint8_t mid_hoff[ARCH_MAX_HANDLERS]; /* mid: handler i stands for the location at
+					      * site + mid_hoff[i] (0, or a mid_cover bit); the
+					      * handlers come in address order */
 	enum arch_patch_kind kind;
 	char why[160];                    /* for ARCH_PATCH_INT3: why the jmp was refused */
 	uint8_t orig[ARCH_MAX_DISPLACED]; /* original bytes at site */
@@ -112,14 +119,33 @@ int arch_pc_from_trampoline(const struct arch_site_plan *plan, uint64_t tramp_ad
 			    int nhandlers, uint64_t pc, uint64_t *new_pc);
 
 /*
+ * Memory of the target (or of its file) outside the function's code, for
+ * the planner to read a switch's jump table: read() returns 0 when all
+ * len bytes at addr were read, else -errno.  arch itself never touches a
+ * process; the caller's reader does.
+ */
+struct arch_mem {
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	void *ctx;
+};
+
+/*
  * A site in the middle of a function (a USDT location), with the same
  * kind of plan; the trampoline then saves every register as struct
  * rt_regs_mid (runtime/abi.h) and never touches the red zone.  avoid[]
- * lists other probed sites, which the jmp must not cover.  -EINVAL if site
- * is not an instruction boundary of the function.
+ * lists other probed sites, which the jmp must not cover unless only nops
+ * lie between the site and them (sys/sdt.h's probes in a row: then
+ * plan->mid_cover names them and they share the trampoline).  mem (may be
+ * NULL) reads the jump tables of the function's indirect jumps, whose
+ * targets then join the branch check (without it such a function gets the
+ * int3).  pad_len bytes after the function (code holds func_len + pad_len)
+ * belong to no function: after a displaced `ret` or `jmp` the patch may
+ * extend over the nops there.  -EINVAL if site is not an instruction
+ * boundary of the function.
  */
-int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uint64_t site,
-		       const uint64_t *avoid, int navoid, struct arch_site_plan *plan);
+int arch_plan_mid_site(const uint8_t *code, size_t func_len, size_t pad_len, uint64_t func_addr,
+		       uint64_t site, const uint64_t *avoid, int navoid, const struct arch_mem *mem,
+		       struct arch_site_plan *plan);
 
 /* Upper bound of a mid-function trampoline's size. */
 size_t arch_trampoline_mid_max(int nhandlers);

@@ -32,15 +32,22 @@ static struct att_site *site_at(struct att_session *s, uint64_t addr)
 	return site;
 }
 
+/* The target's memory for the planner's jump tables (arch_mem). */
+static int read_target(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return tracee_read(ctx, addr, buf, len);
+}
+
 /*
  * A new mid-function site at addr, in the function at func (func_size
- * bytes, 0 if unknown, known from `from`), planned from the code the target has there;
- * others: the locations planned in the same pass, which its patch must not
- * cover.  0; -E2BIG with *out NULL (said here); or the -errno of reading
+ * bytes, 0 if unknown, known from `from`, followed by fill bytes of
+ * alignment fill no function owns), planned from the code the target has
+ * there; others: the locations planned in the same pass, which its patch
+ * must not cover.  0; -E2BIG with *out NULL (said here); or the -errno of reading
  * or decoding the code, with *out set (the caller says it, naming the point).
  */
 static int mid_site_new(struct att_session *s, uint64_t addr, uint64_t func, uint64_t func_size,
-			enum ef_bounds from, const uint64_t *others, int nothers,
+			uint64_t fill, enum ef_bounds from, const uint64_t *others, int nothers,
 			struct att_site **out)
 {
 	*out = NULL;
@@ -55,25 +62,61 @@ static int mid_site_new(struct att_session *s, uint64_t addr, uint64_t func, uin
 	site->func_addr = func;
 	site->func_len = func_size;
 	site->func_from = from;
-	size_t len = func_size ? func_size : (size_t)(addr - func) + ARCH_MAX_DISPLACED;
+	if (!func_size)
+		fill = 0;
+	size_t len = func_size ? func_size + fill : (size_t)(addr - func) + ARCH_MAX_DISPLACED;
 	uint8_t *code = xmalloc(len);
 	int ret = tracee_read(&s->t, func, code, len);
-	if (!ret)
-		ret = arch_plan_mid_site(code, func_size, func, addr, others, nothers, &site->plan);
+	if (ret && fill) /* the fill is the file's: mapped like the code, but be sure */
+		ret = tracee_read(&s->t, func, code, len -= fill), fill = 0;
+	if (!ret) {
+		struct arch_mem mem = {read_target, &s->t};
+		ret = arch_plan_mid_site(code, func_size, fill, func, addr, others, nothers, &mem,
+					 &site->plan);
+	}
 	free(code);
 	return ret;
 }
 
-/* p's probe becomes one more handler of site. */
-static int mid_site_add(struct att_site *site, const struct att_point *p)
+/*
+ * p's probe becomes one more handler of site, for the location at
+ * site + hoff (0, or one the site's jump covers: plan.mid_cover); the
+ * handlers stay in address order, in program order at one location.
+ */
+static int mid_site_add(struct att_site *site, const struct att_point *p, int hoff)
 {
+	int at = site->nhandlers;
 	if (site->nhandlers == (int)ARRAY_SIZE(site->handlers)) {
 		diag_sys(NULL, "%s:%s: too many probes on one location", p->path, p->func);
 		return -E2BIG;
 	}
-	site->variants[site->nhandlers] = p->variant;
-	site->handlers[site->nhandlers++] = (uint64_t)p->probe_index;
+	while (at > 0 && site->plan.mid_hoff[at - 1] > hoff) {
+		site->variants[at] = site->variants[at - 1];
+		site->handlers[at] = site->handlers[at - 1];
+		site->plan.mid_hoff[at] = site->plan.mid_hoff[at - 1];
+		at--;
+	}
+	site->variants[at] = p->variant;
+	site->handlers[at] = (uint64_t)p->probe_index;
+	site->plan.mid_hoff[at] = (uint8_t)hoff;
+	site->nhandlers++;
 	return 0;
+}
+
+/*
+ * The site whose jump covers the usdt location at addr as one of its own
+ * (plan.mid_cover: only nops before it), or NULL.
+ */
+static struct att_site *site_covering(struct att_session *s, uint64_t addr)
+{
+	for (int j = 0; j < s->nsites; j++) {
+		struct att_site *o = &s->sites[j];
+		uint64_t k = addr - o->plan.site;
+		if (o->mid && o->plan.kind == ARCH_PATCH_JMP && addr > o->plan.site &&
+		    k < (uint64_t)o->plan.orig_len && (o->plan.mid_cover >> k & 1))
+			return o;
+	}
+	return NULL;
 }
 
 /* ---- uprobes at FUNC+OFFSET or an address inside a function ------------- */
@@ -110,7 +153,8 @@ int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias
 		return -EINVAL;
 	}
 	if (!site) {
-		int ret = mid_site_new(s, addr, func, p->func_size, p->func_from, NULL, 0, &site);
+		int ret =
+		    mid_site_new(s, addr, func, p->func_size, 0, p->func_from, NULL, 0, &site);
 		if (ret && site)
 			diag_sys(NULL, "%s:%s: cannot decode its code: %s", p->path, p->func,
 				 strerror(-ret));
@@ -119,7 +163,7 @@ int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias
 		att_warn_breakpoint(p, site, 0);
 	}
 	site->plan.mid_read |= sys_regs(p);
-	return mid_site_add(site, p);
+	return mid_site_add(site, p, 0);
 }
 
 void att_warn_breakpoint(const struct att_point *p, const struct att_site *site, uint64_t vaddr)
@@ -202,24 +246,46 @@ static uint32_t regs_read(const struct att_session *s, const struct att_point *p
  * semaphores are recorded for att_arm().  Called by session.c's planning
  * with the target's mappings.
  */
+/* qsort_r order of point indices: by load address, then program order */
+static int by_addr(const void *a, const void *b, void *arg)
+{
+	const uint64_t *at = arg;
+	int i = *(const int *)a, j = *(const int *)b;
+	if (at[i] != at[j])
+		return at[i] < at[j] ? -1 : 1;
+	return i - j;
+}
+
 int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 {
 	uint64_t *addrs = xcalloc(s->npoints + 1, sizeof(*addrs)), *bias = xcalloc(s->npoints + 1, 8);
+	uint64_t *at = xcalloc(s->npoints + 1, sizeof(*at));
+	int *order = xcalloc(s->npoints + 1, sizeof(*order));
 	int ret = 0, n = 0;
 	for (int i = 0; i < s->npoints && !ret; i++) {
 		if (!s->points[i].usdt)
 			continue;
 		ret = load_bias(s, &s->points[i], maps, nmaps, &bias[i]);
-		addrs[n++] = bias[i] + s->points[i].vaddr;
+		at[i] = bias[i] + s->points[i].vaddr;
+		addrs[n] = at[i];
+		order[n++] = i;
 	}
-	for (int i = 0; i < s->npoints && !ret; i++) {
+	/* in address order, so that a location is planned before the ones its jump may cover */
+	qsort_r(order, n, sizeof(*order), by_addr, at);
+	for (int o = 0; o < n && !ret; o++) {
+		int i = order[o];
 		struct att_point *p = &s->points[i];
-		if (!p->usdt)
-			continue;
 		uint64_t addr = bias[i] + p->vaddr, func = bias[i] + p->func_vaddr;
 		if (p->sema && (ret = sema_add(s, bias[i] + p->sema)))
 			break;
-		struct att_site *site = site_at(s, addr);
+		struct att_site *site = site_at(s, addr),
+				*cover = site ? NULL : site_covering(s, addr);
+		if (cover) {
+			if ((ret = mid_site_add(cover, p, (int)(addr - cover->plan.site))))
+				break;
+			cover->plan.mid_read |= regs_read(s, p);
+			continue;
+		}
 		if (site && !site->mid) {
 			diag_sys(NULL, "%s: a uprobe and a usdt probe at the same address 0x%llx",
 				 p->path, (unsigned long long)addr);
@@ -227,8 +293,8 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 			break;
 		}
 		if (!site) {
-			ret = mid_site_new(s, addr, func, p->func_size, p->func_from, addrs, n,
-					   &site);
+			ret = mid_site_new(s, addr, func, p->func_size, p->fill, p->func_from,
+					   addrs, n, &site);
 			if (ret && site)
 				diag_sys(NULL, "%s: usdt probe %s at 0x%llx: cannot decode its code: %s",
 					 p->path, p->func, (unsigned long long)p->vaddr,
@@ -237,11 +303,13 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 				break;
 			att_warn_breakpoint(p, site, p->vaddr);
 		}
-		if ((ret = mid_site_add(site, p)))
+		if ((ret = mid_site_add(site, p, 0)))
 			break;
 		site->plan.mid_read |= regs_read(s, p);
 	}
 	free(addrs);
 	free(bias);
+	free(at);
+	free(order);
 	return ret;
 }

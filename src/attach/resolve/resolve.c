@@ -395,7 +395,7 @@ static int add_mid_point(struct rctx *c, struct ef_file *f, const char *path,
 		ret = ef_read_vaddr(f, fstart, code, len);
 	}
 	if (!ret)
-		ret = arch_plan_mid_site(code, fsize, fstart, vaddr, NULL, 0, &plan);
+		ret = arch_plan_mid_site(code, fsize, 0, fstart, vaddr, NULL, 0, NULL, &plan);
 	free(code);
 	if (ret) {
 		diag_error(c->diags, c->a->loc,

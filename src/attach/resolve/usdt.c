@@ -192,6 +192,7 @@ static int add_location(const struct ast_node *probe, int index, const struct as
 	p->usdt = true;
 	p->func_vaddr = fstart;
 	p->func_size = fsize;
+	p->fill = fsize ? ef_fill_after_func(f, fstart, fsize) : 0;
 	p->func_from = fsize ? from : EF_BOUNDS_NONE;
 	p->sema = note->sema;
 	p->variant = variant_of(s, index, &spec);

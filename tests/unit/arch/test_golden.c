@@ -132,7 +132,8 @@ static void mid(const char *name, uint64_t site, uint32_t read, uint64_t tramp, 
 	struct out *o = next_out(name);
 	struct arch_site_plan plan;
 
-	CHECK_EQ(arch_plan_mid_site(midf, sizeof(midf), F, site, NULL, 0, &plan), 0, "%s", name);
+	CHECK_EQ(arch_plan_mid_site(midf, sizeof(midf), 0, F, site, NULL, 0, NULL, &plan), 0, "%s",
+		 name);
 	CHECK(plan.kind == ARCH_PATCH_JMP, "%s: want a JMP plan: %s", name, plan.why);
 	plan.mid_read = read;
 	o->rc = arch_emit_trampoline(&plan, tramp, h, n, o->buf, arch_trampoline_mid_max(n),

@@ -160,6 +160,7 @@ void x86_plan_int3(struct arch_site_plan *plan, const struct x86_insn *first, co
 	va_list ap;
 
 	plan->kind = ARCH_PATCH_INT3;
+	plan->mid_cover = 0; /* the int3 covers no other location */
 	plan->orig_len = first->len;
 	plan->ninsns = 1;
 	plan->insn_off[0] = 0;

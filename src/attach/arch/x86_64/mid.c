@@ -40,7 +40,7 @@
  *   [lea 128+F(%rsp),%rax; mov %rax,RSP(%rsp)]   if %rsp is read
  *   [lea site(%rip),%rax; mov %rax,PC(%rsp)]      if %rip is (g(%rip) operands)
  *   mov %rsp,%rax; and $-16,%rsp; push %rax; push %rax
- *   { nop; call h } per handler (or call *lit(%rip))
+ *   { [pc slot := its location]; nop; call h } per handler (or call *lit(%rip))
  *   mov (%rsp),%rsp
  *   mov FLAGS(%rsp),%rax; add $0x7f,%al; sahf      OF from al, the rest from ah
  *   mov R11(%rsp),%r11; mov RAX(%rsp),%rax
@@ -50,9 +50,21 @@
  *
  * Every piece has a fixed size, so the relocated copy starts at
  * x86_mid_head_len(n), as the pc mapping needs.
+ *
+ * Locations in a row (sys/sdt.h's probes one after the other are 1-byte
+ * nops, so a second location lies inside the first one's jump): the
+ * planner accepts another probed location in the patched bytes when only
+ * nops lie before it (plan->mid_cover), and attach gives its handlers to
+ * this trampoline, after the first location's (plan->mid_hoff: address
+ * order).  The registers, the stack and the flags are the same at both
+ * locations; only the pc differs, so where the handlers read the pc slot
+ * it is rewritten between them.  The smaller alternatives did not exist:
+ * a jump at the second location would overwrite the first one's, and a
+ * breakpoint there costs 2 us per hit.
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/abi.h"
@@ -140,6 +152,30 @@ static void emit_restore(struct x86_writer *w)
 	lea_rsp(w, RSP, RED_ZONE + FRAME);
 }
 
+/*
+ * Before handler i of a site that others share (plan->mid_cover): when it
+ * stands for another location than the handler before it and the pc slot
+ * is read, the slot gets that location's address (everything else is the
+ * same there: only nops lie between).  The block is at (%rsp) between the
+ * calls; %rax and %r11 are restored from it afterwards.
+ *   mov (%rsp),%rax; lea loc(%rip),%r11; mov %r11,PC(%rax)
+ */
+#define PC_SET_LEN 15
+static bool pc_changes(const struct arch_site_plan *plan, int i)
+{
+	if (!reads(plan, offsetof(struct rt_regs_mid, pc)) || i >= ARCH_MAX_HANDLERS)
+		return false;
+	return plan->mid_hoff[i] != (i ? plan->mid_hoff[i - 1] : 0);
+}
+
+static void emit_pc_set(struct x86_writer *w, uint64_t loc)
+{
+	_Static_assert(offsetof(struct rt_regs_mid, pc) < 128, "pc slot within a disp8");
+	X86W_PUT(w, "\x48\x8b\x04\x24");	  /* mov (%rsp),%rax */
+	x86w_rel32_to(w, "\x4c\x8d\x1d", 3, loc); /* lea loc(%rip),%r11 */
+	x86w_put(w, (uint8_t[]){0x4c, 0x89, 0x58, offsetof(struct rt_regs_mid, pc)}, 4);
+}
+
 size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers)
 {
 	struct x86_writer w;
@@ -147,6 +183,8 @@ size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers)
 	x86w_init(&w, NULL, 0, plan->site); /* a dry run: the lengths only */
 	emit_save(&w, plan);
 	emit_restore(&w);
+	for (int i = 0; i < nhandlers; i++)
+		w.len += pc_changes(plan, i) ? PC_SET_LEN : 0;
 	return w.len + (size_t)CALL_LEN * nhandlers;
 }
 
@@ -155,8 +193,8 @@ size_t arch_trampoline_mid_max(int nhandlers)
 	struct arch_site_plan all = {.mid = true, .mid_read = ~0u};
 	if (nhandlers < 0)
 		nhandlers = 0;
-	return x86_mid_head_len(&all, nhandlers) + X86_RELOC_CODE_MAX + 7 +
-	       8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
+	return x86_mid_head_len(&all, nhandlers) + (size_t)PC_SET_LEN * nhandlers +
+	       X86_RELOC_CODE_MAX + 7 + 8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
 }
 
 int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const uint64_t *handlers,
@@ -169,8 +207,11 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
 		return -EINVAL;
 	x86w_init(&w, buf, cap, tramp_addr);
 	emit_save(&w, plan);
-	for (int i = 0; i < nhandlers; i++)
+	for (int i = 0; i < nhandlers; i++) {
+		if (pc_changes(plan, i))
+			emit_pc_set(&w, plan->site + plan->mid_hoff[i]);
 		x86w_call6(&w, handlers[i]);
+	}
 	emit_restore(&w);
 	if (w.len != x86_mid_head_len(plan, nhandlers))
 		return -EINVAL; /* the layout above and x86_mid_head_len() disagree */
@@ -189,10 +230,15 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
  *   - a branch in the function lands strictly inside them;
  *   - another probed site lies inside them (avoid[]);
  *   - a displaced instruction follows one that never falls through (it
- *     is reached only by a jump, perhaps an indirect one we cannot see);
- *   - the function has an indirect jmp that is not a tail call through
- *     memory (a switch's jump table may target any instruction, and a
- *     table's entries are not visible to a linear sweep).
+ *     is reached only by a jump, perhaps an indirect one we cannot see),
+ *     unless it is a nop of the alignment fill there (inside the function,
+ *     or in the pad_len bytes after it that no function owns);
+ *   - an entry of a switch's jump table lands strictly inside them;
+ *   - the function has an indirect jmp whose targets cannot be proven
+ *     (jtab.c recovers gcc's and clang's jump tables with the bound their
+ *     guard gives the index; anything else, a computed goto through a
+ *     table without a bound, a tail call through a pointer, may target any
+ *     instruction).
  */
 /*
  * false when decoding the function from its first byte steps over soff
@@ -213,13 +259,153 @@ static bool mid_starts_insn(const uint8_t *code, size_t func_len, uint64_t func_
 	return off == soff;
 }
 
-int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr, uint64_t site,
-		       const uint64_t *avoid, int navoid, struct arch_site_plan *plan)
+/* Does a target at a lie strictly inside the patched bytes? */
+static bool inside(const struct arch_site_plan *plan, uint64_t a)
+{
+	return a > plan->site && a < plan->site + (uint64_t)plan->orig_len;
+}
+
+static void func_free(struct x86_func *fn)
+{
+	free(fn->off);
+	free(fn->is_insn);
+	free(fn->is_target);
+}
+
+/*
+ * Decodes the whole function into fn: 0; -EINVAL if soff is no
+ * instruction boundary; -ENOEXEC (plan made an int3) if some bytes do not
+ * decode, or a direct branch lands inside the patched bytes.
+ */
+static int sweep(struct x86_func *fn, size_t soff, struct arch_site_plan *plan,
+		 const struct x86_insn *first)
+{
+	struct x86_insn insn;
+	bool boundary = false;
+	size_t off;
+	int rc;
+
+	fn->off = calloc(fn->len + 1, sizeof(*fn->off));
+	fn->is_insn = calloc(fn->len + 1, 1);
+	fn->is_target = calloc(fn->len + 1, 1);
+	if (!fn->off || !fn->is_insn || !fn->is_target) {
+		x86_plan_int3(plan, first, "out of memory to check the function's branches");
+		return -ENOEXEC;
+	}
+	for (off = 0; off < fn->len;) {
+		rc = x86_insn_decode(fn->code + off, fn->len - off, fn->addr + off, &insn);
+		if (rc == -ENODATA)
+			break;
+		if (rc < 0) {
+			x86_plan_int3(
+			    plan, first,
+			    "cannot decode func+0x%zx, so a branch into the patched bytes "
+			    "cannot be ruled out",
+			    off);
+			return -ENOEXEC;
+		}
+		if (off == soff)
+			boundary = true;
+		if (insn.is_branch && inside(plan, insn.target)) {
+			x86_plan_int3(plan, first,
+				      "branch at func+0x%zx targets func+0x%llx, inside the "
+				      "%d patched bytes",
+				      off, (unsigned long long)(insn.target - fn->addr),
+				      plan->orig_len);
+			return -ENOEXEC;
+		}
+		if (insn.is_branch && insn.target >= fn->addr && insn.target < fn->addr + fn->len)
+			fn->is_target[insn.target - fn->addr] = 1;
+		fn->is_insn[off] = 1;
+		fn->off[fn->n++] = (uint32_t)off;
+		off += insn.len;
+	}
+	return boundary ? 0 : -EINVAL;
+}
+
+/*
+ * The whole-function check: decodes [func_addr, func_addr + func_len),
+ * refuses the jmp (plan made an int3) when a direct branch or an entry of
+ * a jump table lands strictly inside the patched bytes, or when an
+ * indirect jmp's targets cannot be proven (jtab.c).  0, or -EINVAL if
+ * soff is not an instruction boundary.
+ */
+static int check_function(const uint8_t *code, size_t func_len, uint64_t func_addr, size_t soff,
+			  const struct arch_mem *mem, struct arch_site_plan *plan,
+			  const struct x86_insn *first)
+{
+	struct x86_func fn = {.code = code, .len = func_len, .addr = func_addr};
+	struct x86_jtab *tabs = NULL;
+	struct x86_insn insn;
+	int ntabs = 0, rc;
+	char why[120];
+
+	rc = sweep(&fn, soff, plan, first);
+	for (int k = 0; rc == 0 && k < fn.n; k++) {
+		uint32_t off = fn.off[k];
+		x86_insn_decode(code + off, func_len - off, func_addr + off, &insn);
+		if (!insn.indirect_jmp)
+			continue;
+		struct x86_jtab *more = realloc(tabs, (ntabs + 1) * sizeof(*tabs));
+		if (!more) {
+			x86_plan_int3(plan, first,
+				      "out of memory to check the function's branches");
+			rc = -ENOEXEC;
+			break;
+		}
+		tabs = more;
+		if (x86_jump_table(&fn, k, mem, &tabs[ntabs], why, sizeof(why)) < 0) {
+			x86_plan_int3(
+			    plan, first,
+			    "the function has an indirect jump at func+0x%x (a jump table "
+			    "may target the patched bytes): %s",
+			    off, why);
+			rc = -ENOEXEC;
+			break;
+		}
+		for (int i = 0; i < tabs[ntabs].n; i++) {
+			uint64_t a = tabs[ntabs].targets[i];
+			if (a >= func_addr && a < func_addr + func_len)
+				fn.is_target[a - func_addr] = 1;
+			if (rc == 0 && inside(plan, a)) {
+				x86_plan_int3(
+				    plan, first,
+				    "entry %d of the jump table at 0x%llx (jmp at func+0x%x) "
+				    "targets func+0x%llx, inside the %d patched bytes",
+				    i, (unsigned long long)tabs[ntabs].table, off,
+				    (unsigned long long)(a - func_addr), plan->orig_len);
+				rc = -ENOEXEC;
+			}
+		}
+		ntabs++;
+	}
+	/* with every target known: nothing jumps past a table's guard */
+	for (int t = 0; rc == 0 && t < ntabs; t++)
+		for (int i = tabs[t].guard + 1; rc == 0 && i <= tabs[t].jmp; i++)
+			if (fn.is_target[fn.off[i]]) {
+				x86_plan_int3(
+				    plan, first,
+				    "the indirect jump at func+0x%x can be reached past the "
+				    "check of its index (a branch targets func+0x%x)",
+				    fn.off[tabs[t].jmp], fn.off[i]);
+				rc = -ENOEXEC;
+			}
+	for (int t = 0; t < ntabs; t++)
+		free(tabs[t].targets);
+	free(tabs);
+	func_free(&fn);
+	return rc == -EINVAL ? -EINVAL : 0;
+}
+
+int arch_plan_mid_site(const uint8_t *code, size_t func_len, size_t pad_len, uint64_t func_addr,
+		       uint64_t site, const uint64_t *avoid, int navoid, const struct arch_mem *mem,
+		       struct arch_site_plan *plan)
 {
 	struct x86_insn first, insn;
-	size_t soff = site - func_addr, off;
+	size_t soff = site - func_addr, off, limit = func_len;
 	int rc;
-	bool indirect = false, boundary = false;
+	bool nops = true;   /* only nops displaced so far */
+	bool ended = false; /* a displaced instruction never falls through */
 
 	memset(plan, 0, sizeof(*plan));
 	plan->site = site;
@@ -242,11 +428,16 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr,
 	off = soff;
 	plan->ninsns = 0;
 	while (off - soff < JMP_LEN) {
-		if (off >= func_len || plan->ninsns == ARCH_MAX_INSNS) {
+		if (off >= limit || plan->ninsns == ARCH_MAX_INSNS) {
 			x86_plan_int3(plan, &first, "too close to the end of the function for a jmp");
 			return 0;
 		}
-		rc = x86_insn_decode(code + off, func_len - off, func_addr + off, &insn);
+		rc = x86_insn_decode(code + off, limit - off, func_addr + off, &insn);
+		if (rc < 0 && ended) {
+			x86_plan_int3(plan, &first, "func+0x%zx after it is reached only by a jump",
+				      off);
+			return 0;
+		}
 		if (rc < 0) {
 			x86_plan_int3(plan, &first, "cannot decode func+0x%zx", off);
 			return 0;
@@ -257,57 +448,47 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, uint64_t func_addr,
 			return 0;
 		}
 		if (plan->ninsns && insn.addr > site) {
-			for (int i = 0; i < navoid; i++)
-				if (avoid[i] == insn.addr) {
-					x86_plan_int3(plan, &first,
-						 "another probed site at func+0x%zx follows closely",
-						 off);
-					return 0;
+			for (int i = 0; i < navoid; i++) {
+				if (avoid[i] != insn.addr)
+					continue;
+				if (nops) {
+					plan->mid_cover |= 1u << (off - soff);
+					continue;
 				}
+				x86_plan_int3(plan, &first,
+					      "another probed site at func+0x%zx follows closely, "
+					      "after code that is not a nop",
+					      off);
+				return 0;
+			}
 		}
-		if (off + insn.len > func_len) {
+		nops = nops && insn.mnemonic && !strcmp(insn.mnemonic, "nop");
+		if (ended && strcmp(insn.mnemonic, "nop")) {
+			x86_plan_int3(plan, &first, "func+0x%zx after it is reached only by a jump",
+				      off);
+			return 0;
+		}
+		if (off + insn.len > limit) {
 			x86_plan_int3(plan, &first, "too close to the end of the function for a jmp");
 			return 0;
 		}
 		plan->insn_off[plan->ninsns++] = (uint8_t)(off - soff);
 		off += insn.len;
 		if (off - soff < JMP_LEN && insn.ends_flow) {
-			x86_plan_int3(plan, &first,
-				 "func+0x%zx after it is reached only by a jump", off);
-			return 0;
+			/*
+			 * What follows is reached only by a jump: the jmp may cover it
+			 * only where it is alignment fill (nops: never executed, never a
+			 * branch target, which the whole-function check confirms for the
+			 * function's bytes), up to the next function or section.
+			 */
+			ended = true;
+			limit = func_len + pad_len;
 		}
 	}
 	plan->orig_len = (int)(off - soff);
 	memcpy(plan->orig, code + soff, plan->orig_len);
-	/* the whole function: boundaries and branch targets */
-	for (off = 0; off < func_len;) {
-		rc = x86_insn_decode(code + off, func_len - off, func_addr + off, &insn);
-		if (rc == -ENODATA)
-			break;
-		if (rc < 0) {
-			x86_plan_int3(plan, &first,
-				 "cannot decode func+0x%zx, so a branch into the patched bytes "
-				 "cannot be ruled out", off);
-			return 0;
-		}
-		if (off == soff)
-			boundary = true;
-		if (insn.is_branch && insn.target > site && insn.target < site + plan->orig_len) {
-			x86_plan_int3(plan, &first, "branch at func+0x%zx targets func+0x%llx, inside the "
-				 "%d patched bytes", off,
-				 (unsigned long long)(insn.target - func_addr), plan->orig_len);
-			return 0;
-		}
-		if (insn.indirect_jmp)
-			indirect = true;
-		off += insn.len;
-	}
-	if (!boundary)
+	rc = check_function(code, func_len, func_addr, soff, mem, plan, &first);
+	if (rc == -EINVAL)
 		return -EINVAL; /* the note does not point at an instruction */
-	if (indirect) {
-		x86_plan_int3(plan, &first, "the function has an indirect jump (a jump table may "
-			 "target the patched bytes)");
-		return 0;
-	}
 	return 0;
 }

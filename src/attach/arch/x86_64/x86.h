@@ -13,6 +13,7 @@
  *   reloc.c      relocating displaced instructions
  *   tramp.c      entry trampolines, patch bytes, pc mapping
  *   mid.c        mid-function sites (USDT): planning and trampolines
+ *   jtab.c       recovering jump tables for mid.c's branch check
  *   tramp_ret.c  return-probe trampolines
  *   retaddr.c    functions that keep their return address
  *   syscall.c    system-call sites and their numbers
@@ -109,6 +110,38 @@ int x86_relocate(const struct arch_site_plan *plan, struct x86_writer *w, struct
 
 /* The map alone, for a copy at `at` (a dry run of x86_relocate). */
 int x86_reloc_map(const struct arch_site_plan *plan, uint64_t at, struct x86_reloc_map *m);
+
+/*
+ * A function decoded linearly from its first byte (mid.c): where each
+ * instruction starts, and which bytes a direct branch in it targets.
+ */
+struct x86_func {
+	const uint8_t *code;
+	size_t len;
+	uint64_t addr;
+	uint32_t *off; /* off[i]: offset of instruction i */
+	int n;
+	uint8_t *is_insn;   /* per byte offset: an instruction starts here */
+	uint8_t *is_target; /* per byte offset: a branch targets it */
+};
+
+/* A switch's jump table, recovered for the indirect jmp at instruction jmp (jtab.c). */
+struct x86_jtab {
+	int jmp;	   /* the jmp's instruction index */
+	int guard;	   /* the instruction that bounds the index: nothing may jump
+			    * to the instructions after it up to the jmp */
+	uint64_t table;	   /* where the table is */
+	int entry;	   /* 4: int32 offsets from table; 8: absolute addresses */
+	int n;		   /* entries */
+	uint64_t *targets; /* n of them (malloc) */
+};
+
+/*
+ * The targets of the indirect jmp at fn's instruction k, proven from the
+ * code before it (see jtab.c).  0, or -errno with why filled.
+ */
+int x86_jump_table(const struct x86_func *fn, int k, const struct arch_mem *mem, struct x86_jtab *t,
+		   char *why, size_t whylen);
 
 /* mid.c: the trampoline of a site in the middle of a function (plan->mid). */
 size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers);

@@ -1,0 +1,373 @@
+/*
+ * test_mid_plan.c - planning mid-function sites (arch_plan_mid_site) where
+ * the whole-function branch check meets a switch's jump table (jtab.c).
+ *
+ * Each case is a function's bytes (assembled by GNU as; the disassembly is
+ * beside them), a fake memory holding its jump table, and the plan wanted
+ * at a site inside it: a jump where every target of the table is proven
+ * and none lands inside the patched bytes, else a breakpoint whose reason
+ * names what was not proven.  F is the function's address; the table's
+ * entries are written into `mem` at the address the code names.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../check.h"
+#include "attach/arch/arch.h"
+#include "runtime/abi.h"
+
+#define F 0x400000ull
+
+/* One fake memory: [base, base + len) readable. */
+struct fake {
+	uint64_t base;
+	uint8_t bytes[4096];
+	size_t len;
+	int reads;
+};
+
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct fake *m = ctx;
+	m->reads++;
+	if (addr < m->base || addr + len > m->base + m->len)
+		return -EFAULT;
+	memcpy(buf, m->bytes + (addr - m->base), len);
+	return 0;
+}
+
+/* Relative entries (int32 from the table) for targets F + offs[i]. */
+static void rel_table(struct fake *m, uint64_t table, const uint32_t *offs, int n)
+{
+	m->base = table;
+	m->len = 4 * (size_t)n;
+	for (int i = 0; i < n; i++) {
+		int32_t e = (int32_t)(F + offs[i] - table);
+		memcpy(m->bytes + 4 * i, &e, 4);
+	}
+}
+
+static void abs_table(struct fake *m, uint64_t table, uint64_t func, const uint32_t *offs, int n)
+{
+	m->base = table;
+	m->len = 8 * (size_t)n;
+	for (int i = 0; i < n; i++) {
+		uint64_t e = func + offs[i];
+		memcpy(m->bytes + 8 * i, &e, 8);
+	}
+}
+
+/* clang-format off */
+/*
+ *  0: 83 ff 03             cmp    $0x3,%edi
+ *  3: 77 1f                ja     24
+ *  5: 89 ff                mov    %edi,%edi
+ *  7: 48 8d 15 00 10 00 00 lea    0x1000(%rip),%rdx      table at F+0x100e
+ *  e: 48 63 04 ba          movslq (%rdx,%rdi,4),%rax
+ * 12: 48 01 d0             add    %rdx,%rax
+ * 15: ff e0                jmp    *%rax
+ * 17: 90                   nop                            the probe site
+ * 18: b8 01 00 00 00       mov    $0x1,%eax
+ * 1d: c3                   ret
+ * 1e: b8 02 00 00 00       mov    $0x2,%eax
+ * 23: c3                   ret
+ * 24: 31 c0                xor    %eax,%eax
+ * 26: c3                   ret
+ */
+static const uint8_t pic[] = {
+	0x83, 0xff, 0x03, 0x77, 0x1f, 0x89, 0xff, 0x48, 0x8d, 0x15, 0x00, 0x10, 0x00, 0x00,
+	0x48, 0x63, 0x04, 0xba, 0x48, 0x01, 0xd0, 0xff, 0xe0, 0x90, 0xb8, 0x01, 0x00, 0x00,
+	0x00, 0xc3, 0xb8, 0x02, 0x00, 0x00, 0x00, 0xc3, 0x31, 0xc0, 0xc3,
+};
+#define PIC_TABLE (F + 0x100e)
+#define PIC_SITE (F + 0x17)
+
+/*
+ * non-PIC:
+ *  0: 83 ff 03             cmp    $0x3,%edi
+ *  3: 77 10                ja     15
+ *  5: 89 ff                mov    %edi,%edi
+ *  7: ff 24 fd 00 10 40 00 jmp    *0x401000(,%rdi,8)
+ *  e: 90                   nop                            the probe site
+ *  f: b8 01 00 00 00       mov    $0x1,%eax
+ * 14: c3                   ret
+ * 15: 31 c0                xor    %eax,%eax
+ * 17: c3                   ret
+ */
+static const uint8_t nopic[] = {
+	0x83, 0xff, 0x03, 0x77, 0x10, 0x89, 0xff, 0xff, 0x24, 0xfd, 0x00, 0x10, 0x40, 0x00,
+	0x90, 0xb8, 0x01, 0x00, 0x00, 0x00, 0xc3, 0x31, 0xc0, 0xc3,
+};
+
+/*
+ * A computed goto (CPython's dispatch): the byte bounds the index.
+ *  0: 40 0f b6 c7          movzbl %dil,%eax
+ *  4: 48 8b 04 c5 00 20 40 00  mov 0x402000(,%rax,8),%rax
+ *  c: 48 89 dd             mov    %rbx,%rbp
+ *  f: ff e0                jmp    *%rax
+ * 11: 90                   nop                            the probe site
+ * 12: b8 01 00 00 00       mov    $0x1,%eax
+ * 17: c3                   ret
+ */
+static const uint8_t cgoto[] = {
+	0x40, 0x0f, 0xb6, 0xc7, 0x48, 0x8b, 0x04, 0xc5, 0x00, 0x20, 0x40, 0x00,
+	0x48, 0x89, 0xdd, 0xff, 0xe0, 0x90, 0xb8, 0x01, 0x00, 0x00, 0x00, 0xc3,
+};
+/* clang-format on */
+
+static struct arch_site_plan plan;
+
+static int plan_at(const uint8_t *code, size_t len, uint64_t site, struct fake *m)
+{
+	struct arch_mem mem = {fake_read, m};
+	memset(&plan, 0, sizeof(plan));
+	return arch_plan_mid_site(code, len, 0, F, site, NULL, 0, m ? &mem : NULL, &plan);
+}
+
+#define WANT_JMP(name)                                                                             \
+	CHECK(plan.kind == ARCH_PATCH_JMP, "%s: want a jump, got a breakpoint: %s", name, plan.why)
+#define WANT_INT3(name, reason)                                                                    \
+	do {                                                                                       \
+		CHECK(plan.kind == ARCH_PATCH_INT3, "%s: want a breakpoint", name);                \
+		CHECK(strstr(plan.why, reason) != NULL, "%s: why: %s", name, plan.why);            \
+	} while (0)
+
+static void test_pic(void)
+{
+	struct fake m = {0};
+	uint8_t code[sizeof(pic)];
+
+	/* cases at the site itself (fine: the probe fires again), and after the patch */
+	rel_table(&m, PIC_TABLE, (const uint32_t[]){0x17, 0x1e, 0x24, 0x1e}, 4);
+	CHECK_EQ(plan_at(pic, sizeof(pic), PIC_SITE, &m), 0, "pic");
+	WANT_JMP("pic");
+	CHECK_EQ(plan.orig_len, 6, "pic: nop + mov displaced");
+
+	/* only 4 entries are read (cmp $3; ja): a fifth one inside the patch is not the table's */
+	rel_table(&m, PIC_TABLE, (const uint32_t[]){0x17, 0x1e, 0x24, 0x1e, 0x18}, 5);
+	CHECK_EQ(plan_at(pic, sizeof(pic), PIC_SITE, &m), 0, "pic, 5th entry");
+	WANT_JMP("pic, entry past the bound");
+
+	/* a case starting inside the patched bytes */
+	rel_table(&m, PIC_TABLE, (const uint32_t[]){0x17, 0x18, 0x24, 0x1e}, 4);
+	CHECK_EQ(plan_at(pic, sizeof(pic), PIC_SITE, &m), 0, "pic, case inside");
+	WANT_INT3("pic, case inside", "entry 1 of the jump table at 0x40100e (jmp at func+0x15) "
+				      "targets func+0x18, inside the 6 patched bytes");
+
+	/* an entry that is no instruction boundary: the table was misread */
+	rel_table(&m, PIC_TABLE, (const uint32_t[]){0x17, 0x1e, 0x19, 0x1e}, 4);
+	CHECK_EQ(plan_at(pic, sizeof(pic), PIC_SITE, &m), 0, "pic, entry mid-insn");
+	WANT_INT3("pic, entry mid-insn", "entry 2 of its jump table at 0x40100e points inside an");
+
+	/* unreadable table, or no memory at all: refused as before */
+	m.len = 8;
+	CHECK_EQ(plan_at(pic, sizeof(pic), PIC_SITE, &m), 0, "pic, short memory");
+	WANT_INT3("pic, short memory", "cannot be read");
+	CHECK_EQ(plan_at(pic, sizeof(pic), PIC_SITE, NULL), 0, "pic, no memory");
+	WANT_INT3("pic, no memory", "the function has an indirect jump at func+0x15");
+
+	/* jae bounds one less: cmp $4; jae reads 4 entries */
+	rel_table(&m, PIC_TABLE, (const uint32_t[]){0x17, 0x1e, 0x24, 0x1e, 0x18}, 5);
+	memcpy(code, pic, sizeof(pic));
+	code[2] = 0x04;
+	code[3] = 0x73;
+	CHECK_EQ(plan_at(code, sizeof(code), PIC_SITE, &m), 0, "pic jae");
+	WANT_JMP("pic jae");
+	code[2] = 0x05; /* cmp $5; jae: 5 entries, the fifth inside */
+	CHECK_EQ(plan_at(code, sizeof(code), PIC_SITE, &m), 0, "pic jae 5");
+	WANT_INT3("pic jae 5", "entry 4 of the jump table");
+
+	/* no guard: cmp + ja become nops */
+	memcpy(code, pic, sizeof(pic));
+	memset(code, 0x90, 5);
+	CHECK_EQ(plan_at(code, sizeof(code), PIC_SITE, &m), 0, "pic, no guard");
+	WANT_INT3("pic, no guard", "the size of its jump table at 0x40100e is not proven");
+
+	/* a guard on another register */
+	memcpy(code, pic, sizeof(pic));
+	code[1] = 0xfe; /* cmp $3,%esi */
+	CHECK_EQ(plan_at(code, sizeof(code), PIC_SITE, &m), 0, "pic, guard on esi");
+	WANT_INT3("pic, guard on esi", "is not proven");
+
+	/* the index changed after the guard (add %eax,%edi instead of mov %edi,%edi) */
+	memcpy(code, pic, sizeof(pic));
+	code[5] = 0x01;
+	code[6] = 0xc7;
+	CHECK_EQ(plan_at(code, sizeof(code), PIC_SITE, &m), 0, "pic, index changed");
+	WANT_INT3("pic, index changed", "is not proven");
+
+	/* a branch past the guard: the ret at 0x26 becomes... the xor at 0x24 a jmp to the lea */
+	rel_table(&m, PIC_TABLE, (const uint32_t[]){0x17, 0x1e, 0x1e, 0x1e}, 4);
+	memcpy(code, pic, sizeof(pic));
+	code[0x24] = 0xeb;
+	code[0x25] = (uint8_t)(0x07 - 0x26); /* jmp 0x7 */
+	CHECK_EQ(plan_at(code, sizeof(code), PIC_SITE, &m), 0, "pic, jump past the guard");
+	WANT_INT3("pic, jump past the guard", "is not proven");
+}
+
+static void test_nopic(void)
+{
+	struct fake m = {0};
+
+	abs_table(&m, 0x401000, F, (const uint32_t[]){0xe, 0x15, 0x15, 0xe}, 4);
+	CHECK_EQ(plan_at(nopic, sizeof(nopic), F + 0xe, &m), 0, "nopic");
+	WANT_JMP("nopic");
+	abs_table(&m, 0x401000, F, (const uint32_t[]){0xe, 0x15, 0xf, 0xe}, 4);
+	CHECK_EQ(plan_at(nopic, sizeof(nopic), F + 0xe, &m), 0, "nopic, inside");
+	WANT_INT3("nopic, inside", "entry 2 of the jump table at 0x401000");
+	/* targets outside the function (a .cold part) are no concern of the patch */
+	abs_table(&m, 0x401000, 0x500000, (const uint32_t[]){0xe, 0xf, 0xf, 0xe}, 4);
+	CHECK_EQ(plan_at(nopic, sizeof(nopic), F + 0xe, &m), 0, "nopic, outside");
+	WANT_JMP("nopic, outside");
+}
+
+static void test_computed_goto(void)
+{
+	struct fake m = {0};
+	uint32_t offs[256];
+
+	for (int i = 0; i < 256; i++)
+		offs[i] = i % 2 ? 0x11 : 0x17;
+	abs_table(&m, 0x402000, F, offs, 256);
+	CHECK_EQ(plan_at(cgoto, sizeof(cgoto), F + 0x11, &m), 0, "goto");
+	WANT_JMP("goto, 256 entries");
+	offs[255] = 0x12;
+	abs_table(&m, 0x402000, F, offs, 256);
+	CHECK_EQ(plan_at(cgoto, sizeof(cgoto), F + 0x11, &m), 0, "goto, last inside");
+	WANT_INT3("goto, last inside", "entry 255 of the jump table at 0x402000");
+	/* a word index: 65536 entries are more than ubt proves */
+	uint8_t code[sizeof(cgoto)];
+	memcpy(code, cgoto, sizeof(cgoto));
+	code[2] = 0xb7; /* movzwl %di,%eax */
+	CHECK_EQ(plan_at(code, sizeof(code), F + 0x11, &m), 0, "goto, word index");
+	WANT_INT3("goto, word index", "has 65536 entries");
+}
+
+/*
+ * Probes in a row (sys/sdt.h's nops):
+ *  0: 90                   nop                            row:a
+ *  1: 90                   nop                            row:b
+ *  2: 90                   nop                            row:c
+ *  3: 48 8b 05 00 10 00 00 mov    0x1000(%rip),%rax
+ *  a: c3                   ret
+ */
+static const uint8_t row[] = {0x90, 0x90, 0x90, 0x48, 0x8b, 0x05, 0x00, 0x10, 0x00, 0x00, 0xc3};
+
+static void test_row(void)
+{
+	const uint64_t avoid[] = {F, F + 1, F + 2}, T = 0x410000,
+		       h[3] = {0x420000, 0x420100, 0x420200};
+	uint8_t buf[1024], code[sizeof(row)];
+	size_t len, base;
+
+	CHECK_EQ(arch_plan_mid_site(row, sizeof(row), 0, F, F, avoid, 3, NULL, &plan), 0, "row");
+	WANT_JMP("row");
+	CHECK_EQ(plan.mid_cover, 0x6, "row: b and c covered");
+	CHECK_EQ(plan.orig_len, 10, "row: three nops and the mov");
+
+	/* the pc slot is read: set to F + 2 before c's handler, and nothing more */
+	plan.mid_read = 1u << (offsetof(struct rt_regs_mid, pc) / 8);
+	plan.mid_hoff[0] = 0;
+	plan.mid_hoff[1] = 0;
+	plan.mid_hoff[2] = 2;
+	CHECK_EQ(arch_emit_trampoline(&plan, T, h, 3, buf, sizeof(buf), &len), 0, "row tramp");
+	static const uint8_t set[] = {0x48, 0x8b, 0x04, 0x24, 0x4c, 0x8d, 0x1d};
+	int found = 0;
+	for (size_t i = 0; i + sizeof(set) + 8 <= len; i++) {
+		if (memcmp(buf + i, set, sizeof(set)))
+			continue;
+		int32_t rel;
+		memcpy(&rel, buf + i + 7, 4);
+		CHECK_EQ(T + i + 11 + (uint64_t)(int64_t)rel, F + 2, "row: lea names c's location");
+		CHECK(!memcmp(buf + i + 11, "\x4c\x89\x58", 3) &&
+			  buf[i + 14] == offsetof(struct rt_regs_mid, pc),
+		      "row: mov %%r11,pc(%%rax)");
+		found++;
+	}
+	CHECK_EQ(found, 1, "row: one pc update");
+	/* the relocated copy starts where the pc mapping says */
+	uint64_t pc = 0;
+	CHECK_EQ(arch_pc_into_trampoline(&plan, T, 3, F + 3, &pc), 0, "row: map the mov");
+	base = pc - T;
+	CHECK(!memcmp(buf + base, "\x48\x8b\x05", 3), "row: the mov relocated at the mapped pc");
+	plan.mid_hoff[2] = 0;
+	CHECK_EQ(arch_pc_into_trampoline(&plan, T, 3, F + 3, &pc), 0, "row: map, no update");
+	CHECK_EQ(pc - T, base - 15, "row: the update is 15 bytes");
+
+	/* something else than a nop before the other location: refused */
+	memcpy(code, row, sizeof(row));
+	code[1] = 0x50; /* push %rax */
+	CHECK_EQ(arch_plan_mid_site(code, sizeof(code), 0, F, F, avoid, 3, NULL, &plan), 0,
+		 "row push");
+	WANT_INT3("row push", "another probed site at func+0x2 follows closely, after code");
+	CHECK_EQ(plan.mid_cover, 0, "row push: covers nothing");
+}
+
+/*
+ * Code after a `ret` or a `jmp` (reached only by a jump): the patch may
+ * cover it where it is alignment fill.
+ *   0: 90                nop                the probe site
+ *   1: 5d                pop  %rbp
+ *   2: c3                ret                (the function ends here: 3 bytes)
+ *   3: 0f 1f 40 00       nopl 0x0(%rax)     fill before the next function
+ */
+static const uint8_t tail[] = {0x90, 0x5d, 0xc3, 0x0f, 0x1f, 0x40, 0x00};
+
+/*
+ *   0: 31 c0             xor  %eax,%eax
+ *   2: 90                nop                the probe site
+ *   3: eb fb             jmp  0
+ *   5: 66 90             xchg %ax,%ax       fill inside the function
+ *   7: 0f 1f 00          nopl (%rax)
+ *   a: c3                ret
+ */
+static const uint8_t jfill[] = {0x31, 0xc0, 0x90, 0xeb, 0xfb, 0x66, 0x90, 0x0f, 0x1f, 0x00, 0xc3};
+
+static void test_after_jump(void)
+{
+	uint8_t code[16];
+
+	CHECK_EQ(arch_plan_mid_site(tail, 3, 4, F, F, NULL, 0, NULL, &plan), 0, "tail");
+	WANT_JMP("tail, fill after the function");
+	CHECK_EQ(plan.orig_len, 7, "tail: nop pop ret nopl");
+	CHECK_EQ(plan.ninsns, 4, "tail: 4 instructions");
+	CHECK_EQ(arch_plan_mid_site(tail, 3, 0, F, F, NULL, 0, NULL, &plan), 0, "tail, no pad");
+	WANT_INT3("tail, no pad", "too close to the end of the function");
+	CHECK_EQ(arch_plan_mid_site(tail, 3, 2, F, F, NULL, 0, NULL, &plan), 0, "tail, short pad");
+	WANT_INT3("tail, short pad", "reached only by a jump");
+	memcpy(code, tail, sizeof(tail));
+	code[3] = 0x55; /* push %rbp: code, not fill */
+	CHECK_EQ(arch_plan_mid_site(code, 3, 4, F, F, NULL, 0, NULL, &plan), 0, "tail, code");
+	WANT_INT3("tail, code after ret", "func+0x3 after it is reached only by a jump");
+
+	CHECK_EQ(arch_plan_mid_site(jfill, sizeof(jfill), 0, F, F + 2, NULL, 0, NULL, &plan), 0,
+		 "jfill");
+	WANT_JMP("jfill, fill inside the function");
+	CHECK_EQ(plan.orig_len, 5, "jfill: nop jmp xchg");
+	/* the fill is a branch target after all: refused */
+	memcpy(code, jfill, sizeof(jfill));
+	code[0] = 0xeb;
+	code[1] = 0x03; /* jmp 5 */
+	CHECK_EQ(arch_plan_mid_site(code, sizeof(jfill), 0, F, F + 2, NULL, 0, NULL, &plan), 0,
+		 "jfill target");
+	WANT_INT3("jfill, fill targeted", "branch at func+0x0 targets func+0x5");
+	/* code, not fill, after the jmp */
+	memcpy(code, jfill, sizeof(jfill));
+	code[5] = 0x31;
+	code[6] = 0xc0; /* xor %eax,%eax */
+	CHECK_EQ(arch_plan_mid_site(code, sizeof(jfill), 0, F, F + 2, NULL, 0, NULL, &plan), 0,
+		 "jfill code");
+	WANT_INT3("jfill, code", "func+0x5 after it is reached only by a jump");
+}
+
+int main(void)
+{
+	test_pic();
+	test_after_jump();
+	test_row();
+	test_nopic();
+	test_computed_goto();
+	return check_summary("mid-plan");
+}
