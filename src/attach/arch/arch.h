@@ -17,6 +17,7 @@
  *
  *   T:   push %r11              the handlers keep every other register
  *        call handler_1 ... call handler_n     (runtime/abi.h: handlers)
+ *        [nopl id(%rax) after each call: the site's id, plan->call_ids]
  *        pop  %r11
  *        <displaced instructions, relocated>
  *        jmp  S + displaced_len
@@ -52,6 +53,11 @@ struct arch_site_plan {
 	int orig_len;                     /* bytes the patch displaces (>= 5 for JMP) */
 	int ninsns;                       /* displaced instructions */
 	uint8_t insn_off[ARCH_MAX_INSNS]; /* offset of each displaced instruction from site */
+	/* site ids (abi.h, "Site ids"): set by attach before the trampoline is
+	 * emitted; with call_ids every handler call is followed by its id */
+	bool call_ids;
+	uint32_t call_id[ARCH_MAX_HANDLERS];	 /* entry handlers' (and mid-function) */
+	uint32_t ret_call_id[ARCH_MAX_HANDLERS]; /* return handlers' */
 };
 
 /*

@@ -72,6 +72,7 @@ static int mid_site_add(struct att_site *site, const struct att_point *p)
 		return -E2BIG;
 	}
 	site->variants[site->nhandlers] = p->variant;
+	site->name_ids[site->nhandlers] = p->name_id;
 	site->handlers[site->nhandlers++] = (uint64_t)p->probe_index;
 	return 0;
 }

@@ -41,6 +41,7 @@
  *   [lea site(%rip),%rax; mov %rax,PC(%rsp)]      if %rip is (g(%rip) operands)
  *   mov %rsp,%rax; and $-16,%rsp; push %rax; push %rax
  *   { nop; call h } per handler (or call *lit(%rip))
+ *   [nopl id(%rax) after each call: plan->call_ids, abi.h "Site ids"]
  *   mov (%rsp),%rsp
  *   mov FLAGS(%rsp),%rax; add $0x7f,%al; sahf      OF from al, the rest from ah
  *   mov R11(%rsp),%r11; mov RAX(%rsp),%rax
@@ -147,12 +148,12 @@ size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers)
 	x86w_init(&w, NULL, 0, plan->site); /* a dry run: the lengths only */
 	emit_save(&w, plan);
 	emit_restore(&w);
-	return w.len + (size_t)CALL_LEN * nhandlers;
+	return w.len + (CALL_LEN + (plan->call_ids ? X86_CALL_ID_LEN : 0)) * (size_t)nhandlers;
 }
 
 size_t arch_trampoline_mid_max(int nhandlers)
 {
-	struct arch_site_plan all = {.mid = true, .mid_read = ~0u};
+	struct arch_site_plan all = {.mid = true, .mid_read = ~0u, .call_ids = true};
 	if (nhandlers < 0)
 		nhandlers = 0;
 	return x86_mid_head_len(&all, nhandlers) + X86_RELOC_CODE_MAX + 7 +
@@ -170,7 +171,7 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
 	x86w_init(&w, buf, cap, tramp_addr);
 	emit_save(&w, plan);
 	for (int i = 0; i < nhandlers; i++)
-		x86w_call6(&w, handlers[i]);
+		x86w_call_handler(&w, handlers[i], plan->call_ids, plan->call_id[i]);
 	emit_restore(&w);
 	if (w.len != x86_mid_head_len(plan, nhandlers))
 		return -EINVAL; /* the layout above and x86_mid_head_len() disagree */
