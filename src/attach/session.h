@@ -178,7 +178,10 @@ struct att_session {
 	size_t host_layout_size;
 	struct link_image host_image;
 	const struct cg_layout *layout;
-	struct cg_facts facts; /* the target's, as probe code was built for */
+	struct cg_facts facts;
+	/* xref.c: per file, branches from one function into another (planning only) */
+	struct att_xref *xrefs;
+	int nxrefs; /* the target's, as probe code was built for */
 	FILE *rsys_out; /* -d rsys: each remote system call printed here (dump.c), or NULL */
 	/* how long the target's threads were stopped, for -v */
 	uint64_t stop_start_ns, attach_stop_ns, detach_stop_ns;

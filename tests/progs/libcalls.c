@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define NTHREADS 4
@@ -51,7 +52,8 @@ static unsigned long work(unsigned seed)
 	return s;
 }
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop; /* a signal asked to end */
+static int quit;                       /* main's decision, read by the workers after `start` */
 static unsigned long sums[NTHREADS];
 static long rounds_per_report;
 static pthread_barrier_t start, done;
@@ -61,7 +63,7 @@ static void *worker(void *arg)
 	long id = (long)arg;
 	for (;;) {
 		pthread_barrier_wait(&start);
-		if (stop)
+		if (quit)
 			return NULL;
 		unsigned long s = 0;
 		for (long r = 0; r < rounds_per_report; r++)
@@ -69,6 +71,17 @@ static void *worker(void *arg)
 		sums[id] = s;
 		pthread_barrier_wait(&done);
 	}
+}
+
+/* A crash says where: the test prints it (a tracer must never cause one). */
+static void on_segv(int sig, siginfo_t *si, void *uc_)
+{
+	ucontext_t *uc = uc_;
+	char buf[128];
+	int n = snprintf(buf, sizeof(buf), "crash: signal %d at pc %llx addr %p\n", sig,
+			 (unsigned long long)uc->uc_mcontext.gregs[REG_RIP], si->si_addr);
+	write(1, buf, (size_t)n);
+	_exit(3);
 }
 
 static void on_stop(int sig)
@@ -83,6 +96,9 @@ static int threads(long n)
 	rounds_per_report = n;
 	pthread_barrier_init(&start, NULL, NTHREADS + 1);
 	pthread_barrier_init(&done, NULL, NTHREADS + 1);
+	struct sigaction sa = {.sa_sigaction = on_segv, .sa_flags = SA_SIGINFO};
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
 	signal(SIGTERM, on_stop);
 	signal(SIGINT, on_stop);
 	for (long i = 0; i < NTHREADS; i++)
@@ -98,7 +114,8 @@ static int threads(long n)
 		printf("round %ld sum %lu\n", k, s);
 		fflush(stdout);
 	}
-	pthread_barrier_wait(&start); /* the workers see stop and end */
+	quit = 1;
+	pthread_barrier_wait(&start); /* the workers see quit and end */
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
 	printf("exit\n");

@@ -270,7 +270,7 @@ static int ret_without_jump(const struct att_point *p, const struct att_site *si
 	return -ENOTSUP;
 }
 
-int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
+static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 {
 	for (int i = 0; i < s->npoints; i++) {
 		struct att_point *p = &s->points[i];
@@ -320,6 +320,7 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 					 p->func, strerror(-ret));
 				return ret;
 			}
+			att_xref_check(s, p, site);
 		}
 		int *nh = is_ret ? &site->nrhandlers : &site->nhandlers;
 		if (*nh == (int)ARRAY_SIZE(site->handlers)) {
@@ -354,6 +355,13 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			return ret;
 	}
 	return att_usdt_plan(s, maps, nmaps);
+}
+
+int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
+{
+	int ret = plan_sites(s, maps, nmaps);
+	att_xref_free(s); /* planning's alone */
+	return ret;
 }
 
 /*
