@@ -60,8 +60,8 @@ class Lines:
     def __init__(self, stream):
         self.lines = []
         self.cv = threading.Condition()
-        t = threading.Thread(target=self.run, args=(stream,), daemon=True)
-        t.start()
+        self.thread = threading.Thread(target=self.run, args=(stream,), daemon=True)
+        self.thread.start()
 
     def run(self, stream):
         for line in stream:
@@ -106,11 +106,11 @@ def main():
     env = dict(os.environ, BPFTRACE_MAX_PROBES="100000")
     u = subprocess.Popen([ubt, "-v", "-p", str(pid), "-e", script], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
-    uout = Lines(u.stdout)
-    if uout.wait(lambda l: l.startswith("Attaching"), 300)[0] is None:
+    uout, uerr = Lines(u.stdout), Lines(u.stderr)
+    # the banner comes before the install; -v says when the probes are live
+    if uerr.wait(lambda l: l.startswith("ubt: probes live"), 300)[0] is None:
         u.kill()
-        raise SystemExit("PROBLEM: ubt did not attach: " + u.stderr.read()[-2000:])
-    time.sleep(0.5)  # ubt arms after the banner; its -v report says when
+        raise SystemExit("PROBLEM: ubt did not attach: " + "\n".join(uerr.lines[-20:]))
     n0 = len(out.rounds())
     time.sleep(1.0)
     during = len(out.rounds()) - n0
@@ -120,7 +120,9 @@ def main():
     except subprocess.TimeoutExpired:
         u.kill()
         problem("ubt did not end after SIGINT")
-    err = u.stderr.read()
+    uout.thread.join(timeout=30)  # every line of ubt's output read
+    uerr.thread.join(timeout=30)
+    err = "\n".join(uerr.lines)
     n1 = len(out.rounds())
     if out.wait(lambda l: l.startswith("round %d " % (n1 + 2)), 30)[0] is None:
         problem("the program stopped printing rounds after detach")
@@ -131,7 +133,7 @@ def main():
     t.wait(timeout=30)
     rounds = out.rounds()
     sums = set(line.split()[3] for line in rounds)
-    count = re.search(r"^@c: (\d+)$", "\n".join(uout.lines), re.M)
+    count = sum(int(x) for x in re.findall(r"^@.*: (\d+)$", "\n".join(uout.lines), re.M))
     if len(sums) != 1:
         problem("round sums differ: %s" % sorted(sums)[:5])
     if during < 1:
@@ -145,7 +147,7 @@ def main():
           % ("all" if len(sums) == 1 else "not all"))
     print("libc's code after detach: %s" % ("every byte restored" if before == after
                                              else "changed"))
-    print("probes counted: %s" % ("yes" if count and int(count.group(1)) > 0 else "no"))
+    print("probes counted: %s" % ("yes" if count > 0 else "no"))
     if numbers:
         banner = next((l for l in uout.lines if l.startswith("Attaching")), "")
         print("NUMBERS %s %s rounds while attached" % (banner, during))

@@ -10,6 +10,9 @@
  *                            `uretprobe:libc:pthread_rwlock_try*` also
  *                            matches tryrdlock, whose first bytes are a
  *                            branch target (no jump there)
+ *   prog_libcalls xref N     N calls of entered() and N of enter_mid(), which
+ *                            jumps to entered+3 as glibc's mempcpy enters
+ *                            memmove (a jump at entered would break it)
  *   prog_libcalls threads N  prints `ready <pid>`, then 4 threads each run
  *                            rounds of libc calls (snprintf, strlen, qsort,
  *                            memcpy, strtol, malloc/free, rand_r); every N
@@ -26,6 +29,28 @@
 #include <unistd.h>
 
 #define NTHREADS 4
+
+/*
+ * entered(x) = x + 3 over a 3-byte first instruction; enter_mid(x) =
+ * 2x + 3 enters it after that instruction, as hand-written assembly does.
+ */
+long entered(long x);
+long enter_mid(long x);
+__asm__(".text\n"
+	".globl enter_mid\n"
+	".type enter_mid, @function\n"
+	"enter_mid:\n"
+	"  lea (%rdi,%rdi), %rax\n"
+	"  jmp entered_mid\n"
+	".size enter_mid, .-enter_mid\n"
+	".globl entered\n"
+	".type entered, @function\n"
+	"entered:\n"
+	"  mov %rdi, %rax\n"
+	"entered_mid:\n"
+	"  add $3, %rax\n"
+	"  ret\n"
+	".size entered, .-entered\n");
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -146,6 +171,13 @@ int main(int argc, char **argv)
 				pthread_rwlock_unlock(&l);
 			}
 		printf("rwlock done %ld\n", got);
+		return 0;
+	}
+	if (!strcmp(mode, "xref")) {
+		long s = 0;
+		for (long i = 0; i < n; i++)
+			s += entered(i) + enter_mid(i);
+		printf("xref done %ld\n", s);
 		return 0;
 	}
 	if (!strcmp(mode, "threads"))
