@@ -231,14 +231,18 @@ int att_add_internal_func(struct att_session *s, struct ef_file *f, uint64_t bia
 	return att_add_internal_site(s, addr, size, handler, true);
 }
 
+char *att_point_file(const struct att_session *s, const struct att_point *p)
+{
+	return p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
+		       ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
+		       : xstrdup(p->path);
+}
+
 int att_point_bias(const struct att_session *s, const struct att_point *p,
 		   const struct proc_map *maps, int nmaps, uint64_t *bias)
 {
 	struct ef_file f = {0};
-	/* the file as the target sees it, through its root */
-	char *path = p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
-			     ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
-			     : xstrdup(p->path);
+	char *path = att_point_file(s, p);
 	int ret = ef_open(&f, path);
 	free(path);
 	if (!ret) {

@@ -132,9 +132,7 @@ static struct att_xref *xref_of(struct att_session *s, const struct att_point *p
 	struct att_xref *x = &s->xrefs[s->nxrefs++];
 	memset(x, 0, sizeof(*x));
 	x->path = xstrdup(p->path);
-	char *path = p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
-			     ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
-			     : xstrdup(p->path);
+	char *path = att_point_file(s, p);
 	x->open = !ef_open(&x->f, path);
 	free(path);
 	if (x->open) {
