@@ -327,8 +327,8 @@ static void report_attach(const struct att_session *s)
 /*
  * -v: where the time from start to probes live went: resolving the attach
  * points (with -p the process's libraries too), opening the target
- * (-c: starting the command), compiling (LLVM), and installing and arming (planning every site, the runtime and trampolines
- * in the target, the patches), of which threads were stopped the part
+ * (-c: starting the command), compiling (LLVM), and installing and arming (planning every site, the
+ * runtime and trampolines in the target, the patches), of which threads were stopped the part
  * report_attach() gave.
  */
 static void report_times(const struct run *r)
@@ -337,8 +337,9 @@ static void report_times(const struct run *r)
 	struct timespec ts;
 	clock_gettime(CLOCK_BOOTTIME, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	fprintf(stderr, "ubt: probes live %.1f ms after start: resolve %.1f ms, open %.1f ms, "
-			"compile %.1f ms, install and arm %.1f ms\n",
+	fprintf(stderr,
+		"ubt: probes live %.1f ms after start: resolve %.1f ms, open %.1f ms, "
+		"compile %.1f ms, install and arm %.1f ms\n",
 		(now - r->start_ns) / 1e6, (r->resolved_ns - r->start_ns) / 1e6,
 		(r->opened_ns - r->resolved_ns) / 1e6, (r->compiled_ns - r->opened_ns) / 1e6,
 		(now - r->compiled_ns) / 1e6);

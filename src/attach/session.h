@@ -42,9 +42,9 @@ struct att_point {
 	uint64_t func_vaddr, func_size; /* the function around the location */
 	enum ef_bounds func_from;	/* where its bounds came from (elf/bounds.c) */
 	uint64_t sema;                  /* semaphore's link-time address, 0 if none */
-	int variant;                    /* the probe's cg_usdt_variants.specs[] (usdt argument
+	int variant;			/* the probe's cg_usdt_variants.specs[] (usdt argument
 					 * list, system call), -1: none */
-	int name_id;                    /* its `probe` name: cg_usdt_variants.names[] (names.c),
+	int name_id;			/* its `probe` name: cg_usdt_variants.names[] (names.c),
 					 * the site id its trampoline passes when the variant
 					 * has several names (runtime/abi.h, "Site ids") */
 	/* uprobe at FUNC+OFF or inside a function (resolve.c): a mid-function
@@ -108,7 +108,7 @@ struct att_site {
 	bool mid;              /* a usdt location inside a function (rt_regs_mid) */
 	uint64_t rhandlers[16]; /* return probe functions (uretprobe), in program order */
 	int rvariants[16];      /* their variants, as variants[] */
-	int rname_ids[16];      /* their name ids, as name_ids[] */
+	int rname_ids[16];	/* their name ids, as name_ids[] */
 	int nrhandlers;
 	const char *internal;  /* runtime function as the only handler (ubt's own probe) */
 	uint64_t copy_addr;    /* relocated copy of the displaced instructions */
@@ -178,10 +178,10 @@ struct att_session {
 	size_t host_layout_size;
 	struct link_image host_image;
 	const struct cg_layout *layout;
-	struct cg_facts facts;
+	struct cg_facts facts; /* the target's, as probe code was built for */
 	/* xref.c: per file, branches from one function into another (planning only) */
 	struct att_xref *xrefs;
-	int nxrefs; /* the target's, as probe code was built for */
+	int nxrefs;
 	FILE *rsys_out; /* -d rsys: each remote system call printed here (dump.c), or NULL */
 	/* how long the target's threads were stopped, for -v */
 	uint64_t stop_start_ns, attach_stop_ns, detach_stop_ns;

@@ -128,8 +128,7 @@ static LLVMValueRef const_str(struct cg *c, const char *s, int size)
 static LLVMValueRef names_table(struct cg *c, int size)
 {
 	const struct cg_usdt_variants *v = c->site_names;
-	if (c->names_table && c->names_table_probe == v->probe_index &&
-	    c->names_table_size == size)
+	if (c->names_table && c->names_table_probe == v->probe_index && c->names_table_size == size)
 		return c->names_table;
 	LLVMTypeRef row = LLVMArrayType(c->i8, (unsigned)size);
 	LLVMValueRef *rows = xcalloc((size_t)v->nnames, sizeof(*rows));
@@ -168,8 +167,8 @@ static LLVMValueRef site_probe_name(struct cg *c, int size)
 	LLVMValueRef id = LLVMBuildLoad2(c->b, c->i32, at, "site_id");
 	LLVMSetAlignment(id, 1);
 	id = LLVMBuildZExt(c->b, id, c->i64, "");
-	LLVMValueRef ok = LLVMBuildICmp(c->b, LLVMIntULT, id,
-					cg_const(c, (uint64_t)c->site_names->nnames), "");
+	LLVMValueRef ok =
+	    LLVMBuildICmp(c->b, LLVMIntULT, id, cg_const(c, (uint64_t)c->site_names->nnames), "");
 	id = LLVMBuildSelect(c->b, ok, id, cg_const(c, 0), "");
 	LLVMValueRef off = LLVMBuildMul(c->b, id, cg_const(c, (uint64_t)size), "");
 	return LLVMBuildGEP2(c->b, c->i8, table, &off, 1, "probe_name");

@@ -78,7 +78,7 @@ static unsigned long work(unsigned seed)
 }
 
 static volatile sig_atomic_t stop; /* a signal asked to end */
-static int quit;                       /* main's decision, read by the workers after `start` */
+static int quit;		   /* main's decision, read by the workers after `start` */
 static unsigned long sums[NTHREADS];
 static long rounds_per_report;
 static pthread_barrier_t start, done;

@@ -107,7 +107,7 @@ int arch_branches_out(const uint8_t *code, size_t len, uint64_t addr, uint64_t *
  * int3 plan (only the first instruction displaced); fmt says why.
  */
 void arch_plan_to_int3(struct arch_site_plan *plan, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* Upper bound of arch_emit_trampoline()'s output, for reserving space. */
 size_t arch_trampoline_max(int nhandlers);

@@ -234,8 +234,8 @@ int att_add_internal_func(struct att_session *s, struct ef_file *f, uint64_t bia
 char *att_point_file(const struct att_session *s, const struct att_point *p)
 {
 	return p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
-		       ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
-		       : xstrdup(p->path);
+		   ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
+		   : xstrdup(p->path);
 }
 
 int att_point_bias(const struct att_session *s, const struct att_point *p,
@@ -264,8 +264,9 @@ static int ret_without_jump(const struct att_point *p, const struct att_site *si
 {
 	const struct ast_attach *at = &p->attach->attach;
 	if (attach_is_wild(at->func) || attach_is_wild(at->target)) {
-		fprintf(stderr, "WARNING: %s:%s: return probe not attached: it needs a jump at the "
-				"function's entry: %s\n",
+		fprintf(stderr,
+			"WARNING: %s:%s: return probe not attached: it needs a jump at the "
+			"function's entry: %s\n",
 			p->path, p->func, site->plan.why);
 		return 0;
 	}

@@ -28,9 +28,9 @@
  * own function, where the planner refuses functions with indirect
  * jumps), and so does a direct branch from further away.
  */
+#include "attach/inject/session_internal.h"
 #include "attach/session.h"
 #include "util/util.h"
-#include "attach/inject/session_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

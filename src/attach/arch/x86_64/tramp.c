@@ -77,8 +77,8 @@ size_t arch_trampoline_max(int nhandlers)
 {
 	if (nhandlers < 0)
 		nhandlers = 0;
-	return C_HEAD_LEN(nhandlers) + X86_CALL_ID_LEN * (size_t)nhandlers + X86_RELOC_CODE_MAX + 7 +
-	       8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
+	return C_HEAD_LEN(nhandlers) + X86_CALL_ID_LEN * (size_t)nhandlers + X86_RELOC_CODE_MAX +
+	       7 + 8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
 }
 
 /*
