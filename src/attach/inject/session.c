@@ -277,12 +277,22 @@ static int ret_without_jump(const struct att_point *p, const struct att_site *si
 
 static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 {
+	/* a wildcard's points share their file: its bias is found once (opening
+	 * libc.so.6 for each of 3,679 points took ~0.3 s) */
+	const struct att_point *last = NULL;
+	uint64_t last_bias = 0;
+	int last_ret = 0;
 	for (int i = 0; i < s->npoints; i++) {
 		struct att_point *p = &s->points[i];
 		if (p->usdt)
 			continue; /* usdt.c plans those */
-		uint64_t bias;
-		int ret = att_point_bias(s, p, maps, nmaps, &bias);
+		uint64_t bias = last_bias;
+		int ret = last_ret;
+		if (!last || strcmp(last->path, p->path))
+			ret = att_point_bias(s, p, maps, nmaps, &bias);
+		last = p;
+		last_bias = bias;
+		last_ret = ret;
 		if (ret && !p->main_exe) { /* a library not loaded (yet) */
 			att_point_not_loaded(s, p);
 			continue;
