@@ -408,13 +408,20 @@ static int stage_install(struct run *r)
  * fails, or a trace that ends with a nonzero exit code, detaches before
  * ubt exits (att_detach does nothing when there is nothing to undo).
  */
+static uint64_t boottime_ns(void);
+
 static int run_stages(struct run *r)
 {
 	int ret;
-	if ((ret = stage_parse(r)) || (ret = stage_sema(r)) || (ret = stage_resolve(r)) ||
-	    (ret = stage_layout(r)) || (ret = stage_open(r)))
+	if ((ret = stage_parse(r)) || (ret = stage_sema(r)) || (ret = stage_resolve(r)))
 		return ret;
-	if (!(ret = stage_compile(r)) && !r->dry_run && !(ret = stage_install(r)))
+	r->resolved_ns = boottime_ns();
+	if ((ret = stage_layout(r)) || (ret = stage_open(r)))
+		return ret;
+	r->opened_ns = boottime_ns();
+	if (!(ret = stage_compile(r)))
+		r->compiled_ns = boottime_ns();
+	if (!ret && !r->dry_run && !(ret = stage_install(r)))
 		ret = ubt_trace(r);
 	if (ret) {
 		att_detach(r->s);

@@ -47,6 +47,8 @@ struct run {
 	FILE *outf; /* -o FILE, else stdout */
 	struct out out;
 	struct att_ids *ids; /* comm/uid/gid freshness (attach/target/ids.c) */
+	/* -v: CLOCK_BOOTTIME at the end of resolve, open, compile */
+	uint64_t resolved_ns, opened_ns, compiled_ns;
 };
 
 /*

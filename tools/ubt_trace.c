@@ -324,6 +324,27 @@ static void report_attach(const struct att_session *s)
 		fprintf(stderr, "ubt: %d site%s of ubt's own patched\n", nown, nown == 1 ? "" : "s");
 }
 
+/*
+ * -v: where the time from start to probes live went: resolving the attach
+ * points (with -p the process's libraries too), opening the target
+ * (-c: starting the command), compiling (LLVM), and installing and arming (planning every site, the
+ * runtime and trampolines in the target, the patches), of which threads were stopped the part
+ * report_attach() gave.
+ */
+static void report_times(const struct run *r)
+{
+	uint64_t now;
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	fprintf(stderr,
+		"ubt: probes live %.1f ms after start: resolve %.1f ms, open %.1f ms, "
+		"compile %.1f ms, install and arm %.1f ms\n",
+		(now - r->start_ns) / 1e6, (r->resolved_ns - r->start_ns) / 1e6,
+		(r->opened_ns - r->resolved_ns) / 1e6, (r->compiled_ns - r->opened_ns) / 1e6,
+		(now - r->compiled_ns) / 1e6);
+}
+
 /* -v: the detach's stop and the probe hits that took a breakpoint */
 static void report_detach(struct att_session *s)
 {
@@ -378,8 +399,10 @@ static int trace_start(struct run *r)
 	}
 	if (notify)
 		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stderr);
-	if (r->o.verbose && att_has_target(s))
+	if (r->o.verbose && att_has_target(s)) {
 		report_attach(s);
+		report_times(r);
+	}
 	return 0;
 }
 

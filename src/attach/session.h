@@ -43,8 +43,11 @@ struct att_point {
 	uint64_t func_vaddr, func_size; /* the function around the location */
 	enum ef_bounds func_from;	/* where its bounds came from (elf/bounds.c) */
 	uint64_t sema;                  /* semaphore's link-time address, 0 if none */
-	int variant;                    /* the probe's cg_usdt_variants.specs[] (usdt argument
-					 * list, names.c `probe` name), -1: none */
+	int variant;			/* the probe's cg_usdt_variants.specs[] (usdt argument
+					 * list, system call), -1: none */
+	int name_id;			/* its `probe` name: cg_usdt_variants.names[] (names.c),
+					 * the site id its trampoline passes when the variant
+					 * has several names (runtime/abi.h, "Site ids") */
 	/* uprobe at FUNC+OFF or inside a function (resolve.c): a mid-function
 	 * site at vaddr, in the function at func_vaddr/func_size */
 	bool mid;
@@ -98,12 +101,15 @@ struct att_site {
 	enum ef_bounds func_from; /* mid: where func_len came from (elf/bounds.c) */
 	uint64_t tramp;        /* trampoline address in the target */
 	uint64_t handlers[16]; /* probe functions, in program order */
-	int variants[16];      /* variant of each handler (usdt argument list, `probe` name:
+	int variants[16];      /* variant of each handler (usdt argument list, system call:
 				* att_point.variant), else -1 */
+	int name_ids[16];      /* its point's att_point.name_id: the site id it gets when its
+				* variant has several names (runtime/abi.h, "Site ids") */
 	int nhandlers;
 	bool mid;              /* a usdt location inside a function (rt_regs_mid) */
 	uint64_t rhandlers[16]; /* return probe functions (uretprobe), in program order */
 	int rvariants[16];      /* their variants, as variants[] */
+	int rname_ids[16];	/* their name ids, as name_ids[] */
 	int nrhandlers;
 	const char *internal;  /* runtime function as the only handler (ubt's own probe) */
 	uint64_t copy_addr;    /* relocated copy of the displaced instructions */
@@ -174,6 +180,9 @@ struct att_session {
 	struct link_image host_image;
 	const struct cg_layout *layout;
 	struct cg_facts facts; /* the target's, as probe code was built for */
+	/* xref.c: per file, branches from one function into another (planning only) */
+	struct att_xref *xrefs;
+	int nxrefs;
 	FILE *rsys_out; /* -d rsys: each remote system call printed here (dump.c), or NULL */
 	/* how long the target's threads were stopped, for -v */
 	uint64_t stop_start_ns, attach_stop_ns, detach_stop_ns;

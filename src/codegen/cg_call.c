@@ -120,10 +120,66 @@ static LLVMValueRef const_str(struct cg *c, const char *s, int size)
 	return g;
 }
 
+/*
+ * The probe's names as one constant table of `size`-byte strings, made
+ * once per probe (its variants share it).  Thousands of names cost the
+ * code image ~80 bytes each, and the compiler no time to speak of.
+ */
+static LLVMValueRef names_table(struct cg *c, int size)
+{
+	const struct cg_usdt_variants *v = c->site_names;
+	if (c->names_table && c->names_table_probe == v->probe_index && c->names_table_size == size)
+		return c->names_table;
+	LLVMTypeRef row = LLVMArrayType(c->i8, (unsigned)size);
+	LLVMValueRef *rows = xcalloc((size_t)v->nnames, sizeof(*rows));
+	char *bytes = xcalloc(1, (size_t)size);
+	for (int i = 0; i < v->nnames; i++) {
+		memset(bytes, 0, (size_t)size);
+		strncpy(bytes, v->names[i], (size_t)size - 1);
+		rows[i] = LLVMConstStringInContext(c->ctx, bytes, (unsigned)size, 1);
+	}
+	LLVMTypeRef ty = LLVMArrayType(row, (unsigned)v->nnames);
+	LLVMValueRef g = LLVMAddGlobal(c->mod, ty, "probe_names");
+	LLVMSetInitializer(g, LLVMConstArray(row, rows, (unsigned)v->nnames));
+	LLVMSetGlobalConstant(g, 1);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	free(rows);
+	free(bytes);
+	c->names_table = g;
+	c->names_table_probe = v->probe_index;
+	c->names_table_size = size;
+	return g;
+}
+
+/*
+ * `probe` at a site of a variant with several names: the entry of the
+ * names table its trampoline's site id selects.  The id is the u32 at the
+ * handler's return address + 3 (runtime/abi.h, "Site ids"); the return
+ * address is the word below F, as for `func` (cg_sym_func).  An id past
+ * the table (our own code holds it, but the target can write anywhere)
+ * reads entry 0 rather than out of bounds.
+ */
+static LLVMValueRef site_probe_name(struct cg *c, int size)
+{
+	LLVMValueRef table = names_table(c, size);
+	LLVMValueRef ra = LLVMBuildIntToPtr(c->b, cg_sym_func(c), c->ptr, "site_ra");
+	LLVMValueRef at = cg_gep_const(c, ra, RT_SITE_ID_OFF);
+	LLVMValueRef id = LLVMBuildLoad2(c->b, c->i32, at, "site_id");
+	LLVMSetAlignment(id, 1);
+	id = LLVMBuildZExt(c->b, id, c->i64, "");
+	LLVMValueRef ok =
+	    LLVMBuildICmp(c->b, LLVMIntULT, id, cg_const(c, (uint64_t)c->site_names->nnames), "");
+	id = LLVMBuildSelect(c->b, ok, id, cg_const(c, 0), "");
+	LLVMValueRef off = LLVMBuildMul(c->b, id, cg_const(c, (uint64_t)size), "");
+	return LLVMBuildGEP2(c->b, c->i8, table, &off, 1, "probe_name");
+}
+
 static LLVMValueRef builtin_probe(struct cg *c, const struct ast_node *n, bool func)
 {
 	const struct ast_node *ap = c->probe->nkids ? c->probe->kids[0] : NULL;
 	char *text;
+	if (c->site_names && !func)
+		return site_probe_name(c, n->type.size);
 	if (c->site_name && !func) /* this variant's sites (attach/resolve/names.c) */
 		text = xstrdup(c->site_name);
 	else if (!ap)

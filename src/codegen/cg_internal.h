@@ -31,13 +31,13 @@ struct cg {
 	bool uses_pstack;    /* some code does (cg_object.pstack) */
 	char **forced;       /* handlers whose frames were too big for the target's stack */
 	int nforced;
-	/* frame sizes LLVM reported (codegen.c, on_diag) */
-#define CG_MAX_FRAMES 1024
+	/* frame sizes LLVM reported (codegen.c, on_diag), as many as it reports
+	 * (a fixed 1,024 refused a probe compiled for more functions) */
 	struct cg_frame {
 		char *name;
 		uint64_t size;
-	} frames[CG_MAX_FRAMES];
-	int nframes;
+	} *frames;
+	int nframes, frames_cap;
 	LLVMBasicBlockRef exit_bb;
 	LLVMBasicBlockRef loop_break, loop_continue; /* innermost loop (cg_expr.c) */
 	LLVMValueRef budget, loop_t0; /* i64 locals of a probe with loops (cg_loop.c) */
@@ -46,6 +46,12 @@ struct cg {
 	const struct cg_usdt_spec *usdt_spec; /* usdt variant being generated, or NULL */
 	const struct cg_usdt_spec *sys_spec;  /* system-call site variant (sys_kind set), or NULL */
 	const char *site_name; /* `probe` of the sites of the variant being generated, or NULL */
+	/* the variant's sites have several names: `probe` is site_names[id], id
+	 * from the trampoline (runtime/abi.h, "Site ids"); the table, made on
+	 * first use, is shared by the probe's variants */
+	const struct cg_usdt_variants *site_names;
+	LLVMValueRef names_table;
+	int names_table_probe, names_table_size;
 	uint32_t mid_regs;     /* cg_object.mid_regs, collected by cg_reg() */
 	uint32_t ids_used;     /* cg_object.ids_used, collected by comm/uid/gid (cg_call.c) */
 	/* entry indexes that map lookups of this probe found for keys whose

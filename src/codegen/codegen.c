@@ -411,11 +411,14 @@ static void gen_usdt_variants(struct cg *c, const struct ast_node *probe, int in
 			char *sym = xasprintf("ubt_probe_%d_u%d", index, k);
 			c->usdt_spec = v->specs[k].nargs >= 0 ? &v->specs[k] : NULL;
 			c->sys_spec = v->specs[k].sys_kind ? &v->specs[k] : NULL;
-			c->site_name = v->names ? v->names[k] : NULL;
+			int of = v->names && v->name_of ? v->name_of[k] : -1;
+			c->site_name = of >= 0 ? v->names[of] : NULL;
+			c->site_names = v->names && of < 0 ? v : NULL;
 			gen_probe(c, probe, sym);
 			c->usdt_spec = NULL;
 			c->sys_spec = NULL;
 			c->site_name = NULL;
+			c->site_names = NULL;
 			free(sym);
 		}
 	}
@@ -574,10 +577,12 @@ static void on_diag(LLVMDiagnosticInfoRef di, void *arg)
 	char name[128];
 	if (at && sscanf(at, "stack frame size (%llu) exceeds limit (%llu) in function '%127[^']'",
 			 &size, &lim, name) == 3) {
-		if (c->nframes < CG_MAX_FRAMES) {
-			c->frames[c->nframes].name = xstrdup(name);
-			c->frames[c->nframes++].size = size;
+		if (c->nframes == c->frames_cap) {
+			c->frames_cap = c->frames_cap ? 2 * c->frames_cap : 64;
+			c->frames = xrealloc(c->frames, (size_t)c->frames_cap * sizeof(*c->frames));
 		}
+		c->frames[c->nframes].name = xstrdup(name);
+		c->frames[c->nframes++].size = size;
 	} else if (LLVMGetDiagInfoSeverity(di) == LLVMDSError) {
 		diag_error(c->diags, (struct src_loc){0}, "internal: LLVM: %s", d);
 		c->failed = 1;
@@ -591,7 +596,7 @@ static uint64_t frame_of(const struct cg *c, const char *name)
 	for (int i = 0; i < c->nframes; i++)
 		if (!strcmp(c->frames[i].name, name))
 			return c->frames[i].size;
-	return c->nframes < CG_MAX_FRAMES ? 0 : UINT64_MAX;
+	return 0;
 }
 
 /*
@@ -677,12 +682,15 @@ static void build_module(struct cg *c, const struct ast_node *prog, LLVMTargetMa
 
 static void drop_module(struct cg *c)
 {
+	c->names_table = NULL; /* it was the module's */
 	LLVMDisposeBuilder(c->b);
 	LLVMDisposeModule(c->mod);
 	LLVMContextDispose(c->ctx);
 	for (int i = 0; i < c->nframes; i++)
 		free(c->frames[i].name);
-	c->nframes = 0;
+	free(c->frames);
+	c->frames = NULL;
+	c->nframes = c->frames_cap = 0;
 }
 
 int cg_compile(const struct ast_node *prog, const struct sema_info *info,

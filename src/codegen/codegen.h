@@ -92,19 +92,26 @@ enum cg_sys_kind {
  * A usdt probe block is compiled once per distinct argument list among
  * its locations: ubt_probe_<N>_u<K> reads its arguments per specs[K].
  *
- * A probe that reads the `probe` builtin and has sites with different
- * full names (a wildcard, a list of attach points) is compiled once per
- * distinct (argument list, name): names[K] is variant K's `probe` text
- * (attach/resolve/names.c), and specs[K].nargs is -1 for a site that is not a
- * usdt location (a uprobe, uretprobe or FUNC+OFF site).  names is NULL
- * when the probe does not read `probe` and is no system-call tracepoint
- * (those always have a variant per call: its number is a constant).
+ * A probe that reads the `probe` builtin, or has system-call sites (each
+ * call's number is a constant of its variant), has a variant for every
+ * point: specs[K].nargs is -1 for a site that is not a usdt location (a
+ * uprobe, uretprobe or FUNC+OFF site).  Its sites' full names (a
+ * wildcard, a list of attach points) are data, not variants: names[] holds
+ * the distinct names (attach/resolve/names.c), name_of[K] is the one name
+ * of variant K's sites, or -1 when they have several: variant K then reads
+ * its site's name from a table of names[], indexed by the site id its
+ * trampoline passes (runtime/abi.h, "Site ids").  So `uprobe:libc:*
+ * { @[probe] = count(); }` compiles one function for 3,000 names.  names
+ * is NULL when the probe does not read `probe` and has no system-call
+ * site.
  */
 struct cg_usdt_variants {
 	int probe_index;
 	int nspecs;
 	struct cg_usdt_spec *specs;
 	char **names;
+	int nnames;
+	int *name_of; /* [nspecs] */
 };
 
 struct cg_facts {

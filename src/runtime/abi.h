@@ -681,6 +681,24 @@ struct rt_regs {
  * (rt_map.c: one register in and out, so the probe's hot path sets up no
  * arguments), and through the _pm wrappers where it cannot inline.) */
 
+/*
+ * Site ids.  A probe whose sites have different `probe` names
+ * (`uprobe:libc:* { @[probe] = count(); }`) is compiled once, not once per
+ * name: its names are a table in the probe code (attach/resolve/names.c,
+ * codegen/cg_call.c), and each trampoline tells the handler which entry is
+ * its site's.  The trampoline follows its `call handler` with a 7-byte
+ * no-op whose displacement is the id,
+ *
+ *   call handler          (nop; call rel32, or call *lit(%rip))
+ *   0f 1f 80 <id32>       nopl id(%rax): the handler's return address + 3
+ *
+ * so the handler reads the id from its own return address (the word just
+ * below F, as `func` does) at no cost to the trampoline's registers, and
+ * the no-op costs the returning trampoline about nothing.  Sites of
+ * probes that do not need an id keep the shorter calls.
+ */
+#define RT_SITE_ID_OFF 3 /* from the handler's return address to the id (u32) */
+
 struct rt_entry_frame {
 	uint64_t r11;
 	uint64_t ret; /* the return address; the probed function's %rsp was &ret */

@@ -17,6 +17,7 @@
  *
  *   T:   push %r11              the handlers keep every other register
  *        call handler_1 ... call handler_n     (runtime/abi.h: handlers)
+ *        [nopl id(%rax) after each call: the site's id, plan->call_ids]
  *        pop  %r11
  *        <displaced instructions, relocated>
  *        jmp  S + displaced_len
@@ -59,6 +60,11 @@ struct arch_site_plan {
 	int orig_len;                     /* bytes the patch displaces (>= 5 for JMP) */
 	int ninsns;                       /* displaced instructions */
 	uint8_t insn_off[ARCH_MAX_INSNS]; /* offset of each displaced instruction from site */
+	/* site ids (abi.h, "Site ids"): set by attach before the trampoline is
+	 * emitted; with call_ids every handler call is followed by its id */
+	bool call_ids;
+	uint32_t call_id[ARCH_MAX_HANDLERS];	 /* entry handlers' (and mid-function) */
+	uint32_t ret_call_id[ARCH_MAX_HANDLERS]; /* return handlers' */
 };
 
 /*
@@ -91,6 +97,24 @@ int arch_plan_site_padded(const uint8_t *code, size_t func_len, size_t pad_len,
 int arch_emit_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 			 const uint64_t *handlers, int nhandlers, uint8_t *buf, size_t cap,
 			 size_t *len);
+
+/*
+ * The direct branch targets (jmp, jcc, call rel) of the function at addr
+ * (code: len bytes of it, decoded from its first byte) that lie outside
+ * it: where it enters other functions.  Hand-written code enters its
+ * neighbours past their first instruction (glibc's
+ * __mempcpy_avx512_unaligned_erms jumps to __memmove_..._erms+3), which a
+ * jmp over those bytes would break.  Returns how many there are (the first
+ * max stored in out); decoding stops at the first undecodable byte.
+ */
+int arch_branches_out(const uint8_t *code, size_t len, uint64_t addr, uint64_t *out, int max);
+
+/*
+ * A JMP plan whose displaced bytes are entered from elsewhere becomes an
+ * int3 plan (only the first instruction displaced); fmt says why.
+ */
+void arch_plan_to_int3(struct arch_site_plan *plan, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Upper bound of arch_emit_trampoline()'s output, for reserving space. */
 size_t arch_trampoline_max(int nhandlers);

@@ -92,11 +92,13 @@ static int mid_site_add(struct att_site *site, const struct att_point *p, int ho
 	}
 	while (at > 0 && site->plan.mid_hoff[at - 1] > hoff) {
 		site->variants[at] = site->variants[at - 1];
+		site->name_ids[at] = site->name_ids[at - 1];
 		site->handlers[at] = site->handlers[at - 1];
 		site->plan.mid_hoff[at] = site->plan.mid_hoff[at - 1];
 		at--;
 	}
 	site->variants[at] = p->variant;
+	site->name_ids[at] = p->name_id;
 	site->handlers[at] = (uint64_t)p->probe_index;
 	site->plan.mid_hoff[at] = (uint8_t)hoff;
 	site->nhandlers++;

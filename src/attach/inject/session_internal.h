@@ -53,6 +53,11 @@ void att_point_not_loaded(struct att_session *s, struct att_point *p);
  * USDT site's address, 0 for a function's entry or offset). */
 void att_warn_breakpoint(const struct att_point *p, const struct att_site *site, uint64_t vaddr);
 int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias);
+/* the file of p as the target sees it, through its root (malloc'ed) */
+char *att_point_file(const struct att_session *s, const struct att_point *p);
+/* xref.c: an entry site another function branches into becomes a breakpoint */
+void att_xref_check(struct att_session *s, const struct att_point *p, struct att_site *site);
+void att_xref_free(struct att_session *s);
 int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps);
 
 /*

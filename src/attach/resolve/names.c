@@ -11,15 +11,20 @@
  *   @[uprobe:./t:mul]: 4
  *   @[uretprobe:./t:add]: 4
  *
- * A probe that reads `probe` is therefore compiled once per distinct name
- * among its sites (per distinct (argument list, name) for usdt locations):
- * the name is a constant in each variant, so a single-site probe costs
- * what it did, and `@[probe]` hashes a constant key.  The variants go into
- * the session's cg_usdt_variants list (codegen.h), which codegen compiles
- * as ubt_probe_<N>_u<K> and attach calls per point (att_point.variant).
- * The alternative, one function finding its site's name at run time from
- * its return address (as `func` does), costs a table search per use and
- * a string copy into every map key.
+ * The names are data, not code: a probe that reads `probe` is compiled
+ * once per distinct argument list (one for every uprobe site, one per
+ * usdt list, one per system call), and the names of its sites go into
+ * one table (cg_usdt_variants.names, codegen.h), which its code indexes
+ * by the id each site's trampoline passes (runtime/abi.h, "Site ids";
+ * att_point.name_id).  A variant whose sites all have one name (a single
+ * function, a usdt location whose argument list is its own) keeps the
+ * name as a constant, so `@[probe]` there still hashes a constant key.
+ * Why: one variant per name made `uprobe:libc:* { @[probe] = count(); }`
+ * compile 3,600 functions (15 s, and more than codegen could check);
+ * the table costs a wildcard probe a load of its id and a copy of its
+ * name into the key.  The variants go into the session's
+ * cg_usdt_variants list, which codegen compiles as ubt_probe_<N>_u<K>
+ * and attach calls per point (att_point.variant).
  */
 #include "attach/session.h"
 #include "util/util.h"
@@ -54,30 +59,65 @@ static char *point_name(const struct att_point *p)
 	return xasprintf("%s:%s:%s", p->attach->attach.provider, p->path, p->func);
 }
 
-static int variant_add(struct cg_usdt_variants *v, const struct cg_usdt_spec *spec, char *name)
+/* The variant of an argument list (NULL: a site that is not a usdt location). */
+static int variant_add(struct cg_usdt_variants *v, const struct cg_usdt_spec *spec)
 {
 	for (int k = 0; k < v->nspecs; k++)
-		if (!strcmp(v->names[k], name) &&
-		    (spec ? !memcmp(&v->specs[k], spec, sizeof(*spec)) : v->specs[k].nargs < 0)) {
-			free(name);
+		if (spec ? !memcmp(&v->specs[k], spec, sizeof(*spec)) : v->specs[k].nargs < 0)
 			return k;
-		}
 	v->specs = xrealloc(v->specs, (v->nspecs + 1) * sizeof(*v->specs));
-	v->names = xrealloc(v->names, (v->nspecs + 1) * sizeof(*v->names));
+	v->name_of = xrealloc(v->name_of, (v->nspecs + 1) * sizeof(*v->name_of));
 	if (spec) {
 		v->specs[v->nspecs] = *spec;
 	} else {
 		memset(&v->specs[v->nspecs], 0, sizeof(*v->specs));
 		v->specs[v->nspecs].nargs = -1;
 	}
-	v->names[v->nspecs] = name;
+	v->name_of[v->nspecs] = -2; /* no site yet */
 	return v->nspecs++;
 }
 
-/* Probe `index`: every point gets a variant of (argument list, name). */
+/*
+ * The distinct names of a probe's sites, found through a hash table of
+ * their indices (open addressing, 2x the points): a libc wildcard has
+ * thousands, which a linear search would compare pairwise.
+ */
+struct name_set {
+	int *slot; /* index into names + 1, 0: empty */
+	size_t cap;
+};
+
+static size_t name_hash(const char *s)
+{
+	size_t h = 14695981039346656037ull;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+/* The id of name (taken) in v->names, adding it if new. */
+static int name_add(struct cg_usdt_variants *v, struct name_set *set, char *name)
+{
+	size_t i = name_hash(name) & (set->cap - 1);
+	for (; set->slot[i]; i = (i + 1) & (set->cap - 1))
+		if (!strcmp(v->names[set->slot[i] - 1], name)) {
+			free(name);
+			return set->slot[i] - 1;
+		}
+	v->names = xrealloc(v->names, (v->nnames + 1) * sizeof(*v->names));
+	v->names[v->nnames] = name;
+	set->slot[i] = ++v->nnames;
+	return v->nnames - 1;
+}
+
+/* Probe `index`: every point gets a variant (its argument list) and a name id. */
 static void name_probe(struct att_session *s, int index)
 {
 	struct cg_usdt_variants *old = NULL, nv = {.probe_index = index};
+	struct name_set set = {.cap = 16};
+	while (set.cap < 2 * (size_t)s->npoints)
+		set.cap *= 2;
+	set.slot = xcalloc(set.cap, sizeof(*set.slot));
 	for (int i = 0; i < s->nusdt; i++)
 		if (s->usdt[i].probe_index == index)
 			old = &s->usdt[i];
@@ -93,12 +133,17 @@ static void name_probe(struct att_session *s, int index)
 		sys.sys_kind = p->sys_kind;
 		if (p->sys_kind)
 			spec = &sys;
-		p->variant = variant_add(&nv, spec, point_name(p));
+		p->variant = variant_add(&nv, spec);
+		p->name_id = name_add(&nv, &set, point_name(p));
+		int *of = &nv.name_of[p->variant];
+		*of = *of == -2 || *of == p->name_id ? p->name_id : -1;
 	}
+	free(set.slot);
 	if (!nv.nspecs)
 		return;
 	if (old) {
 		free(old->specs);
+		att_probe_names_free(old);
 		*old = nv;
 		return;
 	}
@@ -172,8 +217,11 @@ void att_probe_name_sizes(struct ast_node *prog, pid_t pid)
 
 void att_probe_names_free(struct cg_usdt_variants *v)
 {
-	for (int k = 0; v->names && k < v->nspecs; k++)
+	for (int k = 0; v->names && k < v->nnames; k++)
 		free(v->names[k]);
 	free(v->names);
+	free(v->name_of);
 	v->names = NULL;
+	v->name_of = NULL;
+	v->nnames = 0;
 }

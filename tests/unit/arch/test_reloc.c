@@ -234,6 +234,76 @@ static void test_work_handlers(void)
 }
 
 /*
+ * The same trampoline with site ids (abi.h, "Site ids"): each call is
+ * followed by nopl id(%rax), so the relocated copy starts 7 bytes later.
+ *   T+0x00  41 53                    push %r11
+ *   T+0x02  90 e8 f8 ff 00 00        nop; call 0x420000
+ *   T+0x08  0f 1f 80 2a 00 00 00     nopl 0x2a(%rax)     site id 42
+ *   T+0x0f  41 5b                    pop  %r11
+ *   T+0x11  8d 04 7f                 lea  (%rdi,%rdi,2),%eax
+ *   T+0x14  03 05 e6 3f ff ff        add  -0xc01a(%rip),%eax    # 0x404000
+ *   T+0x1a  e9 ea 0f ff ff           jmp  0x401009              (F+9)
+ *   T+0x1f  cc
+ */
+static void test_site_ids(void)
+{
+	struct arch_site_plan plan;
+	uint64_t h = H;
+	static const uint8_t want[] = {
+		0x41, 0x53, 0x90, 0xe8, 0xf8, 0xff, 0x00, 0x00, 0x0f, 0x1f, 0x80, 0x2a, 0x00, 0x00, 0x00,
+		0x41, 0x5b,
+		0x8d, 0x04, 0x7f, 0x03, 0x05, 0xe6, 0x3f, 0xff, 0xff, 0xe9, 0xea, 0x0f, 0xff, 0xff,
+		0xcc, /* to the (empty) pool's 8-byte alignment */
+	};
+
+	if (plan_jmp(work_code, sizeof(work_code), &plan))
+		return;
+	plan.call_ids = true;
+	plan.call_id[0] = 42;
+	c_abi = false;
+	CHECK_EQ(emit(&plan, T, &h, 1), 0, "emit");
+	CHECK_BYTES(tbuf, tlen, want, sizeof(want), "work trampoline with a site id");
+	map_into(&plan, T, 1, F + 3, 0, T + 0x14);
+	map_from(&plan, T, 1, T + 0x11, 0, F);
+	map_from(&plan, T, 1, T + 0x1a, 0, F + 9);
+	c_abi = true;
+}
+
+/*
+ * Branches out of a function (arch_branches_out), and a jump plan that a
+ * neighbour's branch turns into a breakpoint (arch_plan_to_int3):
+ *   F+0:  48 8d 04 3f         lea  (%rdi,%rdi),%rax
+ *   F+4:  74 02               je   F+8          (inside: not counted)
+ *   F+6:  eb 0a               jmp  F+0x12       (just past the end: counted)
+ *   F+8:  e8 f3 ff ff ff      call F+0          (own entry: not counted)
+ *   F+13: e9 eb ef 00 00      jmp  0x40fffd     (counted)
+ */
+static void test_branches_out(void)
+{
+	static const uint8_t code[] = {
+		0x48, 0x8d, 0x04, 0x3f,
+		0x74, 0x02,
+		0xeb, 0x0a,
+		0xe8, 0xf3, 0xff, 0xff, 0xff,
+		0xe9, 0xeb, 0xef, 0x00, 0x00,
+	};
+	uint64_t out[4];
+	struct arch_site_plan plan;
+
+	CHECK_EQ(arch_branches_out(code, sizeof(code), F, out, 4), 2, "two branches leave");
+	CHECK_EQ(out[0], F + 0x12, "the short jmp past the end");
+	CHECK_EQ(out[1], 0x40fffd, "the far jmp");
+	CHECK_EQ(arch_branches_out(code, sizeof(code), F, out, 1), 2, "counted past max");
+	if (plan_jmp(work_code, sizeof(work_code), &plan))
+		return;
+	arch_plan_to_int3(&plan, "entered at func+0x%x", 3);
+	CHECK(plan.kind == ARCH_PATCH_INT3, "int3 plan");
+	CHECK_EQ(plan.orig_len, 3, "the first instruction only");
+	CHECK_EQ(plan.ninsns, 1, "one displaced instruction");
+	CHECK(!strcmp(plan.why, "entered at func+0x3"), "why: %s", plan.why);
+}
+
+/*
  * A prologue built with -fcf-protection and frame pointers:
  *   F+0: f3 0f 1e fa  endbr64
  *   F+4: 55           push %rbp
@@ -677,6 +747,8 @@ int main(void)
 {
 	test_work();
 	test_work_handlers();
+	test_site_ids();
+	test_branches_out();
 	test_endbr();
 	test_jle();
 	test_call();

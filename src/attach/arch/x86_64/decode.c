@@ -170,6 +170,38 @@ void x86_plan_int3(struct arch_site_plan *plan, const struct x86_insn *first, co
 	va_end(ap);
 }
 
+int arch_branches_out(const uint8_t *code, size_t len, uint64_t addr, uint64_t *out, int max)
+{
+	struct x86_insn insn;
+	int n = 0;
+	for (size_t off = 0; off < len; off += insn.len) {
+		if (x86_insn_decode(code + off, len - off, addr + off, &insn) < 0)
+			break;
+		if (!insn.is_branch || insn.kind == X86_RIPREL ||
+		    (insn.target >= addr && insn.target < addr + len))
+			continue;
+		if (n < max)
+			out[n] = insn.target;
+		n++;
+	}
+	return n;
+}
+
+void arch_plan_to_int3(struct arch_site_plan *plan, const char *fmt, ...)
+{
+	va_list ap;
+	int first = plan->ninsns > 1 ? plan->insn_off[1] : plan->orig_len;
+
+	plan->kind = ARCH_PATCH_INT3;
+	plan->orig_len = first;
+	plan->ninsns = 1;
+	plan->insn_off[0] = 0;
+	memset(plan->orig + first, 0, sizeof(plan->orig) - (size_t)first);
+	va_start(ap, fmt);
+	vsnprintf(plan->why, sizeof(plan->why), fmt, ap);
+	va_end(ap);
+}
+
 /*
  * Does a branch in insn land strictly inside the displaced bytes?  Fills
  * why if so.  A branch to the site itself is fine: it runs the jmp, and so

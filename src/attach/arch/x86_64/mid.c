@@ -41,6 +41,7 @@
  *   [lea site(%rip),%rax; mov %rax,PC(%rsp)]      if %rip is (g(%rip) operands)
  *   mov %rsp,%rax; and $-16,%rsp; push %rax; push %rax
  *   { [pc slot := its location]; nop; call h } per handler (or call *lit(%rip))
+ *   [nopl id(%rax) after each call: plan->call_ids, abi.h "Site ids"]
  *   mov (%rsp),%rsp
  *   mov FLAGS(%rsp),%rax; add $0x7f,%al; sahf      OF from al, the rest from ah
  *   mov R11(%rsp),%r11; mov RAX(%rsp),%rax
@@ -185,12 +186,12 @@ size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers)
 	emit_restore(&w);
 	for (int i = 0; i < nhandlers; i++)
 		w.len += pc_changes(plan, i) ? PC_SET_LEN : 0;
-	return w.len + (size_t)CALL_LEN * nhandlers;
+	return w.len + (CALL_LEN + (plan->call_ids ? X86_CALL_ID_LEN : 0)) * (size_t)nhandlers;
 }
 
 size_t arch_trampoline_mid_max(int nhandlers)
 {
-	struct arch_site_plan all = {.mid = true, .mid_read = ~0u};
+	struct arch_site_plan all = {.mid = true, .mid_read = ~0u, .call_ids = true};
 	if (nhandlers < 0)
 		nhandlers = 0;
 	return x86_mid_head_len(&all, nhandlers) + (size_t)PC_SET_LEN * nhandlers +
@@ -210,7 +211,7 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
 	for (int i = 0; i < nhandlers; i++) {
 		if (pc_changes(plan, i))
 			emit_pc_set(&w, plan->site + plan->mid_hoff[i]);
-		x86w_call6(&w, handlers[i]);
+		x86w_call_handler(&w, handlers[i], plan->call_ids, plan->call_id[i]);
 	}
 	emit_restore(&w);
 	if (w.len != x86_mid_head_len(plan, nhandlers))

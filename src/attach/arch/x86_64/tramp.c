@@ -20,6 +20,10 @@
  *   2 + 6k       90 e8 rel32       nop; call handler_k        (in rel32 reach)
  *             or ff 15 [lit]       call *lit(%rip)            (out of reach)
  *   2 + 6n       41 5b             pop  %r11
+ *
+ * With plan->call_ids (a probe compiled once for sites of different
+ * `probe` names: abi.h, "Site ids") each call is followed by
+ * `0f 1f 80 id32` (nopl id(%rax)), so calls are 13 bytes apart.
  *   HEAD_LEN     displaced instructions, relocated (reloc.c)
  *                jmp site + orig_len
  *   (8-aligned)  literal pool: 64-bit handler addresses and branch
@@ -56,9 +60,9 @@
 #define RESTORE_LEN 13
 #define C_HEAD_LEN(n) ((size_t)SAVE_LEN + (size_t)CALL_LEN * (n) + RESTORE_LEN)
 #define H_SAVE_LEN 2 /* push %r11 */
-#define H_CALL_LEN 6
-#define H_HEAD_LEN(n) ((size_t)H_SAVE_LEN + (size_t)H_CALL_LEN * (n) + 2)
-#define HEAD_LEN(plan, n) ((plan)->c_abi ? C_HEAD_LEN(n) : H_HEAD_LEN(n))
+#define H_CALL_LEN(plan) (6 + ((plan)->call_ids ? X86_CALL_ID_LEN : 0))
+#define H_HEAD_LEN(plan, n) ((size_t)H_SAVE_LEN + (size_t)H_CALL_LEN(plan) * (n) + 2)
+#define HEAD_LEN(plan, n) ((plan)->c_abi ? C_HEAD_LEN(n) : H_HEAD_LEN(plan, n))
 #define JMP_LEN 5
 /* where the relocated copy starts: mid-function sites have their own layout (mid.c) */
 #define HEAD(plan, n) ((plan)->mid ? x86_mid_head_len(plan, n) : HEAD_LEN(plan, n))
@@ -73,8 +77,8 @@ size_t arch_trampoline_max(int nhandlers)
 {
 	if (nhandlers < 0)
 		nhandlers = 0;
-	return C_HEAD_LEN(nhandlers) + X86_RELOC_CODE_MAX + 7 +
-	       8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
+	return C_HEAD_LEN(nhandlers) + X86_CALL_ID_LEN * (size_t)nhandlers + X86_RELOC_CODE_MAX +
+	       7 + 8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
 }
 
 /*
@@ -101,7 +105,8 @@ int arch_emit_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 	for (int i = 0; i < nhandlers; i++) {
 		if (plan->c_abi)
 			X86W_PUT(&w, "\x48\x89\xe7"); /* mov %rsp,%rdi */
-		x86w_call6(&w, handlers[i]);
+		x86w_call_handler(&w, handlers[i], plan->call_ids && !plan->c_abi,
+				  plan->call_id[i]);
 	}
 	if (plan->c_abi)
 		x86w_put(&w, restore_regs, RESTORE_LEN);

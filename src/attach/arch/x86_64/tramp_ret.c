@@ -19,6 +19,7 @@
  *
  *   T:      push %r11                          struct rt_entry_frame (abi.h)
  *           { call entry_handler_k }           preserve_most probe code
+ *                                              [each call then nopl id(%rax): plan->call_ids]
  *           push %rax                          the return slot is at 16(%rsp)
  *           cmpl $0,ubt_priv.enabled(%rip); je nopush
  *           S = table + hash(%fs:0) * sizeof(S)      (rax = S, r11 scratch)
@@ -93,7 +94,7 @@
 #include "runtime/abi.h"
 #include "writer.h"
 
-#define HCALL 6       /* nop; call rel32, or call *lit(%rip) */
+#define HCALL (6 + X86_CALL_ID_LEN) /* nop; call rel32, or call *lit(%rip); [nopl id] */
 #define FIXED_MAX 768 /* every instruction below but the handler calls (632 today) */
 
 /* the return slot, above rax r11 (struct rt_ret_frame without func) */
@@ -194,11 +195,12 @@ static void call_c(struct x86_writer *e, uint64_t fn, uint64_t stub)
 	X86W_PUT(e, "\x41\x5a\x41\x59\x41\x58\x5f\x5e\x5a\x59");
 }
 
-static void emit_entry(struct x86_writer *e, const struct arch_ret_spec *spec, uint64_t stub)
+static void emit_entry(struct x86_writer *e, const struct arch_site_plan *plan,
+		       const struct arch_ret_spec *spec, uint64_t stub)
 {
 	X86W_PUT(e, "\x41\x53"); /* push %r11: struct rt_entry_frame for the handlers */
 	for (int i = 0; i < spec->nhandlers; i++)
-		x86w_call6(e, spec->handlers[i]);
+		x86w_call_handler(e, spec->handlers[i], plan->call_ids, plan->call_id[i]);
 	X86W_PUT(e, "\x50"); /* push %rax: the return slot is now at SLOT(%rsp) */
 	if_disabled(e, spec->enabled, L_NOPUSH);
 	find_stack(e, spec, L_SLOW);
@@ -239,9 +241,10 @@ static void emit_entry(struct x86_writer *e, const struct arch_ret_spec *spec, u
 	x86w_rel32_label(e, "\xe8", 1, L_BODY); /* call body */
 }
 
-static void emit_stub(struct x86_writer *e, const struct arch_ret_spec *spec, uint64_t site,
-		      uint64_t stub)
+static void emit_stub(struct x86_writer *e, const struct arch_site_plan *plan,
+		      const struct arch_ret_spec *spec, uint64_t stub)
 {
+	uint64_t site = plan->site;
 	x86w_label(e, L_STUB);
 	X86W_PUT(e, "\x48\x8d\x64\x24\xf8"); /* lea -8(%rsp),%rsp: the old slot, frame.ret */
 	X86W_PUT(e, "\x41\x53\x50");	     /* push %r11; push %rax: the slot is at SLOT(%rsp) */
@@ -274,7 +277,8 @@ static void emit_stub(struct x86_writer *e, const struct arch_ret_spec *spec, ui
 		x86w_rel32_to(e, "\x4c\x8d\x1d", 3, site); /* lea site(%rip),%r11 */
 		X86W_PUT(e, "\x41\x53"); /* push %r11: func; struct rt_ret_frame */
 		for (int i = 0; i < spec->nrhandlers; i++)
-			x86w_call6(e, spec->rhandlers[i]);
+			x86w_call_handler(e, spec->rhandlers[i], plan->call_ids,
+					  plan->ret_call_id[i]);
 		X86W_PUT(e, "\x48\x8d\x64\x24\x08"); /* lea 8(%rsp),%rsp */
 	}
 	X86W_PUT(e, "\x58\x41\x5b"); /* pop %rax; pop %r11 */
@@ -413,13 +417,13 @@ int arch_emit_ret_trampoline(const struct arch_site_plan *plan, uint64_t tramp_a
 	/* The stub's address is needed before it is emitted: one dry run.
 	 * Instruction sizes do not depend on the stub's address. */
 	x86w_init(e, NULL, 0, tramp_addr);
-	emit_entry(e, spec, tramp_addr);
+	emit_entry(e, plan, spec, tramp_addr);
 	stub = x86w_pc(e);
 	x86w_init(e, buf, cap < max ? cap : max, tramp_addr);
-	emit_entry(e, spec, stub);
+	emit_entry(e, plan, spec, stub);
 	if (x86w_pc(e) != stub)
 		return -EIO;
-	emit_stub(e, spec, plan->site, stub);
+	emit_stub(e, plan, spec, stub);
 	emit_slow(e, spec, stub);
 	emit_general(e, stub);
 	x86w_label(e, L_BODY);

@@ -109,6 +109,15 @@ void x86w_call6(struct x86_writer *w, uint64_t to)
 		x86w_lit(w, "\xff\x15", 2, to); /* call *lit(%rip) */
 }
 
+void x86w_call_handler(struct x86_writer *w, uint64_t to, bool with_id, uint32_t id)
+{
+	x86w_call6(w, to);
+	if (with_id) {
+		X86W_PUT(w, "\x0f\x1f\x80"); /* nopl id(%rax): executed, does nothing */
+		x86w_u32(w, id);
+	}
+}
+
 void x86w_jmp(struct x86_writer *w, uint64_t to)
 {
 	if (x86_rel32(x86w_pc(w) + 5, to, NULL))

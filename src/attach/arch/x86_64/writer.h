@@ -80,6 +80,13 @@ void x86w_lit(struct x86_writer *w, const void *op, size_t n, uint64_t value);
 
 /* Six bytes that call `to`: nop; call rel32 in reach, else call *lit(%rip). */
 void x86w_call6(struct x86_writer *w, uint64_t to);
+/*
+ * A handler call: x86w_call6, then, where the site passes ids
+ * (arch_site_plan.call_ids), `nopl id(%rax)` (0f 1f 80 id32), which the
+ * handler reads at its return address + 3 (abi.h, "Site ids").
+ */
+#define X86_CALL_ID_LEN 7
+void x86w_call_handler(struct x86_writer *w, uint64_t to, bool with_id, uint32_t id);
 /* jmp to: e9 rel32 in reach, else jmp *lit(%rip) (6 bytes) */
 void x86w_jmp(struct x86_writer *w, uint64_t to);
 
