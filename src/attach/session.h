@@ -55,7 +55,11 @@ struct att_point {
 	 * site at the `mov $NR, %eax` of a wrapper (enter) or just after its
 	 * `syscall` (exit); func is the event's name (sys_enter_write) */
 	uint8_t sys_kind; /* enum cg_sys_kind */
-	int sys_nr;
+	int sys_nr;	  /* -1: only %rax knows it (sys_dyn says which calls the point wants) */
+	bool sys_at_insn; /* the site is the `syscall` itself (no `mov $NR` a jump can go
+			   * over: read's `xor %eax,%eax`, the dynamic sites) */
+	bool sys_after;	  /* and this is its exit side (arch_site_plan.mid_after) */
+	const struct cg_sys_dyn *sys_dyn;
 };
 
 /* A USDT semaphore this session incremented in the target. */
@@ -118,6 +122,9 @@ struct att_session {
 	/* usdt: argument lists for codegen, and semaphores held in the target */
 	struct cg_usdt_variants *usdt;
 	int nusdt;
+	struct cg_sys_dyn **sys_dyns; /* the points' at dynamic system-call sites */
+	int nsys_dyns;
+	int sys_nojump; /* system-call sites on the `syscall` itself left unpatched (plan_mid.c) */
 	struct att_sema semas[ATT_MAX_SEMAS]; /* in the shared session: the watchdog
 					       * releases those still held if ubt dies */
 	int nsemas;

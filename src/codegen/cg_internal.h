@@ -46,6 +46,8 @@ struct cg {
 	const struct cg_usdt_spec *usdt_spec; /* usdt variant being generated, or NULL */
 	const struct cg_usdt_spec *sys_spec;  /* system-call site variant (sys_kind set), or NULL */
 	const char *site_name; /* `probe` of the sites of the variant being generated, or NULL */
+	LLVMValueRef sys_nr;   /* a dynamic system-call site's number (i64, from %rax), or NULL */
+	LLVMValueRef sys_idx;  /* its index in sys_spec->sys_dyn (i64), or NULL */
 	uint32_t mid_regs;     /* cg_object.mid_regs, collected by cg_reg() */
 	uint32_t ids_used;     /* cg_object.ids_used, collected by comm/uid/gid (cg_call.c) */
 	/* entry indexes that map lookups of this probe found for keys whose
@@ -159,5 +161,7 @@ void cg_check_empty(struct cg *c, LLVMValueRef v, const struct ast_node *site);
 /* cg_args.c, issue 7: a uprobe's `args` record */
 bool cg_is_args(const struct ast_node *n);
 LLVMValueRef cg_args(struct cg *c, const struct ast_node *n);
+void cg_sys_dispatch(struct cg *c, LLVMBasicBlockRef skip);
+LLVMValueRef cg_sys_probe_name(struct cg *c, int size);
 
 #endif

@@ -285,6 +285,7 @@ static void gen_function(struct cg *c, const struct ast_node *probe, const char 
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, en, LLVMConstInt(c->i32, 0, 0), ""),
 			ret, body_bb);
 	LLVMPositionBuilderAtEnd(c->b, body_bb);
+	cg_sys_dispatch(c, ret); /* a system-call site known only by %rax: the calls wanted */
 	cg_loop_budget(c, probe);
 	c->thread = NULL;
 	if (kind == CG_FN_PSTACK) {

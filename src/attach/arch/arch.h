@@ -46,6 +46,9 @@ struct arch_site_plan {
 					   * the handlers read; r12-r15 are saved only if here */
 	bool c_abi;                       /* handlers are C functions taking struct rt_regs *
 					   * (the runtime's own), not probe code (abi.h) */
+	uint8_t mid_after;		  /* mid: the last mid_after handlers run after the
+					   * first displaced instruction, not before it (a
+					   * system call's exit side, mid.c) */
 	enum arch_patch_kind kind;
 	char why[160];                    /* for ARCH_PATCH_INT3: why the jmp was refused */
 	uint8_t orig[ARCH_MAX_DISPLACED]; /* original bytes at site */

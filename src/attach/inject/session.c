@@ -326,6 +326,13 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 		    (ret = att_plan_mid(s, &s->points[i], s->points[i].bias)))
 			return ret;
 	}
+	if (s->sys_nojump)
+		fprintf(
+		    stderr,
+		    "WARNING: %d system-call site%s take%s no jump (a jump table in the function, "
+		    "or a branch into the bytes it would cover): calls made there are not "
+		    "counted\n",
+		    s->sys_nojump, s->sys_nojump == 1 ? "" : "s", s->sys_nojump == 1 ? "s" : "");
 	return att_usdt_plan(s, maps, nmaps);
 }
 

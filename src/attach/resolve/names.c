@@ -91,6 +91,7 @@ static void name_probe(struct att_session *s, int index)
 		sys.nargs = -1;
 		sys.sys_nr = p->sys_nr;
 		sys.sys_kind = p->sys_kind;
+		sys.sys_dyn = p->sys_dyn;
 		if (p->sys_kind)
 			spec = &sys;
 		p->variant = variant_add(&nv, spec, point_name(p));

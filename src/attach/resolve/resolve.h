@@ -82,10 +82,14 @@ int att_sys_event_count(const struct ast_node *a);
  * syscalls.c: the sites of one system-call tracepoint attach point in
  * libc (the -p process's, else the one ld.so would load): a mid-function
  * point at each wrapper's `mov $NR, %eax` (sys_enter) or after its
- * `syscall` (sys_exit), for every call the point's events name.
+ * `syscall` (sys_exit), for every call the point's events name; where no
+ * `mov` a jump can go over loads the number, at the `syscall` itself (the
+ * number from %rax when only it knows).  att_sys_dyn_free frees what the
+ * dynamic sites' variants share (struct cg_sys_dyn).
  */
 int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
 		    struct att_session *s, struct diags *diags);
+void att_sys_dyn_free(struct att_session *s);
 
 /* usdt.c: resolves one usdt attach point into s->points (one per location). */
 int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,

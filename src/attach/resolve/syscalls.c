@@ -18,8 +18,10 @@
  *   write+0x0e: 0f 05            syscall         (stays: the kernel restarts here)
  *   write+0x10: 48 3d 00 f0 ...  cmp ...,%rax    <- sys_exit_write, ret = %rax
  *
- * Sites whose number only %rax knows (syscall(2)) are not attached yet
- * (docs/ARCHITECTURE.md, "System-call tracepoints": what remains).
+ * Where no such `mov` loads the number (read's `xor %eax,%eax`, syscall(2)'s
+ * `mov %rdi,%rax`, _exit's `mov %esi,%eax`) the one site is the `syscall`
+ * itself (site_points below); where only %rax knows the number, sys_enter
+ * reads it there when the site runs (struct cg_sys_dyn).
  *
  * Formats come from tracefs when it is mounted, so a newer kernel's field
  * is found; otherwise from syscall_tab.c, generated for x86-64 by
@@ -532,21 +534,24 @@ struct sys_scan {
 	struct att_session *s;
 	const struct sys_want *w;
 	bool raw;
+	const struct cg_sys_dyn *dyn[3]; /* per kind, for the dynamic sites (NULL: none) */
 };
 
-static bool point_at(const struct att_session *s, const struct ast_node *a, uint64_t vaddr)
+static bool point_at(const struct att_session *s, const struct ast_node *a, uint64_t vaddr,
+		     int kind)
 {
 	for (int i = 0; i < s->npoints; i++)
-		if (s->points[i].attach == a && s->points[i].vaddr == vaddr)
+		if (s->points[i].attach == a && s->points[i].vaddr == vaddr &&
+		    s->points[i].sys_kind == kind)
 			return true;
 	return false;
 }
 
 static void sys_point_add(struct sys_scan *sc, const struct ef_func *fn, uint64_t vaddr, int nr,
-			  int kind)
+			  int kind, bool at_insn)
 {
 	struct att_session *s = sc->s;
-	if (point_at(s, sc->a, vaddr))
+	if (point_at(s, sc->a, vaddr, kind))
 		return; /* an alias of a function seen before (write, __write) */
 	s->points = xrealloc(s->points, (s->npoints + 1) * sizeof(*s->points));
 	struct att_point *p = &s->points[s->npoints++];
@@ -555,8 +560,12 @@ static void sys_point_add(struct sys_scan *sc, const struct ef_func *fn, uint64_
 	p->attach = sc->a;
 	p->probe_index = sc->index;
 	p->path = xstrdup(sc->path);
-	p->func = sc->raw ? xstrdup(kind == CG_SYS_ENTER ? "sys_enter" : "sys_exit")
-			  : xstrdup(sc->w->event[nr][kind]);
+	if (sc->raw)
+		p->func = xstrdup(kind == CG_SYS_ENTER ? "sys_enter" : "sys_exit");
+	else if (nr < 0) /* the variant's `probe` is the call's (cg_sys_probe_name) */
+		p->func = xstrdup(sc->a->attach.func);
+	else
+		p->func = xstrdup(sc->w->event[nr][kind]);
 	p->vaddr = vaddr;
 	p->dev = sc->f->dev;
 	p->ino = sc->f->ino;
@@ -566,6 +575,45 @@ static void sys_point_add(struct sys_scan *sc, const struct ef_func *fn, uint64_
 	p->variant = -1;
 	p->sys_kind = (uint8_t)kind;
 	p->sys_nr = nr;
+	p->sys_at_insn = at_insn;
+	p->sys_after = at_insn && kind == CG_SYS_EXIT;
+	p->sys_dyn = nr < 0 ? sc->dyn[kind] : NULL;
+}
+
+/*
+ * One system call site.  Where a `mov $NR, %eax` a jump can go over loads
+ * the number (site != insn), sys_enter is at the `mov` and sys_exit just
+ * after the `syscall`, two sites that leave the `syscall` in place.
+ * Otherwise (read's 2-byte `xor %eax,%eax`, a number only %rax knows) one
+ * site at the `syscall` itself, whose trampoline runs sys_enter before the
+ * relocated `syscall` and sys_exit after it (arch mid.c, mid_after):
+ *
+ *   read+0x09: 31 c0      xor %eax,%eax
+ *   read+0x0b: 0f 05      syscall           <- jmp (syscall and cmp displaced)
+ *   read+0x0d: 48 3d ..   cmp $-4096,%rax
+ *
+ * At a dynamic site sys_enter reads the number from %rax (struct
+ * cg_sys_dyn); sys_exit is not attached there: after the call no register
+ * holds the number any more.
+ */
+static void site_points(struct sys_scan *sc, const struct ef_func *fn,
+			const struct arch_sys_site *site)
+{
+	const struct sys_want *w = sc->w;
+	int nr = site->nr;
+	if (nr < 0) {
+		if (sc->dyn[CG_SYS_ENTER])
+			sys_point_add(sc, fn, site->insn, -1, CG_SYS_ENTER, true);
+		return;
+	}
+	if (nr >= ATT_SYS_MAX_NR || !w->kind[nr])
+		return;
+	bool enter = w->kind[nr] & (1 << CG_SYS_ENTER), exit_ = w->kind[nr] & (1 << CG_SYS_EXIT);
+	bool own = site->site == site->insn; /* no mov to jump over */
+	if (enter)
+		sys_point_add(sc, fn, site->site, nr, CG_SYS_ENTER, own);
+	if (exit_)
+		sys_point_add(sc, fn, own ? site->insn : site->insn + 2, nr, CG_SYS_EXIT, own);
 }
 
 /* One function of libc: its sites whose number the point wants. */
@@ -580,18 +628,50 @@ static void scan_func(const struct ef_func *fn, void *arg)
 	if (!ef_read_vaddr(sc->f, fn->value, code, fn->size))
 		n = arch_syscall_sites(code, fn->size, fn->value, sites, 64);
 	free(code);
-	for (int i = 0; i < n && i < 64; i++) {
-		int nr = sites[i].nr;
-		/* a number only %rax knows (syscall(2)) waits for the dynamic sites */
-		if (nr < 0 || nr >= ATT_SYS_MAX_NR || !sc->w->kind[nr])
+	for (int i = 0; i < n && i < 64; i++)
+		site_points(sc, fn, &sites[i]);
+}
+
+/* The calls of one kind the point wants at a dynamic site, or NULL for none. */
+static const struct cg_sys_dyn *dyn_of(struct att_session *s, const struct sys_want *w, bool raw,
+				       int kind)
+{
+	struct cg_sys_dyn *d = xcalloc(1, sizeof(*d));
+	for (int nr = 0; nr < ATT_SYS_MAX_NR; nr++) {
+		if (!(w->kind[nr] & (1 << kind)))
 			continue;
-		/* no jump over the number's load (read's 2-byte xor): the enter
-		 * side waits for sites planned before it (ARCHITECTURE.md) */
-		if ((sc->w->kind[nr] & (1 << CG_SYS_ENTER)) && sites[i].site != sites[i].insn)
-			sys_point_add(sc, fn, sites[i].site, nr, CG_SYS_ENTER);
-		if (sc->w->kind[nr] & (1 << CG_SYS_EXIT))
-			sys_point_add(sc, fn, sites[i].insn + 2, nr, CG_SYS_EXIT);
+		if (raw) /* every call, under one name */
+			break;
+		d->nr = xrealloc(d->nr, (size_t)(d->n + 1) * sizeof(*d->nr));
+		d->names = xrealloc(d->names, (size_t)(d->n + 1) * sizeof(*d->names));
+		d->nr[d->n] = nr;
+		d->names[d->n++] = xasprintf("tracepoint:syscalls:%s", w->event[nr][kind]);
 	}
+	bool any = d->n > 0;
+	for (int nr = 0; raw && nr < ATT_SYS_MAX_NR && !any; nr++)
+		any = w->kind[nr] & (1 << kind);
+	if (!any) {
+		free(d);
+		return NULL;
+	}
+	s->sys_dyns = xrealloc(s->sys_dyns, (size_t)(s->nsys_dyns + 1) * sizeof(*s->sys_dyns));
+	s->sys_dyns[s->nsys_dyns++] = d;
+	return d;
+}
+
+void att_sys_dyn_free(struct att_session *s)
+{
+	for (int i = 0; i < s->nsys_dyns; i++) {
+		struct cg_sys_dyn *d = s->sys_dyns[i];
+		for (int k = 0; k < d->n; k++)
+			free(d->names[k]);
+		free(d->names);
+		free(d->nr);
+		free(d);
+	}
+	free(s->sys_dyns);
+	s->sys_dyns = NULL;
+	s->nsys_dyns = 0;
 }
 
 int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
@@ -617,8 +697,9 @@ int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_no
 	}
 	struct sys_want *w = xmalloc(sizeof(*w));
 	want_events(a, w);
-	struct sys_scan sc = {&f,    path, probe, a,
-			      index, s,	   w,	  !strcmp(a->attach.target, "raw_syscalls")};
+	bool raw = !strcmp(a->attach.target, "raw_syscalls");
+	struct sys_scan sc = {&f, path, probe, a, index, s, w, raw};
+	sc.dyn[CG_SYS_ENTER] = dyn_of(s, w, raw, CG_SYS_ENTER);
 	ef_foreach_func(&f, scan_func, &sc);
 	for (int i = 0; i < w->nev; i++)
 		free(w->ev[i]);

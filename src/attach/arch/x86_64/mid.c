@@ -147,7 +147,28 @@ size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers)
 	x86w_init(&w, NULL, 0, plan->site); /* a dry run: the lengths only */
 	emit_save(&w, plan);
 	emit_restore(&w);
-	return w.len + (size_t)CALL_LEN * nhandlers;
+	return w.len + (size_t)CALL_LEN * (nhandlers - plan->mid_after);
+}
+
+/*
+ * A system call's site (resolve/syscalls.c) whose patch covers the
+ * `syscall` itself: the enter side's handlers run before it, as at any
+ * site, and the exit side's here, right after the relocated `syscall`,
+ * with the same frame, so that they read its result in %rax.  Nothing of
+ * ours is on the stack across the call: a clone child returns here on
+ * its new stack, and a restarted call (pc - 2) finds the `syscall`.
+ *
+ *   [save; call enter handlers; restore]   (the head)
+ *   syscall                                (relocated: the same 2 bytes)
+ *   save; call exit handlers; restore      (here; after NULL: a dry run)
+ *   the other displaced instructions; jmp back
+ */
+void x86_mid_after(struct x86_writer *w, const struct arch_site_plan *plan, const uint64_t *after)
+{
+	emit_save(w, plan);
+	for (int i = 0; i < plan->mid_after; i++)
+		x86w_call6(w, after ? after[i] : 0);
+	emit_restore(w);
 }
 
 size_t arch_trampoline_mid_max(int nhandlers)
@@ -155,7 +176,8 @@ size_t arch_trampoline_mid_max(int nhandlers)
 	struct arch_site_plan all = {.mid = true, .mid_read = ~0u};
 	if (nhandlers < 0)
 		nhandlers = 0;
-	return x86_mid_head_len(&all, nhandlers) + X86_RELOC_CODE_MAX + 7 +
+	/* and a second save and restore for the calls after the first instruction */
+	return 2 * x86_mid_head_len(&all, nhandlers) + X86_RELOC_CODE_MAX + 7 +
 	       8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
 }
 
@@ -165,16 +187,17 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
 	struct x86_writer w;
 	int rc;
 
-	if (nhandlers < 0 || (nhandlers > 0 && !handlers))
+	if (nhandlers < 0 || (nhandlers > 0 && !handlers) || plan->mid_after > nhandlers)
 		return -EINVAL;
+	int before = nhandlers - plan->mid_after;
 	x86w_init(&w, buf, cap, tramp_addr);
 	emit_save(&w, plan);
-	for (int i = 0; i < nhandlers; i++)
+	for (int i = 0; i < before; i++)
 		x86w_call6(&w, handlers[i]);
 	emit_restore(&w);
 	if (w.len != x86_mid_head_len(plan, nhandlers))
 		return -EINVAL; /* the layout above and x86_mid_head_len() disagree */
-	rc = x86_relocate(plan, &w, NULL);
+	rc = x86_relocate_after(plan, &w, NULL, handlers + before);
 	return rc < 0 ? rc : x86w_finish(&w, len);
 }
 

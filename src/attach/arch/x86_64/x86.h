@@ -81,7 +81,7 @@ void x86_plan_int3(struct arch_site_plan *plan, const struct x86_insn *first, co
  */
 #define X86_RELOC_CODE_MAX (ARCH_MAX_DISPLACED + 8 * ARCH_MAX_INSNS + 6)
 #define X86_RELOC_LIT_MAX (2 * ARCH_MAX_INSNS + 1)
-#define X86_RELOC_MAP_MAX (2 * ARCH_MAX_INSNS + 1)
+#define X86_RELOC_MAP_MAX (2 * ARCH_MAX_INSNS + 2) /* + the calls after the first (mid_after) */
 
 struct x86_pc_map {
 	uint16_t off;  /* offset from the start of the copy */
@@ -110,8 +110,19 @@ int x86_relocate(const struct arch_site_plan *plan, struct x86_writer *w, struct
 /* The map alone, for a copy at `at` (a dry run of x86_relocate). */
 int x86_reloc_map(const struct arch_site_plan *plan, uint64_t at, struct x86_reloc_map *m);
 
-/* mid.c: the trampoline of a site in the middle of a function (plan->mid). */
+/*
+ * The same, where the handlers of plan->mid_after (after, NULL in a dry
+ * run: only the lengths count) are called between the first relocated
+ * instruction and the second (mid.c, x86_mid_after).
+ */
+int x86_relocate_after(const struct arch_site_plan *plan, struct x86_writer *w,
+		       struct x86_reloc_map *m, const uint64_t *after);
+
+/* mid.c: the trampoline of a site in the middle of a function (plan->mid);
+ * nhandlers counts them all, plan->mid_after of them run after the first
+ * displaced instruction, the others before. */
 size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers);
+void x86_mid_after(struct x86_writer *w, const struct arch_site_plan *plan, const uint64_t *after);
 int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const uint64_t *handlers,
 		 int nhandlers, uint8_t *buf, size_t cap, size_t *len);
 
