@@ -62,6 +62,14 @@ struct att_point {
 	const struct cg_sys_dyn *sys_dyn;
 };
 
+/* A system-call tracepoint's attach point (resolve/syscalls.c), whose sites
+ * are looked for again in every object of the process once it is open. */
+struct att_sys_attach {
+	const struct ast_node *probe, *a;
+	int index;
+	const struct cg_sys_dyn *dyn; /* its sys_enter at dynamic sites, or NULL */
+};
+
 /* A USDT semaphore this session incremented in the target. */
 struct att_sema {
 	uint64_t addr; /* in the target */
@@ -93,6 +101,7 @@ struct att_region {
 /* ubt's own probes (readsafe.c, ret.c, dlopen.c) at most, besides one site per point */
 #define ATT_OWN_SITES 16
 #define ATT_MAX_SEMAS 256  /* usdt semaphores in one session */
+#define ATT_SYS_LATE_SITES 4096 /* -c: room for system-call sites outside libc */
 
 /* One patched address, shared by every probe on it. */
 struct att_site {
@@ -124,6 +133,10 @@ struct att_session {
 	int nusdt;
 	struct cg_sys_dyn **sys_dyns; /* the points' at dynamic system-call sites */
 	int nsys_dyns;
+	struct att_sys_attach *sys_attach; /* the system-call tracepoints' attach points */
+	int nsys_attach;
+	dev_t sys_libc_dev; /* the libc resolve scanned (the other objects: att_sys_objects) */
+	ino_t sys_libc_ino;
 	int sys_nojump; /* system-call sites on the `syscall` itself left unpatched (plan_mid.c) */
 	struct att_sema semas[ATT_MAX_SEMAS]; /* in the shared session: the watchdog
 					       * releases those still held if ubt dies */

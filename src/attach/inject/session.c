@@ -13,6 +13,7 @@
 #include "elf/elfsym.h"
 #include "util/util.h"
 #include "attach/inject/session_internal.h"
+#include "attach/resolve/resolve.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,6 +84,7 @@ int att_open(struct att_session *s, pid_t pid, char *const *argv)
 			return ret;
 		}
 	}
+	att_sys_objects(s, s->t.pid); /* the program's own system calls, other libraries' */
 	return 0;
 }
 
@@ -845,7 +847,9 @@ struct att_session *att_session_new(void)
  */
 static int sites_alloc(struct att_session *s)
 {
-	size_t n = (size_t)s->npoints + ATT_OWN_SITES;
+	/* -c: made before the command runs, when the sites of its other
+	 * objects than libc are not known yet (att_sys_objects) */
+	size_t n = (size_t)s->npoints + ATT_OWN_SITES + (s->nsys_attach ? ATT_SYS_LATE_SITES : 0);
 	size_t bytes = ALIGN_UP(n * sizeof(struct att_site), PAGE);
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {

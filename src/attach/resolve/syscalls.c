@@ -9,7 +9,9 @@
  * found" when nothing matches, and gives every probe that reads `args`
  * the record of each tracepoint it matched (probe->tp_args; probe->args is
  * the first), which sema_args.c checks fields against.  att_sys_resolve(),
- * part of att_resolve(), then finds the sites in libc: each function's
+ * part of att_resolve(), then finds the sites in libc, and att_sys_objects(),
+ * once the process is open, in its other objects (the program, ld.so, every
+ * library): each function's
  * `syscall` instructions (arch_syscall_sites) whose number a point wants
  * become mid-function points, sys_enter at the `mov $NR, %eax` before the
  * instruction, sys_exit just after it:
@@ -672,6 +674,25 @@ void att_sys_dyn_free(struct att_session *s)
 	free(s->sys_dyns);
 	s->sys_dyns = NULL;
 	s->nsys_dyns = 0;
+	free(s->sys_attach);
+	s->sys_attach = NULL;
+	s->nsys_attach = 0;
+}
+
+/* The sites of one attach point in one file (path: the name shown). */
+static void scan_file(struct att_session *s, const struct att_sys_attach *at, struct ef_file *f,
+		      const char *path)
+{
+	struct sys_want *w = xmalloc(sizeof(*w));
+	want_events(at->a, w);
+	bool raw = !strcmp(at->a->attach.target, "raw_syscalls");
+	struct sys_scan sc = {f, path, at->probe, at->a, at->index, s, w, raw};
+	sc.dyn[CG_SYS_ENTER] = at->dyn;
+	ef_foreach_func(f, scan_func, &sc);
+	for (int i = 0; i < w->nev; i++)
+		free(w->ev[i]);
+	free(w->ev);
+	free(w);
 }
 
 int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
@@ -697,17 +718,55 @@ int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_no
 	}
 	struct sys_want *w = xmalloc(sizeof(*w));
 	want_events(a, w);
-	bool raw = !strcmp(a->attach.target, "raw_syscalls");
-	struct sys_scan sc = {&f, path, probe, a, index, s, w, raw};
-	sc.dyn[CG_SYS_ENTER] = dyn_of(s, w, raw, CG_SYS_ENTER);
-	ef_foreach_func(&f, scan_func, &sc);
+	s->sys_attach =
+	    xrealloc(s->sys_attach, (size_t)(s->nsys_attach + 1) * sizeof(*s->sys_attach));
+	struct att_sys_attach *at = &s->sys_attach[s->nsys_attach++];
+	*at = (struct att_sys_attach){probe, a, index, NULL};
+	at->dyn = dyn_of(s, w, !strcmp(a->attach.target, "raw_syscalls"), CG_SYS_ENTER);
 	for (int i = 0; i < w->nev; i++)
 		free(w->ev[i]);
 	free(w->ev);
 	free(w);
+	s->sys_libc_dev = f.dev;
+	s->sys_libc_ino = f.ino;
+	scan_file(s, at, &f, path);
 	ef_close(&f);
 	free(path);
 	return 0;
+}
+
+/*
+ * Once the process is open (-p, or -c stopped at its entry point, its
+ * libraries loaded): the `syscall` instructions of every other object it
+ * has mapped executable, the program's own (inline asm, a static wrapper)
+ * and those of every library but libc, which att_sys_resolve scanned.  The
+ * vDSO is no file and is left out (its calls that enter the kernel are the
+ * fallbacks of clock_gettime & co.).  The new points' variants are named
+ * again (names.c) before codegen compiles them.
+ */
+void att_sys_objects(struct att_session *s, pid_t pid)
+{
+	char **files = NULL;
+	int n = 0, before = s->npoints;
+	if (!s->nsys_attach || proc_objects(pid, &files, &n))
+		return;
+	char *root = xasprintf("/proc/%d/root", (int)pid);
+	for (int i = 0; i < n; i++) {
+		struct ef_file f;
+		if (ef_open(&f, files[i]))
+			continue;
+		const char *shown = files[i];
+		if (!strncmp(shown, root, strlen(root)))
+			shown += strlen(root);
+		if (f.dev != s->sys_libc_dev || f.ino != s->sys_libc_ino)
+			for (int k = 0; k < s->nsys_attach; k++)
+				scan_file(s, &s->sys_attach[k], &f, shown);
+		ef_close(&f);
+	}
+	free(root);
+	proc_objects_free(files, n);
+	if (s->npoints != before)
+		att_probe_names_sys(s);
 }
 
 int att_sys_event_count(const struct ast_node *a)
