@@ -70,17 +70,67 @@ static LLVMValueRef sys_args(struct cg *c, LLVMValueRef buf, int size)
  * idx then picks the call's `probe` name (cg_sys_probe_name).  Every call
  * goes on for raw_syscalls (n 0), whose name is constant.
  */
+static void sys_switch(struct cg *c, const struct cg_sys_dyn *d, LLVMBasicBlockRef skip);
+
 void cg_sys_dispatch(struct cg *c, LLVMBasicBlockRef skip)
 {
 	c->sys_nr = c->sys_idx = NULL;
-	if (!c->sys_spec || c->sys_spec->sys_nr >= 0 || !c->regs)
+	if (!c->sys_spec || c->sys_spec->sys_nr != -1 || c->sys_spec->sys_kind != CG_SYS_ENTER ||
+	    !c->regs)
 		return;
 	const struct cg_sys_dyn *d = c->sys_spec->sys_dyn;
 	LLVMValueRef roff = cg_const(c, offsetof(struct rt_regs_mid, rax));
 	c->sys_nr = LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &roff, 1, ""),
 				   "sys_nr");
-	if (!d || !d->n)
-		return;
+	if (d && d->n)
+		sys_switch(c, d, skip);
+}
+
+/*
+ * The exit side at such a site: after the call no register holds the
+ * number, so the enter side of the same trampoline kept it in the
+ * thread's slot (a CG_SYS_SAVE variant: rt_thread.sys_nr = %rax + 1), and
+ * the exit variant reads it back there (0: the thread was not seen
+ * entering, a clone child's first return: nothing runs).  Both need the
+ * thread's slot: true for them.
+ */
+bool cg_sys_needs_thread(const struct cg *c)
+{
+	return c->sys_spec &&
+	       (c->sys_spec->sys_nr == CG_SYS_SAVE ||
+		(c->sys_spec->sys_nr == -1 && c->sys_spec->sys_kind == CG_SYS_EXIT));
+}
+
+/* With c->thread set: the save (true: nothing else to build), or the exit's
+ * number and switch (false: the probe's body follows for the wanted calls). */
+bool cg_sys_thread(struct cg *c)
+{
+	if (!cg_sys_needs_thread(c) || !c->thread || !c->regs)
+		return false;
+	LLVMValueRef toff = cg_const(c, offsetof(struct rt_thread, sys_nr));
+	LLVMValueRef slot = LLVMBuildGEP2(c->b, c->i8, c->thread, &toff, 1, "sys_slot");
+	if (c->sys_spec->sys_nr == CG_SYS_SAVE) {
+		LLVMValueRef roff = cg_const(c, offsetof(struct rt_regs_mid, rax));
+		LLVMValueRef rax = LLVMBuildLoad2(
+		    c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &roff, 1, ""), "rax");
+		LLVMBuildStore(c->b, LLVMBuildAdd(c->b, rax, cg_const(c, 1), ""), slot);
+		return true;
+	}
+	LLVMValueRef kept = LLVMBuildLoad2(c->b, c->i64, slot, "sys_kept");
+	LLVMBasicBlockRef seen = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "sys_seen");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, kept, cg_const(c, 0), ""),
+			c->exit_bb, seen);
+	LLVMPositionBuilderAtEnd(c->b, seen);
+	c->sys_nr = LLVMBuildSub(c->b, kept, cg_const(c, 1), "sys_nr");
+	const struct cg_sys_dyn *d = c->sys_spec->sys_dyn;
+	if (d && d->n)
+		sys_switch(c, d, c->exit_bb);
+	return false;
+}
+
+/* switch (nr) over the calls d names: idx for them, skip for the others */
+static void sys_switch(struct cg *c, const struct cg_sys_dyn *d, LLVMBasicBlockRef skip)
+{
 	LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "sys_wanted");
 	LLVMValueRef sw = LLVMBuildSwitch(c->b, c->sys_nr, skip, (unsigned)d->n);
 	LLVMPositionBuilderAtEnd(c->b, go);

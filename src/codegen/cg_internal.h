@@ -162,6 +162,8 @@ void cg_check_empty(struct cg *c, LLVMValueRef v, const struct ast_node *site);
 bool cg_is_args(const struct ast_node *n);
 LLVMValueRef cg_args(struct cg *c, const struct ast_node *n);
 void cg_sys_dispatch(struct cg *c, LLVMBasicBlockRef skip);
+bool cg_sys_needs_thread(const struct cg *c);
+bool cg_sys_thread(struct cg *c);
 LLVMValueRef cg_sys_probe_name(struct cg *c, int size);
 
 #endif

@@ -96,6 +96,8 @@ struct cg_sys_dyn {
 	char **names;
 };
 
+#define CG_SYS_SAVE (-2)
+
 enum cg_sys_kind {
 	CG_SYS_NONE,  /* not a system-call site */
 	CG_SYS_ENTER, /* before the call: arguments in rdi rsi rdx r10 r8 r9 */

@@ -540,11 +540,11 @@ struct sys_scan {
 };
 
 static bool point_at(const struct att_session *s, const struct ast_node *a, uint64_t vaddr,
-		     int kind)
+		     int kind, int nr)
 {
 	for (int i = 0; i < s->npoints; i++)
 		if (s->points[i].attach == a && s->points[i].vaddr == vaddr &&
-		    s->points[i].sys_kind == kind)
+		    s->points[i].sys_kind == kind && s->points[i].sys_nr == nr)
 			return true;
 	return false;
 }
@@ -553,7 +553,7 @@ static void sys_point_add(struct sys_scan *sc, const struct ef_func *fn, uint64_
 			  int kind, bool at_insn)
 {
 	struct att_session *s = sc->s;
-	if (point_at(s, sc->a, vaddr, kind))
+	if (point_at(s, sc->a, vaddr, kind, nr))
 		return; /* an alias of a function seen before (write, __write) */
 	s->points = xrealloc(s->points, (s->npoints + 1) * sizeof(*s->points));
 	struct att_point *p = &s->points[s->npoints++];
@@ -562,7 +562,7 @@ static void sys_point_add(struct sys_scan *sc, const struct ef_func *fn, uint64_
 	p->attach = sc->a;
 	p->probe_index = sc->index;
 	p->path = xstrdup(sc->path);
-	if (sc->raw)
+	if (sc->raw && nr != CG_SYS_SAVE)
 		p->func = xstrdup(kind == CG_SYS_ENTER ? "sys_enter" : "sys_exit");
 	else if (nr < 0) /* the variant's `probe` is the call's (cg_sys_probe_name) */
 		p->func = xstrdup(sc->a->attach.func);
@@ -579,7 +579,7 @@ static void sys_point_add(struct sys_scan *sc, const struct ef_func *fn, uint64_
 	p->sys_nr = nr;
 	p->sys_at_insn = at_insn;
 	p->sys_after = at_insn && kind == CG_SYS_EXIT;
-	p->sys_dyn = nr < 0 ? sc->dyn[kind] : NULL;
+	p->sys_dyn = nr == -1 ? sc->dyn[kind] : NULL;
 }
 
 /*
@@ -595,8 +595,9 @@ static void sys_point_add(struct sys_scan *sc, const struct ef_func *fn, uint64_
  *   read+0x0d: 48 3d ..   cmp $-4096,%rax
  *
  * At a dynamic site sys_enter reads the number from %rax (struct
- * cg_sys_dyn); sys_exit is not attached there: after the call no register
- * holds the number any more.
+ * cg_sys_dyn); for sys_exit, after the call no register holds it any more:
+ * a CG_SYS_SAVE handler before the call keeps it in the thread's slot, the
+ * exit variant reads it there (codegen/cg_args.c).
  */
 static void site_points(struct sys_scan *sc, const struct ef_func *fn,
 			const struct arch_sys_site *site)
@@ -606,6 +607,10 @@ static void site_points(struct sys_scan *sc, const struct ef_func *fn,
 	if (nr < 0) {
 		if (sc->dyn[CG_SYS_ENTER])
 			sys_point_add(sc, fn, site->insn, -1, CG_SYS_ENTER, true);
+		if (sc->dyn[CG_SYS_EXIT]) { /* the number kept before the call, read after */
+			sys_point_add(sc, fn, site->insn, CG_SYS_SAVE, CG_SYS_ENTER, true);
+			sys_point_add(sc, fn, site->insn, -1, CG_SYS_EXIT, true);
+		}
 		return;
 	}
 	if (nr >= ATT_SYS_MAX_NR || !w->kind[nr])
@@ -688,6 +693,7 @@ static void scan_file(struct att_session *s, const struct att_sys_attach *at, st
 	bool raw = !strcmp(at->a->attach.target, "raw_syscalls");
 	struct sys_scan sc = {f, path, at->probe, at->a, at->index, s, w, raw};
 	sc.dyn[CG_SYS_ENTER] = at->dyn;
+	sc.dyn[CG_SYS_EXIT] = at->dyn_exit;
 	ef_foreach_func(f, scan_func, &sc);
 	for (int i = 0; i < w->nev; i++)
 		free(w->ev[i]);
@@ -721,8 +727,9 @@ int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_no
 	s->sys_attach =
 	    xrealloc(s->sys_attach, (size_t)(s->nsys_attach + 1) * sizeof(*s->sys_attach));
 	struct att_sys_attach *at = &s->sys_attach[s->nsys_attach++];
-	*at = (struct att_sys_attach){probe, a, index, NULL};
+	*at = (struct att_sys_attach){probe, a, index, NULL, NULL};
 	at->dyn = dyn_of(s, w, !strcmp(a->attach.target, "raw_syscalls"), CG_SYS_ENTER);
+	at->dyn_exit = dyn_of(s, w, !strcmp(a->attach.target, "raw_syscalls"), CG_SYS_EXIT);
 	for (int i = 0; i < w->nev; i++)
 		free(w->ev[i]);
 	free(w->ev);
