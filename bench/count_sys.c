@@ -23,8 +23,8 @@ __attribute__((constructor)) static void make_stub(void)
 {
 	static const unsigned char code[] = {
 	    0xb8, 0x6e, 0x00, 0x00, 0x00, /* mov $SYS_getppid,%eax */
-	    0x0f, 0x05,                   /* syscall */
-	    0xc3,                         /* ret */
+	    0x0f, 0x05,			  /* syscall */
+	    0xc3,			  /* ret */
 	};
 	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -35,12 +35,6 @@ __attribute__((constructor)) static void make_stub(void)
 	stub = (long (*)(void))p;
 }
 
-__attribute__((noinline)) int f(int x)
-{
-	return (int)getppid() + x;
-}
+__attribute__((noinline)) int f(int x) { return (int)getppid() + x; }
 
-__attribute__((noinline)) int g(int x)
-{
-	return (int)stub() + x;
-}
+__attribute__((noinline)) int g(int x) { return (int)stub() + x; }

@@ -67,7 +67,7 @@ struct att_point {
 struct att_sys_attach {
 	const struct ast_node *probe, *a;
 	int index;
-	const struct cg_sys_dyn *dyn;      /* its sys_enter at dynamic sites, or NULL */
+	const struct cg_sys_dyn *dyn;	   /* its sys_enter at dynamic sites, or NULL */
 	const struct cg_sys_dyn *dyn_exit; /* its sys_exit there, or NULL */
 };
 

@@ -96,9 +96,8 @@ void cg_sys_dispatch(struct cg *c, LLVMBasicBlockRef skip)
  */
 bool cg_sys_needs_thread(const struct cg *c)
 {
-	return c->sys_spec &&
-	       (c->sys_spec->sys_nr == CG_SYS_SAVE ||
-		(c->sys_spec->sys_nr == -1 && c->sys_spec->sys_kind == CG_SYS_EXIT));
+	return c->sys_spec && (c->sys_spec->sys_nr == CG_SYS_SAVE ||
+			       (c->sys_spec->sys_nr == -1 && c->sys_spec->sys_kind == CG_SYS_EXIT));
 }
 
 /* With c->thread set: the save (true: nothing else to build), or the exit's
@@ -118,8 +117,8 @@ bool cg_sys_thread(struct cg *c)
 	}
 	LLVMValueRef kept = LLVMBuildLoad2(c->b, c->i64, slot, "sys_kept");
 	LLVMBasicBlockRef seen = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "sys_seen");
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, kept, cg_const(c, 0), ""),
-			c->exit_bb, seen);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, kept, cg_const(c, 0), ""), c->exit_bb,
+			seen);
 	LLVMPositionBuilderAtEnd(c->b, seen);
 	c->sys_nr = LLVMBuildSub(c->b, kept, cg_const(c, 1), "sys_nr");
 	const struct cg_sys_dyn *d = c->sys_spec->sys_dyn;

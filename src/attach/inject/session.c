@@ -9,11 +9,11 @@
  * Both share this file's internal helpers through session_internal.h.
  */
 #include "attach/session.h"
+#include "attach/inject/session_internal.h"
+#include "attach/resolve/resolve.h"
 #include "attach/target/target.h"
 #include "elf/elfsym.h"
 #include "util/util.h"
-#include "attach/inject/session_internal.h"
-#include "attach/resolve/resolve.h"
 
 #include <errno.h>
 #include <fcntl.h>
