@@ -332,8 +332,8 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 		fprintf(
 		    stderr,
 		    "WARNING: %d system-call site%s take%s no jump (a jump table in the function, "
-		    "or a branch into the bytes it would cover): calls made there are not "
-		    "counted\n",
+		    "a branch into the bytes it would cover, or too little room): calls made "
+		    "there are not counted\n",
 		    s->sys_nojump, s->sys_nojump == 1 ? "" : "s", s->sys_nojump == 1 ? "s" : "");
 	return att_usdt_plan(s, maps, nmaps);
 }

@@ -537,6 +537,7 @@ struct sys_scan {
 	const struct sys_want *w;
 	bool raw;
 	const struct cg_sys_dyn *dyn[3]; /* per kind, for the dynamic sites (NULL: none) */
+	enum ef_bounds from;             /* EH_FRAME while scanning .eh_frame's FDEs */
 };
 
 static bool point_at(const struct att_session *s, const struct ast_node *a, uint64_t vaddr,
@@ -574,6 +575,7 @@ static void sys_point_add(struct sys_scan *sc, const struct ef_func *fn, uint64_
 	p->mid = true;
 	p->func_vaddr = fn->value;
 	p->func_size = fn->size;
+	p->func_from = sc->from ? sc->from : fn->dynamic ? EF_BOUNDS_DYNSYM : EF_BOUNDS_SYMTAB;
 	p->variant = -1;
 	p->sys_kind = (uint8_t)kind;
 	p->sys_nr = nr;
@@ -639,6 +641,21 @@ static void scan_func(const struct ef_func *fn, void *arg)
 		site_points(sc, fn, &sites[i]);
 }
 
+/*
+ * The FDEs of .eh_frame too: a stripped library's static functions have no
+ * symbol (libc's start_thread, which ends a thread with exit at a `mov
+ * %r8d,%eax; syscall`).  A site a symbol's function gave already is not
+ * added twice (sys_point_add).
+ */
+static void scan_fde(const struct ef_range *r, void *arg)
+{
+	struct ef_func fn = {.value = r->start, .size = r->end - r->start};
+	struct sys_scan *sc = arg;
+	sc->from = EF_BOUNDS_EH_FRAME;
+	scan_func(&fn, arg);
+	sc->from = EF_BOUNDS_NONE;
+}
+
 /* The calls of one kind the point wants at a dynamic site, or NULL for none. */
 static const struct cg_sys_dyn *dyn_of(struct att_session *s, const struct sys_want *w, bool raw,
 				       int kind)
@@ -695,6 +712,7 @@ static void scan_file(struct att_session *s, const struct att_sys_attach *at, st
 	sc.dyn[CG_SYS_ENTER] = at->dyn;
 	sc.dyn[CG_SYS_EXIT] = at->dyn_exit;
 	ef_foreach_func(f, scan_func, &sc);
+	ef_foreach_fde(f, scan_fde, &sc);
 	for (int i = 0; i < w->nev; i++)
 		free(w->ev[i]);
 	free(w->ev);
