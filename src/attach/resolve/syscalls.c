@@ -537,7 +537,7 @@ struct sys_scan {
 	const struct sys_want *w;
 	bool raw;
 	const struct cg_sys_dyn *dyn[3]; /* per kind, for the dynamic sites (NULL: none) */
-	enum ef_bounds from;             /* EH_FRAME while scanning .eh_frame's FDEs */
+	enum ef_bounds from;		 /* EH_FRAME while scanning .eh_frame's FDEs */
 };
 
 static bool point_at(const struct att_session *s, const struct ast_node *a, uint64_t vaddr,
