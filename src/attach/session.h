@@ -59,7 +59,20 @@ struct att_point {
 	 * site at the `mov $NR, %eax` of a wrapper (enter) or just after its
 	 * `syscall` (exit); func is the event's name (sys_enter_write) */
 	uint8_t sys_kind; /* enum cg_sys_kind */
-	int sys_nr;
+	int sys_nr;	  /* -1: only %rax knows it (sys_dyn says which calls the point wants) */
+	bool sys_at_insn; /* the site is the `syscall` itself (no `mov $NR` a jump can go
+			   * over: read's `xor %eax,%eax`, the dynamic sites) */
+	bool sys_after;	  /* and this is its exit side (arch_site_plan.mid_after) */
+	const struct cg_sys_dyn *sys_dyn;
+};
+
+/* A system-call tracepoint's attach point (resolve/syscalls.c), whose sites
+ * are looked for again in every object of the process once it is open. */
+struct att_sys_attach {
+	const struct ast_node *probe, *a;
+	int index;
+	const struct cg_sys_dyn *dyn;	   /* its sys_enter at dynamic sites, or NULL */
+	const struct cg_sys_dyn *dyn_exit; /* its sys_exit there, or NULL */
 };
 
 /* A USDT semaphore this session incremented in the target. */
@@ -93,6 +106,7 @@ struct att_region {
 /* ubt's own probes (readsafe.c, ret.c, dlopen.c) at most, besides one site per point */
 #define ATT_OWN_SITES 16
 #define ATT_MAX_SEMAS 256  /* usdt semaphores in one session */
+#define ATT_SYS_LATE_SITES 4096 /* -c: room for system-call sites outside libc */
 
 /* One patched address, shared by every probe on it. */
 struct att_site {
@@ -125,6 +139,13 @@ struct att_session {
 	/* usdt: argument lists for codegen, and semaphores held in the target */
 	struct cg_usdt_variants *usdt;
 	int nusdt;
+	struct cg_sys_dyn **sys_dyns; /* the points' at dynamic system-call sites */
+	int nsys_dyns;
+	struct att_sys_attach *sys_attach; /* the system-call tracepoints' attach points */
+	int nsys_attach;
+	dev_t sys_libc_dev; /* the libc resolve scanned (the other objects: att_sys_objects) */
+	ino_t sys_libc_ino;
+	int sys_nojump; /* system-call sites on the `syscall` itself left unpatched (plan_mid.c) */
 	struct att_sema semas[ATT_MAX_SEMAS]; /* in the shared session: the watchdog
 					       * releases those still held if ubt dies */
 	int nsemas;

@@ -12,8 +12,10 @@
  */
 #include "cg_internal.h"
 #include "runtime/abi.h"
+#include "util/util.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool cg_is_args(const struct ast_node *n)
@@ -40,10 +42,10 @@ static LLVMValueRef sys_args(struct cg *c, LLVMValueRef buf, int size)
 	int nregs = is_exit ? 1 : 6;
 	LLVMBuildMemSet(c->b, buf, LLVMConstInt(c->i8, 0, 0), cg_const(c, (uint64_t)size), 1);
 	LLVMValueRef off = cg_const(c, 8);
+	LLVMValueRef nr = c->sys_nr ? c->sys_nr : cg_const(c, (uint64_t)c->sys_spec->sys_nr);
 	if (size >= 16)
-		LLVMSetAlignment(LLVMBuildStore(c->b, cg_const(c, (uint64_t)c->sys_spec->sys_nr),
-						LLVMBuildGEP2(c->b, c->i8, buf, &off, 1, "")),
-				 1);
+		LLVMSetAlignment(
+		    LLVMBuildStore(c->b, nr, LLVMBuildGEP2(c->b, c->i8, buf, &off, 1, "")), 1);
 	for (int k = 0; k < nregs && 16 + 8 * k + 8 <= size; k++) {
 		LLVMValueRef roff = cg_const(c, (uint64_t)regs[k]);
 		LLVMValueRef v = LLVMBuildLoad2(
@@ -53,6 +55,117 @@ static LLVMValueRef sys_args(struct cg *c, LLVMValueRef buf, int size)
 		    LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->i8, buf, &doff, 1, "")), 1);
 	}
 	return buf;
+}
+
+/*
+ * A site whose number only %rax knows (cg_sys_dyn): the variant reads it
+ * from the saved %rax before anything else, and a call the probe does not
+ * want goes to skip at once (a switch, which LLVM makes a table or a
+ * search), so that `tracepoint:syscalls:sys_enter_exit_group` at _exit's
+ * site costs the other calls one compare:
+ *
+ *   nr = regs->rax
+ *   switch (nr) { case 231: idx = 0 ...; default: goto skip }
+ *
+ * idx then picks the call's `probe` name (cg_sys_probe_name).  Every call
+ * goes on for raw_syscalls (n 0), whose name is constant.
+ */
+static void sys_switch(struct cg *c, const struct cg_sys_dyn *d, LLVMBasicBlockRef skip);
+
+void cg_sys_dispatch(struct cg *c, LLVMBasicBlockRef skip)
+{
+	c->sys_nr = c->sys_idx = NULL;
+	if (!c->sys_spec || c->sys_spec->sys_nr != -1 || c->sys_spec->sys_kind != CG_SYS_ENTER ||
+	    !c->regs)
+		return;
+	const struct cg_sys_dyn *d = c->sys_spec->sys_dyn;
+	LLVMValueRef roff = cg_const(c, offsetof(struct rt_regs_mid, rax));
+	c->sys_nr = LLVMBuildLoad2(c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &roff, 1, ""),
+				   "sys_nr");
+	if (d && d->n)
+		sys_switch(c, d, skip);
+}
+
+/*
+ * The exit side at such a site: after the call no register holds the
+ * number, so the enter side of the same trampoline kept it in the
+ * thread's slot (a CG_SYS_SAVE variant: rt_thread.sys_nr = %rax + 1), and
+ * the exit variant reads it back there (0: the thread was not seen
+ * entering, a clone child's first return: nothing runs).  Both need the
+ * thread's slot: true for them.
+ */
+bool cg_sys_needs_thread(const struct cg *c)
+{
+	return c->sys_spec && (c->sys_spec->sys_nr == CG_SYS_SAVE ||
+			       (c->sys_spec->sys_nr == -1 && c->sys_spec->sys_kind == CG_SYS_EXIT));
+}
+
+/* With c->thread set: the save (true: nothing else to build), or the exit's
+ * number and switch (false: the probe's body follows for the wanted calls). */
+bool cg_sys_thread(struct cg *c)
+{
+	if (!cg_sys_needs_thread(c) || !c->thread || !c->regs)
+		return false;
+	LLVMValueRef toff = cg_const(c, offsetof(struct rt_thread, sys_nr));
+	LLVMValueRef slot = LLVMBuildGEP2(c->b, c->i8, c->thread, &toff, 1, "sys_slot");
+	if (c->sys_spec->sys_nr == CG_SYS_SAVE) {
+		LLVMValueRef roff = cg_const(c, offsetof(struct rt_regs_mid, rax));
+		LLVMValueRef rax = LLVMBuildLoad2(
+		    c->b, c->i64, LLVMBuildGEP2(c->b, c->i8, c->regs, &roff, 1, ""), "rax");
+		LLVMBuildStore(c->b, LLVMBuildAdd(c->b, rax, cg_const(c, 1), ""), slot);
+		return true;
+	}
+	LLVMValueRef kept = LLVMBuildLoad2(c->b, c->i64, slot, "sys_kept");
+	LLVMBasicBlockRef seen = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "sys_seen");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, kept, cg_const(c, 0), ""), c->exit_bb,
+			seen);
+	LLVMPositionBuilderAtEnd(c->b, seen);
+	c->sys_nr = LLVMBuildSub(c->b, kept, cg_const(c, 1), "sys_nr");
+	const struct cg_sys_dyn *d = c->sys_spec->sys_dyn;
+	if (d && d->n)
+		sys_switch(c, d, c->exit_bb);
+	return false;
+}
+
+/* switch (nr) over the calls d names: idx for them, skip for the others */
+static void sys_switch(struct cg *c, const struct cg_sys_dyn *d, LLVMBasicBlockRef skip)
+{
+	LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "sys_wanted");
+	LLVMValueRef sw = LLVMBuildSwitch(c->b, c->sys_nr, skip, (unsigned)d->n);
+	LLVMPositionBuilderAtEnd(c->b, go);
+	c->sys_idx = LLVMBuildPhi(c->b, c->i64, "sys_idx");
+	for (int i = 0; i < d->n; i++) {
+		LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "sys_case");
+		LLVMAddCase(sw, cg_const(c, (uint64_t)d->nr[i]), bb);
+		LLVMPositionBuilderAtEnd(c->b, bb);
+		LLVMBuildBr(c->b, go);
+		LLVMValueRef idx = cg_const(c, (uint64_t)i);
+		LLVMAddIncoming(c->sys_idx, &idx, &bb, 1);
+	}
+	LLVMPositionBuilderAtEnd(c->b, go);
+}
+
+/* `probe` at such a site: the name of the call it runs, from a table. */
+LLVMValueRef cg_sys_probe_name(struct cg *c, int size)
+{
+	const struct cg_sys_dyn *d = c->sys_spec->sys_dyn;
+	LLVMTypeRef one = LLVMArrayType(c->i8, (unsigned)size);
+	LLVMTypeRef all = LLVMArrayType(one, (unsigned)d->n);
+	LLVMValueRef *v = xcalloc((size_t)d->n, sizeof(*v));
+	char *bytes = xcalloc(1, (size_t)size);
+	for (int i = 0; i < d->n; i++) {
+		memset(bytes, 0, (size_t)size);
+		strncpy(bytes, d->names[i], (size_t)size - 1);
+		v[i] = LLVMConstStringInContext(c->ctx, bytes, (unsigned)size, 1);
+	}
+	LLVMValueRef g = LLVMAddGlobal(c->mod, all, "sys_names");
+	LLVMSetInitializer(g, LLVMConstArray(one, v, (unsigned)d->n));
+	LLVMSetGlobalConstant(g, 1);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	free(v);
+	free(bytes);
+	LLVMValueRef idx[] = {cg_const(c, 0), c->sys_idx};
+	return LLVMBuildGEP2(c->b, all, g, idx, 2, "sys_name");
 }
 
 LLVMValueRef cg_args(struct cg *c, const struct ast_node *n)

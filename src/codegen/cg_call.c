@@ -178,6 +178,8 @@ static LLVMValueRef builtin_probe(struct cg *c, const struct ast_node *n, bool f
 {
 	const struct ast_node *ap = c->probe->nkids ? c->probe->kids[0] : NULL;
 	char *text;
+	if (c->sys_idx && !func) /* a site whose number only %rax knows (cg_args.c) */
+		return cg_sys_probe_name(c, n->type.size);
 	if (c->site_names && !func)
 		return site_probe_name(c, n->type.size);
 	if (c->site_name && !func) /* this variant's sites (attach/resolve/names.c) */

@@ -52,6 +52,8 @@ struct cg {
 	const struct cg_usdt_variants *site_names;
 	LLVMValueRef names_table;
 	int names_table_probe, names_table_size;
+	LLVMValueRef sys_nr;   /* a dynamic system-call site's number (i64, from %rax), or NULL */
+	LLVMValueRef sys_idx;  /* its index in sys_spec->sys_dyn (i64), or NULL */
 	uint32_t mid_regs;     /* cg_object.mid_regs, collected by cg_reg() */
 	uint32_t ids_used;     /* cg_object.ids_used, collected by comm/uid/gid (cg_call.c) */
 	/* entry indexes that map lookups of this probe found for keys whose
@@ -165,5 +167,9 @@ void cg_check_empty(struct cg *c, LLVMValueRef v, const struct ast_node *site);
 /* cg_args.c, issue 7: a uprobe's `args` record */
 bool cg_is_args(const struct ast_node *n);
 LLVMValueRef cg_args(struct cg *c, const struct ast_node *n);
+void cg_sys_dispatch(struct cg *c, LLVMBasicBlockRef skip);
+bool cg_sys_needs_thread(const struct cg *c);
+bool cg_sys_thread(struct cg *c);
+LLVMValueRef cg_sys_probe_name(struct cg *c, int size);
 
 #endif

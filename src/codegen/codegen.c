@@ -285,17 +285,20 @@ static void gen_function(struct cg *c, const struct ast_node *probe, const char 
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, en, LLVMConstInt(c->i32, 0, 0), ""),
 			ret, body_bb);
 	LLVMPositionBuilderAtEnd(c->b, body_bb);
+	cg_sys_dispatch(c, ret); /* a system-call site known only by %rax: the calls wanted */
 	cg_loop_budget(c, probe);
 	c->thread = NULL;
 	if (kind == CG_FN_PSTACK) {
 		/* rt_pstack_call found the slot and raised its depth */
 		c->thread = LLVMGetParam(c->fn, 7);
-	} else if (cg_needs_thread(probe)) {
+	} else if (cg_needs_thread(probe) || cg_sys_needs_thread(c)) {
 		c->thread = cg_thread_enter(c);
 		LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "go");
 		LLVMBuildCondBr(c->b, LLVMBuildIsNull(c->b, c->thread, ""), ret, go);
 		LLVMPositionBuilderAtEnd(c->b, go);
 	}
+	if (cg_sys_thread(c)) /* the number kept for sys_exit, and nothing else */
+		goto out;
 	if (probe->pred) {
 		LLVMValueRef v = cg_expr(c, probe->pred);
 		LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "pred_true");
@@ -305,6 +308,7 @@ static void gen_function(struct cg *c, const struct ast_node *probe, const char 
 	}
 	if (probe->body)
 		cg_stmt(c, probe->body);
+out:
 	LLVMBuildBr(c->b, c->exit_bb);
 	LLVMPositionBuilderAtEnd(c->b, c->exit_bb);
 	if (c->thread && kind != CG_FN_PSTACK)
@@ -370,7 +374,7 @@ static void gen_probe(struct cg *c, const struct ast_node *probe, const char *sy
 		gen_function(c, probe, sym, CG_FN_HOST);
 		return;
 	}
-	bool pstack = cg_needs_thread(probe) || forced_pstack(c, sym);
+	bool pstack = cg_needs_thread(probe) || cg_sys_needs_thread(c) || forced_pstack(c, sym);
 	gen_function(c, probe, sym, pstack ? CG_FN_PSTACK : CG_FN_TARGET);
 	if (!pstack && !c->failed && calls_out(c->fn)) {
 		LLVMDeleteFunction(c->fn);

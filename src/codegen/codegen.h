@@ -78,9 +78,25 @@ struct cg_usdt_spec {
 	struct cg_usdt_arg args[CG_USDT_MAX_ARGS];
 	/* a system-call tracepoint's site (attach/resolve/syscalls.c): the call's
 	 * number, which `args` holds at offset 8, and which side it runs on */
-	int sys_nr;
+	int sys_nr;	  /* -1: only %rax knows it when the site runs (sys_dyn) */
 	uint8_t sys_kind; /* enum cg_sys_kind */
+	const struct cg_sys_dyn *sys_dyn;
 };
+
+/*
+ * The calls a probe wants at a site whose number only %rax knows
+ * (syscall(2), _exit's `mov %esi,%eax`): the variant reads the number when
+ * it runs and goes on only for these, with names[i] as `probe` for nr[i].
+ * n 0: every call (raw_syscalls), `probe` the variant's name.  Owned by the
+ * session (attach/resolve/syscalls.c), shared by the attach point's sites.
+ */
+struct cg_sys_dyn {
+	int n;
+	int *nr; /* ascending */
+	char **names;
+};
+
+#define CG_SYS_SAVE (-2)
 
 enum cg_sys_kind {
 	CG_SYS_NONE,  /* not a system-call site */

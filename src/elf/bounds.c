@@ -230,6 +230,16 @@ static void fde_table_read(struct ef_file *f)
 		qsort(f->fde, f->nfde, sizeof(*f->fde), range_cmp);
 }
 
+void ef_foreach_fde(struct ef_file *f, ef_range_fn fn, void *arg)
+{
+	if (!f->elf)
+		return;
+	if (!f->fde_read)
+		fde_table_read(f);
+	for (size_t i = 0; i < f->nfde; i++)
+		fn(&f->fde[i], arg);
+}
+
 int ef_fde_around(struct ef_file *f, uint64_t pc, struct ef_range *out)
 {
 	if (!f->elf)

@@ -172,6 +172,10 @@ uint64_t ef_fill_after_func(struct ef_file *f, uint64_t start, uint64_t size);
 uint64_t ef_entry_size(struct ef_file *f, uint64_t vaddr, uint64_t size);
 /* The FDE of f's .eh_frame holding pc: 0, or -ENOENT. */
 int ef_fde_around(struct ef_file *f, uint64_t pc, struct ef_range *out);
+/* Every FDE range of f's .eh_frame, by address: the functions of a stripped
+ * file that no symbol names (libc's start_thread) among them. */
+typedef void (*ef_range_fn)(const struct ef_range *r, void *arg);
+void ef_foreach_fde(struct ef_file *f, ef_range_fn fn, void *arg);
 /* ".symtab", ".dynsym", "debug file", ".eh_frame" or "unknown" */
 const char *ef_bounds_name(enum ef_bounds from);
 

@@ -322,7 +322,11 @@ struct rt_thread {
 	uint64_t pad1[7];
 	struct rt_ids ids; /* comm, uid, gid (rt_builtin.c) */
 	uint64_t pad2[4];
-	uint64_t pad3[8];
+	/* the number of the system call this thread is in at a site whose
+	 * number only %rax knows, plus 1 (0: none seen), for its sys_exit
+	 * (codegen/cg_args.c, cg_sys_thread) */
+	uint64_t sys_nr;
+	uint64_t pad3[7];
 };
 _Static_assert(sizeof(struct rt_thread) == 1u << RT_THREAD_SHIFT,
 	       "probe code finds a thread slot with a shift");

@@ -6,7 +6,12 @@
  * not read: glibc loads readv's number with a `mov $19, %eax` that ubt
  * patches, so the restart runs next to a patched site.)
  *
- *   prog_sysblock_O2_pie FIFO
+ *   prog_sysblock_O2_pie FIFO [read]
+ *
+ * With `read`, the same with read(2), whose site is the `syscall` itself
+ * (glibc loads its number with a 2-byte `xor %eax,%eax`): the patch covers
+ * the `syscall` the thread is blocked in, and the restart must find the
+ * relocated one in the trampoline.
  *
  * Makes FIFO, opens it read-write (so that open does not wait for a
  * writer), prints `ready`, and reads: SIGUSR1 (SA_RESTART) interrupts the
@@ -25,6 +30,12 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t usr1, usr2;
+static int use_read;
+
+static ssize_t get(int fd, struct iovec *iov)
+{
+	return use_read ? read(fd, iov->iov_base, iov->iov_len) : readv(fd, iov, 1);
+}
 
 static void on_usr1(int sig)
 {
@@ -42,6 +53,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 2;
+	use_read = argc > 2 && !strcmp(argv[2], "read");
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr1;
@@ -59,10 +71,10 @@ int main(int argc, char **argv)
 	struct iovec iov = {buf, sizeof(buf)};
 	printf("ready\n");
 	fflush(stdout);
-	ssize_t n = readv(fd, &iov, 1);
+	ssize_t n = get(fd, &iov);
 	printf("read %zd handler %d\n", n, (int)usr1);
 	fflush(stdout);
-	n = readv(fd, &iov, 1);
+	n = get(fd, &iov);
 	printf(n < 0 && errno == EINTR ? "eintr %d\n" : "no eintr %d\n", (int)usr2);
 	printf("exit\n");
 	return 0;

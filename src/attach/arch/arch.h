@@ -54,6 +54,9 @@ struct arch_site_plan {
 	uint8_t mid_hoff[ARCH_MAX_HANDLERS]; /* mid: handler i stands for the location at
 					      * site + mid_hoff[i] (0, or a mid_cover bit); the
 					      * handlers come in address order */
+	uint8_t mid_after;		  /* mid: the last mid_after handlers run after the
+					   * first displaced instruction, not before it (a
+					   * system call's exit side, mid.c) */
 	enum arch_patch_kind kind;
 	char why[160];                    /* for ARCH_PATCH_INT3: why the jmp was refused */
 	uint8_t orig[ARCH_MAX_DISPLACED]; /* original bytes at site */

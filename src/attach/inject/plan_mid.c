@@ -81,27 +81,33 @@ static int mid_site_new(struct att_session *s, uint64_t addr, uint64_t func, uin
 /*
  * p's probe becomes one more handler of site, for the location at
  * site + hoff (0, or one the site's jump covers: plan.mid_cover); the
- * handlers stay in address order, in program order at one location.
+ * handlers stay in address order, in program order at one location, and
+ * those after the first instruction (a system call's exit side,
+ * p->sys_after) stay last.
  */
 static int mid_site_add(struct att_site *site, const struct att_point *p, int hoff)
 {
-	int at = site->nhandlers;
 	if (site->nhandlers == (int)ARRAY_SIZE(site->handlers)) {
 		diag_sys(NULL, "%s:%s: too many probes on one location", p->path, p->func);
 		return -E2BIG;
 	}
-	while (at > 0 && site->plan.mid_hoff[at - 1] > hoff) {
-		site->variants[at] = site->variants[at - 1];
-		site->name_ids[at] = site->name_ids[at - 1];
-		site->handlers[at] = site->handlers[at - 1];
-		site->plan.mid_hoff[at] = site->plan.mid_hoff[at - 1];
-		at--;
+	int at = site->nhandlers;
+	if (!p->sys_after)
+		for (at -= site->plan.mid_after; at > 0 && site->plan.mid_hoff[at - 1] > hoff;)
+			at--;
+	for (int i = site->nhandlers; i > at; i--) {
+		site->variants[i] = site->variants[i - 1];
+		site->name_ids[i] = site->name_ids[i - 1];
+		site->handlers[i] = site->handlers[i - 1];
+		site->plan.mid_hoff[i] = site->plan.mid_hoff[i - 1];
 	}
 	site->variants[at] = p->variant;
 	site->name_ids[at] = p->name_id;
 	site->handlers[at] = (uint64_t)p->probe_index;
 	site->plan.mid_hoff[at] = (uint8_t)hoff;
 	site->nhandlers++;
+	if (p->sys_after)
+		site->plan.mid_after++;
 	return 0;
 }
 
@@ -128,10 +134,22 @@ static struct att_site *site_covering(struct att_session *s, uint64_t addr)
 static uint32_t sys_regs(const struct att_point *p)
 {
 #define SLOT(r) (1u << offsetof(struct rt_regs_mid, r) / 8)
+	if (p->sys_kind == CG_SYS_ENTER && p->sys_nr < 0) /* and the number in rax */
+		return SLOT(rdi) | SLOT(rsi) | SLOT(rdx) | SLOT(r10) | SLOT(r8) | SLOT(r9) |
+		       SLOT(rax);
 	if (p->sys_kind == CG_SYS_ENTER)
 		return SLOT(rdi) | SLOT(rsi) | SLOT(rdx) | SLOT(r10) | SLOT(r8) | SLOT(r9);
 	return p->sys_kind == CG_SYS_EXIT ? SLOT(rax) : 0;
 #undef SLOT
+}
+
+/* 1 if no point before p is at p's address in p's file */
+static int first_at(const struct att_session *s, const struct att_point *p)
+{
+	for (const struct att_point *q = s->points; q < p; q++)
+		if (q->vaddr == p->vaddr && q->dev == p->dev && q->ino == p->ino)
+			return 0;
+	return 1;
 }
 
 int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias)
@@ -162,6 +180,13 @@ int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias
 				 strerror(-ret));
 		if (ret)
 			return ret;
+		if (p->sys_at_insn && site->plan.kind != ARCH_PATCH_JMP) {
+			/* a breakpoint per system call would cost every call made
+			 * there ~2 us, wanted or not: left unpatched, counted */
+			s->nsites--;
+			s->sys_nojump += first_at(s, p);
+			return 0;
+		}
 		att_warn_breakpoint(p, site, 0);
 	}
 	site->plan.mid_read |= sys_regs(p);

@@ -9,10 +9,11 @@
  * Both share this file's internal helpers through session_internal.h.
  */
 #include "attach/session.h"
+#include "attach/inject/session_internal.h"
+#include "attach/resolve/resolve.h"
 #include "attach/target/target.h"
 #include "elf/elfsym.h"
 #include "util/util.h"
-#include "attach/inject/session_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,6 +84,7 @@ int att_open(struct att_session *s, pid_t pid, char *const *argv)
 			return ret;
 		}
 	}
+	att_sys_objects(s, s->t.pid); /* the program's own system calls, other libraries' */
 	return 0;
 }
 
@@ -369,6 +371,13 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 		    (ret = att_plan_mid(s, &s->points[i], s->points[i].bias)))
 			return ret;
 	}
+	if (s->sys_nojump)
+		fprintf(
+		    stderr,
+		    "WARNING: %d system-call site%s take%s no jump (a jump table in the function, "
+		    "a branch into the bytes it would cover, or too little room): calls made "
+		    "there are not counted\n",
+		    s->sys_nojump, s->sys_nojump == 1 ? "" : "s", s->sys_nojump == 1 ? "s" : "");
 	return att_usdt_plan(s, maps, nmaps);
 }
 
@@ -922,7 +931,9 @@ struct att_session *att_session_new(void)
  */
 static int sites_alloc(struct att_session *s)
 {
-	size_t n = (size_t)s->npoints + ATT_OWN_SITES;
+	/* -c: made before the command runs, when the sites of its other
+	 * objects than libc are not known yet (att_sys_objects) */
+	size_t n = (size_t)s->npoints + ATT_OWN_SITES + (s->nsys_attach ? ATT_SYS_LATE_SITES : 0);
 	size_t bytes = ALIGN_UP(n * sizeof(struct att_site), PAGE);
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {

@@ -131,6 +131,7 @@ static void name_probe(struct att_session *s, int index)
 		sys.nargs = -1;
 		sys.sys_nr = p->sys_nr;
 		sys.sys_kind = p->sys_kind;
+		sys.sys_dyn = p->sys_dyn;
 		if (p->sys_kind)
 			spec = &sys;
 		p->variant = variant_add(&nv, spec);
@@ -160,12 +161,33 @@ static bool has_sys_sites(const struct att_session *s, int index)
 	return false;
 }
 
+/* Probe index has a system-call point before points[end] (named already). */
+static bool has_sys_sites_before(const struct att_session *s, int index, int end)
+{
+	for (int i = 0; i < end; i++)
+		if (s->points[i].probe_index == index && s->points[i].sys_kind)
+			return true;
+	return false;
+}
+
 void att_probe_names(const struct ast_node *prog, struct att_session *s)
 {
 	for (int i = 0; i < prog->nkids; i++) {
 		const struct ast_node *probe = prog->kids[i];
 		if (reads_probe(probe->pred) || reads_probe(probe->body) || has_sys_sites(s, i))
 			name_probe(s, i);
+	}
+}
+
+void att_probe_names_sys(struct att_session *s)
+{
+	int done = -1;
+	for (int i = 0; i < s->npoints; i++) {
+		int index = s->points[i].probe_index;
+		if (!s->points[i].sys_kind || index == done || has_sys_sites_before(s, index, i))
+			continue;
+		name_probe(s, index);
+		done = index;
 	}
 }
 

@@ -62,6 +62,8 @@ void att_dwarf_close(struct att_dwarf *d);
  * the end of att_resolve().  att_probe_names_free() frees a list's names.
  */
 void att_probe_names(const struct ast_node *prog, struct att_session *s);
+/* The same again for the probes with system-call sites (att_sys_objects added some). */
+void att_probe_names_sys(struct att_session *s);
 void att_probe_names_free(struct cg_usdt_variants *v);
 /* names.c, before sema_check(): sets probe_name_len of probes that read `probe`. */
 void att_probe_name_sizes(struct ast_node *prog, pid_t pid);
@@ -82,10 +84,16 @@ int att_sys_event_count(const struct ast_node *a);
  * syscalls.c: the sites of one system-call tracepoint attach point in
  * libc (the -p process's, else the one ld.so would load): a mid-function
  * point at each wrapper's `mov $NR, %eax` (sys_enter) or after its
- * `syscall` (sys_exit), for every call the point's events name.
+ * `syscall` (sys_exit), for every call the point's events name; where no
+ * `mov` a jump can go over loads the number, at the `syscall` itself (the
+ * number from %rax when only it knows).  att_sys_dyn_free frees what the
+ * dynamic sites' variants share (struct cg_sys_dyn).
  */
 int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
 		    struct att_session *s, struct diags *diags);
+void att_sys_dyn_free(struct att_session *s);
+/* syscalls.c: the same points in every other object of process pid, once open. */
+void att_sys_objects(struct att_session *s, pid_t pid);
 
 /* usdt.c: resolves one usdt attach point into s->points (one per location). */
 int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,

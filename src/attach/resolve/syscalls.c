@@ -9,7 +9,9 @@
  * found" when nothing matches, and gives every probe that reads `args`
  * the record of each tracepoint it matched (probe->tp_args; probe->args is
  * the first), which sema_args.c checks fields against.  att_sys_resolve(),
- * part of att_resolve(), then finds the sites in libc: each function's
+ * part of att_resolve(), then finds the sites in libc, and att_sys_objects(),
+ * once the process is open, in its other objects (the program, ld.so, every
+ * library): each function's
  * `syscall` instructions (arch_syscall_sites) whose number a point wants
  * become mid-function points, sys_enter at the `mov $NR, %eax` before the
  * instruction, sys_exit just after it:
@@ -18,8 +20,10 @@
  *   write+0x0e: 0f 05            syscall         (stays: the kernel restarts here)
  *   write+0x10: 48 3d 00 f0 ...  cmp ...,%rax    <- sys_exit_write, ret = %rax
  *
- * Sites whose number only %rax knows (syscall(2)) are not attached yet
- * (docs/ARCHITECTURE.md, "System-call tracepoints": what remains).
+ * Where no such `mov` loads the number (read's `xor %eax,%eax`, syscall(2)'s
+ * `mov %rdi,%rax`, _exit's `mov %esi,%eax`) the one site is the `syscall`
+ * itself (site_points below); where only %rax knows the number, sys_enter
+ * reads it there when the site runs (struct cg_sys_dyn).
  *
  * Formats come from tracefs when it is mounted, so a newer kernel's field
  * is found; otherwise from syscall_tab.c, generated for x86-64 by
@@ -532,21 +536,25 @@ struct sys_scan {
 	struct att_session *s;
 	const struct sys_want *w;
 	bool raw;
+	const struct cg_sys_dyn *dyn[3]; /* per kind, for the dynamic sites (NULL: none) */
+	enum ef_bounds from;		 /* EH_FRAME while scanning .eh_frame's FDEs */
 };
 
-static bool point_at(const struct att_session *s, const struct ast_node *a, uint64_t vaddr)
+static bool point_at(const struct att_session *s, const struct ast_node *a, uint64_t vaddr,
+		     int kind, int nr)
 {
 	for (int i = 0; i < s->npoints; i++)
-		if (s->points[i].attach == a && s->points[i].vaddr == vaddr)
+		if (s->points[i].attach == a && s->points[i].vaddr == vaddr &&
+		    s->points[i].sys_kind == kind && s->points[i].sys_nr == nr)
 			return true;
 	return false;
 }
 
 static void sys_point_add(struct sys_scan *sc, const struct ef_func *fn, uint64_t vaddr, int nr,
-			  int kind)
+			  int kind, bool at_insn)
 {
 	struct att_session *s = sc->s;
-	if (point_at(s, sc->a, vaddr))
+	if (point_at(s, sc->a, vaddr, kind, nr))
 		return; /* an alias of a function seen before (write, __write) */
 	s->points = xrealloc(s->points, (s->npoints + 1) * sizeof(*s->points));
 	struct att_point *p = &s->points[s->npoints++];
@@ -555,17 +563,66 @@ static void sys_point_add(struct sys_scan *sc, const struct ef_func *fn, uint64_
 	p->attach = sc->a;
 	p->probe_index = sc->index;
 	p->path = xstrdup(sc->path);
-	p->func = sc->raw ? xstrdup(kind == CG_SYS_ENTER ? "sys_enter" : "sys_exit")
-			  : xstrdup(sc->w->event[nr][kind]);
+	if (sc->raw && nr != CG_SYS_SAVE)
+		p->func = xstrdup(kind == CG_SYS_ENTER ? "sys_enter" : "sys_exit");
+	else if (nr < 0) /* the variant's `probe` is the call's (cg_sys_probe_name) */
+		p->func = xstrdup(sc->a->attach.func);
+	else
+		p->func = xstrdup(sc->w->event[nr][kind]);
 	p->vaddr = vaddr;
 	p->dev = sc->f->dev;
 	p->ino = sc->f->ino;
 	p->mid = true;
 	p->func_vaddr = fn->value;
 	p->func_size = fn->size;
+	p->func_from = sc->from ? sc->from : fn->dynamic ? EF_BOUNDS_DYNSYM : EF_BOUNDS_SYMTAB;
 	p->variant = -1;
 	p->sys_kind = (uint8_t)kind;
 	p->sys_nr = nr;
+	p->sys_at_insn = at_insn;
+	p->sys_after = at_insn && kind == CG_SYS_EXIT;
+	p->sys_dyn = nr == -1 ? sc->dyn[kind] : NULL;
+}
+
+/*
+ * One system call site.  Where a `mov $NR, %eax` a jump can go over loads
+ * the number (site != insn), sys_enter is at the `mov` and sys_exit just
+ * after the `syscall`, two sites that leave the `syscall` in place.
+ * Otherwise (read's 2-byte `xor %eax,%eax`, a number only %rax knows) one
+ * site at the `syscall` itself, whose trampoline runs sys_enter before the
+ * relocated `syscall` and sys_exit after it (arch mid.c, mid_after):
+ *
+ *   read+0x09: 31 c0      xor %eax,%eax
+ *   read+0x0b: 0f 05      syscall           <- jmp (syscall and cmp displaced)
+ *   read+0x0d: 48 3d ..   cmp $-4096,%rax
+ *
+ * At a dynamic site sys_enter reads the number from %rax (struct
+ * cg_sys_dyn); for sys_exit, after the call no register holds it any more:
+ * a CG_SYS_SAVE handler before the call keeps it in the thread's slot, the
+ * exit variant reads it there (codegen/cg_args.c).
+ */
+static void site_points(struct sys_scan *sc, const struct ef_func *fn,
+			const struct arch_sys_site *site)
+{
+	const struct sys_want *w = sc->w;
+	int nr = site->nr;
+	if (nr < 0) {
+		if (sc->dyn[CG_SYS_ENTER])
+			sys_point_add(sc, fn, site->insn, -1, CG_SYS_ENTER, true);
+		if (sc->dyn[CG_SYS_EXIT]) { /* the number kept before the call, read after */
+			sys_point_add(sc, fn, site->insn, CG_SYS_SAVE, CG_SYS_ENTER, true);
+			sys_point_add(sc, fn, site->insn, -1, CG_SYS_EXIT, true);
+		}
+		return;
+	}
+	if (nr >= ATT_SYS_MAX_NR || !w->kind[nr])
+		return;
+	bool enter = w->kind[nr] & (1 << CG_SYS_ENTER), exit_ = w->kind[nr] & (1 << CG_SYS_EXIT);
+	bool own = site->site == site->insn; /* no mov to jump over */
+	if (enter)
+		sys_point_add(sc, fn, site->site, nr, CG_SYS_ENTER, own);
+	if (exit_)
+		sys_point_add(sc, fn, own ? site->insn : site->insn + 2, nr, CG_SYS_EXIT, own);
 }
 
 /* One function of libc: its sites whose number the point wants. */
@@ -580,18 +637,86 @@ static void scan_func(const struct ef_func *fn, void *arg)
 	if (!ef_read_vaddr(sc->f, fn->value, code, fn->size))
 		n = arch_syscall_sites(code, fn->size, fn->value, sites, 64);
 	free(code);
-	for (int i = 0; i < n && i < 64; i++) {
-		int nr = sites[i].nr;
-		/* a number only %rax knows (syscall(2)) waits for the dynamic sites */
-		if (nr < 0 || nr >= ATT_SYS_MAX_NR || !sc->w->kind[nr])
+	for (int i = 0; i < n && i < 64; i++)
+		site_points(sc, fn, &sites[i]);
+}
+
+/*
+ * The FDEs of .eh_frame too: a stripped library's static functions have no
+ * symbol (libc's start_thread, which ends a thread with exit at a `mov
+ * %r8d,%eax; syscall`).  A site a symbol's function gave already is not
+ * added twice (sys_point_add).
+ */
+static void scan_fde(const struct ef_range *r, void *arg)
+{
+	struct ef_func fn = {.value = r->start, .size = r->end - r->start};
+	struct sys_scan *sc = arg;
+	sc->from = EF_BOUNDS_EH_FRAME;
+	scan_func(&fn, arg);
+	sc->from = EF_BOUNDS_NONE;
+}
+
+/* The calls of one kind the point wants at a dynamic site, or NULL for none. */
+static const struct cg_sys_dyn *dyn_of(struct att_session *s, const struct sys_want *w, bool raw,
+				       int kind)
+{
+	struct cg_sys_dyn *d = xcalloc(1, sizeof(*d));
+	for (int nr = 0; nr < ATT_SYS_MAX_NR; nr++) {
+		if (!(w->kind[nr] & (1 << kind)))
 			continue;
-		/* no jump over the number's load (read's 2-byte xor): the enter
-		 * side waits for sites planned before it (ARCHITECTURE.md) */
-		if ((sc->w->kind[nr] & (1 << CG_SYS_ENTER)) && sites[i].site != sites[i].insn)
-			sys_point_add(sc, fn, sites[i].site, nr, CG_SYS_ENTER);
-		if (sc->w->kind[nr] & (1 << CG_SYS_EXIT))
-			sys_point_add(sc, fn, sites[i].insn + 2, nr, CG_SYS_EXIT);
+		if (raw) /* every call, under one name */
+			break;
+		d->nr = xrealloc(d->nr, (size_t)(d->n + 1) * sizeof(*d->nr));
+		d->names = xrealloc(d->names, (size_t)(d->n + 1) * sizeof(*d->names));
+		d->nr[d->n] = nr;
+		d->names[d->n++] = xasprintf("tracepoint:syscalls:%s", w->event[nr][kind]);
 	}
+	bool any = d->n > 0;
+	for (int nr = 0; raw && nr < ATT_SYS_MAX_NR && !any; nr++)
+		any = w->kind[nr] & (1 << kind);
+	if (!any) {
+		free(d);
+		return NULL;
+	}
+	s->sys_dyns = xrealloc(s->sys_dyns, (size_t)(s->nsys_dyns + 1) * sizeof(*s->sys_dyns));
+	s->sys_dyns[s->nsys_dyns++] = d;
+	return d;
+}
+
+void att_sys_dyn_free(struct att_session *s)
+{
+	for (int i = 0; i < s->nsys_dyns; i++) {
+		struct cg_sys_dyn *d = s->sys_dyns[i];
+		for (int k = 0; k < d->n; k++)
+			free(d->names[k]);
+		free(d->names);
+		free(d->nr);
+		free(d);
+	}
+	free(s->sys_dyns);
+	s->sys_dyns = NULL;
+	s->nsys_dyns = 0;
+	free(s->sys_attach);
+	s->sys_attach = NULL;
+	s->nsys_attach = 0;
+}
+
+/* The sites of one attach point in one file (path: the name shown). */
+static void scan_file(struct att_session *s, const struct att_sys_attach *at, struct ef_file *f,
+		      const char *path)
+{
+	struct sys_want *w = xmalloc(sizeof(*w));
+	want_events(at->a, w);
+	bool raw = !strcmp(at->a->attach.target, "raw_syscalls");
+	struct sys_scan sc = {f, path, at->probe, at->a, at->index, s, w, raw};
+	sc.dyn[CG_SYS_ENTER] = at->dyn;
+	sc.dyn[CG_SYS_EXIT] = at->dyn_exit;
+	ef_foreach_func(f, scan_func, &sc);
+	ef_foreach_fde(f, scan_fde, &sc);
+	for (int i = 0; i < w->nev; i++)
+		free(w->ev[i]);
+	free(w->ev);
+	free(w);
 }
 
 int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
@@ -617,16 +742,56 @@ int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_no
 	}
 	struct sys_want *w = xmalloc(sizeof(*w));
 	want_events(a, w);
-	struct sys_scan sc = {&f,    path, probe, a,
-			      index, s,	   w,	  !strcmp(a->attach.target, "raw_syscalls")};
-	ef_foreach_func(&f, scan_func, &sc);
+	s->sys_attach =
+	    xrealloc(s->sys_attach, (size_t)(s->nsys_attach + 1) * sizeof(*s->sys_attach));
+	struct att_sys_attach *at = &s->sys_attach[s->nsys_attach++];
+	*at = (struct att_sys_attach){probe, a, index, NULL, NULL};
+	at->dyn = dyn_of(s, w, !strcmp(a->attach.target, "raw_syscalls"), CG_SYS_ENTER);
+	at->dyn_exit = dyn_of(s, w, !strcmp(a->attach.target, "raw_syscalls"), CG_SYS_EXIT);
 	for (int i = 0; i < w->nev; i++)
 		free(w->ev[i]);
 	free(w->ev);
 	free(w);
+	s->sys_libc_dev = f.dev;
+	s->sys_libc_ino = f.ino;
+	scan_file(s, at, &f, path);
 	ef_close(&f);
 	free(path);
 	return 0;
+}
+
+/*
+ * Once the process is open (-p, or -c stopped at its entry point, its
+ * libraries loaded): the `syscall` instructions of every other object it
+ * has mapped executable, the program's own (inline asm, a static wrapper)
+ * and those of every library but libc, which att_sys_resolve scanned.  The
+ * vDSO is no file and is left out (its calls that enter the kernel are the
+ * fallbacks of clock_gettime & co.).  The new points' variants are named
+ * again (names.c) before codegen compiles them.
+ */
+void att_sys_objects(struct att_session *s, pid_t pid)
+{
+	char **files = NULL;
+	int n = 0, before = s->npoints;
+	if (!s->nsys_attach || proc_objects(pid, &files, &n))
+		return;
+	char *root = xasprintf("/proc/%d/root", (int)pid);
+	for (int i = 0; i < n; i++) {
+		struct ef_file f;
+		if (ef_open(&f, files[i]))
+			continue;
+		const char *shown = files[i];
+		if (!strncmp(shown, root, strlen(root)))
+			shown += strlen(root);
+		if (f.dev != s->sys_libc_dev || f.ino != s->sys_libc_ino)
+			for (int k = 0; k < s->nsys_attach; k++)
+				scan_file(s, &s->sys_attach[k], &f, shown);
+		ef_close(&f);
+	}
+	free(root);
+	proc_objects_free(files, n);
+	if (s->npoints != before)
+		att_probe_names_sys(s);
 }
 
 int att_sys_event_count(const struct ast_node *a)

@@ -23,10 +23,11 @@
  * with different registers both read correctly): reading an argument costs
  * one or two loads, with no table lookup at run time.
  */
+#include "attach/resolve/usdt.h"
+#include "attach/resolve/resolve.h"
 #include "attach/session.h"
 #include "elf/elfsym.h"
 #include "elf/findlib.h"
-#include "attach/resolve/usdt.h"
 #include "util/util.h"
 
 #include <ctype.h>
@@ -346,4 +347,5 @@ void att_usdt_free(struct att_session *s)
 	free(s->usdt);
 	s->usdt = NULL;
 	s->nusdt = s->nsemas = 0;
+	att_sys_dyn_free(s);
 }

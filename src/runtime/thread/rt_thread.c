@@ -100,6 +100,7 @@ static int rt_take(struct rt_thread *t, uint64_t tp0, uint64_t td0, uint64_t tp,
 	if (tp0) { /* the old thread's state */
 		t->ids.gen = 0;
 		t->rd_state = 0;
+		t->sys_nr = 0; /* not its system call (a clone child's first return) */
 	}
 	rt_guard(t, rt_lay());
 	return 1;

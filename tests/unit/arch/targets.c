@@ -145,3 +145,54 @@ void h_add100(struct rt_regs *r)
 	h_order = h_order * 10 + 2;
 	r->rdi += 100;
 }
+
+/*
+ * t_syscall(nr, a) = syscall(2)'s shape: the number only in %rax, the
+ * `syscall` after a register move (no `mov $NR` a jump can go over), so a
+ * system-call site's patch covers the `syscall` and the cmp after it
+ * (attach/resolve/syscalls.c):
+ *   48 89 f8            mov  %rdi,%rax
+ *   48 89 f7            mov  %rsi,%rdi
+ *   0f 05               syscall            <- site (t_syscall+6)
+ *   48 3d 01 f0 ff ff   cmp  $-4095,%rax
+ *   73 01               jae  1f
+ *   c3                  ret
+ *   48 83 c8 ff      1: or   $-1,%rax
+ *   c3                  ret
+ * h_sys_in / h_sys_out: probe-code handlers (abi.h) that record the saved
+ * %rax of the struct rt_regs_mid at F (the number before the call, its
+ * result after it).
+ */
+__asm__(".text\n"
+	".globl t_syscall\n"
+	".type t_syscall, @function\n"
+	"t_syscall:\n"
+	"	mov %rdi,%rax\n"
+	"	mov %rsi,%rdi\n"
+	"	syscall\n"
+	"	cmp $-4095,%rax\n"
+	"	jae 1f\n"
+	"	ret\n"
+	"1:	or $-1,%rax\n"
+	"	ret\n"
+	".size t_syscall, .-t_syscall\n"
+	".globl h_sys_in\n"
+	".type h_sys_in, @function\n"
+	"h_sys_in:\n"
+	"	movq 8(%rsp),%r11\n"
+	"	movq 32(%r11),%r11\n" /* offsetof(struct rt_regs_mid, rax) */
+	"	movq %r11,h_sys_nr(%rip)\n"
+	"	incq h_sys_enters(%rip)\n"
+	"	ret\n"
+	".size h_sys_in, .-h_sys_in\n"
+	".globl h_sys_out\n"
+	".type h_sys_out, @function\n"
+	"h_sys_out:\n"
+	"	movq 8(%rsp),%r11\n"
+	"	movq 32(%r11),%r11\n"
+	"	movq %r11,h_sys_ret(%rip)\n"
+	"	incq h_sys_exits(%rip)\n"
+	"	ret\n"
+	".size h_sys_out, .-h_sys_out\n");
+_Static_assert(__builtin_offsetof(struct rt_regs_mid, rax) == 32, "h_sys_in reads rax at 32");
+volatile uint64_t h_sys_nr, h_sys_ret, h_sys_enters, h_sys_exits;

@@ -25,5 +25,9 @@ void h_count(struct rt_regs *r);
 void h_pm_count(void); /* h_count as probe code (abi.h handler convention), in asm */
 void h_first(struct rt_regs *r);
 void h_add100(struct rt_regs *r);
+long t_syscall(long nr, long a);
+extern volatile uint64_t h_sys_nr, h_sys_ret, h_sys_enters, h_sys_exits;
+void h_sys_in(void);  /* probe code: records the saved %rax (the number) */
+void h_sys_out(void); /* probe code: records the saved %rax (the result) */
 
 #endif

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "attach/arch/arch.h"
@@ -405,6 +406,61 @@ static void exec_far(void)
 	CHECK_EQ(rc, -ERANGE, "far t_rip_first");
 }
 
+/*
+ * A system call's site on the `syscall` itself (mid.c, mid_after): one
+ * handler before the relocated `syscall` sees the number in %rax, one
+ * after it the result; a thread left right after the original `syscall`
+ * maps to the start of the calls after it, so that a restart (pc - 2)
+ * finds the relocated `syscall`.
+ */
+static void exec_sys_after(void)
+{
+	long (*volatile fn)(long, long) = t_syscall;
+	uint8_t *f = (uint8_t *)t_syscall, bytes[ARCH_MAX_DISPLACED], before[ARCH_MAX_DISPLACED];
+	uint64_t site = (uint64_t)f + 6, pc = 0, back = 0;
+	const uint64_t hs[] = {(uint64_t)h_sys_in, (uint64_t)h_sys_out};
+	struct arch_site_plan plan;
+	size_t len = 0, flen = func_size(f);
+
+	CHECK_EQ(arch_plan_mid_site(f, flen, 0, (uint64_t)f, site, NULL, 0, NULL, &plan), 0, "plan");
+	CHECK(plan.kind == ARCH_PATCH_JMP && plan.orig_len == 8, "t_syscall plan %d len %d: %s",
+	      plan.kind, plan.orig_len, plan.why);
+	if (plan.kind != ARCH_PATCH_JMP)
+		return;
+	plan.mid_after = 1;
+	plan.mid_read = 1u << 4; /* rax */
+	uint8_t *tramp = near_mem + SLOT0 + SLOT * near_used++;
+	CHECK(arch_trampoline_mid_max(2) <= SLOT, "mid max %zu", arch_trampoline_mid_max(2));
+	CHECK_EQ(arch_emit_trampoline(&plan, (uint64_t)tramp, hs, 2, tramp, SLOT, &len), 0, "emit");
+	CHECK_EQ(arch_pc_into_trampoline(&plan, (uint64_t)tramp, 2, site, &pc), 0, "pc of site");
+	CHECK(tramp[pc - (uint64_t)tramp] == 0x0f && tramp[pc - (uint64_t)tramp + 1] == 0x05,
+	      "the copy starts with the syscall");
+	uint64_t copy = pc;
+	CHECK_EQ(arch_pc_into_trampoline(&plan, (uint64_t)tramp, 2, site + 2, &pc), 0, "site+2");
+	CHECK_EQ(pc, copy + 2, "a thread after the syscall goes before the exit handler");
+	CHECK_EQ(arch_pc_from_trampoline(&plan, (uint64_t)tramp, 2, copy + 2, &back), 0, "back");
+	CHECK_EQ(back, site + 2, "and back");
+	CHECK_EQ(arch_patch_bytes(&plan, (uint64_t)tramp, bytes), 0, "patch bytes");
+	memcpy(before, (void *)site, plan.orig_len);
+	CHECK_EQ(set_text_prot((uint8_t *)site, plan.orig_len, PROT_READ | PROT_WRITE | PROT_EXEC),
+		 0, "mprotect RWX");
+	memcpy((uint8_t *)site, bytes, plan.orig_len);
+	h_sys_enters = h_sys_exits = 0;
+	long ppid = fn(SYS_getppid, 0);
+	CHECK_EQ(ppid, getppid(), "getppid through the trampoline");
+	CHECK_EQ(h_sys_nr, SYS_getppid, "the number before the call");
+	CHECK_EQ(h_sys_ret, (uint64_t)ppid, "the result after it");
+	CHECK_EQ(fn(SYS_close, -1), -1, "close(-1): the error path after the relocated cmp");
+	CHECK_EQ(h_sys_nr, SYS_close, "close's number");
+	CHECK_EQ((int64_t)h_sys_ret, -EBADF, "close's result");
+	CHECK(h_sys_enters == 2 && h_sys_exits == 2, "handlers ran %llu, %llu",
+	      (unsigned long long)h_sys_enters, (unsigned long long)h_sys_exits);
+	memcpy((uint8_t *)site, before, plan.orig_len);
+	CHECK_EQ(set_text_prot((uint8_t *)site, plan.orig_len, PROT_READ | PROT_EXEC), 0, "RX");
+	CHECK_EQ(fn(SYS_getppid, 0), getppid(), "after restore");
+	CHECK_EQ(h_sys_enters, 2, "no hits after restore");
+}
+
 int main(void)
 {
 	near_mem = alloc_near((void *)t_work, SLOT0 + SLOT * NSLOTS);
@@ -424,5 +480,6 @@ int main(void)
 	exec_chain();
 	exec_handler_conv();
 	exec_far();
+	exec_sys_after();
 	return check_summary("arch-exec");
 }

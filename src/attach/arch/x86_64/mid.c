@@ -184,9 +184,34 @@ size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers)
 	x86w_init(&w, NULL, 0, plan->site); /* a dry run: the lengths only */
 	emit_save(&w, plan);
 	emit_restore(&w);
-	for (int i = 0; i < nhandlers; i++)
+	int before = nhandlers - plan->mid_after;
+	for (int i = 0; i < before; i++)
 		w.len += pc_changes(plan, i) ? PC_SET_LEN : 0;
-	return w.len + (CALL_LEN + (plan->call_ids ? X86_CALL_ID_LEN : 0)) * (size_t)nhandlers;
+	return w.len + (CALL_LEN + (plan->call_ids ? X86_CALL_ID_LEN : 0)) * (size_t)before;
+}
+
+/*
+ * A system call's site (resolve/syscalls.c) whose patch covers the
+ * `syscall` itself: the enter side's handlers run before it, as at any
+ * site, and the exit side's here, right after the relocated `syscall`,
+ * with the same frame, so that they read its result in %rax.  Nothing of
+ * ours is on the stack across the call: a clone child returns here on
+ * its new stack, and a restarted call (pc - 2) finds the `syscall`.
+ *
+ *   [save; call enter handlers; restore]   (the head)
+ *   syscall                                (relocated: the same 2 bytes)
+ *   save; call exit handlers; restore      (here; after NULL: a dry run)
+ *   the other displaced instructions; jmp back
+ *
+ * ids: the exit handlers' site ids (plan->call_ids), NULL in a dry run.
+ */
+void x86_mid_after(struct x86_writer *w, const struct arch_site_plan *plan, const uint64_t *after,
+		   const uint32_t *ids)
+{
+	emit_save(w, plan);
+	for (int i = 0; i < plan->mid_after; i++)
+		x86w_call_handler(w, after ? after[i] : 0, plan->call_ids, ids ? ids[i] : 0);
+	emit_restore(w);
 }
 
 size_t arch_trampoline_mid_max(int nhandlers)
@@ -194,7 +219,8 @@ size_t arch_trampoline_mid_max(int nhandlers)
 	struct arch_site_plan all = {.mid = true, .mid_read = ~0u, .call_ids = true};
 	if (nhandlers < 0)
 		nhandlers = 0;
-	return x86_mid_head_len(&all, nhandlers) + (size_t)PC_SET_LEN * nhandlers +
+	/* and a second save and restore for the calls after the first instruction */
+	return 2 * x86_mid_head_len(&all, nhandlers) + (size_t)PC_SET_LEN * nhandlers +
 	       X86_RELOC_CODE_MAX + 7 + 8 * ((size_t)nhandlers + X86_RELOC_LIT_MAX);
 }
 
@@ -204,11 +230,12 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
 	struct x86_writer w;
 	int rc;
 
-	if (nhandlers < 0 || (nhandlers > 0 && !handlers))
+	if (nhandlers < 0 || (nhandlers > 0 && !handlers) || plan->mid_after > nhandlers)
 		return -EINVAL;
+	int before = nhandlers - plan->mid_after;
 	x86w_init(&w, buf, cap, tramp_addr);
 	emit_save(&w, plan);
-	for (int i = 0; i < nhandlers; i++) {
+	for (int i = 0; i < before; i++) {
 		if (pc_changes(plan, i))
 			emit_pc_set(&w, plan->site + plan->mid_hoff[i]);
 		x86w_call_handler(&w, handlers[i], plan->call_ids, plan->call_id[i]);
@@ -216,7 +243,7 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
 	emit_restore(&w);
 	if (w.len != x86_mid_head_len(plan, nhandlers))
 		return -EINVAL; /* the layout above and x86_mid_head_len() disagree */
-	rc = x86_relocate(plan, &w, NULL);
+	rc = x86_relocate_after(plan, &w, NULL, handlers + before, plan->call_id + before);
 	return rc < 0 ? rc : x86w_finish(&w, len);
 }
 

@@ -116,6 +116,27 @@ static int emit_insn(struct copy *c, int idx, const struct x86_insn *in, const u
 
 int x86_relocate(const struct arch_site_plan *plan, struct x86_writer *w, struct x86_reloc_map *m)
 {
+	return x86_relocate_after(plan, w, m, NULL, NULL);
+}
+
+/*
+ * A system call's site (mid.c): the handlers after the first instruction
+ * (the `syscall`) see its result.  A thread the kernel leaves right after
+ * that instruction (blocked in the call at attach, pc = site + 2) maps to
+ * the start of those calls, so that a restart (pc - 2) lands on the
+ * relocated `syscall`; the map's first entry for an instruction is the one
+ * the pc is moved to (arch_pc_into_copy).
+ */
+static void after_first(struct copy *c, const struct arch_site_plan *plan, const uint64_t *after,
+			const uint32_t *ids)
+{
+	add_map(c, 1, plan->site + (plan->ninsns > 1 ? plan->insn_off[1] : plan->orig_len));
+	x86_mid_after(c->w, plan, after, ids);
+}
+
+int x86_relocate_after(const struct arch_site_plan *plan, struct x86_writer *w,
+		       struct x86_reloc_map *m, const uint64_t *after, const uint32_t *ids)
+{
 	struct copy c = {w, w->len, m};
 	struct x86_insn in;
 	int i, off, end, rc;
@@ -137,6 +158,8 @@ int x86_relocate(const struct arch_site_plan *plan, struct x86_writer *w, struct
 		rc = emit_insn(&c, i, &in, plan->orig + off);
 		if (rc < 0)
 			return rc;
+		if (i == 0 && plan->mid && plan->mid_after)
+			after_first(&c, plan, after, ids);
 	}
 	add_map(&c, -1, plan->site + plan->orig_len);
 	x86w_jmp(w, plan->site + plan->orig_len);

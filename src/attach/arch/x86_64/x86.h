@@ -82,7 +82,7 @@ void x86_plan_int3(struct arch_site_plan *plan, const struct x86_insn *first, co
  */
 #define X86_RELOC_CODE_MAX (ARCH_MAX_DISPLACED + 8 * ARCH_MAX_INSNS + 6)
 #define X86_RELOC_LIT_MAX (2 * ARCH_MAX_INSNS + 1)
-#define X86_RELOC_MAP_MAX (2 * ARCH_MAX_INSNS + 1)
+#define X86_RELOC_MAP_MAX (2 * ARCH_MAX_INSNS + 2) /* + the calls after the first (mid_after) */
 
 struct x86_pc_map {
 	uint16_t off;  /* offset from the start of the copy */
@@ -143,8 +143,21 @@ struct x86_jtab {
 int x86_jump_table(const struct x86_func *fn, int k, const struct arch_mem *mem, struct x86_jtab *t,
 		   char *why, size_t whylen);
 
-/* mid.c: the trampoline of a site in the middle of a function (plan->mid). */
+/*
+ * x86_relocate, where the handlers of plan->mid_after (after, NULL in a dry
+ * run: only the lengths count; ids, their site ids or NULL) are called
+ * between the first relocated instruction and the second (mid.c,
+ * x86_mid_after).
+ */
+int x86_relocate_after(const struct arch_site_plan *plan, struct x86_writer *w,
+		       struct x86_reloc_map *m, const uint64_t *after, const uint32_t *ids);
+
+/* mid.c: the trampoline of a site in the middle of a function (plan->mid);
+ * nhandlers counts them all, plan->mid_after of them run after the first
+ * displaced instruction, the others before. */
 size_t x86_mid_head_len(const struct arch_site_plan *plan, int nhandlers);
+void x86_mid_after(struct x86_writer *w, const struct arch_site_plan *plan, const uint64_t *after,
+		   const uint32_t *ids);
 int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const uint64_t *handlers,
 		 int nhandlers, uint8_t *buf, size_t cap, size_t *len);
 
