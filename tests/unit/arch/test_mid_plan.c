@@ -218,9 +218,20 @@ static void test_nopic(void)
 	CHECK_EQ(plan_at(nopic, sizeof(nopic), F + 0xe, &m), 0, "nopic, inside");
 	WANT_INT3("nopic, inside", "entry 2 of the jump table at 0x401000");
 	/* targets outside the function (a .cold part) are no concern of the patch */
-	abs_table(&m, 0x401000, 0x500000, (const uint32_t[]){0xe, 0xf, 0xf, 0xe}, 4);
+	abs_table(&m, 0x401000, F, (const uint32_t[]){0xe, 0x100f, 0x100f, 0x15}, 4);
 	CHECK_EQ(plan_at(nopic, sizeof(nopic), F + 0xe, &m), 0, "nopic, outside");
 	WANT_JMP("nopic, outside");
+	/*
+	 * None inside: a table read before the loader relocated it (a static
+	 * PIE at its entry point holds link-time addresses, here the function
+	 * linked at 0x1000 but loaded at F, entry 2 its patched bytes).
+	 */
+	abs_table(&m, 0x401000, 0x1000, (const uint32_t[]){0xe, 0x15, 0xf, 0xe}, 4);
+	CHECK_EQ(plan_at(nopic, sizeof(nopic), F + 0xe, &m), 0, "nopic, unrelocated");
+	WANT_INT3("nopic, unrelocated", "unrelocated: no entry in the function");
+	memset(m.bytes, 0, 32); /* RELA: the entries 0 until relocated */
+	CHECK_EQ(plan_at(nopic, sizeof(nopic), F + 0xe, &m), 0, "nopic, zero entries");
+	WANT_INT3("nopic, zero entries", "unrelocated: no entry in the function");
 }
 
 static void test_computed_goto(void)
