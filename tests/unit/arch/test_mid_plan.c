@@ -373,8 +373,30 @@ static void test_after_jump(void)
 	WANT_INT3("jfill, code", "func+0x5 after it is reached only by a jump");
 }
 
+/*
+ * A call among the displaced instructions, not the last one:
+ *  0: 90                   nop                            the probe site
+ *  1: ff d0                call   *%rax                   returns to 3
+ *  3: 89 c1                mov    %eax,%ecx
+ *  5: c3                   ret
+ * A thread inside the callee when the jump is patched (ubt -p) would
+ * return to 3, inside it.  As the last one (site at 0 of 90 90 90 90 ff d0)
+ * it returns right after the patch.
+ */
+static void test_call_inside(void)
+{
+	static const uint8_t mid[] = {0x90, 0xff, 0xd0, 0x89, 0xc1, 0xc3};
+	static const uint8_t last[] = {0x90, 0x90, 0x90, 0x90, 0xff, 0xd0, 0xc3};
+
+	CHECK_EQ(plan_at(mid, sizeof(mid), F, NULL), 0, "call inside");
+	WANT_INT3("call inside", "the call at func+0x1 returns to func+0x3, inside the patched");
+	CHECK_EQ(plan_at(last, sizeof(last), F, NULL), 0, "call last");
+	WANT_JMP("call last");
+}
+
 int main(void)
 {
+	test_call_inside();
 	test_pic();
 	test_after_jump();
 	test_row();
