@@ -359,13 +359,35 @@ const char *ef_bounds_name(enum ef_bounds from)
 	}
 }
 
+/* Does the allocated section holding start end at addr? */
+static bool section_ends_at(struct ef_file *f, uint64_t start, uint64_t addr)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(f->elf, scn));) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) && sh.sh_addr <= start &&
+		    start < sh.sh_addr + sh.sh_size)
+			return sh.sh_addr + sh.sh_size == addr;
+	}
+	return false;
+}
+
+/*
+ * The gap is fill only where something known closes it: a function
+ * (symbol or FDE) starting right at its end, or the end of the section.
+ * Else the bytes up to the alignment boundary may be the start of code
+ * nothing describes (an assembly function without CFI in a stripped
+ * file, entered at its first byte, which may be a nop): not proven fill.
+ */
 uint64_t ef_fill_after_func(struct ef_file *f, uint64_t start, uint64_t size)
 {
-	uint64_t fill = ef_fill_after(f, start, size);
+	uint64_t fill = ef_fill_after(f, start, size), end = start + size;
 	struct ef_range r;
 	enum ef_bounds from;
 	for (uint64_t k = 0; k < fill; k++)
-		if (!ef_func_around(f, start + size + k, &r, &from))
+		if (!ef_func_around(f, end + k, &r, &from))
 			return k;
+	if (fill && !(ef_func_around(f, end + fill, &r, &from) == 0 && r.start == end + fill) &&
+	    !section_ends_at(f, start, end + fill))
+		return 0;
 	return fill;
 }

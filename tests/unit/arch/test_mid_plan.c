@@ -218,9 +218,20 @@ static void test_nopic(void)
 	CHECK_EQ(plan_at(nopic, sizeof(nopic), F + 0xe, &m), 0, "nopic, inside");
 	WANT_INT3("nopic, inside", "entry 2 of the jump table at 0x401000");
 	/* targets outside the function (a .cold part) are no concern of the patch */
-	abs_table(&m, 0x401000, 0x500000, (const uint32_t[]){0xe, 0xf, 0xf, 0xe}, 4);
+	abs_table(&m, 0x401000, F, (const uint32_t[]){0xe, 0x100f, 0x100f, 0x15}, 4);
 	CHECK_EQ(plan_at(nopic, sizeof(nopic), F + 0xe, &m), 0, "nopic, outside");
 	WANT_JMP("nopic, outside");
+	/*
+	 * None inside: a table read before the loader relocated it (a static
+	 * PIE at its entry point holds link-time addresses, here the function
+	 * linked at 0x1000 but loaded at F, entry 2 its patched bytes).
+	 */
+	abs_table(&m, 0x401000, 0x1000, (const uint32_t[]){0xe, 0x15, 0xf, 0xe}, 4);
+	CHECK_EQ(plan_at(nopic, sizeof(nopic), F + 0xe, &m), 0, "nopic, unrelocated");
+	WANT_INT3("nopic, unrelocated", "unrelocated: no entry in the function");
+	memset(m.bytes, 0, 32); /* RELA: the entries 0 until relocated */
+	CHECK_EQ(plan_at(nopic, sizeof(nopic), F + 0xe, &m), 0, "nopic, zero entries");
+	WANT_INT3("nopic, zero entries", "unrelocated: no entry in the function");
 }
 
 static void test_computed_goto(void)
@@ -362,8 +373,30 @@ static void test_after_jump(void)
 	WANT_INT3("jfill, code", "func+0x5 after it is reached only by a jump");
 }
 
+/*
+ * A call among the displaced instructions, not the last one:
+ *  0: 90                   nop                            the probe site
+ *  1: ff d0                call   *%rax                   returns to 3
+ *  3: 89 c1                mov    %eax,%ecx
+ *  5: c3                   ret
+ * A thread inside the callee when the jump is patched (ubt -p) would
+ * return to 3, inside it.  As the last one (site at 0 of 90 90 90 90 ff d0)
+ * it returns right after the patch.
+ */
+static void test_call_inside(void)
+{
+	static const uint8_t mid[] = {0x90, 0xff, 0xd0, 0x89, 0xc1, 0xc3};
+	static const uint8_t last[] = {0x90, 0x90, 0x90, 0x90, 0xff, 0xd0, 0xc3};
+
+	CHECK_EQ(plan_at(mid, sizeof(mid), F, NULL), 0, "call inside");
+	WANT_INT3("call inside", "the call at func+0x1 returns to func+0x3, inside the patched");
+	CHECK_EQ(plan_at(last, sizeof(last), F, NULL), 0, "call last");
+	WANT_JMP("call last");
+}
+
 int main(void)
 {
+	test_call_inside();
 	test_pic();
 	test_after_jump();
 	test_row();

@@ -39,7 +39,9 @@
  * every table known, that nothing jumps between the guard and the jmp.
  *
  * The entries are read from the target (arch_mem): in a running process a
- * table of absolute addresses holds relocated values.  Entries pointing
+ * table of absolute addresses holds relocated values, but not yet in a
+ * static PIE stopped at its entry point (`ubt -c`), so a table of absolute
+ * entries none of which points into the function refuses.  Entries pointing
  * outside the function (a `.cold` part, another function) cannot land in
  * its patched bytes and are ignored; one pointing inside it but not at an
  * instruction boundary means the table was misread, and refuses.
@@ -402,5 +404,26 @@ int x86_jump_table(const struct x86_func *fn, int k, const struct arch_mem *mem,
 		}
 	}
 	free(buf);
+	/*
+	 * Absolute entries are relocated by the loader (R_X86_64_RELATIVE in
+	 * a PIE, a library or a static PIE): read before that (a static PIE
+	 * stopped at its entry point, a library at the loader's RT_CONSISTENT
+	 * before it relocates it) they are 0 or link-time addresses, which
+	 * all lie outside the loaded function and would pass as a `.cold`
+	 * part's.  A table of this function's switch has at least one entry
+	 * in it; one with none is not proven to be read relocated.
+	 */
+	if (t->entry == 8) {
+		int in = 0;
+		for (int i = 0; i < t->n; i++)
+			in += t->targets[i] >= fn->addr && t->targets[i] < fn->addr + fn->len;
+		if (!in) {
+			snprintf(why, whylen, "table 0x%llx unrelocated: no entry in the function",
+				 (unsigned long long)t->table);
+			free(t->targets);
+			t->targets = NULL;
+			return -ENOENT;
+		}
+	}
 	return 0;
 }

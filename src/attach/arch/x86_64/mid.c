@@ -257,6 +257,8 @@ int x86_mid_emit(const struct arch_site_plan *plan, uint64_t tramp_addr, const u
  *   - a displaced instruction cannot be relocated;
  *   - a branch in the function lands strictly inside them;
  *   - another probed site lies inside them (avoid[]);
+ *   - a call among them is not the last (its return address is inside
+ *     them, and a thread in the callee at attach would return there);
  *   - a displaced instruction follows one that never falls through (it
  *     is reached only by a jump, perhaps an indirect one we cannot see),
  *     unless it is a nop of the alignment fill there (inside the function,
@@ -502,6 +504,18 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, size_t pad_len, uin
 		}
 		plan->insn_off[plan->ninsns++] = (uint8_t)(off - soff);
 		off += insn.len;
+		if (off - soff < JMP_LEN && insn.mnemonic && !strcmp(insn.mnemonic, "call")) {
+			/*
+			 * Its return address lies inside the patched bytes: a thread
+			 * in the callee when the patch is made (ubt -p) returns into
+			 * the middle of the jump.
+			 */
+			x86_plan_int3(plan, &first,
+				      "the call at func+0x%zx returns to func+0x%zx, inside the "
+				      "patched bytes",
+				      off - insn.len, off);
+			return 0;
+		}
 		if (off - soff < JMP_LEN && insn.ends_flow) {
 			/*
 			 * What follows is reached only by a jump: the jmp may cover it
