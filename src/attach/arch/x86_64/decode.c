@@ -109,6 +109,16 @@ int x86_insn_decode(const uint8_t *p, size_t avail, uint64_t addr, struct x86_in
 		classify_branch(&in, out);
 		return 0;
 	}
+	if (in.mnemonic == ZYDIS_MNEMONIC_CALL) {
+		/*
+		 * call *%rax, call *8(%rbx), call *f@GOTPCREL(%rip): copied as it
+		 * is, it pushes an address in the trampoline, and a thread still
+		 * in the callee when ubt detaches returns into unmapped memory.
+		 */
+		out->kind = X86_BAD;
+		out->bad = "an indirect call would return into the trampoline, which detach unmaps";
+		return 0;
+	}
 	for (i = 0; i < in.operand_count; i++) {
 		const ZydisDecodedOperand *op = &ops[i];
 
