@@ -149,21 +149,8 @@ static void sys_switch(struct cg *c, const struct cg_sys_dyn *d, LLVMBasicBlockR
 LLVMValueRef cg_sys_probe_name(struct cg *c, int size)
 {
 	const struct cg_sys_dyn *d = c->sys_spec->sys_dyn;
-	LLVMTypeRef one = LLVMArrayType(c->i8, (unsigned)size);
-	LLVMTypeRef all = LLVMArrayType(one, (unsigned)d->n);
-	LLVMValueRef *v = xcalloc((size_t)d->n, sizeof(*v));
-	char *bytes = xcalloc(1, (size_t)size);
-	for (int i = 0; i < d->n; i++) {
-		memset(bytes, 0, (size_t)size);
-		strncpy(bytes, d->names[i], (size_t)size - 1);
-		v[i] = LLVMConstStringInContext(c->ctx, bytes, (unsigned)size, 1);
-	}
-	LLVMValueRef g = LLVMAddGlobal(c->mod, all, "sys_names");
-	LLVMSetInitializer(g, LLVMConstArray(one, v, (unsigned)d->n));
-	LLVMSetGlobalConstant(g, 1);
-	LLVMSetLinkage(g, LLVMPrivateLinkage);
-	free(v);
-	free(bytes);
+	LLVMValueRef g = cg_string_table(c, d->names, d->n, size, "sys_names");
+	LLVMTypeRef all = LLVMGlobalGetValueType(g);
 	LLVMValueRef idx[] = {cg_const(c, 0), c->sys_idx};
 	return LLVMBuildGEP2(c->b, all, g, idx, 2, "sys_name");
 }

@@ -121,6 +121,30 @@ static LLVMValueRef const_str(struct cg *c, const char *s, int size)
 }
 
 /*
+ * A private constant table of n strings, each size bytes (cut to size - 1
+ * and NUL-padded), for a `probe` chosen at run time: by site id here, by
+ * system-call number in cg_args.c.
+ */
+LLVMValueRef cg_string_table(struct cg *c, char *const *names, int n, int size, const char *name)
+{
+	LLVMTypeRef row = LLVMArrayType(c->i8, (unsigned)size);
+	LLVMValueRef *rows = xcalloc((size_t)n, sizeof(*rows));
+	char *bytes = xcalloc(1, (size_t)size);
+	for (int i = 0; i < n; i++) {
+		memset(bytes, 0, (size_t)size);
+		strncpy(bytes, names[i], (size_t)size - 1);
+		rows[i] = LLVMConstStringInContext(c->ctx, bytes, (unsigned)size, 1);
+	}
+	LLVMValueRef g = LLVMAddGlobal(c->mod, LLVMArrayType(row, (unsigned)n), name);
+	LLVMSetInitializer(g, LLVMConstArray(row, rows, (unsigned)n));
+	LLVMSetGlobalConstant(g, 1);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	free(rows);
+	free(bytes);
+	return g;
+}
+
+/*
  * The probe's names as one constant table of `size`-byte strings, made
  * once per probe (its variants share it).  Thousands of names cost the
  * code image ~80 bytes each, and the compiler no time to speak of.
@@ -130,21 +154,7 @@ static LLVMValueRef names_table(struct cg *c, int size)
 	const struct cg_usdt_variants *v = c->site_names;
 	if (c->names_table && c->names_table_probe == v->probe_index && c->names_table_size == size)
 		return c->names_table;
-	LLVMTypeRef row = LLVMArrayType(c->i8, (unsigned)size);
-	LLVMValueRef *rows = xcalloc((size_t)v->nnames, sizeof(*rows));
-	char *bytes = xcalloc(1, (size_t)size);
-	for (int i = 0; i < v->nnames; i++) {
-		memset(bytes, 0, (size_t)size);
-		strncpy(bytes, v->names[i], (size_t)size - 1);
-		rows[i] = LLVMConstStringInContext(c->ctx, bytes, (unsigned)size, 1);
-	}
-	LLVMTypeRef ty = LLVMArrayType(row, (unsigned)v->nnames);
-	LLVMValueRef g = LLVMAddGlobal(c->mod, ty, "probe_names");
-	LLVMSetInitializer(g, LLVMConstArray(row, rows, (unsigned)v->nnames));
-	LLVMSetGlobalConstant(g, 1);
-	LLVMSetLinkage(g, LLVMPrivateLinkage);
-	free(rows);
-	free(bytes);
+	LLVMValueRef g = cg_string_table(c, v->names, v->nnames, size, "probe_names");
 	c->names_table = g;
 	c->names_table_probe = v->probe_index;
 	c->names_table_size = size;

@@ -108,6 +108,8 @@ LLVMValueRef cg_gep_const(struct cg *c, LLVMValueRef p, uint64_t off);
 LLVMValueRef cg_ring_reserve(struct cg *c, uint32_t len, uint32_t type, uint32_t id,
 			     LLVMValueRef *newhead, LLVMBasicBlockRef *skip);
 void cg_ring_commit(struct cg *c, LLVMValueRef newhead, LLVMBasicBlockRef skip);
+/* cg_call.c, shared with cg_args.c: n strings of size bytes as one constant table */
+LLVMValueRef cg_string_table(struct cg *c, char *const *names, int n, int size, const char *name);
 /* cg_fmt.c: buf, strftime, join, strerror, ntop, pton, macaddr (NULL: not one of them) */
 LLVMValueRef cg_fmt_call(struct cg *c, const struct ast_node *n);
 bool cg_is_call(const struct ast_node *n, const char *name);
