@@ -394,7 +394,8 @@ static void test_call_inside(void)
 	static const uint8_t via_rsp[] = {0x90, 0x90, 0x90, 0xff, 0x54, 0x24, 0x08, 0xc3};
 
 	CHECK_EQ(plan_at(mid, sizeof(mid), F, NULL), 0, "call inside");
-	WANT_INT3("call inside", "the call at func+0x1 returns to func+0x3, inside the patched bytes");
+	WANT_INT3("call inside",
+		  "the call at func+0x1 returns to func+0x3, inside the patched bytes");
 	CHECK_EQ(plan_at(last, sizeof(last), F, NULL), 0, "indirect call last");
 	WANT_JMP("indirect call last");
 	CHECK_EQ(plan.orig_len, 6, "indirect call last: the nops and the call");

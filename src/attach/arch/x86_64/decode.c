@@ -106,10 +106,13 @@ static void classify_icall(const ZydisDecodedInstruction *in, const ZydisDecoded
 			   "Intel and AMD";
 		return;
 	}
-	if (in->operand_count_visible < 1 || (op->type == ZYDIS_OPERAND_TYPE_REGISTER
-						  ? is_sp(op->reg.value)
-						  : op->type != ZYDIS_OPERAND_TYPE_MEMORY ||
-							is_sp(op->mem.base) || is_sp(op->mem.index))) {
+	if (in->operand_count_visible < 1 ||
+	    (op->type != ZYDIS_OPERAND_TYPE_REGISTER && op->type != ZYDIS_OPERAND_TYPE_MEMORY)) {
+		out->bad = "its operand is of an unknown kind";
+		return;
+	}
+	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER ? is_sp(op->reg.value)
+						    : is_sp(op->mem.base) || is_sp(op->mem.index)) {
 		out->bad = "its operand reads %rsp, which the pushed return address changes";
 		return;
 	}

@@ -177,8 +177,8 @@ int arch_pc_into_trampoline(const struct arch_site_plan *plan, uint64_t tramp_ad
 	return arch_pc_into_copy(plan, tramp_addr + HEAD(plan, nhandlers), pc, new_pc);
 }
 
-int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t pc,
-		      uint64_t *new_pc, uint64_t *sp_add)
+int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t pc, uint64_t *new_pc,
+		      uint64_t *sp_add)
 {
 	struct x86_reloc_map r;
 	int i, rc;
