@@ -140,10 +140,12 @@ int arch_pc_into_trampoline(const struct arch_site_plan *plan, uint64_t tramp_ad
 
 /*
  * The inverse, for detach: a pc inside the relocated copy maps back to the
- * original instruction.  -ENOENT if pc is not inside the relocated copy.
+ * original instruction, and *sp_add says what to add to the thread's %rsp
+ * there (8 between the push and the jmp of a relocated indirect call,
+ * else 0).  -ENOENT if pc is not inside the relocated copy.
  */
-int arch_pc_from_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
-			    int nhandlers, uint64_t pc, uint64_t *new_pc);
+int arch_pc_from_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr, int nhandlers,
+			    uint64_t pc, uint64_t *new_pc, uint64_t *sp_add);
 
 /*
  * Memory of the target (or of its file) outside the function's code, for
@@ -180,8 +182,8 @@ size_t arch_trampoline_mid_max(int nhandlers);
 /* The same two mappings for a relocated copy that starts at `at`. */
 int arch_pc_into_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t pc,
 		      uint64_t *new_pc);
-int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t pc,
-		      uint64_t *new_pc);
+int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t pc, uint64_t *new_pc,
+		      uint64_t *sp_add);
 
 /*
  * Return probes (tramp_ret.c): a call-style trampoline.  The entry

@@ -57,9 +57,10 @@ static void move_threads_out(struct att_session *s, struct att_site *site)
 {
 	for (int i = 0; i < s->t.nthreads; i++) {
 		struct tracee_thread *th = &s->t.threads[i];
-		uint64_t npc;
-		if (!arch_pc_from_copy(&site->plan, site->copy_addr, th->regs.rip, &npc)) {
+		uint64_t npc, sp_add;
+		if (!arch_pc_from_copy(&site->plan, site->copy_addr, th->regs.rip, &npc, &sp_add)) {
 			th->regs.rip = npc;
+			th->regs.rsp += sp_add; /* between the push and the jmp of a call *op */
 			th->regs_dirty = true;
 		}
 	}

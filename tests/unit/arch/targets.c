@@ -16,6 +16,10 @@
  *   t_jle_first  test; jle rel8; lea     a rel8 branch widened or made absolute
  *   t_call_first call t_ret41; add; ret  call rel32 emulated: the callee must
  *                                        see the original return address
+ *   t_icall_reg  nop; nop; call *%r12    mid-function sites (spdk's msg_exec):
+ *   t_icall_rip  nop; call *p(%rip)      an indirect call relocated as push +
+ *                                        jmp, the callee sees the original
+ *                                        return address
  */
 #include <stdint.h>
 
@@ -26,6 +30,7 @@ int g_bias = 7;
 int g_val = 5;
 long g_fib_calls;
 void *volatile g_seen_ret;
+int (*volatile g_icall_fn)(void) = t_ret41;
 
 __attribute__((noinline)) int t_work(int x) { return x * 3 + g_bias; }
 
@@ -91,6 +96,49 @@ __asm__(".text\n"
 	"	add $1,%eax\n"
 	"	ret\n"
 	".size t_call_first, .-t_call_first\n");
+
+/*
+ * t_icall_reg(f) = f() + 1
+ *   41 54          push %r12
+ *   49 89 fc       mov  %rdi,%r12
+ *   90             nop                  <- site (t_icall_reg+5)
+ *   90             nop
+ *   41 ff d4       call *%r12           the last displaced instruction
+ *   83 c0 01       add  $1,%eax
+ *   41 5c          pop  %r12
+ *   c3             ret
+ *
+ * t_icall_rip() = g_icall_fn() + 1
+ *   48 83 ec 08    sub  $8,%rsp
+ *   90             nop                  <- site (t_icall_rip+4)
+ *   ff 15 rel32    call *g_icall_fn(%rip)
+ *   83 c0 01       add  $1,%eax
+ *   48 83 c4 08    add  $8,%rsp
+ *   c3             ret
+ */
+__asm__(".text\n"
+	".globl t_icall_reg\n"
+	".type t_icall_reg, @function\n"
+	"t_icall_reg:\n"
+	"	push %r12\n"
+	"	mov %rdi,%r12\n"
+	"	nop\n"
+	"	nop\n"
+	"	call *%r12\n"
+	"	add $1,%eax\n"
+	"	pop %r12\n"
+	"	ret\n"
+	".size t_icall_reg, .-t_icall_reg\n"
+	".globl t_icall_rip\n"
+	".type t_icall_rip, @function\n"
+	"t_icall_rip:\n"
+	"	sub $8,%rsp\n"
+	"	nop\n"
+	"	call *g_icall_fn(%rip)\n"
+	"	add $1,%eax\n"
+	"	add $8,%rsp\n"
+	"	ret\n"
+	".size t_icall_rip, .-t_icall_rip\n");
 
 /* Handlers: called by the trampoline as handler(struct rt_regs *). */
 volatile uint64_t h_hits, h_arg0, h_arg0_sum, h_stack7, h_stack8, h_ret, h_misaligned;

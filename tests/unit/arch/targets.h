@@ -18,6 +18,9 @@ int t_wrap(int x);
 int t_ret41(void);
 int t_jle_first(int x);
 int t_call_first(void);
+extern int (*volatile g_icall_fn)(void);
+int t_icall_reg(int (*f)(void));
+int t_icall_rip(void);
 
 extern volatile uint64_t h_hits, h_arg0, h_arg0_sum, h_stack7, h_stack8, h_ret, h_misaligned;
 extern volatile uint64_t h_order;

@@ -16,11 +16,15 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "attach/arch/arch.h"
@@ -417,7 +421,7 @@ static void exec_sys_after(void)
 {
 	long (*volatile fn)(long, long) = t_syscall;
 	uint8_t *f = (uint8_t *)t_syscall, bytes[ARCH_MAX_DISPLACED], before[ARCH_MAX_DISPLACED];
-	uint64_t site = (uint64_t)f + 6, pc = 0, back = 0;
+	uint64_t site = (uint64_t)f + 6, pc = 0, back = 0, sp_add = 1;
 	const uint64_t hs[] = {(uint64_t)h_sys_in, (uint64_t)h_sys_out};
 	struct arch_site_plan plan;
 	size_t len = 0, flen = func_size(f);
@@ -438,8 +442,9 @@ static void exec_sys_after(void)
 	uint64_t copy = pc;
 	CHECK_EQ(arch_pc_into_trampoline(&plan, (uint64_t)tramp, 2, site + 2, &pc), 0, "site+2");
 	CHECK_EQ(pc, copy + 2, "a thread after the syscall goes before the exit handler");
-	CHECK_EQ(arch_pc_from_trampoline(&plan, (uint64_t)tramp, 2, copy + 2, &back), 0, "back");
-	CHECK_EQ(back, site + 2, "and back");
+	CHECK_EQ(arch_pc_from_trampoline(&plan, (uint64_t)tramp, 2, copy + 2, &back, &sp_add), 0,
+		 "back");
+	CHECK(back == site + 2 && sp_add == 0, "and back");
 	CHECK_EQ(arch_patch_bytes(&plan, (uint64_t)tramp, bytes), 0, "patch bytes");
 	memcpy(before, (void *)site, plan.orig_len);
 	CHECK_EQ(set_text_prot((uint8_t *)site, plan.orig_len, PROT_READ | PROT_WRITE | PROT_EXEC),
@@ -459,6 +464,177 @@ static void exec_sys_after(void)
 	CHECK_EQ(set_text_prot((uint8_t *)site, plan.orig_len, PROT_READ | PROT_EXEC), 0, "RX");
 	CHECK_EQ(fn(SYS_getppid, 0), getppid(), "after restore");
 	CHECK_EQ(h_sys_enters, 2, "no hits after restore");
+}
+
+/*
+ * An indirect call as the last displaced instruction of a mid-function
+ * site (mid.c; spdk's msg_exec: a nop right before `call *%reg`): the copy
+ * pushes the original return address and jumps through the same operand,
+ * so the callee returns into the function, not into the trampoline.
+ */
+static void exec_icall_one(const char *name, uint8_t *f, uint64_t site, int (*call)(void *))
+{
+	uint8_t bytes[ARCH_MAX_DISPLACED], before[ARCH_MAX_DISPLACED];
+	const uint64_t hs[] = {(uint64_t)h_sys_in};
+	struct arch_site_plan plan;
+	size_t len = 0, flen = func_size(f);
+	uint64_t copy = 0, back = 0, sp_add = 0;
+
+	CHECK_EQ(arch_plan_mid_site(f, flen, 0, (uint64_t)f, site, NULL, 0, NULL, &plan), 0,
+		 "%s: plan", name);
+	CHECK(plan.kind == ARCH_PATCH_JMP, "%s: plan %d: %s", name, plan.kind, plan.why);
+	if (plan.kind != ARCH_PATCH_JMP)
+		return;
+	uint64_t call_at = site + plan.insn_off[plan.ninsns - 1], ret_at = site + plan.orig_len;
+	plan.mid_read = 1u << 4; /* rax, which h_sys_in records */
+	uint8_t *tramp = near_mem + SLOT0 + SLOT * near_used++;
+	CHECK_EQ(arch_emit_trampoline(&plan, (uint64_t)tramp, hs, 1, tramp, SLOT, &len), 0,
+		 "%s: emit", name);
+	CHECK_EQ(arch_pc_into_trampoline(&plan, (uint64_t)tramp, 1, call_at, &copy), 0,
+		 "%s: the call in the copy", name);
+	CHECK_EQ(arch_pc_from_trampoline(&plan, (uint64_t)tramp, 1, copy + 6, &back, &sp_add), 0,
+		 "%s: after the push", name);
+	CHECK(back == call_at && sp_add == 8, "%s: after the push: the call, %%rsp + %llu", name,
+	      (unsigned long long)sp_add);
+	CHECK_EQ(arch_patch_bytes(&plan, (uint64_t)tramp, bytes), 0, "%s: patch bytes", name);
+	memcpy(before, (void *)site, plan.orig_len);
+	CHECK_EQ(set_text_prot((uint8_t *)site, plan.orig_len, PROT_READ | PROT_WRITE | PROT_EXEC),
+		 0, "mprotect RWX");
+	memcpy((uint8_t *)site, bytes, plan.orig_len);
+	h_sys_enters = 0;
+	for (int i = 0; i < 3; i++) {
+		g_seen_ret = NULL;
+		CHECK_EQ(call(f), 42, "%s: through the trampoline", name);
+		CHECK(g_seen_ret == (void *)ret_at, "%s: the callee saw %p, want %p", name,
+		      g_seen_ret, (void *)ret_at);
+	}
+	CHECK_EQ(h_sys_enters, 3, "%s: hits", name);
+	memcpy((uint8_t *)site, before, plan.orig_len);
+	CHECK_EQ(set_text_prot((uint8_t *)site, plan.orig_len, PROT_READ | PROT_EXEC), 0, "RX");
+	CHECK_EQ(call(f), 42, "%s: after restore", name);
+	CHECK_EQ(h_sys_enters, 3, "%s: no hits after restore", name);
+}
+
+static int call_icall_reg(void *f)
+{
+	int (*volatile fn)(int (*)(void)) = (int (*)(int (*)(void)))f;
+
+	return fn(t_ret41);
+}
+
+static int call_icall_rip(void *f)
+{
+	int (*volatile fn)(void) = (int (*)(void))f;
+
+	return fn();
+}
+
+/* Writes len bytes at addr in a ptrace-stopped child, a word at a time. */
+static int poke(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i += sizeof(long)) {
+		long w;
+		errno = 0;
+		w = ptrace(PTRACE_PEEKDATA, pid, (void *)(addr + i), NULL);
+		if (errno)
+			return -errno;
+		memcpy(&w, buf + i, len - i < sizeof(long) ? len - i : sizeof(long));
+		if (ptrace(PTRACE_POKEDATA, pid, (void *)(addr + i), (void *)w))
+			return -errno;
+	}
+	return 0;
+}
+
+/*
+ * A thread stopped between the push and the jmp of a relocated `call
+ * *%r12` when the patch is taken back: a forked child single-steps to that
+ * boundary, the parent moves its pc out as detach does (patch.c: the pc
+ * the map gives, %rsp + sp_add), restores the site, fills the trampoline
+ * with int3 (as if unmapped) and lets it run on.  Its call must return
+ * into t_icall_reg with the stack it had, and every later call too: with
+ * the 8 bytes left on the stack, `pop %r12; ret` would return to garbage.
+ */
+static void exec_icall_stopped(void)
+{
+	uint8_t *f = (uint8_t *)t_icall_reg, bytes[ARCH_MAX_DISPLACED], before[ARCH_MAX_DISPLACED];
+	uint8_t fill[SLOT];
+	uint64_t site = (uint64_t)f + 5, copy = 0, back = 0, sp_add = 0;
+	const uint64_t hs[] = {(uint64_t)h_sys_in};
+	struct arch_site_plan plan;
+	struct user_regs_struct regs;
+	size_t len = 0;
+	int status = 0, steps = 0;
+
+	CHECK_EQ(arch_plan_mid_site(f, func_size(f), 0, (uint64_t)f, site, NULL, 0, NULL, &plan), 0,
+		 "stopped: plan");
+	if (plan.kind != ARCH_PATCH_JMP)
+		return;
+	uint64_t call_at = site + plan.insn_off[plan.ninsns - 1];
+	uint8_t *tramp = near_mem + SLOT0 + SLOT * near_used++;
+	CHECK_EQ(arch_emit_trampoline(&plan, (uint64_t)tramp, hs, 1, tramp, SLOT, &len), 0,
+		 "stopped: emit");
+	CHECK_EQ(arch_pc_into_trampoline(&plan, (uint64_t)tramp, 1, call_at, &copy), 0,
+		 "stopped: the call in the copy");
+	CHECK_EQ(arch_patch_bytes(&plan, (uint64_t)tramp, bytes), 0, "stopped: patch bytes");
+	memcpy(before, (void *)site, plan.orig_len);
+	CHECK_EQ(set_text_prot((uint8_t *)site, plan.orig_len, PROT_READ | PROT_WRITE | PROT_EXEC),
+		 0, "mprotect RWX");
+	memcpy((uint8_t *)site, bytes, plan.orig_len);
+
+	pid_t pid = fork();
+	if (pid == 0) {
+		bool ok = true;
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		for (int i = 0; i < 100; i++)
+			ok = ok && call_icall_reg(f) == 42;
+		_exit(ok ? 0 : 1);
+	}
+	/* the parent's own code is unpatched again at once */
+	memcpy((uint8_t *)site, before, plan.orig_len);
+	CHECK_EQ(set_text_prot((uint8_t *)site, plan.orig_len, PROT_READ | PROT_EXEC), 0, "RX");
+	CHECK(pid > 0, "fork");
+	if (pid <= 0)
+		return;
+	CHECK(waitpid(pid, &status, 0) == pid && WIFSTOPPED(status), "stopped: the child stops");
+	for (;;) {
+		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) || regs.rip == copy + 6 ||
+		    ++steps > 1000000)
+			break;
+		if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL) || waitpid(pid, &status, 0) != pid ||
+		    !WIFSTOPPED(status))
+			break;
+	}
+	CHECK(regs.rip == copy + 6, "stopped: reached the jmp after the push (%d steps)", steps);
+	if (regs.rip == copy + 6) {
+		uint64_t sp = regs.rsp;
+		CHECK_EQ(
+		    arch_pc_from_trampoline(&plan, (uint64_t)tramp, 1, regs.rip, &back, &sp_add), 0,
+		    "stopped: out of the copy");
+		regs.rip = back;
+		regs.rsp += sp_add;
+		CHECK(back == call_at && regs.rsp == sp + 8, "stopped: at the call, %%rsp + 8");
+		CHECK_EQ(ptrace(PTRACE_SETREGS, pid, NULL, &regs), 0, "SETREGS");
+		CHECK_EQ(poke(pid, site, before, plan.orig_len), 0, "restore the site");
+		memset(fill, 0xcc, sizeof(fill));
+		CHECK_EQ(poke(pid, (uint64_t)tramp, fill, sizeof(fill)), 0, "trampoline gone");
+	}
+	ptrace(PTRACE_DETACH, pid, NULL, NULL);
+	if (regs.rip != back)
+		kill(pid, SIGKILL);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "stopped: the child ran on (status 0x%x)", status);
+}
+
+static void exec_icall(void)
+{
+	uint8_t *reg = (uint8_t *)t_icall_reg, *rip = (uint8_t *)t_icall_rip;
+
+	CHECK(reg[7] == 0x41 && reg[8] == 0xff && reg[9] == 0xd4, "t_icall_reg: call *%%r12");
+	exec_icall_one("call *%r12", reg, (uint64_t)reg + 5, call_icall_reg);
+	CHECK(rip[5] == 0xff && rip[6] == 0x15, "t_icall_rip: call *x(%%rip)");
+	exec_icall_one("call *x(%rip)", rip, (uint64_t)rip + 4, call_icall_rip);
+	exec_icall_stopped();
 }
 
 int main(void)
@@ -481,5 +657,6 @@ int main(void)
 	exec_handler_conv();
 	exec_far();
 	exec_sys_after();
+	exec_icall();
 	return check_summary("arch-exec");
 }

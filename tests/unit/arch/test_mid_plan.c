@@ -374,27 +374,33 @@ static void test_after_jump(void)
 }
 
 /*
- * Calls among the displaced instructions.  An indirect one, anywhere:
+ * Calls among the displaced instructions:
  *  0: 90                   nop                            the probe site
  *  1: ff d0                call   *%rax                   returns to 3
  *  3: 89 c1                mov    %eax,%ecx
  *  5: c3                   ret
  * A thread inside the callee when the jump is patched (ubt -p) would
- * return to 3, inside it; and copied into the trampoline, the call pushes
- * an address there, which detach unmaps (90 90 90 90 ff d0: the call last).
- * A direct call as the last one returns right after the patch: the copy
- * pushes the original return address (90 e8 00000000 c3).
+ * return to 3, inside it: refused.  A call as the last one returns right
+ * after the patch: the copy pushes the original return address, then
+ * jumps to the callee, directly (90 e8 00000000 c3) or through the same
+ * operand (90 90 90 90 ff d0 c3: jmp *%rax; spdk's msg_exec).  One
+ * through %rsp cannot be moved (the push changes its operand).
  */
 static void test_call_inside(void)
 {
 	static const uint8_t mid[] = {0x90, 0xff, 0xd0, 0x89, 0xc1, 0xc3};
 	static const uint8_t last[] = {0x90, 0x90, 0x90, 0x90, 0xff, 0xd0, 0xc3};
 	static const uint8_t direct[] = {0x90, 0xe8, 0x00, 0x00, 0x00, 0x00, 0xc3};
+	static const uint8_t via_rsp[] = {0x90, 0x90, 0x90, 0xff, 0x54, 0x24, 0x08, 0xc3};
 
 	CHECK_EQ(plan_at(mid, sizeof(mid), F, NULL), 0, "call inside");
-	WANT_INT3("call inside", "an indirect call would return into the trampoline");
+	WANT_INT3("call inside",
+		  "the call at func+0x1 returns to func+0x3, inside the patched bytes");
 	CHECK_EQ(plan_at(last, sizeof(last), F, NULL), 0, "indirect call last");
-	WANT_INT3("indirect call last", "an indirect call would return into the trampoline");
+	WANT_JMP("indirect call last");
+	CHECK_EQ(plan.orig_len, 6, "indirect call last: the nops and the call");
+	CHECK_EQ(plan_at(via_rsp, sizeof(via_rsp), F, NULL), 0, "call through %%rsp");
+	WANT_INT3("call through %rsp", "its operand reads %rsp");
 	CHECK_EQ(plan_at(direct, sizeof(direct), F, NULL), 0, "direct call last");
 	WANT_JMP("direct call last");
 }

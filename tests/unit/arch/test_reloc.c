@@ -91,15 +91,22 @@ static void map_into(const struct arch_site_plan *plan, uint64_t tramp, int n, u
 	      (unsigned long long)got, want_rc, (unsigned long long)want_pc);
 }
 
+static void map_from_sp(const struct arch_site_plan *plan, uint64_t tramp, int n, uint64_t pc,
+			int want_rc, uint64_t want_pc, uint64_t want_sp_add)
+{
+	uint64_t got = 0, sp_add = 0;
+	int rc = arch_pc_from_trampoline(abi(plan), tramp, n, pc, &got, &sp_add);
+
+	CHECK(rc == want_rc && (rc || (got == want_pc && sp_add == want_sp_add)),
+	      "from(0x%llx): rc %d pc 0x%llx sp+%llu, want %d 0x%llx sp+%llu",
+	      (unsigned long long)pc, rc, (unsigned long long)got, (unsigned long long)sp_add,
+	      want_rc, (unsigned long long)want_pc, (unsigned long long)want_sp_add);
+}
+
 static void map_from(const struct arch_site_plan *plan, uint64_t tramp, int n, uint64_t pc,
 		     int want_rc, uint64_t want_pc)
 {
-	uint64_t got = 0;
-	int rc = arch_pc_from_trampoline(abi(plan), tramp, n, pc, &got);
-
-	CHECK(rc == want_rc && (rc || got == want_pc),
-	      "from(0x%llx): rc %d pc 0x%llx, want %d 0x%llx", (unsigned long long)pc, rc,
-	      (unsigned long long)got, want_rc, (unsigned long long)want_pc);
+	map_from_sp(plan, tramp, n, pc, want_rc, want_pc, 0);
 }
 
 /* The byte tables below keep one instruction (or a few) per line. */
@@ -419,6 +426,99 @@ static void test_call(void)
 	map_from(&plan, T, 0, T + 0x1a, 0, F);
 	map_from(&plan, T, 0, T + 0x20, 0, F + 0x100); /* return address pushed: in the callee */
 	map_from(&plan, T, 0, T + 0x25, 0, F + 5);
+}
+
+/*
+ * An indirect call last among the displaced instructions: the copy pushes
+ * the original return address and jumps through the same operand (ff /2
+ * becomes ff /4, prefixes and REX kept).  With no handlers the copy
+ * starts at T+0x1a, as in test_call().  code is [pre][call]; want_jmp is
+ * the jmp expected after the 6-byte push.
+ */
+static void check_icall(const char *name, const uint8_t *code, size_t len, size_t call_off,
+			const uint8_t *want_jmp, size_t jmp_len)
+{
+	uint8_t buf[64];
+	struct arch_site_plan plan;
+	uint64_t copy = 0, ret = 0;
+	int32_t d;
+
+	memset(buf, 0x90, sizeof(buf));
+	memcpy(buf, code, len);
+	buf[32] = 0xc3;
+	if (plan_jmp(buf, 33, &plan))
+		return;
+	CHECK_EQ(plan.orig_len, (int)len, "%s: orig_len", name);
+	CHECK_EQ(emit(&plan, T, NULL, 0), 0, "%s: emit", name);
+	CHECK_EQ(arch_pc_into_trampoline(abi(&plan), T, 0, F + call_off, &copy), 0, "%s: into",
+		 name);
+	size_t o = copy - T;
+	CHECK(tbuf[o] == 0xff && tbuf[o + 1] == 0x35, "%s: push lit(%%rip) at T+0x%zx", name, o);
+	memcpy(&d, tbuf + o + 2, 4);
+	if (o + 6 + (size_t)d + 8 <= tlen)
+		memcpy(&ret, tbuf + o + 6 + d, 8);
+	CHECK_EQ(ret, F + len, "%s: the pushed literal is the original return address", name);
+	CHECK_BYTES(tbuf + o + 6, jmp_len, want_jmp, jmp_len, "%s: the jmp", name);
+	CHECK(tbuf[o + 6 + jmp_len] == 0xe9, "%s: then the jmp back", name);
+	map_from_sp(&plan, T, 0, copy, 0, F + call_off, 0);
+	map_from_sp(&plan, T, 0, copy + 6, 0, F + call_off, 8); /* pushed, not jumped */
+	map_from_sp(&plan, T, 0, copy + 6 + jmp_len, 0, F + len, 0);
+}
+
+static void test_icall(void)
+{
+	/* F+0: 48 89 f8  mov %rdi,%rax;  F+3: 41 ff d4  call *%r12 */
+	static const uint8_t reg[] = {0x48, 0x89, 0xf8, 0x41, 0xff, 0xd4};
+	static const uint8_t reg_jmp[] = {0x41, 0xff, 0xe4}; /* jmp *%r12 */
+	/* F+3: ff 50 08  call *0x8(%rax) */
+	static const uint8_t mem[] = {0x48, 0x89, 0xf8, 0xff, 0x50, 0x08};
+	static const uint8_t mem_jmp[] = {0xff, 0x60, 0x08};
+	/* F+3: 3e 43 ff 54 c5 10  notrack call *0x10(%r13,%r8,8) */
+	static const uint8_t sib[] = {0x48, 0x89, 0xf8, 0x3e, 0x43, 0xff, 0x54, 0xc5, 0x10};
+	static const uint8_t sib_jmp[] = {0x3e, 0x43, 0xff, 0x64, 0xc5, 0x10};
+	/*
+	 * F+0: ff 15 fa 0f 00 00  call *0x1000(%rip)  # F+0x1000
+	 * copied at T+0x1a, the jmp at T+0x20 ends at T+0x26:
+	 * ff 25 [F+0x1000 - (T+0x26)] = ff 25 da 1f ff ff
+	 */
+	static const uint8_t rip[] = {0xff, 0x15, 0xfa, 0x0f, 0x00, 0x00};
+	static const uint8_t rip_jmp[] = {0xff, 0x25, 0xda, 0x1f, 0xff, 0xff};
+
+	CHECK_EQ(F + 0x1000 - (T + 0x26), (uint64_t)(int64_t)(int32_t)0xffff1fda, "rip disp");
+	check_icall("call *%r12", reg, sizeof(reg), 3, reg_jmp, sizeof(reg_jmp));
+	check_icall("call *8(%rax)", mem, sizeof(mem), 3, mem_jmp, sizeof(mem_jmp));
+	check_icall("notrack call *16(%r13,%r8,8)", sib, sizeof(sib), 3, sib_jmp, sizeof(sib_jmp));
+	check_icall("call *x(%rip)", rip, sizeof(rip), 0, rip_jmp, sizeof(rip_jmp));
+}
+
+/* Indirect calls the copy cannot make exactly: int3, and why. */
+static void test_icall_refused(void)
+{
+	static const struct {
+		const char *name;
+		uint8_t code[8];
+		const char *why;
+	} cases[] = {
+	    {"call *(%rsp)", {0x48, 0x89, 0xf8, 0xff, 0x14, 0x24}, "call at func+0x3 cannot be relocated: its operand reads %rsp"},
+	    {"call *8(%rsp)", {0x48, 0x89, 0xf8, 0xff, 0x54, 0x24, 0x08}, "call at func+0x3 cannot be relocated: its operand reads %rsp"},
+	    {"call *(%esp)", {0x48, 0x89, 0xf8, 0x67, 0xff, 0x14, 0x24}, "call at func+0x3 cannot be relocated: its operand reads %rsp"},
+	    {"call *%rsp", {0x48, 0x89, 0xf8, 0xff, 0xd4}, "call at func+0x3 cannot be relocated: its operand reads %rsp"},
+	    {"lcall *(%rax)", {0x48, 0x89, 0xf8, 0xff, 0x18}, "call at func+0x3 cannot be relocated: a far call"},
+	    {"callw *%ax", {0x48, 0x89, 0xf8, 0x66, 0xff, 0xd0}, "call at func+0x3 cannot be relocated: an indirect call with an operand-size prefix"},
+	    {"call *%rax; mov", {0xff, 0xd0, 0x48, 0x89, 0xf8}, "the call at func+0x0 returns to func+0x2, inside the patched bytes"},
+	};
+	struct arch_site_plan plan;
+	uint8_t buf[40];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(buf, 0x90, sizeof(buf));
+		memcpy(buf, cases[i].code, sizeof(cases[i].code));
+		buf[39] = 0xc3;
+		CHECK_EQ(arch_plan_site(buf, sizeof(buf), F, F, &plan), 0, "plan %s", cases[i].name);
+		CHECK(plan.kind == ARCH_PATCH_INT3 &&
+			  strncmp(plan.why, cases[i].why, strlen(cases[i].why)) == 0,
+		      "%s: kind %d why: %s", cases[i].name, plan.kind, plan.why);
+	}
 }
 
 /*
@@ -752,6 +852,8 @@ int main(void)
 	test_endbr();
 	test_jle();
 	test_call();
+	test_icall();
+	test_icall_refused();
 	test_tail_jmp();
 	test_branch_inside();
 	test_refused();

@@ -77,6 +77,62 @@ static void classify_branch(const ZydisDecodedInstruction *in, struct x86_insn *
 	out->bad = "it has a relative operand of an unknown kind";
 }
 
+static bool is_sp(ZydisRegister r)
+{
+	return r == ZYDIS_REGISTER_RSP || r == ZYDIS_REGISTER_ESP || r == ZYDIS_REGISTER_SP ||
+	       r == ZYDIS_REGISTER_SPL;
+}
+
+/*
+ * call *%r12, call *8(%rax), call *f@GOTPCREL(%rip) (ff /2): reloc.c
+ * pushes the original return address and runs the same instruction as a
+ * jmp (ff /4), so that the callee returns into the program, not into the
+ * trampoline that detach unmaps.  That is exact only when the push does
+ * not change the operand: an operand that reads %rsp is refused.
+ */
+static void classify_icall(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
+			   uint64_t addr, struct x86_insn *out)
+{
+	const ZydisDecodedOperand *op = &ops[0];
+
+	out->kind = X86_BAD;
+	if (in->opcode_map != ZYDIS_OPCODE_MAP_DEFAULT || in->opcode != 0xff ||
+	    in->raw.modrm.reg != 2) {
+		out->bad = "a far call also pushes %cs";
+		return;
+	}
+	if (in->attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE) {
+		out->bad = "an indirect call with an operand-size prefix behaves differently on "
+			   "Intel and AMD";
+		return;
+	}
+	if (in->operand_count_visible < 1 ||
+	    (op->type != ZYDIS_OPERAND_TYPE_REGISTER && op->type != ZYDIS_OPERAND_TYPE_MEMORY)) {
+		out->bad = "its operand is of an unknown kind";
+		return;
+	}
+	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER ? is_sp(op->reg.value)
+						    : is_sp(op->mem.base) || is_sp(op->mem.index)) {
+		out->bad = "its operand reads %rsp, which the pushed return address changes";
+		return;
+	}
+	if (op->type == ZYDIS_OPERAND_TYPE_MEMORY && op->mem.base == ZYDIS_REGISTER_EIP) {
+		out->bad = "it addresses memory through %eip";
+		return;
+	}
+	if (op->type == ZYDIS_OPERAND_TYPE_MEMORY && op->mem.base == ZYDIS_REGISTER_RIP) {
+		if (in->raw.disp.size != 32) {
+			out->bad = "its rip-relative displacement is not 32 bits";
+			return;
+		}
+		out->disp_off = in->raw.disp.offset;
+		out->target = addr + in->length + (uint64_t)in->raw.disp.value;
+		out->icall_riprel = true;
+	}
+	out->kind = X86_ICALL;
+	out->modrm_off = in->raw.modrm.offset;
+}
+
 int x86_insn_decode(const uint8_t *p, size_t avail, uint64_t addr, struct x86_insn *out)
 {
 	ZydisDecoder dec;
@@ -110,13 +166,7 @@ int x86_insn_decode(const uint8_t *p, size_t avail, uint64_t addr, struct x86_in
 		return 0;
 	}
 	if (in.mnemonic == ZYDIS_MNEMONIC_CALL) {
-		/*
-		 * call *%rax, call *8(%rbx), call *f@GOTPCREL(%rip): copied as it
-		 * is, it pushes an address in the trampoline, and a thread still
-		 * in the callee when ubt detaches returns into unmapped memory.
-		 */
-		out->kind = X86_BAD;
-		out->bad = "an indirect call would return into the trampoline, which detach unmaps";
+		classify_icall(&in, ops, addr, out);
 		return 0;
 	}
 	for (i = 0; i < in.operand_count; i++) {
@@ -350,6 +400,14 @@ int arch_plan_site_padded(const uint8_t *code, size_t func_len, size_t pad_len,
 		plan->insn_off[n] = off;
 		off += insn[n].len;
 		n++;
+		if (off < JMP_LEN && insn[n - 1].kind == X86_ICALL) {
+			/* as at a mid-function site (mid.c): it would return into the jmp */
+			x86_plan_int3(plan, &insn[0],
+				      "the call at func+0x%x returns to func+0x%zx, inside the "
+				      "patched bytes",
+				      plan->insn_off[n - 1], off);
+			return 0;
+		}
 		if (off < JMP_LEN && off >= avail && func_len &&
 		    cover_with_fill(code, func_len, pad_len, &insn[n - 1], plan)) {
 			plan->ninsns = n;

@@ -22,6 +22,12 @@
  *                                    the callee returns into the original
  *                                    function and sees the return address
  *                                    it would have seen unprobed
+ *   call *op  (ff /2: register,      ff 35 [lit] (push the original return
+ *   memory, [rip+d]; not through     address) then the same bytes as a jmp
+ *   %rsp)                            (ModRM.reg 2 -> 4: ff /4), d rewritten
+ *                                    for [rip+d]; a thread stopped between
+ *                                    the two maps back to the call with
+ *                                    %rsp 8 higher
  *   (end)                            jmp site + orig_len, rel32 or absolute
  *
  * [lit] is a disp32 to a 64-bit constant in the code writer's literal
@@ -74,6 +80,37 @@ static void emit_call(struct copy *c, int idx, const struct x86_insn *in)
 	x86w_jmp(c->w, in->target);
 }
 
+/*
+ * The ModRM.reg field (bits 5:3) alone tells `call *op` (2) from `jmp *op`
+ * (4) for the same prefixes, REX and operand, so the copy jumps through
+ * the very operand the program named, after pushing what the call would
+ * have pushed.
+ */
+static int emit_icall(struct copy *c, int idx, const struct x86_insn *in, const uint8_t *bytes)
+{
+	struct x86_writer *w = c->w;
+	uint8_t jmp[15];
+	int32_t disp = 0;
+
+	if (in->len > sizeof(jmp) || in->modrm_off >= in->len ||
+	    (in->icall_riprel && in->disp_off + 4u > in->len))
+		return -EINVAL;
+	/* the jmp starts after the 6-byte push */
+	if (in->icall_riprel && !x86_rel32(x86w_pc(w) + 6 + in->len, in->target, &disp))
+		return -ERANGE;
+	memcpy(jmp, bytes, in->len);
+	jmp[in->modrm_off] = (uint8_t)((jmp[in->modrm_off] & ~0x38) | (4 << 3));
+	if (in->icall_riprel)
+		memcpy(jmp + in->disp_off, &disp, 4);
+	add_map(c, idx, in->addr);
+	x86w_lit(w, "\xff\x35", 2, in->addr + in->len);
+	add_map(c, -1, in->addr); /* pushed: the call not yet made, %rsp 8 lower */
+	if (c->m)
+		c->m->map[c->m->nmap - 1].sp_add = 8;
+	x86w_put(w, jmp, in->len);
+	return 0;
+}
+
 /* The same bytes with the disp32 at disp_off rewritten. */
 static int emit_riprel(struct copy *c, int idx, const struct x86_insn *in, const uint8_t *bytes)
 {
@@ -108,6 +145,8 @@ static int emit_insn(struct copy *c, int idx, const struct x86_insn *in, const u
 	case X86_CALL:
 		emit_call(c, idx, in);
 		return 0;
+	case X86_ICALL:
+		return emit_icall(c, idx, in, bytes);
 	case X86_BAD:
 		break;
 	}

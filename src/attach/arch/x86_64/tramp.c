@@ -177,8 +177,8 @@ int arch_pc_into_trampoline(const struct arch_site_plan *plan, uint64_t tramp_ad
 	return arch_pc_into_copy(plan, tramp_addr + HEAD(plan, nhandlers), pc, new_pc);
 }
 
-int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t pc,
-		      uint64_t *new_pc)
+int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t pc, uint64_t *new_pc,
+		      uint64_t *sp_add)
 {
 	struct x86_reloc_map r;
 	int i, rc;
@@ -193,6 +193,7 @@ int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t p
 	for (i = 0; i < r.nmap; i++) {
 		if (at + r.map[i].off == pc) {
 			*new_pc = r.map[i].orig;
+			*sp_add = r.map[i].sp_add;
 			return 0;
 		}
 	}
@@ -200,9 +201,9 @@ int arch_pc_from_copy(const struct arch_site_plan *plan, uint64_t at, uint64_t p
 }
 
 int arch_pc_from_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr, int nhandlers,
-			    uint64_t pc, uint64_t *new_pc)
+			    uint64_t pc, uint64_t *new_pc, uint64_t *sp_add)
 {
-	return arch_pc_from_copy(plan, tramp_addr + HEAD(plan, nhandlers), pc, new_pc);
+	return arch_pc_from_copy(plan, tramp_addr + HEAD(plan, nhandlers), pc, new_pc, sp_add);
 }
 
 /*

@@ -34,6 +34,7 @@ enum x86_kind {
 	X86_JMP,    /* jmp rel8 / rel32 */
 	X86_JCC,    /* jcc rel8 / rel32 */
 	X86_CALL,   /* call rel32: emulated as push original return + jmp */
+	X86_ICALL,  /* call *op (ff /2): push original return + the same op as jmp (ff /4) */
 	X86_BAD,    /* cannot be relocated exactly (loop, jrcxz, xbegin, int3 ...) */
 };
 
@@ -44,7 +45,9 @@ struct x86_insn {
 	enum x86_kind kind;
 	bool is_branch;	  /* has a relative branch operand (whatever its kind) */
 	uint8_t cc;	  /* X86_JCC: condition, the low nibble of 7x / 0F 8x */
-	uint8_t disp_off; /* X86_RIPREL: offset of the disp32 in the instruction */
+	uint8_t disp_off; /* X86_RIPREL, icall_riprel: offset of the disp32 in the instruction */
+	uint8_t modrm_off; /* X86_ICALL: offset of the ModRM byte */
+	bool icall_riprel; /* X86_ICALL through [rip + disp32] (target: the address it names) */
 	uint64_t target;  /* branch target, or the address a RIPREL operand names */
 	bool ends_flow;   /* never falls through: ret, jmp, ud2, hlt */
 	bool is_fill;     /* alignment fill a compiler puts between functions: nop, int3 */
@@ -78,7 +81,9 @@ void x86_plan_int3(struct arch_site_plan *plan, const struct x86_insn *first, co
  * pc it stands for, for moving threads in and out (arch_pc_*).  A boundary
  * in the middle of an expansion stands for the state the original
  * instruction had reached there, e.g. after `push ret` of an emulated
- * call the equivalent original pc is the callee.
+ * call the equivalent original pc is the callee.  After `push ret` of an
+ * indirect call, whose callee is known only once the jmp has run, it is
+ * the call itself with %rsp 8 higher (sp_add).
  */
 #define X86_RELOC_CODE_MAX (ARCH_MAX_DISPLACED + 8 * ARCH_MAX_INSNS + 6)
 #define X86_RELOC_LIT_MAX (2 * ARCH_MAX_INSNS + 1)
@@ -88,6 +93,7 @@ struct x86_pc_map {
 	uint16_t off;  /* offset from the start of the copy */
 	int16_t insn;  /* displaced insn starting here; -1: mid-expansion or jmp back */
 	uint64_t orig; /* equivalent pc in the original code */
+	uint8_t sp_add; /* and what to add to %rsp there */
 };
 
 struct x86_reloc_map {
