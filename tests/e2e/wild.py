@@ -86,6 +86,25 @@ class Lines:
             return [line for line in self.lines if line.startswith("round ")]
 
 
+def threads_state(pid):
+    """Each thread of pid: its state and where the kernel has it waiting,
+    for a report of a run that hung."""
+    out = []
+    try:
+        for tid in sorted(os.listdir("/proc/%d/task" % pid), key=int):
+            try:
+                with open("/proc/%d/task/%s/stat" % (pid, tid)) as fh:
+                    state = fh.read().rsplit(")", 1)[1].split()[0]
+                with open("/proc/%d/task/%s/wchan" % (pid, tid)) as fh:
+                    wchan = fh.read().strip()
+                out.append("%s %s %s" % (tid, state, wchan))
+            except OSError:
+                continue
+    except OSError as e:
+        out.append("pid %d: %s" % (pid, e))
+    return "; ".join(out)
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     numbers = "--numbers" in sys.argv
@@ -108,18 +127,24 @@ def main():
                          stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     uout, uerr = Lines(u.stdout), Lines(u.stderr)
     # the banner comes before the install; -v says when the probes are live
-    if uerr.wait(lambda l: l.startswith("ubt: probes live"), 300)[0] is None:
+    # the waits below add up to less than the test's TIMEOUT, so that a
+    # hang is reported with where it happened
+    if uerr.wait(lambda l: l.startswith("ubt: probes live"), 120)[0] is None:
+        state = "ubt: %s; target: %s" % (threads_state(u.pid), threads_state(pid))
         u.kill()
-        raise SystemExit("PROBLEM: ubt did not attach: " + "\n".join(uerr.lines[-20:]))
+        raise SystemExit("PROBLEM: ubt did not attach in 120 s (%s): %s" %
+                         (state, "\n".join(uerr.lines[-20:])))
     n0 = len(out.rounds())
     time.sleep(1.0)
     during = len(out.rounds()) - n0
     u.send_signal(signal.SIGINT)
     try:
-        u.wait(timeout=120)
+        u.wait(timeout=60)
     except subprocess.TimeoutExpired:
+        state = "ubt: %s; target: %s" % (threads_state(u.pid), threads_state(pid))
         u.kill()
-        problem("ubt did not end after SIGINT")
+        problem("ubt did not end in 60 s after SIGINT (%s); its last lines: %s" %
+                (state, " | ".join(uerr.lines[-10:])))
     uout.thread.join(timeout=30)  # every line of ubt's output read
     uerr.thread.join(timeout=30)
     err = "\n".join(uerr.lines)
