@@ -129,6 +129,15 @@ PROBES.update({
 })
 
 
+# issue 18: the count probe on each function shape of bench/shapes.S (a
+# 5-byte leaf, an endbr64 entry, a push-first entry, a leaf entered by a
+# tail call); DESIGN.md: <= 2 ns per hit on every shape
+PROBES.update({
+    shape: ("count_" + shape, "uprobe:{b}:f { @c = count(); }")
+    for shape in ("leaf5", "endbr", "push", "tail")
+})
+
+
 def probe_script(probe, body):
     """The script attached to f: a --probe entry, or `uprobe:{b}:f { BODY }`."""
     if body:
