@@ -13,12 +13,28 @@
  * /dev/zero, and every fourth time a readv of 64 bytes, read(2) of 16
  * bytes from /dev/zero, epoll_wait(2) with no timeout on an empty set; then one nanosleep(2) of 1
  * ms (glibc makes it clock_nanosleep).  Then main prints `done` and exits 0.
+ *
+ *   prog_sysload_O2_pie N T FIFO
+ *
+ * For a tracer that attaches with -p (SPDK's syscalls.bt and readv.bt
+ * through scripts/bpftrace.sh): makes FIFO, starts the T threads, prints
+ * `ready`, and then makes the same workload once per byte written to FIFO,
+ * printing `done R` after round R.  Between rounds every system call the
+ * process makes is known: main read(2)s one byte from FIFO, hands each
+ * thread its round with a 1-byte write(2) to its pipe, and read(2)s one
+ * byte back from each; each thread read(2)s its pipe, works, and writes
+ * one byte back.  Every wait is a read(2), which the kernel restarts after
+ * a tracer stopped the thread (sigwaitinfo(2) or epoll_wait(2) would
+ * return EINTR instead: docs/safety.md), so a tracer that attached while
+ * the process waited counts the same calls as another.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,6 +67,56 @@ static void *work(void *arg)
 	return NULL;
 }
 
+struct worker {
+	int go[2];	/* main -> thread: one byte per round */
+	int back;	/* thread -> main: one byte when the round is done */
+};
+
+static void *serve(void *arg)
+{
+	struct worker *w = arg;
+	char c;
+
+	while (read(w->go[0], &c, 1) == 1) {
+		work(NULL);
+		if (write(w->back, &c, 1) != 1)
+			exit(1);
+	}
+	return NULL;
+}
+
+/* FIFO mode: a round per byte of the fifo, the calls between them fixed */
+static int serve_rounds(int t, const char *fifo)
+{
+	struct worker w[16];
+	int back[2], ctl;
+	char c;
+
+	if ((mkfifo(fifo, 0600) && errno != EEXIST) || (ctl = open(fifo, O_RDWR)) < 0 || pipe(back))
+		return 1;
+	for (int i = 0; i < t; i++) {
+		pthread_t tid;
+		w[i].back = back[1];
+		if (pipe(w[i].go) || pthread_create(&tid, NULL, serve, &w[i]))
+			return 1;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	for (long r = 1; read(ctl, &c, 1) == 1; r++) {
+		if (!t)
+			work(NULL);
+		for (int i = 0; i < t; i++)
+			if (write(w[i].go[1], &c, 1) != 1)
+				return 1;
+		for (int i = 0; i < t; i++)
+			if (read(back[0], &c, 1) != 1)
+				return 1;
+		printf("done %ld\n", r);
+		fflush(stdout);
+	}
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	n = argc > 1 ? strtol(argv[1], NULL, 0) : 10;
@@ -58,6 +124,8 @@ int main(int argc, char **argv)
 	pthread_t tids[16];
 	if (t > 16)
 		t = 16;
+	if (argc > 3)
+		return serve_rounds(t, argv[3]);
 	if (!t)
 		work(NULL);
 	for (int i = 0; i < t; i++)
