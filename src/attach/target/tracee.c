@@ -366,6 +366,59 @@ int tracee_read_all_regs(struct tracee *t)
 	return t->nthreads ? 0 : -ESRCH;
 }
 
+/*
+ * A few blocking calls end with EINTR when their thread is stopped, even
+ * without a signal (signal(7), "Interruption of system call and library
+ * functions by stop signals"): epoll_wait(2) and epoll_pwait(2),
+ * sigwaitinfo(2) and sigtimedwait(2), semop(2) and semtimedop(2).  Our
+ * PTRACE_INTERRUPT is such a stop, so attaching or detaching would make a
+ * program's `epoll_wait(ep, ev, n, -1)` or `sigwaitinfo` return EINTR,
+ * which kernel bpftrace never causes, and a program that takes EINTR for
+ * "a signal came" would act on a signal that never came.
+ *
+ * The thread is stopped before the kernel handles its pending work, with
+ * the call's -EINTR in rax and its number in orig_rax.  For a wait without
+ * a timeout, rax becomes -ERESTARTNOHAND, the code poll(2) and pause(2)
+ * return: if a signal with a handler is delivered when the thread goes on,
+ * the kernel turns it into EINTR, exactly as without us; otherwise it
+ * makes the same call again with the same arguments, which for a wait
+ * without a timeout is the same wait.  A wait with a timeout keeps its
+ * EINTR: made again, it would wait longer than asked (docs/safety.md).
+ */
+#define ERESTARTNOHAND 514
+
+static bool stop_ended_wait(const struct user_regs_struct *r)
+{
+	if ((int64_t)r->rax != -EINTR)
+		return false;
+	switch ((long)r->orig_rax) {
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+		return (int)r->r10 < 0; /* timeout in ms; negative: none */
+	case SYS_epoll_pwait2:
+	case SYS_semtimedop:
+		return r->r10 == 0; /* struct timespec *; NULL: none */
+	case SYS_rt_sigtimedwait:
+		return r->rdx == 0;
+	case SYS_semop:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void keep_waits_waiting(struct tracee *t)
+{
+	for (int i = 0; i < t->nthreads; i++) {
+		struct tracee_thread *th = &t->threads[i];
+		if (!stop_ended_wait(&th->regs))
+			continue;
+		th->regs.rax = (uint64_t)-ERESTARTNOHAND;
+		/* now, not on release: if ubt dies before, the call still restarts */
+		tracee_put_regs(t, i);
+	}
+}
+
 int tracee_stop_all(struct tracee *t)
 {
 	if (t->stopped)
@@ -389,6 +442,7 @@ int tracee_stop_all(struct tracee *t)
 	err = tracee_read_all_regs(t);
 	if (err)
 		goto fail;
+	keep_waits_waiting(t);
 	t->stopped = true;
 	return 0;
 fail:
