@@ -129,6 +129,7 @@ struct att_site {
 	uint64_t copy_addr;    /* relocated copy of the displaced instructions */
 	int island;            /* 0: trampoline in the main code; i: in islands[i - 1] */
 	uint8_t patch[ARCH_MAX_DISPLACED];
+	uint8_t redir_patch[ARCH_MAX_REDIRS][4]; /* plan.redir[k]'s new rel32 */
 	bool patched;
 };
 

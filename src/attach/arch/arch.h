@@ -39,6 +39,23 @@ enum arch_patch_kind {
 	ARCH_PATCH_INT3, /* jmp is unsafe here: an int3 handled inside the target */
 };
 
+/*
+ * A branch elsewhere in the function whose rel32 target lies strictly
+ * inside a site's patched bytes (a USDT location's `nop` is often the start
+ * of a block that other branches enter one byte later, at the instruction
+ * after the nop).  Instead of an int3 at the site, the branch's rel32 is
+ * rewritten to the same instruction's relocated copy in the trampoline
+ * (arch_redirect_bytes), so the branch goes on exactly as before, past the
+ * probe, as it did past the nop.  Written and restored with the site.
+ */
+#define ARCH_MAX_REDIRS 4
+struct arch_redirect {
+	uint64_t insn;   /* address of the branch instruction */
+	uint64_t at;     /* address of its rel32 (its last 4 bytes) */
+	uint64_t target; /* where it branched: inside the patched bytes */
+	uint8_t orig[4]; /* the rel32 as it was */
+};
+
 /* The plan for patching one site; computed before any byte changes. */
 struct arch_site_plan {
 	uint64_t site;                    /* address of the patched instruction */
@@ -68,6 +85,9 @@ struct arch_site_plan {
 	bool call_ids;
 	uint32_t call_id[ARCH_MAX_HANDLERS];	 /* entry handlers' (and mid-function) */
 	uint32_t ret_call_id[ARCH_MAX_HANDLERS]; /* return handlers' */
+	/* mid, JMP: branches into the patched bytes, rewritten to the copy */
+	int nredirs;
+	struct arch_redirect redir[ARCH_MAX_REDIRS];
 };
 
 /*
@@ -121,6 +141,14 @@ void arch_plan_to_int3(struct arch_site_plan *plan, const char *fmt, ...)
 
 /* Upper bound of arch_emit_trampoline()'s output, for reserving space. */
 size_t arch_trampoline_max(int nhandlers);
+
+/*
+ * The 4 bytes that make redirect k of plan branch to its target's copy,
+ * where the relocated copy of the displaced instructions lives at
+ * copy_addr.  0, -ERANGE if the copy is out of the branch's reach.
+ */
+int arch_redirect_bytes(const struct arch_site_plan *plan, uint64_t copy_addr, int k,
+			uint8_t out[4]);
 
 /*
  * The bytes written at plan->site (plan->orig_len of them): the jmp to

@@ -74,6 +74,30 @@ static int set_enabled(struct att_session *s, uint32_t on)
 }
 
 /*
+ * Writes the site's patch.  Branches redirected into its trampoline
+ * (struct arch_redirect) go first and come back last (restore_sites): a
+ * ubt killed in between leaves them leading to the relocated copy, valid
+ * code the watchdog takes back, never into the middle of the jump.
+ */
+static int write_patch(struct att_session *s, struct att_site *site)
+{
+	int ret = 0;
+	for (int k = 0; !ret && k < site->plan.nredirs; k++)
+		ret = tracee_write(&s->t, site->plan.redir[k].at, site->redir_patch[k], 4);
+	if (!ret)
+		ret = tracee_write(&s->t, site->plan.site, site->patch, site->plan.orig_len);
+	return ret;
+}
+
+/* Takes back what write_patch() wrote (the threads are stopped). */
+static void write_orig(struct att_session *s, struct att_site *site)
+{
+	tracee_write(&s->t, site->plan.site, site->plan.orig, site->plan.orig_len);
+	for (int k = 0; k < site->plan.nredirs; k++)
+		tracee_write(&s->t, site->plan.redir[k].at, site->plan.redir[k].orig, 4);
+}
+
+/*
  * The site's bytes are still those it was planned from: 0, or -EAGAIN (said).
  * Two sites closer than a jump (FUNC+7 and FUNC+9 of `mov (%rdx),%eax;
  * add %edi,%eax`) would otherwise patch each other's bytes.
@@ -82,7 +106,11 @@ static int site_unchanged(struct att_session *s, const struct att_site *site)
 {
 	uint8_t now[ARCH_MAX_DISPLACED];
 	int ret = tracee_read(&s->t, site->plan.site, now, site->plan.orig_len);
-	if (!ret && memcmp(now, site->plan.orig, site->plan.orig_len)) {
+	bool same = !ret && !memcmp(now, site->plan.orig, site->plan.orig_len);
+	for (int k = 0; same && k < site->plan.nredirs; k++)
+		same = !(ret = tracee_read(&s->t, site->plan.redir[k].at, now, 4)) &&
+		       !memcmp(now, site->plan.redir[k].orig, 4);
+	if (!ret && !same) {
 		diag_sys(NULL, "pid %d: code at 0x%llx changed while attaching", s->t.pid,
 			 (unsigned long long)site->plan.site);
 		ret = -EAGAIN;
@@ -101,7 +129,7 @@ int att_arm(struct att_session *s)
 		if ((ret = site_unchanged(s, site)))
 			break;
 		if (!(ret = move_threads_in(s, site)))
-			ret = tracee_write(&s->t, site->plan.site, site->patch, site->plan.orig_len);
+			ret = write_patch(s, site);
 		if (!ret)
 			site->patched = true;
 	}
@@ -113,8 +141,7 @@ int att_arm(struct att_session *s)
 		att_sys_error(s, ret, "patching");
 		for (int i = 0; i < s->nsites; i++)
 			if (s->sites[i].patched) {
-				tracee_write(&s->t, s->sites[i].plan.site, s->sites[i].plan.orig,
-					     s->sites[i].plan.orig_len);
+				write_orig(s, &s->sites[i]);
 				s->sites[i].patched = false;
 			}
 	}
@@ -241,6 +268,26 @@ int att_stop(struct att_session *s)
 	return ret;
 }
 
+/* restore_sites() for the branches the site redirected (after its jump) */
+static bool restore_redirects(struct att_session *s, const struct att_site *site)
+{
+	bool ok = true;
+	for (int k = 0; k < site->plan.nredirs; k++) {
+		const struct arch_redirect *r = &site->plan.redir[k];
+		uint8_t now[4];
+		int rd = tracee_read(&s->t, r->at, now, 4);
+		if (!rd && !memcmp(now, site->redir_patch[k], 4)) {
+			tracee_write(&s->t, r->at, r->orig, 4);
+		} else if (rd || memcmp(now, r->orig, 4)) {
+			diag_sys(NULL, "pid %d: code at 0x%llx was changed by someone else; left as "
+				 "is, with ubt's code mapped in case it still leads there",
+				 s->t.pid, (unsigned long long)r->insn);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
 /*
  * Puts the original bytes back where they still hold our patch.  A site
  * whose first byte someone else replaced after we patched it (a kernel
@@ -257,6 +304,7 @@ static bool restore_sites(struct att_session *s)
 		struct att_site *site = &s->sites[i];
 		const struct arch_site_plan *pl = &site->plan;
 		uint8_t now[ARCH_MAX_DISPLACED];
+		bool changed = false;
 		if (!site->patched)
 			continue;
 		int r = tracee_read(&s->t, pl->site, now, pl->orig_len);
@@ -276,7 +324,12 @@ static bool restore_sites(struct att_session *s)
 				 "is, with ubt's code mapped in case it still leads there",
 				 s->t.pid, (unsigned long long)pl->site);
 			ok = false;
+			changed = true;
 		}
+		/* the jump is gone: the branches may lead back into the bytes
+		 * (someone else's change keeps them on ubt's code, mapped) */
+		if (!changed)
+			ok &= restore_redirects(s, site);
 		site->patched = false;
 		move_threads_out(s, site);
 	}
@@ -444,8 +497,7 @@ int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s))
 			break;
 		ret = move_threads_in(s, site);
 		if (!ret)
-			ret =
-			    tracee_write(&s->t, site->plan.site, site->patch, site->plan.orig_len);
+			ret = write_patch(s, site);
 		if (!ret)
 			site->patched = true;
 	}
@@ -456,8 +508,7 @@ out:
 	if (ret) { /* take back what was patched: the session ends as before */
 		for (int i = first; i < s->nsites; i++)
 			if (s->sites[i].patched)
-				tracee_write(&s->t, s->sites[i].plan.site, s->sites[i].plan.orig,
-					     s->sites[i].plan.orig_len);
+				write_orig(s, &s->sites[i]);
 		s->nsites = first;
 	} else {
 		att_features_armed_late(s, first);

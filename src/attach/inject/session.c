@@ -381,11 +381,59 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 	return att_usdt_plan(s, maps, nmaps);
 }
 
+/*
+ * A site whose plan redirects branches into its trampoline (struct
+ * arch_redirect) rewrites code outside its own bytes.  If another site
+ * displaces one of those branches, that site's trampoline would run the
+ * branch as the file has it, into the middle of the jump: the redirecting
+ * site takes an int3 instead (1 byte, no redirect).  One that covers other
+ * locations (a row of USDT probes, plan.mid_cover) cannot give them up
+ * here: then attaching fails, saying why.
+ */
+static int check_redirects(struct att_session *s)
+{
+	for (int i = 0; i < s->nsites; i++) {
+		struct att_site *site = &s->sites[i];
+		for (int k = 0; k < site->plan.nredirs; k++) {
+			const struct arch_redirect *r = &site->plan.redir[k];
+			const struct att_site *o = NULL;
+			for (int j = 0; j < s->nsites && !o; j++) {
+				const struct arch_site_plan *op = &s->sites[j].plan;
+				if (j != i && r->insn < op->site + (uint64_t)op->orig_len &&
+				    op->site < r->at + 4)
+					o = &s->sites[j];
+			}
+			if (!o)
+				continue;
+			if (site->plan.mid_cover) {
+				diag_sys("probe one of them only",
+					 "the branch at 0x%llx leads into the jump at 0x%llx and is "
+					 "itself in the bytes patched at 0x%llx",
+					 (unsigned long long)r->insn,
+					 (unsigned long long)site->plan.site,
+					 (unsigned long long)o->plan.site);
+				return -EINVAL;
+			}
+			arch_plan_to_int3(&site->plan,
+					  "the branch at 0x%llx into the patched bytes is in the "
+					  "bytes another probe patches at 0x%llx",
+					  (unsigned long long)r->insn,
+					  (unsigned long long)o->plan.site);
+			fprintf(stderr,
+				"WARNING: 0x%llx: using a breakpoint (about 2 us per hit) instead of "
+				"a jump: %s\n",
+				(unsigned long long)site->plan.site, site->plan.why);
+			break;
+		}
+	}
+	return 0;
+}
+
 int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 {
 	int ret = plan_sites(s, maps, nmaps);
 	att_xref_free(s); /* planning's alone */
-	return ret;
+	return ret ? ret : check_redirects(s);
 }
 
 /*
@@ -721,6 +769,9 @@ int att_place_sites(struct att_session *s, int first)
 		free(ibuf);
 		if (!ret)
 			ret = arch_patch_bytes(&site->plan, site->tramp, site->patch);
+		for (int k = 0; !ret && k < site->plan.nredirs; k++)
+			ret = arch_redirect_bytes(&site->plan, site->copy_addr, k,
+						  site->redir_patch[k]);
 		if (ret) {
 			diag_sys(NULL, "internal: trampoline for 0x%llx: %s",
 				 (unsigned long long)site->func_addr, strerror(-ret));

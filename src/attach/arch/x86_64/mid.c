@@ -303,6 +303,36 @@ static void func_free(struct x86_func *fn)
 }
 
 /*
+ * A branch at func+off lands inside the patched bytes: can it be redirected
+ * (struct arch_redirect)?  Only a rel32 (jmp e9, call e8, jcc 0f 8x: its
+ * last 4 bytes), outside the patched bytes itself, and at most
+ * ARCH_MAX_REDIRS of them.  Recorded in plan if so.
+ */
+static bool redirect(const struct x86_func *fn, size_t off, const struct x86_insn *insn,
+		     struct arch_site_plan *plan)
+{
+	const uint8_t *p = fn->code + off;
+	int32_t rel;
+
+	if (insn->len < 5 || plan->nredirs == ARCH_MAX_REDIRS || insn->kind == X86_RIPREL)
+		return false;
+	uint8_t op = p[insn->len - 5];
+	bool rel32 = op == 0xe8 || op == 0xe9 ||
+		     (insn->len >= 6 && p[insn->len - 6] == 0x0f && (op & 0xf0) == 0x80);
+	memcpy(&rel, p + insn->len - 4, 4);
+	if (!rel32 || insn->addr + insn->len + (int64_t)rel != insn->target)
+		return false;
+	if (insn->addr + insn->len > plan->site && insn->addr < plan->site + plan->orig_len)
+		return false;
+	struct arch_redirect *r = &plan->redir[plan->nredirs++];
+	r->insn = insn->addr;
+	r->at = insn->addr + insn->len - 4;
+	r->target = insn->target;
+	memcpy(r->orig, p + insn->len - 4, 4);
+	return true;
+}
+
+/*
  * Decodes the whole function into fn: 0; -EINVAL if soff is no
  * instruction boundary; -ENOEXEC (plan made an int3) if some bytes do not
  * decode, or a direct branch lands inside the patched bytes.
@@ -336,7 +366,9 @@ static int sweep(struct x86_func *fn, size_t soff, struct arch_site_plan *plan,
 		}
 		if (off == soff)
 			boundary = true;
-		if (insn.is_branch && inside(plan, insn.target)) {
+		if (insn.is_branch && inside(plan, insn.target) && redirect(fn, off, &insn, plan))
+			;
+		else if (insn.is_branch && inside(plan, insn.target)) {
 			x86_plan_int3(plan, first,
 				      "branch at func+0x%zx targets func+0x%llx, inside the "
 				      "%d patched bytes",

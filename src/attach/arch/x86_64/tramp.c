@@ -118,6 +118,37 @@ int arch_emit_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 	return rc < 0 ? rc : x86w_finish(&w, len);
 }
 
+int arch_redirect_bytes(const struct arch_site_plan *plan, uint64_t copy_addr, int k,
+			uint8_t out[4])
+{
+	uint64_t to;
+	int32_t rel;
+
+	if (k < 0 || k >= plan->nredirs)
+		return -EINVAL;
+	const struct arch_redirect *r = &plan->redir[k];
+	struct x86_reloc_map m;
+	int idx = -1, rc = x86_reloc_map(plan, copy_addr, &m);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < plan->ninsns; i++)
+		if (plan->site + plan->insn_off[i] == r->target)
+			idx = i;
+	/* the last entry: a system call's exit handlers (mid_after) come
+	 * before the second instruction's copy, and a branch that skipped
+	 * the call must not run them */
+	to = 0;
+	for (int i = 0; i < m.nmap; i++)
+		if (m.map[i].insn == idx)
+			to = copy_addr + m.map[i].off;
+	if (idx < 0 || !to)
+		return -ENOENT;
+	if (!x86_rel32(r->at + 4, to, &rel))
+		return -ERANGE;
+	memcpy(out, &rel, 4);
+	return 0;
+}
+
 int arch_patch_bytes(const struct arch_site_plan *plan, uint64_t tramp_addr, uint8_t *out)
 {
 	struct x86_writer w;
