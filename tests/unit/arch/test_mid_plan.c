@@ -405,9 +405,54 @@ static void test_call_inside(void)
 	WANT_JMP("direct call last");
 }
 
+/*
+ * A branch into the byte after the nop (tests/progs/usdt_redir.c's loop):
+ *  0: 31 c0                xor %eax,%eax
+ *  2: e9 0d 00 00 00       jmp 0x14
+ *  7: a8 01                test $0x1,%al
+ *  9: 0f 85 01 00 00 00    jnz 0x10       a rel32: redirected
+ *  f: 90                   nop            the probe site
+ * 10: 48 8d 40 01          lea 0x1(%rax),%rax
+ * 14: 48 39 f8             cmp %rdi,%rax
+ * 17: 7c de                jl 0x7
+ * 19: c3                   ret
+ * With `jnz 0x10` as a rel8 (75 05 and 4 nops before it, the same
+ * length), the branch cannot reach a trampoline: a breakpoint.  The copy
+ * of the target in the trampoline is where the new rel32 points.
+ */
+static void test_redirect(void)
+{
+	static const uint8_t rel32[] = {0x31, 0xc0, 0xe9, 0x0d, 0x00, 0x00, 0x00, 0xa8, 0x01,
+					0x0f, 0x85, 0x01, 0x00, 0x00, 0x00, 0x90, 0x48, 0x8d,
+					0x40, 0x01, 0x48, 0x39, 0xf8, 0x7c, 0xde, 0xc3};
+	uint8_t rel8[sizeof(rel32)];
+	uint8_t out[4];
+	uint64_t copy;
+	int32_t rel;
+
+	CHECK_EQ(plan_at(rel32, sizeof(rel32), F + 0xf, NULL), 0, "redirect");
+	WANT_JMP("redirect");
+	CHECK_EQ(plan.nredirs, 1, "redirect: one branch moved");
+	CHECK_EQ(plan.redir[0].insn, F + 9, "redirect: the jnz");
+	CHECK_EQ(plan.redir[0].at, F + 11, "redirect: its rel32");
+	CHECK_EQ(plan.redir[0].target, F + 0x10, "redirect: the lea");
+	CHECK(!memcmp(plan.redir[0].orig, "\x01\x00\x00\x00", 4), "redirect: original rel32");
+	CHECK_EQ(arch_pc_into_copy(&plan, F + 0x1000, F + 0x10, &copy), 0, "redirect: lea's copy");
+	CHECK_EQ(arch_redirect_bytes(&plan, F + 0x1000, 0, out), 0, "redirect: bytes");
+	memcpy(&rel, out, 4);
+	CHECK_EQ(F + 15 + rel, copy, "redirect: the jnz lands on the lea's copy");
+
+	memcpy(rel8, rel32, sizeof(rel8));
+	memcpy(rel8 + 9, "\x90\x90\x90\x90\x75\x01", 6);
+	CHECK_EQ(plan_at(rel8, sizeof(rel8), F + 0xf, NULL), 0, "rel8 into the bytes");
+	WANT_INT3("rel8 into the bytes", "branch at func+0xd targets func+0x10");
+	CHECK_EQ(plan.nredirs, 0, "rel8 into the bytes: nothing moved");
+}
+
 int main(void)
 {
 	test_call_inside();
+	test_redirect();
 	test_pic();
 	test_after_jump();
 	test_row();
