@@ -289,8 +289,10 @@ def stop_runs(tname, tracer, reactor, cpus, binary, runs):
         if rc != 0:
             notes.add("%s exited %d: %s" % (tname, rc, (err.strip().splitlines() or [""])[-1]))
             continue
-        missing = [p for p in probes if not re.search(r"^@\[%s\]: [1-9]" % re.escape(p),
-                                                      out, re.M)]
+        # bpftrace names a USDT probe with -p by /proc/PID/root/PATH: the
+        # probe is recognised by what follows the path
+        missing = [p for p in probes if not re.search(
+            r"^@\[[^\]\n]*:%s\]: [1-9]" % re.escape(p.split(":", 2)[2]), out, re.M)]
         if missing:
             notes.add("%d of %d probes counted nothing, e.g. %s" % (
                 len(missing), len(probes), missing[0]))
