@@ -42,12 +42,17 @@ attached where it should be and the run fails.
 Then --stop-runs times, `ubt -v -p` attaches sites34; ubt -v reports how
 long the threads (four: the reactor, main, two idle) were stopped while
 attaching and detaching, and every probe name must have counted its hits.
+The table's `stop ms` is ubt -v's stop time for the 1- and 2-site scripts
+at the same moments: the baseline of the 34 sites' (how long stopping the
+threads takes moves with the machine's load much more than with the sites).
 Kernel uprobes stop no thread, so for bpftrace the script is attached once
 to check it counts the same probes, and its start-to-live time is shown.
 Goals (issue 18): count >= 0.97 of unprobed, latency >= 0.85, <= 10 ms
 stopped.  --summary FILE writes `passed failed skipped` for tests/run.sh:
-one pass per tracer and script whose counts covered its windows.  Exit
-status 0 when nothing failed; timings never fail the run.  Needs root.
+one pass per tracer and script whose counts covered its windows (a pair
+where kernel bpftrace failed to start or stop is said and left out, not
+failed; any ubt failure fails).  Exit status 0 when nothing failed;
+timings never fail the run.  Needs root.
 """
 
 import argparse
@@ -182,11 +187,12 @@ class Tracer:
         self.live.set()
 
     def stop(self):
-        """SIGINT; returns (exit code, stdout, stderr)."""
+        """SIGINT; returns (exit code, stdout, stderr); -9 when the tracer
+        had not exited 20 s later and was killed."""
         if self.p.poll() is None:
             self.p.send_signal(signal.SIGINT)
         try:
-            rc = self.p.wait(timeout=60)
+            rc = self.p.wait(timeout=20)
         except subprocess.TimeoutExpired:
             os.killpg(self.p.pid, signal.SIGKILL)
             rc = self.p.wait()
@@ -209,15 +215,28 @@ def hits(name, out):
     return sum(int(x) for x in b) if b else None
 
 
+def stop_times(err):
+    """From ubt -v: (sites, sites with a breakpoint, ms stopped attaching,
+    ms stopped detaching), or None."""
+    a = re.search(r"(\d+) sites? patched \((\d+) with a breakpoint\); threads stopped "
+                  r"for ([0-9.]+) ms \((\d+) threads\)", err)
+    d = re.search(r"threads stopped for ([0-9.]+) ms while detaching", err)
+    if not a or not d:
+        return None
+    return int(a.group(1)), int(a.group(2)), float(a.group(3)), float(d.group(1))
+
+
 def probed_window(tname, tracer, reactor, cpus, script_name, binary, w):
-    """Attach, measure w seconds, detach: (window, error or None, breakpoints)."""
+    """Attach, measure w seconds, detach: (window, error or None, its kind,
+    stop_times() or None).  The kind is "count" when the tracer's count
+    did not cover the window, "exit" when the tracer failed."""
     t_start = time.monotonic_ns()
     tr = Tracer(tracer_cmd(tracer, reactor.p.pid, cpus,
                            SCRIPTS[script_name].replace("{b}", binary), tname == "ubt"))
     if not any(l.strip() == "live" for l in tr.lines):
         rc, out, err = tr.stop()
         return None, "%s did not attach (exit %s): %s" % (
-            tname, rc, (err.strip().splitlines() or [""])[-1]), None
+            tname, rc, (err.strip().splitlines() or [""])[-1]), "exit", None
     time.sleep(SETTLE)
     t0 = time.monotonic_ns()
     time.sleep(w)
@@ -227,15 +246,16 @@ def probed_window(tname, tracer, reactor, cpus, script_name, binary, w):
     pw = reactor.window(t0, t1)
     span = reactor.ios_between(t_start, t_end)
     h = hits(script_name, out)
-    m = re.search(r"\((\d+) with a breakpoint\)", err)
-    traps = int(m.group(1)) if m else None
+    st = stop_times(err) if tname == "ubt" else None
     if rc != 0:
-        return pw, "%s exited %d: %s" % (tname, rc, (err.strip().splitlines() or [""])[-1]), traps
+        return pw, "%s exited %d: %s" % (tname, rc, (err.strip().splitlines() or [""])[-1]), \
+            "exit", st
     if pw is None or span is None:
-        return None, "no reactor samples around the window", traps
+        return None, "no reactor samples around the window", "exit", st
     if h is None or not pw[2] <= h <= span:
-        return pw, "%s counted %s hits, outside [%d, %d] I/Os" % (tname, h, pw[2], span), traps
-    return pw, None, traps
+        return pw, "%s counted %s hits, outside [%d, %d] I/Os" % (tname, h, pw[2], span), \
+            "count", st
+    return pw, None, None, st
 
 
 def unprobed_window(reactor, w):
@@ -253,14 +273,18 @@ def quartiles(v):
 
 
 def measure_pairs(tname, tracer, reactor, cpus, script_name, binary, pairs, w):
-    """Alternating windows; returns (ratios, unprobed, probed, notes, traps)."""
-    us, ps, notes, traps = [unprobed_window(reactor, w)], [], set(), set()
+    """Alternating windows; returns (ratios, unprobed, probed, notes, traps,
+    ms stopped attaching, count failed)."""
+    us, ps, notes, traps, stops = [unprobed_window(reactor, w)], [], set(), set(), []
+    bad_count = False
     for k in range(pairs):
-        pw, err, t = probed_window(tname, tracer, reactor, cpus, script_name, binary, w)
+        pw, err, kind, st = probed_window(tname, tracer, reactor, cpus, script_name, binary, w)
         if err:
             notes.add(err)
-        if t is not None:
-            traps.add(t)
+        bad_count |= kind == "count"
+        if st:
+            traps.add(st[1])
+            stops.append(st[2])
         ps.append(None if err else pw)
         us.append(unprobed_window(reactor, w))
         if ps[-1] and us[-2] and us[-1]:
@@ -272,7 +296,7 @@ def measure_pairs(tname, tracer, reactor, cpus, script_name, binary, pairs, w):
         a, b = us[k], us[k + 1]
         if pw and a and b:
             ratios.append(pw[1] / ((a[1] + b[1]) / 2))
-    return ratios, [u for u in us if u], [p for p in ps if p], notes, traps
+    return ratios, [u for u in us if u], [p for p in ps if p], notes, traps, stops, bad_count
 
 
 def stop_runs(tname, tracer, reactor, cpus, binary, runs):
@@ -298,17 +322,15 @@ def stop_runs(tname, tracer, reactor, cpus, binary, runs):
                 len(missing), len(probes), missing[0]))
         if tname != "ubt":
             continue
-        a = re.search(r"(\d+) sites? patched \((\d+) with a breakpoint\); threads stopped "
-                      r"for ([0-9.]+) ms \((\d+) threads\)", err)
-        d = re.search(r"threads stopped for ([0-9.]+) ms while detaching", err)
-        if not a or not d:
+        st = stop_times(err)
+        if not st:
             notes.add("no stop times in ubt -v's output")
             continue
-        if int(a.group(1)) != NSITES:
-            notes.add("%s sites patched, not %d" % (a.group(1), NSITES))
-        traps.add(int(a.group(2)))
-        att.append(float(a.group(3)))
-        det.append(float(d.group(1)))
+        if st[0] != NSITES:
+            notes.add("%d sites patched, not %d" % (st[0], NSITES))
+        traps.add(st[1])
+        att.append(st[2])
+        det.append(st[3])
     return att, det, traps, live_s, notes
 
 
@@ -371,7 +393,9 @@ def main():
             for s in scripts:
                 r = measure_pairs(t, path, reactor, other, s, binary, pairs, args.window)
                 rows.append((t, s) + r)
-                ok = bool(r[0]) and not r[3]
+                # a reference tracer that failed to start or stop in a pair
+                # is said, not failed: its other pairs still count
+                ok = bool(r[0]) and not r[6] and (t != "ubt" or not r[3])
                 passed += ok
                 failed += not ok
             st = stop_runs(t, path, reactor, other, binary,
@@ -383,15 +407,15 @@ def main():
     finally:
         reactor.stop()
     print()
-    hdr = "%-9s %-8s %12s %9s %22s %9s %s" % ("tracer", "script", "per CPU-s", "ns/I/O",
-                                              "kept [IQR]", "+ns/I/O", "pairs")
+    hdr = "%-9s %-8s %12s %9s %22s %9s %8s %s" % ("tracer", "script", "per CPU-s", "ns/I/O",
+                                                  "kept [IQR]", "+ns/I/O", "stop ms", "pairs")
     print(hdr)
     print("-" * len(hdr))
     allu = [u[1] for r in rows for u in r[3]]
     if allu:
         u = statistics.median(allu)
         print("%-9s %-8s %11.2fM %9.1f %22s" % ("unprobed", "", u / 1e6, 1e9 / u, "100 %"))
-    for t, s, ratio, us, ps, notes, traps in rows:
+    for t, s, ratio, us, ps, notes, traps, stops_ms, _ in rows:
         if not ratio:
             print("%-9s %-8s %s" % (t, s, "; ".join(sorted(notes)) or "no result"))
             continue
@@ -401,9 +425,10 @@ def main():
         med = statistics.median(ratio)
         trap = " (%s with a breakpoint)" % "/".join(map(str, sorted(traps))) \
             if traps and traps != {0} else ""
-        print("%-9s %-8s %11.2fM %9.1f %22s %9.1f %d%s%s" % (
+        print("%-9s %-8s %11.2fM %9.1f %22s %9.1f %8s %d%s%s" % (
             t, s, pb / 1e6, 1e9 / pb, "%5.1f %% [%5.1f, %5.1f]" % (100 * med, 100 * lo, 100 * hi),
-            1e9 / ub / med - 1e9 / ub, len(ratio), trap,
+            1e9 / ub / med - 1e9 / ub,
+            "%.2f" % statistics.median(stops_ms) if stops_ms else "-", len(ratio), trap,
             "   (" + "; ".join(sorted(notes)) + ")" if notes else ""))
     print()
     for t, att, det, traps, live_s, notes in stops:
