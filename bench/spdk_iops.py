@@ -304,6 +304,7 @@ def stop_runs(tname, tracer, reactor, cpus, binary, runs):
     breakpoints, start-to-live s list, notes)."""
     script, probes = sites_script(binary)
     att, det, live_s, notes, traps = [], [], [], set(), set()
+    exits = 0
     for _ in range(runs):
         t0 = time.monotonic()
         tr = Tracer(tracer_cmd(tracer, reactor.p.pid, cpus, script, tname == "ubt"))
@@ -312,6 +313,7 @@ def stop_runs(tname, tracer, reactor, cpus, binary, runs):
         rc, out, err = tr.stop()
         if rc != 0:
             notes.add("%s exited %d: %s" % (tname, rc, (err.strip().splitlines() or [""])[-1]))
+            exits += 1
             continue
         # bpftrace names a USDT probe with -p by /proc/PID/root/PATH: the
         # probe is recognised by what follows the path
@@ -331,7 +333,7 @@ def stop_runs(tname, tracer, reactor, cpus, binary, runs):
         traps.add(st[1])
         att.append(st[2])
         det.append(st[3])
-    return att, det, traps, live_s, notes
+    return att, det, traps, live_s, notes, exits
 
 
 def main():
@@ -394,16 +396,21 @@ def main():
                 r = measure_pairs(t, path, reactor, other, s, binary, pairs, args.window)
                 rows.append((t, s) + r)
                 # a reference tracer that failed to start or stop in a pair
-                # is said, not failed: its other pairs still count
+                # is said, not failed: its other pairs still count, and
+                # with none left it is skipped
                 ok = bool(r[0]) and not r[6] and (t != "ubt" or not r[3])
+                skip = t != "ubt" and not r[0] and not r[6]
                 passed += ok
-                failed += not ok
+                failed += not ok and not skip
+                skipped += skip
             st = stop_runs(t, path, reactor, other, binary,
                            args.stop_runs if t == "ubt" else 1)
-            stops.append((t,) + st)
+            stops.append((t,) + st[:5])
             ok = not st[4] and (bool(st[0]) or t != "ubt")
+            skip = t != "ubt" and len(st[4]) == 1 and st[5] == len(st[3])
             passed += ok
-            failed += not ok
+            failed += not ok and not skip
+            skipped += skip
     finally:
         reactor.stop()
     print()
