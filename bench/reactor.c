@@ -71,8 +71,7 @@
 /* ---- the bdev layer's objects ---------------------------------------------- */
 
 struct spdk_bdev_io;
-typedef void (*spdk_bdev_io_completion_cb)(struct spdk_bdev_io *io, bool success,
-					   void *cb_arg);
+typedef void (*spdk_bdev_io_completion_cb)(struct spdk_bdev_io *io, bool success, void *cb_arg);
 
 struct bdev_channel {
 	struct spdk_bdev_io *free_list;
@@ -270,7 +269,7 @@ static void *reactor_run(void *arg)
 		next = now + SAMPLE_NS;
 		unsigned long k = atomic_load_explicit(&g_nsamples, memory_order_relaxed);
 		g_samples[k % NSAMPLES] =
-			(struct sample){now, j.io_completed, clock_ns(CLOCK_THREAD_CPUTIME_ID)};
+		    (struct sample){now, j.io_completed, clock_ns(CLOCK_THREAD_CPUTIME_ID)};
 		atomic_store_explicit(&g_nsamples, k + 1, memory_order_release);
 	}
 	g_sink = (long)j.checksum;
@@ -282,10 +281,7 @@ static void *reactor_run(void *arg)
 static const char subnqn[] = "nqn.2016-06.io.spdk:cnode1";
 static const char hostnqn[] = "nqn.2014-08.org.nvmexpress:uuid:5e1ba6a8";
 
-static inline uint64_t ticks(void)
-{
-	return __builtin_ia32_rdtsc();
-}
+static inline uint64_t ticks(void) { return __builtin_ia32_rdtsc(); }
 
 NOINL void spdk_nvmf_tgt_create(int state)
 {
@@ -330,10 +326,7 @@ NOINL void spdk_nvmf_subsystem_resume(int to)
 	DTRACE_PROBE2(spdk, nvmf_tgt_state, ticks(), to);
 }
 
-NOINL void spdk_nvmf_subsystem_stop(int to)
-{
-	g_sink -= to;
-}
+NOINL void spdk_nvmf_subsystem_stop(int to) { g_sink -= to; }
 
 NOINL void spdk_nvmf_ctrlr_connect(void *qpair, int qid)
 {
