@@ -9,7 +9,8 @@ for kernel bpftrace, in one run.
 For every thread count and tracer it starts bench's `count` program
 (BUILDDIR/bench/count THREADS CALLS), which times, in each round and each
 thread, CALLS calls of f and CALLS calls of its twin g with the thread's CPU
-clock.  The driver
+clock (--probe python: /usr/bin/python3.11 bench/py_calls.py, the same
+in Python).  The driver
   1. collects ROUNDS rounds with nothing attached (f and g unprobed),
   2. attaches `BEGIN { printf("live\\n"); } uprobe:BIN:f { @c = count(); }`
      with -p, waits for `live`, collects ROUNDS rounds that started after it,
@@ -24,6 +25,14 @@ and reports medians (over all rounds of all threads) in ns per call:
   extra g       median(g, probed rounds) - median(g, unprobed rounds): the cost
                 where the probe fires for g too (--probe raw_syscalls under
                 kernel tracepoints), else drift between the two phases
+
+--probe python fires for f and g alike (python:function__entry fires for
+every Python call), so f - g says nothing there.  Its extra/hit is instead
+the mean of f's and g's probed - unprobed medians divided by the hits per
+call, which a calibration run counts first: the tracer runs the program
+(-c) for one round of CAL calls and one of 2*CAL, and the difference of the
+two @c over the 2*CAL calls it adds is the hits per call (printed with both
+@c, which are equal between tracers when they count the same).
 
 Kernel uprobes cost about 1-11 us per hit on this machine class, so bpftrace
 runs with far fewer calls per round (--bpftrace-calls).  Needs root.
@@ -43,8 +52,8 @@ import time
 class Target:
     """The count program; its round lines are parsed as they arrive."""
 
-    def __init__(self, path, threads, calls, pause_ms=0):
-        self.p = subprocess.Popen([path, str(threads), str(calls), "0", str(pause_ms)],
+    def __init__(self, cmd, threads, calls, pause_ms=0):
+        self.p = subprocess.Popen(cmd + [str(threads), str(calls), "0", str(pause_ms)],
                                   stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE, text=True,
                                   start_new_session=True)
@@ -122,11 +131,55 @@ PROBES.update({
 # time_loop, worker, start_thread), built with and without frame pointers,
 # and usym of a callback argument taking four values in rotation
 # (bench/usym_cb.c, as SPDK's send_msg.bt counts @[usym(arg1)])
+# issue 18: python:function__entry of Debian's (stripped) python3.11, run on
+# bench/py_calls.py; the probe fires for f and g (see the header)
+PROBES.update({
+    "python": ("py_calls.py", "usdt:{b}:python:function__entry { @c = count(); }"),
+})
+# issue 18: the usdt probe in a stripped copy of count_usdt
+PROBES.update({
+    "usdt_strip": ("count_usdt_strip", "usdt:{b}:bench:hit { @c = count(); }"),
+})
+# programs run by an interpreter: the traced binary is the interpreter
+INTERPRETERS = {"py_calls.py": "/usr/bin/python3.11"}
+# probes that fire for g as well as for f
+BOTH_FIRE = {"python"}
+
 PROBES.update({
     "ustack8_fp": ("stack_fp", "uprobe:{b}:f { @[ustack] = count(); @c = count(); }"),
     "ustack8_nofp": ("stack_nofp", "uprobe:{b}:f { @[ustack] = count(); @c = count(); }"),
     "usym_cb": ("count_usym", "uprobe:{b}:f { @[usym(arg0)] = count(); @c = count(); }"),
 })
+
+
+def target(args):
+    """(the command that starts the benchmark program, without its
+    arguments; the binary the probe names)"""
+    name = PROBES[args.probe][0]
+    if name in INTERPRETERS:
+        here = os.path.dirname(os.path.abspath(__file__))
+        return [INTERPRETERS[name], os.path.join(here, name)], INTERPRETERS[name]
+    prog = os.path.join(args.builddir, "bench", name)
+    return [prog], prog
+
+
+def hits_per_call(args, tracer, cal):
+    """Count the probe's hits per call of f or g: run the program under the
+    tracer (-c) for one round of cal calls and one of 2*cal.  Returns
+    (hits per call, @c of the first run, @c of the second) or (None, error)."""
+    cmd, binary = target(args)
+    script = probe_script(args.probe, args.body).replace("{b}", binary)
+    cs = []
+    for n in (cal, 2 * cal):
+        p = subprocess.run([tracer, "-c", " ".join(cmd + ["1", str(n), "1"]), "-e", script],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=args.timeout)
+        m = re.search(r"^@c: (\d+)$", p.stdout, re.M)
+        if p.returncode or not m:
+            return None, "calibration run exited %d, no @c: %s" % (
+                p.returncode, p.stderr.strip().splitlines()[-1:])
+        cs.append(int(m.group(1)))
+    return (cs[1] - cs[0]) / (2 * cal), cs[0], cs[1]
 
 
 def probe_script(probe, body):
@@ -219,8 +272,18 @@ def med(xs):
 
 def measure(args, tracer_name, tracer, threads):
     calls = args.calls if tracer_name == "ubt" else args.bpftrace_calls
-    prog = os.path.join(args.builddir, "bench", PROBES[args.probe][0])
-    tgt = Target(prog, threads, calls, args.pause_ms)
+    hpc = 1.0
+    info = ""                     # printed after the row, not a failure
+    if args.probe in BOTH_FIRE:
+        cal = hits_per_call(args, tracer, args.calibrate_calls)
+        if cal[0] is None:
+            return None, cal[1]
+        hpc = cal[0]
+        info = "%.3f hits per call: @c %d and %d" % cal
+        if hpc <= 0:
+            return None, info
+    cmd, prog = target(args)
+    tgt = Target(cmd, threads, calls, args.pause_ms)
     try:
         base = tgt.collect(args.rounds + 1, 0, args.timeout)
         if base is None:
@@ -240,7 +303,11 @@ def measure(args, tracer_name, tracer, threads):
             return None, "no rounds completed while %s was attached" % tracer_name
         note = ""
         want = len(probed) * calls
-        if rc != 0:
+        if args.probe in BOTH_FIRE:
+            want = int(want * 2 * hpc)
+        if "WARNING" in err:
+            note = "%s warned: %s" % (tracer_name, err.strip().splitlines()[0])
+        elif rc != 0:
             note = "%s exited %d" % (tracer_name, rc)
         elif c is None and args.body and "@c = count()" not in args.body:
             pass                  # another body: no @c to check
@@ -261,15 +328,20 @@ def measure(args, tracer_name, tracer, threads):
                 note = "drained %.2f M events/s, %d printed, %d lost (reported)" % (
                     events / (attached_s * frac) / 1e6, events, lost) if not args.pause_ms \
                     else "%d events printed, %d lost (reported)" % (events, lost)
+        extra = med([r[3] - r[4] for r in probed]) - med([r[3] - r[4] for r in base])
+        extra_g = med([r[4] for r in probed]) - med([r[4] for r in base])
+        if args.probe in BOTH_FIRE:
+            extra_f = med([r[3] for r in probed]) - med([r[3] for r in base])
+            extra = (extra_f + extra_g) / 2 / hpc
         return {
             "calls": calls,
             "base_f": med([r[3] for r in base]),
             "base_g": med([r[4] for r in base]),
             "f": med([r[3] for r in probed]),
             "g": med([r[4] for r in probed]),
-            "extra": med([r[3] - r[4] for r in probed]) -
-            med([r[3] - r[4] for r in base]),
-            "extra_g": med([r[4] for r in probed]) - med([r[4] for r in base]),
+            "extra": extra,
+            "extra_g": extra_g,
+            "info": info,
         }, note
     finally:
         tgt.stop()
@@ -300,15 +372,19 @@ def main():
     ap.add_argument("--calls", type=int, default=20000000)
     ap.add_argument("--bpftrace-calls", type=int, default=20000)
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--calibrate-calls", type=int, default=1000,
+                    help="--probe python: calls of the calibration runs counting the hits "
+                    "per call")
     args = ap.parse_args()
     args.builddir = os.path.abspath(args.builddir)
     tracers = {
         "ubt": args.ubt or os.path.join(args.builddir, "tools", "ubt"),
         "bpftrace": args.bpftrace,
     }
-    prog = os.path.join(args.builddir, "bench", PROBES[args.probe][0])
-    if not os.access(prog, os.X_OK):
-        sys.exit("bench: %s is not built (ninja -C %s)" % (prog, args.builddir))
+    cmd, prog = target(args)
+    if not os.access(cmd[0], os.X_OK):
+        sys.exit("bench: %s is not built (ninja -C %s)" % (cmd[0], args.builddir)
+                 if len(cmd) == 1 else "bench: %s is not installed" % cmd[0])
 
     print("probe: %s, attached with -p" % probe_script(args.probe, args.body).replace("{b}", prog))
     print("ns per call, per-thread CPU time, median of %d rounds per thread" % args.rounds)
@@ -335,6 +411,8 @@ def main():
             print("%-8s %-8d %9d %10.2f %10.2f %8.2f %10.2f %8.2f%s" % (
                 name, threads, r["calls"], r["base_f"], r["f"], r["g"],
                 r["extra"], r["extra_g"], "   (" + note + ")" if note else ""), flush=True)
+            if r["info"]:
+                print("%-8s %-8d (%s)" % ("", threads, r["info"]), flush=True)
             failed |= bool(note) and "printed" not in note
     return 1 if failed else 0
 
