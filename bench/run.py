@@ -2,7 +2,7 @@
 """bench/run.py - what a `uprobe { @c = count(); }` costs per hit, for ubt and
 for kernel bpftrace, in one run.
 
-    python3 bench/run.py [--builddir build] [--rounds 9] [--calls 20000000]
+    python3 bench/run.py [--builddir build] [--rounds 9] [--cycles 1] [--calls 20000000]
                          [--bpftrace-calls 20000] [--threads 1,2]
                          [--tracer ubt,bpftrace]
 
@@ -16,12 +16,15 @@ in Python).  The driver
      with -p, waits for `live`, collects ROUNDS rounds that started after it,
   3. stops the tracer with SIGINT and checks its `@c` is at least the calls
      made in those rounds,
+  4. with --cycles K, does 1-3 K times in the same program (each cycle's
+     unprobed rounds are the ones after the previous detach),
 and reports medians (over all rounds of all threads) in ns per call:
 
   unprobed f    f with nothing attached
   probed f      f with the probe attached
   g             the unprobed twin in the probed rounds (the same moment)
   extra/hit     median(f - g, probed rounds) - median(f - g, unprobed rounds)
+                (with --cycles, these two columns are medians over the cycles)
   extra g       median(g, probed rounds) - median(g, unprobed rounds): the cost
                 where the probe fires for g too (--probe raw_syscalls under
                 kernel tracepoints), else drift between the two phases
@@ -33,6 +36,13 @@ call, which a calibration run counts first: the tracer runs the program
 (-c) for one round of CAL calls and one of 2*CAL, and the difference of the
 two @c over the 2*CAL calls it adds is the hits per call (printed with both
 @c, which are equal between tracers when they count the same).
+
+--tracer semaphore stands for no tracer at all: it only increments the
+USDT semaphores of the --probe's probe in the running program (through
+/proc/PID/mem, decremented again after the rounds), so its row is what the
+program itself spends once the probe is enabled (CPython computes the
+file name, function name and line number of every call for
+function__entry); a tracer's cost per hit is its row minus this one.
 
 Kernel uprobes cost about 1-11 us per hit on this machine class, so bpftrace
 runs with far fewer calls per round (--bpftrace-calls).  Needs root.
@@ -182,6 +192,55 @@ def hits_per_call(args, tracer, cal):
     return (cs[1] - cs[0]) / (2 * cal), cs[0], cs[1]
 
 
+def usdt_semaphores(binary, script):
+    """Link-time addresses of the semaphores of the USDT probes the script
+    names (provider and name as written, no wildcards), from readelf -n;
+    adjusted as systemtap's notes say when .stapsdt.base moved."""
+    wanted = set(re.findall(r"usdt:[^:\s]+:(\w+):(\w+)", script))
+    sections = subprocess.run(["readelf", "-SW", binary], capture_output=True,
+                              text=True, check=True).stdout
+    m = re.search(r"\.stapsdt\.base\s+PROGBITS\s+([0-9a-f]+)", sections)
+    base_actual = int(m.group(1), 16) if m else None
+    notes = subprocess.run(["readelf", "-nW", binary], capture_output=True,
+                           text=True, check=True).stdout
+    sems = set()
+    for prov, name, base, sem in re.findall(
+            r"Provider: (\S+)\s+Name: (\S+)\s+Location: \S+, Base: (0x[0-9a-f]+), "
+            r"Semaphore: (0x[0-9a-f]+)", notes):
+        if (prov, name) in wanted and int(sem, 16):
+            adj = base_actual - int(base, 16) if base_actual is not None else 0
+            sems.add(int(sem, 16) + adj)
+    return sorted(sems)
+
+
+def load_bias(pid, binary):
+    """Where the program's binary is loaded minus its first PT_LOAD's address."""
+    real = os.path.realpath(binary)
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 6 and w[5] == real and int(w[2], 16) == 0:
+                start = int(w[0].split("-")[0], 16)
+                break
+        else:
+            raise RuntimeError("%s is not mapped in %d" % (binary, pid))
+    phdrs = subprocess.run(["readelf", "-lW", binary], capture_output=True,
+                           text=True, check=True).stdout
+    vaddr = min(int(v, 16) for v in re.findall(r"^\s*LOAD\s+\S+\s+(0x[0-9a-f]+)",
+                                                 phdrs, re.M))
+    return start - (vaddr & ~0xfff)
+
+
+def add_semaphores(pid, addrs, delta):
+    """Add delta to each 16-bit semaphore in the running program."""
+    with open("/proc/%d/mem" % pid, "r+b", buffering=0) as mem:
+        for a in addrs:
+            mem.seek(a)
+            v = int.from_bytes(mem.read(2), "little")
+            mem.seek(a)
+            mem.write(((v + delta) & 0xffff).to_bytes(2, "little"))
+
+
 def probe_script(probe, body):
     """The script attached to f: a --probe entry, or `uprobe:{b}:f { BODY }`."""
     if body:
@@ -270,12 +329,47 @@ def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+def check_count(args, tracer_name, rc, c, err, probed, calls, hpc, attached_s):
+    """What is wrong with a tracer's run over the probed rounds ('' when
+    nothing), or the printf drain summary of --out."""
+    note = ""
+    want = len(probed) * calls
+    if args.probe in BOTH_FIRE:
+        want = int(want * 2 * hpc)
+    if "WARNING" in err:
+        note = "%s warned: %s" % (tracer_name, err.strip().splitlines()[0])
+    elif rc != 0:
+        note = "%s exited %d" % (tracer_name, rc)
+    elif c is None and args.body and "@c = count()" not in args.body:
+        pass                      # another body: no @c to check
+    elif c is None:
+        note = "%s printed no @c" % tracer_name
+    elif c < want:
+        note = "@c = %d < %d calls made in the measured rounds" % (c, want)
+    if args.out and not note:
+        # printf events: each line `e ...` is one event; every hit must
+        # be printed or reported lost
+        events, lost, _ = out_summary(args.out)
+        if c is not None and events + lost != c:
+            note = "%d events printed + %d reported lost != %d hits" % (events, lost, c)
+        else:
+            # events flow only while f's loops run (g's loops are
+            # unprobed): the drain rate is per second of f loops
+            frac = sum(r[3] for r in probed) / sum(r[3] + r[4] for r in probed)
+            note = "drained %.2f M events/s, %d printed, %d lost (reported)" % (
+                events / (attached_s * frac) / 1e6, events, lost) if not args.pause_ms \
+                else "%d events printed, %d lost (reported)" % (events, lost)
+    return note
+
+
 def measure(args, tracer_name, tracer, threads):
-    calls = args.calls if tracer_name == "ubt" else args.bpftrace_calls
+    calls = args.bpftrace_calls if tracer_name == "bpftrace" else args.calls
     hpc = 1.0
     info = ""                     # printed after the row, not a failure
     if args.probe in BOTH_FIRE:
-        cal = hits_per_call(args, tracer, args.calibrate_calls)
+        # the semaphore alone counts nothing: ubt counts for it
+        cal = hits_per_call(args, args.ubt_path if tracer_name == "semaphore" else tracer,
+                            args.calibrate_calls)
         if cal[0] is None:
             return None, cal[1]
         hpc = cal[0]
@@ -283,68 +377,81 @@ def measure(args, tracer_name, tracer, threads):
         if hpc <= 0:
             return None, info
     cmd, prog = target(args)
+    script = probe_script(args.probe, args.body).replace("{b}", prog)
     tgt = Target(cmd, threads, calls, args.pause_ms)
+    cycles = []                   # (unprobed rounds, probed rounds) per cycle
+    note = ""
     try:
-        base = tgt.collect(args.rounds + 1, 0, args.timeout)
-        if base is None:
-            return None, "the count program produced no rounds"
-        base = base[1:]           # the first round warms up
-        p, lines, t = attach(tracer, tgt.p.pid, prog, args.timeout, args.probe, args.body,
-                             args.out)
-        if not any(l.strip() == "live" for l in lines):
-            rc, c, err = detach(p, lines, t, args.out)
-            return None, "%s did not attach (exit %s): %s" % (
-                tracer_name, rc, err.strip().splitlines()[-1:] or "")
-        live_ns = time.monotonic_ns()
-        probed = tgt.collect(args.rounds, live_ns, args.timeout * 4)
-        attached_s = (time.monotonic_ns() - live_ns) / 1e9
-        rc, c, err = detach(p, lines, t, args.out)
-        if probed is None:
-            return None, "no rounds completed while %s was attached" % tracer_name
-        note = ""
-        want = len(probed) * calls
-        if args.probe in BOTH_FIRE:
-            want = int(want * 2 * hpc)
-        if "WARNING" in err:
-            note = "%s warned: %s" % (tracer_name, err.strip().splitlines()[0])
-        elif rc != 0:
-            note = "%s exited %d" % (tracer_name, rc)
-        elif c is None and args.body and "@c = count()" not in args.body:
-            pass                  # another body: no @c to check
-        elif c is None:
-            note = "%s printed no @c" % tracer_name
-        elif c < want:
-            note = "@c = %d < %d calls made in the measured rounds" % (c, want)
-        if args.out and not note:
-            # printf events: each line `e ...` is one event; every hit must
-            # be printed or reported lost
-            events, lost, _ = out_summary(args.out)
-            if c is not None and events + lost != c:
-                note = "%d events printed + %d reported lost != %d hits" % (events, lost, c)
+        since = 0
+        for cycle in range(args.cycles):
+            # the first round of the program warms up
+            base = tgt.collect(args.rounds + (cycle == 0), since, args.timeout)
+            if base is None:
+                return None, "the count program produced no rounds"
+            base = base[cycle == 0:]
+            if tracer_name == "semaphore":
+                sems = usdt_semaphores(prog, script)
+                if not sems:
+                    return None, "the probe has no USDT semaphore"
+                addrs = [a + load_bias(tgt.p.pid, prog) for a in sems]
+                add_semaphores(tgt.p.pid, addrs, 1)
+                try:
+                    probed = tgt.collect(args.rounds, time.monotonic_ns(), args.timeout * 4)
+                finally:
+                    if tgt.p.poll() is None:
+                        add_semaphores(tgt.p.pid, addrs, -1)
+                if probed is None:
+                    return None, "no rounds completed with the semaphore set"
             else:
-                # events flow only while f's loops run (g's loops are
-                # unprobed): the drain rate is per second of f loops
-                frac = sum(r[3] for r in probed) / sum(r[3] + r[4] for r in probed)
-                note = "drained %.2f M events/s, %d printed, %d lost (reported)" % (
-                    events / (attached_s * frac) / 1e6, events, lost) if not args.pause_ms \
-                    else "%d events printed, %d lost (reported)" % (events, lost)
-        extra = med([r[3] - r[4] for r in probed]) - med([r[3] - r[4] for r in base])
-        extra_g = med([r[4] for r in probed]) - med([r[4] for r in base])
-        if args.probe in BOTH_FIRE:
-            extra_f = med([r[3] for r in probed]) - med([r[3] for r in base])
-            extra = (extra_f + extra_g) / 2 / hpc
-        return {
-            "calls": calls,
-            "base_f": med([r[3] for r in base]),
-            "base_g": med([r[4] for r in base]),
-            "f": med([r[3] for r in probed]),
-            "g": med([r[4] for r in probed]),
-            "extra": extra,
-            "extra_g": extra_g,
-            "info": info,
-        }, note
+                p, lines, t = attach(tracer, tgt.p.pid, prog, args.timeout, args.probe,
+                                     args.body, args.out)
+                if not any(l.strip() == "live" for l in lines):
+                    rc, c, err = detach(p, lines, t, args.out)
+                    return None, "%s did not attach (exit %s): %s" % (
+                        tracer_name, rc, err.strip().splitlines()[-1:] or "")
+                live_ns = time.monotonic_ns()
+                probed = tgt.collect(args.rounds, live_ns, args.timeout * 4)
+                attached_s = (time.monotonic_ns() - live_ns) / 1e9
+                rc, c, err = detach(p, lines, t, args.out)
+                if probed is None:
+                    return None, "no rounds completed while %s was attached" % tracer_name
+                n = check_count(args, tracer_name, rc, c, err, probed, calls, hpc,
+                                attached_s)
+                if n and not note:
+                    note = n
+            since = time.monotonic_ns()
+            cycles.append((base, probed))
+        r = rows(cycles, calls, hpc, args.probe in BOTH_FIRE)
+        r["info"] = info
+        return r, note
     finally:
         tgt.stop()
+
+
+def rows(cycles, calls, hpc, both):
+    """A row's medians; with several attach cycles, each extra column is
+    the median over cycles of that cycle's probed - unprobed medians (the
+    unprobed rounds just before each attach), so drift between cycles
+    cancels out."""
+    base = [r for b, _ in cycles for r in b]
+    probed = [r for _, p in cycles for r in p]
+
+    def extra(col):
+        return med([med([col(r) for r in p]) - med([col(r) for r in b]) for b, p in cycles])
+    row = {
+        "calls": calls,
+        "base_f": med([r[3] for r in base]),
+        "base_g": med([r[4] for r in base]),
+        "f": med([r[3] for r in probed]),
+        "g": med([r[4] for r in probed]),
+        "extra": extra(lambda r: r[3] - r[4]),
+        "extra_g": extra(lambda r: r[4]),
+    }
+    if both:
+        # f and g both fire: each of their probed - unprobed differences is
+        # a sample of the cost per call
+        row["extra"] = extra(lambda r: (r[3] + r[4]) / 2) / hpc
+    return row
 
 
 def main():
@@ -369,6 +476,9 @@ def main():
                     "events drain, so rounds measure recording them, not dropping them)")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--cycles", type=int, default=1,
+                    help="attach and detach this many times, ROUNDS unprobed and ROUNDS "
+                    "probed rounds each; the extra columns are medians over the cycles")
     ap.add_argument("--calls", type=int, default=20000000)
     ap.add_argument("--bpftrace-calls", type=int, default=20000)
     ap.add_argument("--timeout", type=float, default=60.0)
@@ -377,9 +487,11 @@ def main():
                     "per call")
     args = ap.parse_args()
     args.builddir = os.path.abspath(args.builddir)
+    args.ubt_path = args.ubt or os.path.join(args.builddir, "tools", "ubt")
     tracers = {
-        "ubt": args.ubt or os.path.join(args.builddir, "tools", "ubt"),
+        "ubt": args.ubt_path,
         "bpftrace": args.bpftrace,
+        "semaphore": sys.executable,      # no tracer: bench/run.py sets it
     }
     cmd, prog = target(args)
     if not os.access(cmd[0], os.X_OK):
