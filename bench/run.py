@@ -42,7 +42,11 @@ USDT semaphores of the --probe's probe in the running program (through
 /proc/PID/mem, decremented again after the rounds), so its row is what the
 program itself spends once the probe is enabled (CPython computes the
 file name, function name and line number of every call for
-function__entry); a tracer's cost per hit is its row minus this one.
+function__entry); a tracer's cost per hit is its row minus this one (printed
+below the tracer's row when the semaphore row came first).  For python:
+
+    bench/run.py --probe python --threads 1 --rounds 20 --cycles 10 \
+        --calls 50000 --bpftrace-calls 2000 --tracer semaphore,ubt,bpftrace
 
 Kernel uprobes cost about 1-11 us per hit on this machine class, so bpftrace
 runs with far fewer calls per round (--bpftrace-calls).  Needs root.
@@ -506,6 +510,7 @@ def main():
     print(hdr)
     print("-" * len(hdr))
     failed = False
+    sem_extra = {}                # threads: the semaphore row's extra/hit
     for name in args.tracer.split(","):
         path = tracers.get(name, name)
         if os.sep in path and not os.access(path, os.X_OK) or \
@@ -523,6 +528,11 @@ def main():
             print("%-8s %-8d %9d %10.2f %10.2f %8.2f %10.2f %8.2f%s" % (
                 name, threads, r["calls"], r["base_f"], r["f"], r["g"],
                 r["extra"], r["extra_g"], "   (" + note + ")" if note else ""), flush=True)
+            if name == "semaphore":
+                sem_extra[threads] = r["extra"]
+            elif threads in sem_extra:
+                r["info"] += "%s%.2f ns per hit beyond the semaphore alone" % (
+                    ", " if r["info"] else "", r["extra"] - sem_extra[threads])
             if r["info"]:
                 print("%-8s %-8d (%s)" % ("", threads, r["info"]), flush=True)
             failed |= bool(note) and "printed" not in note
