@@ -43,10 +43,16 @@ USDT semaphores of the --probe's probe in the running program (through
 program itself spends once the probe is enabled (CPython computes the
 file name, function name and line number of every call for
 function__entry); a tracer's cost per hit is its row minus this one (printed
-below the tracer's row when the semaphore row came first).  For python:
+below the tracer's row when the semaphore row came first).
+--semaphore-base measures that difference within each cycle instead: the
+semaphores stay set through the whole run (unprobed rounds included), so a
+tracer's extra columns are directly its cost beyond the enabled probe's.
+For python:
 
     bench/run.py --probe python --threads 1 --rounds 20 --cycles 10 \
         --calls 50000 --bpftrace-calls 2000 --tracer semaphore,ubt,bpftrace
+    bench/run.py --probe python --threads 1 --rounds 20 --cycles 10 \
+        --calls 50000 --tracer ubt --semaphore-base
 
 Kernel uprobes cost about 1-11 us per hit on this machine class, so bpftrace
 runs with far fewer calls per round (--bpftrace-calls).  Needs root.
@@ -385,19 +391,26 @@ def measure(args, tracer_name, tracer, threads):
     tgt = Target(cmd, threads, calls, args.pause_ms)
     cycles = []                   # (unprobed rounds, probed rounds) per cycle
     note = ""
+    held = []                     # --semaphore-base: semaphores held for the run
     try:
-        since = 0
+        # the first round of the program warms up
+        if tgt.collect(1, 0, args.timeout) is None:
+            return None, "the count program produced no rounds"
+        since = time.monotonic_ns()
+        if args.semaphore_base and tracer_name != "semaphore":
+            held = semaphore_addrs(tgt, prog, script)
+            if not held:
+                return None, "the probe has no USDT semaphore"
+            add_semaphores(tgt.p.pid, held, 1)
+            since = time.monotonic_ns()
         for cycle in range(args.cycles):
-            # the first round of the program warms up
-            base = tgt.collect(args.rounds + (cycle == 0), since, args.timeout)
+            base = tgt.collect(args.rounds, since, args.timeout)
             if base is None:
                 return None, "the count program produced no rounds"
-            base = base[cycle == 0:]
             if tracer_name == "semaphore":
-                sems = usdt_semaphores(prog, script)
-                if not sems:
+                addrs = semaphore_addrs(tgt, prog, script)
+                if not addrs:
                     return None, "the probe has no USDT semaphore"
-                addrs = [a + load_bias(tgt.p.pid, prog) for a in sems]
                 add_semaphores(tgt.p.pid, addrs, 1)
                 try:
                     probed = tgt.collect(args.rounds, time.monotonic_ns(), args.timeout * 4)
@@ -429,7 +442,15 @@ def measure(args, tracer_name, tracer, threads):
         r["info"] = info
         return r, note
     finally:
+        if held and tgt.p.poll() is None:
+            add_semaphores(tgt.p.pid, held, -1)
         tgt.stop()
+
+
+def semaphore_addrs(tgt, prog, script):
+    """The addresses of the script's USDT semaphores in the running program."""
+    sems = usdt_semaphores(prog, script)
+    return [a + load_bias(tgt.p.pid, prog) for a in sems] if sems else []
 
 
 def rows(cycles, calls, hpc, both):
@@ -486,6 +507,10 @@ def main():
     ap.add_argument("--calls", type=int, default=20000000)
     ap.add_argument("--bpftrace-calls", type=int, default=20000)
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--semaphore-base", action="store_true",
+                    help="hold the probe's USDT semaphores set through the whole run, so "
+                    "the unprobed rounds have the probe enabled and a tracer's extra "
+                    "columns are its cost beyond the program's own")
     ap.add_argument("--calibrate-calls", type=int, default=1000,
                     help="--probe python: calls of the calibration runs counting the hits "
                     "per call")
