@@ -46,7 +46,8 @@ function__entry); a tracer's cost per hit is its row minus this one (printed
 below the tracer's row when the semaphore row came first).
 --semaphore-base measures that difference within each cycle instead: the
 semaphores stay set through the whole run (unprobed rounds included), so a
-tracer's extra columns are directly its cost beyond the enabled probe's.
+tracer's extra columns are directly its cost beyond the enabled probe's
+(the semaphore row itself still compares set with not set).
 For python:
 
     bench/run.py --probe python --threads 1 --rounds 20 --cycles 10 \
