@@ -556,7 +556,7 @@ def main():
                 r["extra"], r["extra_g"], "   (" + note + ")" if note else ""), flush=True)
             if name == "semaphore":
                 sem_extra[threads] = r["extra"]
-            elif threads in sem_extra:
+            elif threads in sem_extra and not args.semaphore_base:
                 r["info"] += "%s%.2f ns per hit beyond the semaphore alone" % (
                     ", " if r["info"] else "", r["extra"] - sem_extra[threads])
             if r["info"]:
