@@ -491,7 +491,9 @@ def main():
                     help="uprobe: count() on f (bench/count); usdt: the usdt probe in f "
                     "(bench/count_usdt); ret: uprobe + uretprobe counting; latency: the "
                     "latency idiom (nsecs at entry, hist of the difference at return); "
-                    "raw_syscalls: count() per system call (bench/count_sys)")
+                    "raw_syscalls: count() per system call (bench/count_sys); usdt_strip: "
+                    "usdt in a stripped count_usdt; python: python:function__entry of "
+                    "/usr/bin/python3.11 on bench/py_calls.py")
     ap.add_argument("--body", help="measure `uprobe:BIN:f { BODY }` instead of a --probe "
                     "(on bench/count; e.g. '@m[tid] = count();')")
     ap.add_argument("--out", help="the tracer writes to this file (-o); printf lines of "
