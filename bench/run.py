@@ -2,28 +2,58 @@
 """bench/run.py - what a `uprobe { @c = count(); }` costs per hit, for ubt and
 for kernel bpftrace, in one run.
 
-    python3 bench/run.py [--builddir build] [--rounds 9] [--calls 20000000]
+    python3 bench/run.py [--builddir build] [--rounds 9] [--cycles 1] [--calls 20000000]
                          [--bpftrace-calls 20000] [--threads 1,2]
                          [--tracer ubt,bpftrace]
 
 For every thread count and tracer it starts bench's `count` program
 (BUILDDIR/bench/count THREADS CALLS), which times, in each round and each
 thread, CALLS calls of f and CALLS calls of its twin g with the thread's CPU
-clock.  The driver
+clock (--probe python: /usr/bin/python3.11 bench/py_calls.py, the same
+in Python).  The driver
   1. collects ROUNDS rounds with nothing attached (f and g unprobed),
   2. attaches `BEGIN { printf("live\\n"); } uprobe:BIN:f { @c = count(); }`
      with -p, waits for `live`, collects ROUNDS rounds that started after it,
   3. stops the tracer with SIGINT and checks its `@c` is at least the calls
      made in those rounds,
+  4. with --cycles K, does 1-3 K times in the same program (each cycle's
+     unprobed rounds are the ones after the previous detach),
 and reports medians (over all rounds of all threads) in ns per call:
 
   unprobed f    f with nothing attached
   probed f      f with the probe attached
   g             the unprobed twin in the probed rounds (the same moment)
   extra/hit     median(f - g, probed rounds) - median(f - g, unprobed rounds)
+                (with --cycles, these two columns are medians over the cycles)
   extra g       median(g, probed rounds) - median(g, unprobed rounds): the cost
                 where the probe fires for g too (--probe raw_syscalls under
                 kernel tracepoints), else drift between the two phases
+
+--probe python fires for f and g alike (python:function__entry fires for
+every Python call), so f - g says nothing there.  Its extra/hit is instead
+the mean of f's and g's probed - unprobed medians divided by the hits per
+call, which a calibration run counts first: the tracer runs the program
+(-c) for one round of CAL calls and one of 2*CAL, and the difference of the
+two @c over the 2*CAL calls it adds is the hits per call (printed with both
+@c, which are equal between tracers when they count the same).
+
+--tracer semaphore stands for no tracer at all: it only increments the
+USDT semaphores of the --probe's probe in the running program (through
+/proc/PID/mem, decremented again after the rounds), so its row is what the
+program itself spends once the probe is enabled (CPython computes the
+file name, function name and line number of every call for
+function__entry); a tracer's cost per hit is its row minus this one (printed
+below the tracer's row when the semaphore row came first).
+--semaphore-base measures that difference within each cycle instead: the
+semaphores stay set through the whole run (unprobed rounds included), so a
+tracer's extra columns are directly its cost beyond the enabled probe's
+(the semaphore row itself still compares set with not set).
+For python:
+
+    bench/run.py --probe python --threads 1 --rounds 20 --cycles 10 \
+        --calls 50000 --bpftrace-calls 2000 --tracer semaphore,ubt,bpftrace
+    bench/run.py --probe python --threads 1 --rounds 20 --cycles 10 \
+        --calls 50000 --tracer ubt --semaphore-base
 
 Kernel uprobes cost about 1-11 us per hit on this machine class, so bpftrace
 runs with far fewer calls per round (--bpftrace-calls).  Needs root.
@@ -43,8 +73,8 @@ import time
 class Target:
     """The count program; its round lines are parsed as they arrive."""
 
-    def __init__(self, path, threads, calls, pause_ms=0):
-        self.p = subprocess.Popen([path, str(threads), str(calls), "0", str(pause_ms)],
+    def __init__(self, cmd, threads, calls, pause_ms=0):
+        self.p = subprocess.Popen(cmd + [str(threads), str(calls), "0", str(pause_ms)],
                                   stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE, text=True,
                                   start_new_session=True)
@@ -122,6 +152,20 @@ PROBES.update({
 # time_loop, worker, start_thread), built with and without frame pointers,
 # and usym of a callback argument taking four values in rotation
 # (bench/usym_cb.c, as SPDK's send_msg.bt counts @[usym(arg1)])
+# issue 18: python:function__entry of Debian's (stripped) python3.11, run on
+# bench/py_calls.py; the probe fires for f and g (see the header)
+PROBES.update({
+    "python": ("py_calls.py", "usdt:{b}:python:function__entry { @c = count(); }"),
+})
+# issue 18: the usdt probe in a stripped copy of count_usdt
+PROBES.update({
+    "usdt_strip": ("count_usdt_strip", "usdt:{b}:bench:hit { @c = count(); }"),
+})
+# programs run by an interpreter: the traced binary is the interpreter
+INTERPRETERS = {"py_calls.py": "/usr/bin/python3.11"}
+# probes that fire for g as well as for f
+BOTH_FIRE = {"python"}
+
 PROBES.update({
     "ustack8_fp": ("stack_fp", "uprobe:{b}:f { @[ustack] = count(); @c = count(); }"),
     "ustack8_nofp": ("stack_nofp", "uprobe:{b}:f { @[ustack] = count(); @c = count(); }"),
@@ -136,6 +180,85 @@ PROBES.update({
     shape: ("count_" + shape, "uprobe:{b}:f { @c = count(); }")
     for shape in ("leaf5", "endbr", "push", "tail")
 })
+
+
+def target(args):
+    """(the command that starts the benchmark program, without its
+    arguments; the binary the probe names)"""
+    name = PROBES[args.probe][0]
+    if name in INTERPRETERS:
+        here = os.path.dirname(os.path.abspath(__file__))
+        return [INTERPRETERS[name], os.path.join(here, name)], INTERPRETERS[name]
+    prog = os.path.join(args.builddir, "bench", name)
+    return [prog], prog
+
+
+def hits_per_call(args, tracer, cal):
+    """Count the probe's hits per call of f or g: run the program under the
+    tracer (-c) for one round of cal calls and one of 2*cal.  Returns
+    (hits per call, @c of the first run, @c of the second) or (None, error)."""
+    cmd, binary = target(args)
+    script = probe_script(args.probe, args.body).replace("{b}", binary)
+    cs = []
+    for n in (cal, 2 * cal):
+        p = subprocess.run([tracer, "-c", " ".join(cmd + ["1", str(n), "1"]), "-e", script],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=args.timeout)
+        m = re.search(r"^@c: (\d+)$", p.stdout, re.M)
+        if p.returncode or not m:
+            return None, "calibration run exited %d, no @c: %s" % (
+                p.returncode, p.stderr.strip().splitlines()[-1:])
+        cs.append(int(m.group(1)))
+    return (cs[1] - cs[0]) / (2 * cal), cs[0], cs[1]
+
+
+def usdt_semaphores(binary, script):
+    """Link-time addresses of the semaphores of the USDT probes the script
+    names (provider and name as written, no wildcards), from readelf -n;
+    adjusted as systemtap's notes say when .stapsdt.base moved."""
+    wanted = set(re.findall(r"usdt:[^:\s]+:(\w+):(\w+)", script))
+    sections = subprocess.run(["readelf", "-SW", binary], capture_output=True,
+                              text=True, check=True).stdout
+    m = re.search(r"\.stapsdt\.base\s+PROGBITS\s+([0-9a-f]+)", sections)
+    base_actual = int(m.group(1), 16) if m else None
+    notes = subprocess.run(["readelf", "-nW", binary], capture_output=True,
+                           text=True, check=True).stdout
+    sems = set()
+    for prov, name, base, sem in re.findall(
+            r"Provider: (\S+)\s+Name: (\S+)\s+Location: \S+, Base: (0x[0-9a-f]+), "
+            r"Semaphore: (0x[0-9a-f]+)", notes):
+        if (prov, name) in wanted and int(sem, 16):
+            adj = base_actual - int(base, 16) if base_actual is not None else 0
+            sems.add(int(sem, 16) + adj)
+    return sorted(sems)
+
+
+def load_bias(pid, binary):
+    """Where the program's binary is loaded minus its first PT_LOAD's address."""
+    real = os.path.realpath(binary)
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 6 and w[5] == real and int(w[2], 16) == 0:
+                start = int(w[0].split("-")[0], 16)
+                break
+        else:
+            raise RuntimeError("%s is not mapped in %d" % (binary, pid))
+    phdrs = subprocess.run(["readelf", "-lW", binary], capture_output=True,
+                           text=True, check=True).stdout
+    vaddr = min(int(v, 16) for v in re.findall(r"^\s*LOAD\s+\S+\s+(0x[0-9a-f]+)",
+                                                 phdrs, re.M))
+    return start - (vaddr & ~0xfff)
+
+
+def add_semaphores(pid, addrs, delta):
+    """Add delta to each 16-bit semaphore in the running program."""
+    with open("/proc/%d/mem" % pid, "r+b", buffering=0) as mem:
+        for a in addrs:
+            mem.seek(a)
+            v = int.from_bytes(mem.read(2), "little")
+            mem.seek(a)
+            mem.write(((v + delta) & 0xffff).to_bytes(2, "little"))
 
 
 def probe_script(probe, body):
@@ -226,62 +349,144 @@ def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+def check_count(args, tracer_name, rc, c, err, probed, calls, hpc, attached_s):
+    """What is wrong with a tracer's run over the probed rounds ('' when
+    nothing), or the printf drain summary of --out."""
+    note = ""
+    want = len(probed) * calls
+    if args.probe in BOTH_FIRE:
+        want = int(want * 2 * hpc)
+    if "WARNING" in err:
+        note = "%s warned: %s" % (tracer_name, err.strip().splitlines()[0])
+    elif rc != 0:
+        note = "%s exited %d" % (tracer_name, rc)
+    elif c is None and args.body and "@c = count()" not in args.body:
+        pass                      # another body: no @c to check
+    elif c is None:
+        note = "%s printed no @c" % tracer_name
+    elif c < want:
+        note = "@c = %d < %d calls made in the measured rounds" % (c, want)
+    if args.out and not note:
+        # printf events: each line `e ...` is one event; every hit must
+        # be printed or reported lost
+        events, lost, _ = out_summary(args.out)
+        if c is not None and events + lost != c:
+            note = "%d events printed + %d reported lost != %d hits" % (events, lost, c)
+        else:
+            # events flow only while f's loops run (g's loops are
+            # unprobed): the drain rate is per second of f loops
+            frac = sum(r[3] for r in probed) / sum(r[3] + r[4] for r in probed)
+            note = "drained %.2f M events/s, %d printed, %d lost (reported)" % (
+                events / (attached_s * frac) / 1e6, events, lost) if not args.pause_ms \
+                else "%d events printed, %d lost (reported)" % (events, lost)
+    return note
+
+
 def measure(args, tracer_name, tracer, threads):
-    calls = args.calls if tracer_name == "ubt" else args.bpftrace_calls
-    prog = os.path.join(args.builddir, "bench", PROBES[args.probe][0])
-    tgt = Target(prog, threads, calls, args.pause_ms)
+    calls = args.bpftrace_calls if tracer_name == "bpftrace" else args.calls
+    hpc = 1.0
+    info = ""                     # printed after the row, not a failure
+    if args.probe in BOTH_FIRE:
+        # the semaphore alone counts nothing: ubt counts for it
+        cal = hits_per_call(args, args.ubt_path if tracer_name == "semaphore" else tracer,
+                            args.calibrate_calls)
+        if cal[0] is None:
+            return None, cal[1]
+        hpc = cal[0]
+        info = "%.3f hits per call: @c %d and %d" % cal
+        if hpc <= 0:
+            return None, info
+    cmd, prog = target(args)
+    script = probe_script(args.probe, args.body).replace("{b}", prog)
+    tgt = Target(cmd, threads, calls, args.pause_ms)
+    cycles = []                   # (unprobed rounds, probed rounds) per cycle
+    note = ""
+    held = []                     # --semaphore-base: semaphores held for the run
     try:
-        base = tgt.collect(args.rounds + 1, 0, args.timeout)
-        if base is None:
+        # the first round of the program warms up
+        if tgt.collect(1, 0, args.timeout) is None:
             return None, "the count program produced no rounds"
-        base = base[1:]           # the first round warms up
-        p, lines, t = attach(tracer, tgt.p.pid, prog, args.timeout, args.probe, args.body,
-                             args.out)
-        if not any(l.strip() == "live" for l in lines):
-            rc, c, err = detach(p, lines, t, args.out)
-            return None, "%s did not attach (exit %s): %s" % (
-                tracer_name, rc, err.strip().splitlines()[-1:] or "")
-        live_ns = time.monotonic_ns()
-        probed = tgt.collect(args.rounds, live_ns, args.timeout * 4)
-        attached_s = (time.monotonic_ns() - live_ns) / 1e9
-        rc, c, err = detach(p, lines, t, args.out)
-        if probed is None:
-            return None, "no rounds completed while %s was attached" % tracer_name
-        note = ""
-        want = len(probed) * calls
-        if rc != 0:
-            note = "%s exited %d" % (tracer_name, rc)
-        elif c is None and args.body and "@c = count()" not in args.body:
-            pass                  # another body: no @c to check
-        elif c is None:
-            note = "%s printed no @c" % tracer_name
-        elif c < want:
-            note = "@c = %d < %d calls made in the measured rounds" % (c, want)
-        if args.out and not note:
-            # printf events: each line `e ...` is one event; every hit must
-            # be printed or reported lost
-            events, lost, _ = out_summary(args.out)
-            if c is not None and events + lost != c:
-                note = "%d events printed + %d reported lost != %d hits" % (events, lost, c)
+        since = time.monotonic_ns()
+        if args.semaphore_base and tracer_name != "semaphore":
+            held = semaphore_addrs(tgt, prog, script)
+            if not held:
+                return None, "the probe has no USDT semaphore"
+            add_semaphores(tgt.p.pid, held, 1)
+            since = time.monotonic_ns()
+        for cycle in range(args.cycles):
+            base = tgt.collect(args.rounds, since, args.timeout)
+            if base is None:
+                return None, "the count program produced no rounds"
+            if tracer_name == "semaphore":
+                addrs = semaphore_addrs(tgt, prog, script)
+                if not addrs:
+                    return None, "the probe has no USDT semaphore"
+                add_semaphores(tgt.p.pid, addrs, 1)
+                try:
+                    probed = tgt.collect(args.rounds, time.monotonic_ns(), args.timeout * 4)
+                finally:
+                    if tgt.p.poll() is None:
+                        add_semaphores(tgt.p.pid, addrs, -1)
+                if probed is None:
+                    return None, "no rounds completed with the semaphore set"
             else:
-                # events flow only while f's loops run (g's loops are
-                # unprobed): the drain rate is per second of f loops
-                frac = sum(r[3] for r in probed) / sum(r[3] + r[4] for r in probed)
-                note = "drained %.2f M events/s, %d printed, %d lost (reported)" % (
-                    events / (attached_s * frac) / 1e6, events, lost) if not args.pause_ms \
-                    else "%d events printed, %d lost (reported)" % (events, lost)
-        return {
-            "calls": calls,
-            "base_f": med([r[3] for r in base]),
-            "base_g": med([r[4] for r in base]),
-            "f": med([r[3] for r in probed]),
-            "g": med([r[4] for r in probed]),
-            "extra": med([r[3] - r[4] for r in probed]) -
-            med([r[3] - r[4] for r in base]),
-            "extra_g": med([r[4] for r in probed]) - med([r[4] for r in base]),
-        }, note
+                p, lines, t = attach(tracer, tgt.p.pid, prog, args.timeout, args.probe,
+                                     args.body, args.out)
+                if not any(l.strip() == "live" for l in lines):
+                    rc, c, err = detach(p, lines, t, args.out)
+                    return None, "%s did not attach (exit %s): %s" % (
+                        tracer_name, rc, err.strip().splitlines()[-1:] or "")
+                live_ns = time.monotonic_ns()
+                probed = tgt.collect(args.rounds, live_ns, args.timeout * 4)
+                attached_s = (time.monotonic_ns() - live_ns) / 1e9
+                rc, c, err = detach(p, lines, t, args.out)
+                if probed is None:
+                    return None, "no rounds completed while %s was attached" % tracer_name
+                n = check_count(args, tracer_name, rc, c, err, probed, calls, hpc,
+                                attached_s)
+                if n and not note:
+                    note = n
+            since = time.monotonic_ns()
+            cycles.append((base, probed))
+        r = rows(cycles, calls, hpc, args.probe in BOTH_FIRE)
+        r["info"] = info
+        return r, note
     finally:
+        if held and tgt.p.poll() is None:
+            add_semaphores(tgt.p.pid, held, -1)
         tgt.stop()
+
+
+def semaphore_addrs(tgt, prog, script):
+    """The addresses of the script's USDT semaphores in the running program."""
+    sems = usdt_semaphores(prog, script)
+    return [a + load_bias(tgt.p.pid, prog) for a in sems] if sems else []
+
+
+def rows(cycles, calls, hpc, both):
+    """A row's medians; with several attach cycles, each extra column is
+    the median over cycles of that cycle's probed - unprobed medians (the
+    unprobed rounds just before each attach), so drift between cycles
+    cancels out."""
+    base = [r for b, _ in cycles for r in b]
+    probed = [r for _, p in cycles for r in p]
+
+    def extra(col):
+        return med([med([col(r) for r in p]) - med([col(r) for r in b]) for b, p in cycles])
+    row = {
+        "calls": calls,
+        "base_f": med([r[3] for r in base]),
+        "base_g": med([r[4] for r in base]),
+        "f": med([r[3] for r in probed]),
+        "g": med([r[4] for r in probed]),
+        "extra": extra(lambda r: r[3] - r[4]),
+        "extra_g": extra(lambda r: r[4]),
+    }
+    if both:
+        # f and g both fire: each of their probed - unprobed differences is
+        # a sample of the cost per call
+        row["extra"] = extra(lambda r: (r[3] + r[4]) / 2) / hpc
+    return row
 
 
 def main():
@@ -295,7 +500,9 @@ def main():
                     help="uprobe: count() on f (bench/count); usdt: the usdt probe in f "
                     "(bench/count_usdt); ret: uprobe + uretprobe counting; latency: the "
                     "latency idiom (nsecs at entry, hist of the difference at return); "
-                    "raw_syscalls: count() per system call (bench/count_sys)")
+                    "raw_syscalls: count() per system call (bench/count_sys); usdt_strip: "
+                    "usdt in a stripped count_usdt; python: python:function__entry of "
+                    "/usr/bin/python3.11 on bench/py_calls.py")
     ap.add_argument("--body", help="measure `uprobe:BIN:f { BODY }` instead of a --probe "
                     "(on bench/count; e.g. '@m[tid] = count();')")
     ap.add_argument("--out", help="the tracer writes to this file (-o); printf lines of "
@@ -306,18 +513,31 @@ def main():
                     "events drain, so rounds measure recording them, not dropping them)")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--cycles", type=int, default=1,
+                    help="attach and detach this many times, ROUNDS unprobed and ROUNDS "
+                    "probed rounds each; the extra columns are medians over the cycles")
     ap.add_argument("--calls", type=int, default=20000000)
     ap.add_argument("--bpftrace-calls", type=int, default=20000)
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--semaphore-base", action="store_true",
+                    help="hold the probe's USDT semaphores set through the whole run, so "
+                    "the unprobed rounds have the probe enabled and a tracer's extra "
+                    "columns are its cost beyond the program's own")
+    ap.add_argument("--calibrate-calls", type=int, default=1000,
+                    help="--probe python: calls of the calibration runs counting the hits "
+                    "per call")
     args = ap.parse_args()
     args.builddir = os.path.abspath(args.builddir)
+    args.ubt_path = args.ubt or os.path.join(args.builddir, "tools", "ubt")
     tracers = {
-        "ubt": args.ubt or os.path.join(args.builddir, "tools", "ubt"),
+        "ubt": args.ubt_path,
         "bpftrace": args.bpftrace,
+        "semaphore": sys.executable,      # no tracer: bench/run.py sets it
     }
-    prog = os.path.join(args.builddir, "bench", PROBES[args.probe][0])
-    if not os.access(prog, os.X_OK):
-        sys.exit("bench: %s is not built (ninja -C %s)" % (prog, args.builddir))
+    cmd, prog = target(args)
+    if not os.access(cmd[0], os.X_OK):
+        sys.exit("bench: %s is not built (ninja -C %s)" % (cmd[0], args.builddir)
+                 if len(cmd) == 1 else "bench: %s is not installed" % cmd[0])
 
     print("probe: %s, attached with -p" % probe_script(args.probe, args.body).replace("{b}", prog))
     print("ns per call, per-thread CPU time, median of %d rounds per thread" % args.rounds)
@@ -327,6 +547,7 @@ def main():
     print(hdr)
     print("-" * len(hdr))
     failed = False
+    sem_extra = {}                # threads: the semaphore row's extra/hit
     for name in args.tracer.split(","):
         path = tracers.get(name, name)
         if os.sep in path and not os.access(path, os.X_OK) or \
@@ -344,6 +565,13 @@ def main():
             print("%-8s %-8d %9d %10.2f %10.2f %8.2f %10.2f %8.2f%s" % (
                 name, threads, r["calls"], r["base_f"], r["f"], r["g"],
                 r["extra"], r["extra_g"], "   (" + note + ")" if note else ""), flush=True)
+            if name == "semaphore":
+                sem_extra[threads] = r["extra"]
+            elif threads in sem_extra and not args.semaphore_base:
+                r["info"] += "%s%.2f ns per hit beyond the semaphore alone" % (
+                    ", " if r["info"] else "", r["extra"] - sem_extra[threads])
+            if r["info"]:
+                print("%-8s %-8d (%s)" % ("", threads, r["info"]), flush=True)
             failed |= bool(note) and "printed" not in note
     return 1 if failed else 0
 
