@@ -138,7 +138,7 @@ void cg_copy_str(struct cg *c, LLVMValueRef dst, LLVMValueRef src, uint64_t n);
 void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_node *rhs,
 		   const struct ast_node *site);
 LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n);
-LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n);
+LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n, LLVMValueRef *buf);
 void cg_map_delete(struct cg *c, const struct ast_node *map, const struct ast_node *site);
 LLVMValueRef cg_nsecs(struct cg *c); /* cg_time.c */
 void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv);

@@ -204,14 +204,35 @@ static void store_key(struct cg *c, LLVMValueRef dst, const struct ast_type *kt,
  * (`@m[(1, "a")]` is `@m[1, "a"]`, as in newer bpftrace, where multi-keys
  * are tuples): its elements are taken out of the tuple's buffer.
  */
-LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n)
+/*
+ * llvm.lifetime.start/end of a key buffer: a probe that looks several keys
+ * up (`/@s[arg0]/ { ... @s[arg0] ...; delete(@s[arg0]); }`) otherwise gets
+ * one stack slot per lookup, and three of them took the latency idiom's
+ * completion probe past RT_TARGET_FRAME onto the probe stack (a call more
+ * per hit).  With the markers LLVM gives keys whose lives do not overlap
+ * one slot; nested lookups (`@a[@a[1]]`) still get their own.
+ */
+static void key_life(struct cg *c, LLVMValueRef buf, bool start)
+{
+	static const char *const names[] = {"llvm.lifetime.end", "llvm.lifetime.start"};
+	LLVMTypeRef pty = c->ptr;
+	unsigned id = LLVMLookupIntrinsicID(names[start], strlen(names[start]));
+	LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->mod, id, &pty, 1);
+	/* an array of i8 (cg_map_key): its length is its size */
+	LLVMValueRef args[] = {
+	    LLVMConstInt(c->i64, LLVMGetArrayLength(LLVMGetAllocatedType(buf)), 0), buf};
+	LLVMBuildCall2(c->b, LLVMGlobalGetValueType(f), f, args, 2, "");
+}
+
+LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n, LLVMValueRef *buf)
 {
 	const struct cg_map_layout *ml = cg_map_of(c, n);
 	const struct sema_map *m = n->map;
 	uint32_t size = ml->hdr.key_size ? ml->hdr.key_size : 8;
 	/* behind a header for the slow path's call (slow_lookup) */
-	LLVMValueRef key = cg_gep_const(
-		c, cg_alloca(c, LLVMArrayType(c->i8, CG_KEY_HDR + size), "keybuf"), CG_KEY_HDR);
+	*buf = cg_alloca(c, LLVMArrayType(c->i8, CG_KEY_HDR + size), "keybuf");
+	key_life(c, *buf, true);
+	LLVMValueRef key = cg_gep_const(c, *buf, CG_KEY_HDR);
 	uint64_t off = 0;
 	bool pad = false;
 	for (int i = 0; i < m->nkeys; i++)
@@ -465,10 +486,11 @@ static LLVMValueRef map_index(struct cg *c, const struct ast_node *n, enum rt_ma
 			cg_check_map_lookup(c, n, NULL, site);
 		return cg_const(c, 0);
 	}
-	LLVMValueRef key = cg_map_key(c, n);
+	LLVMValueRef buf, key = cg_map_key(c, n, &buf);
 	if (site) /* -kk (cg_check.c), on the key built once */
 		cg_check_map_lookup(c, n, key, site);
 	LLVMValueRef idx = cg_map_lookup_inline(c, ml, key, insert, insert == RT_INS_OVERWRITE);
+	key_life(c, buf, false);
 	memo_put(c, n, idx);
 	LLVMBasicBlockRef hit = cg_new_bb(c, "map_hit");
 	*miss = cg_new_bb(c, "map_miss");
@@ -691,9 +713,10 @@ void cg_map_delete(struct cg *c, const struct ast_node *map, const struct ast_no
 				del, look);
 		LLVMPositionBuilderAtEnd(c->b, look);
 	}
-	LLVMValueRef key = cg_map_key(c, map);
+	LLVMValueRef buf, key = cg_map_key(c, map, &buf);
 	LLVMValueRef idx = known ? slow_lookup(c, ml, key, RT_INS_NONE)
 				 : cg_map_lookup_inline(c, ml, key, RT_INS_NONE, true);
+	key_life(c, buf, false);
 	vals[n] = idx;
 	from[n++] = LLVMGetInsertBlock(c->b);
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, idx, cg_const(c, 0), ""), del, absent);
