@@ -85,6 +85,11 @@ struct arch_site_plan {
 	bool call_ids;
 	uint32_t call_id[ARCH_MAX_HANDLERS];	 /* entry handlers' (and mid-function) */
 	uint32_t ret_call_id[ARCH_MAX_HANDLERS]; /* return handlers' */
+	/* mid, JMP: the location is at site + mid_at, after the instruction the
+	 * jump starts at (the one before it: too little room after it, a `nop;
+	 * ret` last in a function); every handler runs after that instruction's
+	 * copy (as mid_after's), with the pc slot set to the location */
+	uint8_t mid_at;
 	/* mid, JMP: branches into the patched bytes, rewritten to the copy */
 	int nredirs;
 	struct arch_redirect redir[ARCH_MAX_REDIRS];

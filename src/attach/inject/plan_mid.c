@@ -22,12 +22,13 @@
 
 /* ---- the sites of both kinds ------------------------------------------ */
 
-/* The site planned at addr, or NULL. */
+/* The site planned for the location at addr (its jump may start at the
+ * instruction before: plan.mid_at), or NULL. */
 static struct att_site *site_at(struct att_session *s, uint64_t addr)
 {
 	struct att_site *site = NULL;
 	for (int j = 0; j < s->nsites; j++)
-		if (s->sites[j].plan.site == addr)
+		if (s->sites[j].plan.site + s->sites[j].plan.mid_at == addr)
 			site = &s->sites[j];
 	return site;
 }
@@ -91,8 +92,13 @@ static int mid_site_add(struct att_site *site, const struct att_point *p, int ho
 		diag_sys(NULL, "%s:%s: too many probes on one location", p->path, p->func);
 		return -E2BIG;
 	}
+	/* a location after the jump's first instruction (plan.mid_at): all its
+	 * handlers run after that instruction, in program order */
+	bool after = p->sys_after || site->plan.mid_at;
+	if (site->plan.mid_at)
+		hoff = site->plan.mid_at;
 	int at = site->nhandlers;
-	if (!p->sys_after)
+	if (!after)
 		for (at -= site->plan.mid_after; at > 0 && site->plan.mid_hoff[at - 1] > hoff;)
 			at--;
 	for (int i = site->nhandlers; i > at; i--) {
@@ -106,7 +112,7 @@ static int mid_site_add(struct att_site *site, const struct att_point *p, int ho
 	site->handlers[at] = (uint64_t)p->probe_index;
 	site->plan.mid_hoff[at] = (uint8_t)hoff;
 	site->nhandlers++;
-	if (p->sys_after)
+	if (after)
 		site->plan.mid_after++;
 	return 0;
 }
@@ -180,6 +186,11 @@ int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias
 				 strerror(-ret));
 		if (ret)
 			return ret;
+		/* a system call's exit handlers run after its first instruction,
+		 * which a jump from the instruction before would make that one */
+		if (p->sys_kind != CG_SYS_NONE && site->plan.mid_at)
+			arch_plan_to_int3(&site->plan,
+					  "too close to the end of the function for a jmp");
 		if (p->sys_at_insn && site->plan.kind != ARCH_PATCH_JMP) {
 			/* a breakpoint per system call would cost every call made
 			 * there ~2 us, wanted or not: left unpatched, counted */

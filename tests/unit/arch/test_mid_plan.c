@@ -449,10 +449,40 @@ static void test_redirect(void)
 	CHECK_EQ(plan.nredirs, 0, "rel8 into the bytes: nothing moved");
 }
 
+/*
+ * A location last in a function (spdk_like's nvmf_subsystem_change_state_done):
+ *  0: 48 09 d0   or %rdx,%rax
+ *  3: 90         nop            the location
+ *  4: c3         ret            the function's last byte
+ * The jump starts at the `or` (plan.mid_at = 3); an int3 made of that plan
+ * goes back on the location itself.  After a `jne` instead of the `or`
+ * (not falling through only), no jump can start before: the breakpoint.
+ */
+static void test_before(void)
+{
+	static const uint8_t tail[] = {0x48, 0x09, 0xd0, 0x90, 0xc3};
+	static const uint8_t after_jcc[] = {0x90, 0x90, 0x75, 0xfc, 0x90, 0xc3};
+
+	CHECK_EQ(plan_at(tail, sizeof(tail), F + 3, NULL), 0, "before");
+	WANT_JMP("before");
+	CHECK_EQ(plan.site, F, "before: the jump starts at the or");
+	CHECK_EQ(plan.mid_at, 3, "before: the location after it");
+	CHECK_EQ(plan.orig_len, 5, "before: or, nop, ret");
+	arch_plan_to_int3(&plan, "test");
+	CHECK_EQ(plan.site, F + 3, "before, int3: on the location");
+	CHECK_EQ(plan.orig_len, 1, "before, int3: the nop");
+	CHECK_EQ(plan.orig[0], 0x90, "before, int3: its byte");
+	CHECK_EQ(plan.mid_at, 0, "before, int3: no offset left");
+
+	CHECK_EQ(plan_at(after_jcc, sizeof(after_jcc), F + 4, NULL), 0, "after a jcc");
+	WANT_INT3("after a jcc", "too close to the end of the function for a jmp");
+}
+
 int main(void)
 {
 	test_call_inside();
 	test_redirect();
+	test_before();
 	test_pic();
 	test_after_jump();
 	test_row();

@@ -253,6 +253,17 @@ void arch_plan_to_int3(struct arch_site_plan *plan, const char *fmt, ...)
 	va_list ap;
 	int first = plan->ninsns > 1 ? plan->insn_off[1] : plan->orig_len;
 
+	if (plan->mid_at) {
+		/* the jump started before the location: the int3 goes on the
+		 * location itself, whose handlers then run before it as usual */
+		int at = plan->mid_at, end = plan->ninsns > 2 ? plan->insn_off[2] : plan->orig_len;
+		memmove(plan->orig, plan->orig + at, (size_t)(end - at));
+		first = end - at;
+		plan->site += (uint64_t)at;
+		plan->mid_at = 0;
+		plan->mid_after = 0;
+		memset(plan->mid_hoff, 0, sizeof(plan->mid_hoff));
+	}
 	plan->kind = ARCH_PATCH_INT3;
 	plan->nredirs = 0;
 	plan->orig_len = first;

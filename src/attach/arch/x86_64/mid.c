@@ -209,6 +209,9 @@ void x86_mid_after(struct x86_writer *w, const struct arch_site_plan *plan, cons
 		   const uint32_t *ids)
 {
 	emit_save(w, plan);
+	/* a location after the first instruction (plan->mid_at): its pc */
+	if (plan->mid_at && reads(plan, offsetof(struct rt_regs_mid, pc)))
+		emit_pc_set(w, plan->site + plan->mid_at);
 	for (int i = 0; i < plan->mid_after; i++)
 		x86w_call_handler(w, after ? after[i] : 0, plan->call_ids, ids ? ids[i] : 0);
 	emit_restore(w);
@@ -459,9 +462,11 @@ static int check_function(const uint8_t *code, size_t func_len, uint64_t func_ad
 	return rc == -EINVAL ? -EINVAL : 0;
 }
 
-int arch_plan_mid_site(const uint8_t *code, size_t func_len, size_t pad_len, uint64_t func_addr,
-		       uint64_t site, const uint64_t *avoid, int navoid, const struct arch_mem *mem,
-		       struct arch_site_plan *plan)
+/* The plan of a jump at site (the location itself, or the instruction
+ * before it: plan_before); *short_of_room: refused for want of bytes. */
+static int plan_from(const uint8_t *code, size_t func_len, size_t pad_len, uint64_t func_addr,
+		     uint64_t site, const uint64_t *avoid, int navoid, const struct arch_mem *mem,
+		     struct arch_site_plan *plan, bool *short_of_room)
 {
 	struct x86_insn first, insn;
 	size_t soff = site - func_addr, off, limit = func_len;
@@ -492,6 +497,7 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, size_t pad_len, uin
 	while (off - soff < JMP_LEN) {
 		if (off >= limit || plan->ninsns == ARCH_MAX_INSNS) {
 			x86_plan_int3(plan, &first, "too close to the end of the function for a jmp");
+			*short_of_room = true;
 			return 0;
 		}
 		rc = x86_insn_decode(code + off, limit - off, func_addr + off, &insn);
@@ -532,6 +538,7 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, size_t pad_len, uin
 		}
 		if (off + insn.len > limit) {
 			x86_plan_int3(plan, &first, "too close to the end of the function for a jmp");
+			*short_of_room = true;
 			return 0;
 		}
 		plan->insn_off[plan->ninsns++] = (uint8_t)(off - soff);
@@ -565,4 +572,85 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, size_t pad_len, uin
 	if (rc == -EINVAL)
 		return -EINVAL; /* the note does not point at an instruction */
 	return 0;
+}
+
+/*
+ * The offset of the instruction that ends right at soff, if a sweep from
+ * the function's start finds one there and it falls through into soff
+ * (not a branch, a call or anything that never falls through) and can be
+ * relocated; else -1.
+ */
+static long insn_before(const uint8_t *code, size_t func_len, uint64_t func_addr, size_t soff)
+{
+	struct x86_insn insn;
+	size_t off = 0, prev = 0;
+	bool any = false;
+	while (off < soff) {
+		if (x86_insn_decode(code + off, func_len - off, func_addr + off, &insn) < 0)
+			return -1;
+		prev = off;
+		any = true;
+		off += insn.len;
+	}
+	if (!any || off != soff)
+		return -1;
+	x86_insn_decode(code + prev, func_len - prev, func_addr + prev, &insn);
+	if (insn.kind == X86_BAD || insn.is_branch || insn.ends_flow || insn.indirect_jmp ||
+	    (insn.mnemonic && !strcmp(insn.mnemonic, "call")))
+		return -1;
+	return (long)prev;
+}
+
+/*
+ * A location with too little room after it (a probe last in a function:
+ * `or %rdx,%rax; nop; ret`, the next function right after) takes a jump
+ * from the instruction before it, when that instruction falls through
+ * into it, no other location lies in between, and the whole plan (from
+ * there) passes every check a jump at the location passes.  The handlers
+ * then run after that instruction's copy (plan->mid_at): the registers,
+ * the stack and the flags are those at the location, and the pc slot is
+ * set to it.  A branch to the location itself now lands inside the jump
+ * and is redirected or refuses, as any other.
+ */
+static void plan_before(const uint8_t *code, size_t func_len, size_t pad_len, uint64_t func_addr,
+			uint64_t site, const uint64_t *avoid, int navoid,
+			const struct arch_mem *mem, struct arch_site_plan *plan)
+{
+	struct arch_site_plan alt;
+	bool short_of_room = false;
+	long prev = insn_before(code, func_len, func_addr, site - func_addr);
+	if (prev < 0)
+		return;
+	/* the others, without the location itself (the jump now covers it) */
+	uint64_t *others = calloc((size_t)navoid + 1, sizeof(*others));
+	int n = 0;
+	if (!others)
+		return;
+	for (int i = 0; i < navoid; i++) {
+		if (avoid[i] >= func_addr + (uint64_t)prev && avoid[i] < site)
+			n = -1; /* another location on the instruction before */
+		if (n >= 0 && avoid[i] != site)
+			others[n++] = avoid[i];
+	}
+	if (n >= 0 &&
+	    plan_from(code, func_len, pad_len, func_addr, func_addr + prev, others, n, mem, &alt,
+		      &short_of_room) == 0 &&
+	    alt.kind == ARCH_PATCH_JMP && !alt.mid_cover && alt.ninsns >= 2 &&
+	    alt.insn_off[1] == site - (func_addr + prev)) {
+		alt.mid_at = alt.insn_off[1];
+		*plan = alt;
+	}
+	free(others);
+}
+
+int arch_plan_mid_site(const uint8_t *code, size_t func_len, size_t pad_len, uint64_t func_addr,
+		       uint64_t site, const uint64_t *avoid, int navoid, const struct arch_mem *mem,
+		       struct arch_site_plan *plan)
+{
+	bool short_of_room = false;
+	int rc = plan_from(code, func_len, pad_len, func_addr, site, avoid, navoid, mem, plan,
+			   &short_of_room);
+	if (rc == 0 && plan->kind == ARCH_PATCH_INT3 && short_of_room)
+		plan_before(code, func_len, pad_len, func_addr, site, avoid, navoid, mem, plan);
+	return rc;
 }
