@@ -82,6 +82,45 @@ static LLVMValueRef vfork_checked(struct cg *c, LLVMValueRef fast, int want_tid)
 	return phi;
 }
 
+static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp);
+
+/*
+ * `tid` of a target in another pid namespace: the host's, which the thread
+ * keeps in its slot as {namespace tid, host tid} (rt_thread.htid).  The
+ * slot is the probe's own (c->thread) or the one its thread pointer hashes
+ * to; the pair counts only while its low half is ns, the TCB's tid, so a
+ * slot of another thread or of the slot's previous owner is never read as
+ * this one's.  Otherwise rt_host_tid() asks the kernel once and keeps it.
+ * Inline: the latency idiom keys a map by tid on every call.
+ */
+static LLVMValueRef host_tid(struct cg *c, LLVMValueRef ns)
+{
+	LLVMValueRef ok = NULL, t = c->thread;
+	if (!t)
+		t = thread_slot(c, &ok);
+	LLVMValueRef w = LLVMBuildLoad2(c->b, c->i64,
+					cg_gep_const(c, t, offsetof(struct rt_thread, htid)), "htid");
+	LLVMSetVolatile(w, 1);
+	LLVMValueRef same = LLVMBuildICmp(c->b, LLVMIntEQ,
+					  LLVMBuildAnd(c->b, w, cg_const(c, 0xffffffffull), ""), ns,
+					  "");
+	/* the slot's owner check (thread_slot) also compares the TCB's tid
+	 * with the slot's: with same, this thread's word in this thread's slot */
+	if (ok)
+		same = LLVMBuildAnd(c->b, ok, same, "");
+	LLVMValueRef fast = LLVMBuildLShr(c->b, w, cg_const(c, 32), "");
+	LLVMBasicBlockRef from = LLVMGetInsertBlock(c->b);
+	LLVMBasicBlockRef slow = cg_new_bb(c, "htid_slow"), done = cg_new_bb(c, "htid_done");
+	LLVMBuildCondBr(c->b, same, done, slow);
+	LLVMPositionBuilderAtEnd(c->b, slow);
+	LLVMTypeRef fty;
+	LLVMValueRef fn = cg_rt_fn(c, "rt_host_tid", c->i64, NULL, 0, &fty);
+	LLVMValueRef real = LLVMBuildCall2(c->b, fty, fn, NULL, 0, "");
+	LLVMBuildBr(c->b, done);
+	LLVMPositionBuilderAtEnd(c->b, done);
+	return cg_phi2(c, c->i64, fast, from, real, slow, "host_tid");
+}
+
 /* A runtime function, declared on first use. */
 LLVMValueRef cg_rt_fn(struct cg *c, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
 		      int np, LLVMTypeRef *fty)
@@ -371,7 +410,11 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 					 : LLVMBuildZExt(c->b, LLVMBuildCall2(c->b, c->ty_gettid,
 									      c->fn_gettid, NULL, 0, ""),
 							 c->i64, "");
-		return c->side == CG_SIDE_HOST ? t : vfork_checked(c, t, 1);
+		if (c->side == CG_SIDE_HOST)
+			return t;
+		if (c->facts->pidns)
+			t = host_tid(c, t);
+		return vfork_checked(c, t, 1);
 	}
 	if (cg_is_args(n)) /* cg_args.c */
 		return cg_args(c, n);
