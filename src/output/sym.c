@@ -147,6 +147,13 @@ static int cand_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/*
+ * The file as the target sees it: through its root (a container's or a
+ * private mount's files are not the host's).  The host's path is tried
+ * only when that fails (the process is gone), and taken only if it is the
+ * very file the process mapped: a container's libc at the path of the
+ * host's is another file, with other symbols.
+ */
 static void load_file(struct symfile *sf)
 {
 	sf->loaded = true;
@@ -154,8 +161,14 @@ static void load_file(struct symfile *sf)
 						   : xstrdup(sf->path);
 	int ret = ef_open(&sf->ef, p);
 	free(p);
-	if (ret && ef_open(&sf->ef, sf->path))
-		return;
+	if (ret) {
+		if (ef_open(&sf->ef, sf->path))
+			return;
+		if (sf->ef.dev != sf->dev || sf->ef.ino != sf->ino) {
+			ef_close(&sf->ef);
+			return;
+		}
+	}
 	sf->open = true;
 	struct buf b = {0};
 	ef_foreach_func(&sf->ef, cand_add, &b);
@@ -286,6 +299,23 @@ const struct proc_map *out_sym_maps(int *n)
  * link-time addresses), its load bias and ELF handle.  -ENOENT when
  * addr is in no file or the file has no symbols.
  */
+int out_sym_dup(uint64_t addr, const char **path)
+{
+	const struct proc_map *m = map_of(addr);
+	if (!m || m->path[0] != '/' || !m->ino)
+		return -ENOENT;
+	struct symfile *sf = file_of(m);
+	if (!sf->loaded)
+		load_file(sf);
+	if (!sf->open)
+		return -ENOENT;
+	int fd = fcntl(sf->ef.fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	*path = sf->ef.path;
+	return fd;
+}
+
 int out_sym_funcs(uint64_t addr, const struct out_sym_func **funcs, int *n, uint64_t *bias,
 		  void **elf)
 {
