@@ -38,6 +38,23 @@ bool cg_needs_thread(const struct ast_node *n)
 	return false;
 }
 
+/* Does the subtree read builtin `name`? */
+bool cg_uses_builtin(const struct ast_node *n, const char *name)
+{
+	if (!n)
+		return false;
+	if (n->kind == AST_BUILTIN && !strcmp(n->str, name))
+		return true;
+	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
+	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
+		if (cg_uses_builtin(sub[i], name))
+			return true;
+	for (int i = 0; i < n->nkids; i++)
+		if (cg_uses_builtin(n->kids[i], name))
+			return true;
+	return false;
+}
+
 /* ---- builtins --------------------------------------------------------- */
 
 static const int arg_reg_off[] = {
@@ -119,6 +136,21 @@ static LLVMValueRef host_tid(struct cg *c, LLVMValueRef ns)
 	LLVMBuildBr(c->b, done);
 	LLVMPositionBuilderAtEnd(c->b, done);
 	return cg_phi2(c, c->i64, fast, from, real, slow, "host_tid");
+}
+
+/* The tid the thread's own namespace gives it: the TCB's, else gettid. */
+static LLVMValueRef own_tid(struct cg *c)
+{
+	if (c->facts->has_tid)
+		return fs_load32(c, c->facts->tid_off);
+	return LLVMBuildZExt(c->b, LLVMBuildCall2(c->b, c->ty_gettid, c->fn_gettid, NULL, 0, ""),
+			     c->i64, "");
+}
+
+/* The host's tid where the probe starts (codegen.c), for every `tid` of it. */
+LLVMValueRef cg_host_tid(struct cg *c)
+{
+	return host_tid(c, own_tid(c));
 }
 
 /* A runtime function, declared on first use. */
@@ -405,15 +437,11 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 						      c->i64, ""), 0);
 	}
 	if (!strcmp(n->str, "tid")) {
-		LLVMValueRef t = c->facts->has_tid
-					 ? fs_load32(c, c->facts->tid_off)
-					 : LLVMBuildZExt(c->b, LLVMBuildCall2(c->b, c->ty_gettid,
-									      c->fn_gettid, NULL, 0, ""),
-							 c->i64, "");
 		if (c->side == CG_SIDE_HOST)
-			return t;
-		if (c->facts->pidns)
-			t = host_tid(c, t);
+			return own_tid(c);
+		LLVMValueRef t = c->host_tid;
+		if (!t)
+			t = c->facts->pidns ? cg_host_tid(c) : own_tid(c);
 		return vfork_checked(c, t, 1);
 	}
 	if (cg_is_args(n)) /* cg_args.c */
