@@ -38,23 +38,6 @@ bool cg_needs_thread(const struct ast_node *n)
 	return false;
 }
 
-/* Does the subtree read builtin `name`? */
-bool cg_uses_builtin(const struct ast_node *n, const char *name)
-{
-	if (!n)
-		return false;
-	if (n->kind == AST_BUILTIN && !strcmp(n->str, name))
-		return true;
-	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
-	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
-		if (cg_uses_builtin(sub[i], name))
-			return true;
-	for (int i = 0; i < n->nkids; i++)
-		if (cg_uses_builtin(n->kids[i], name))
-			return true;
-	return false;
-}
-
 /* ---- builtins --------------------------------------------------------- */
 
 static const int arg_reg_off[] = {
@@ -62,7 +45,7 @@ static const int arg_reg_off[] = {
 	offsetof(struct rt_regs, rcx), offsetof(struct rt_regs, r8),  offsetof(struct rt_regs, r9),
 };
 
-static LLVMValueRef fs_load32(struct cg *c, int64_t off)
+LLVMValueRef cg_fs_load32(struct cg *c, int64_t off)
 {
 	LLVMValueRef p = LLVMBuildIntToPtr(c->b, cg_const(c, (uint64_t)off), c->ptr_fs, "");
 	return LLVMBuildZExt(c->b, LLVMBuildLoad2(c->b, c->i32, p, ""), c->i64, "");
@@ -97,60 +80,6 @@ static LLVMValueRef vfork_checked(struct cg *c, LLVMValueRef fast, int want_tid)
 	LLVMBasicBlockRef blocks[2] = {from, slow};
 	LLVMAddIncoming(phi, vals, blocks, 2);
 	return phi;
-}
-
-static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp);
-
-/*
- * `tid` of a target in another pid namespace: the host's, which the thread
- * keeps in its slot as {namespace tid, host tid} (rt_thread.htid).  The
- * slot is the probe's own (c->thread) or the one its thread pointer hashes
- * to; the pair counts only while its low half is ns, the TCB's tid, so a
- * slot of another thread or of the slot's previous owner is never read as
- * this one's.  Otherwise rt_host_tid() asks the kernel once and keeps it.
- * Inline: the latency idiom keys a map by tid on every call.
- */
-static LLVMValueRef host_tid(struct cg *c, LLVMValueRef ns)
-{
-	LLVMValueRef ok = NULL, t = c->thread;
-	if (!t)
-		t = thread_slot(c, &ok);
-	LLVMValueRef w = LLVMBuildLoad2(c->b, c->i64,
-					cg_gep_const(c, t, offsetof(struct rt_thread, htid)), "htid");
-	LLVMSetVolatile(w, 1);
-	LLVMValueRef same = LLVMBuildICmp(c->b, LLVMIntEQ,
-					  LLVMBuildAnd(c->b, w, cg_const(c, 0xffffffffull), ""), ns,
-					  "");
-	/* the slot's owner check (thread_slot) also compares the TCB's tid
-	 * with the slot's: with same, this thread's word in this thread's slot */
-	if (ok)
-		same = LLVMBuildAnd(c->b, ok, same, "");
-	LLVMValueRef fast = LLVMBuildLShr(c->b, w, cg_const(c, 32), "");
-	LLVMBasicBlockRef from = LLVMGetInsertBlock(c->b);
-	LLVMBasicBlockRef slow = cg_new_bb(c, "htid_slow"), done = cg_new_bb(c, "htid_done");
-	LLVMBuildCondBr(c->b, same, done, slow);
-	LLVMPositionBuilderAtEnd(c->b, slow);
-	LLVMTypeRef fty;
-	LLVMValueRef fn = cg_rt_fn(c, "rt_host_tid", c->i64, NULL, 0, &fty);
-	LLVMValueRef real = LLVMBuildCall2(c->b, fty, fn, NULL, 0, "");
-	LLVMBuildBr(c->b, done);
-	LLVMPositionBuilderAtEnd(c->b, done);
-	return cg_phi2(c, c->i64, fast, from, real, slow, "host_tid");
-}
-
-/* The tid the thread's own namespace gives it: the TCB's, else gettid. */
-static LLVMValueRef own_tid(struct cg *c)
-{
-	if (c->facts->has_tid)
-		return fs_load32(c, c->facts->tid_off);
-	return LLVMBuildZExt(c->b, LLVMBuildCall2(c->b, c->ty_gettid, c->fn_gettid, NULL, 0, ""),
-			     c->i64, "");
-}
-
-/* The host's tid where the probe starts (codegen.c), for every `tid` of it. */
-LLVMValueRef cg_host_tid(struct cg *c)
-{
-	return host_tid(c, own_tid(c));
 }
 
 /* A runtime function, declared on first use. */
@@ -293,8 +222,8 @@ static LLVMValueRef builtin_call(struct cg *c, const char *name, LLVMTypeRef ret
  */
 static LLVMValueRef rseq_field(struct cg *c, int64_t field, uint32_t what)
 {
-	LLVMValueRef cpu = fs_load32(c, c->facts->rseq_off + RT_RSEQ_CPU_ID);
-	LLVMValueRef v = field == RT_RSEQ_CPU_ID ? cpu : fs_load32(c, c->facts->rseq_off + field);
+	LLVMValueRef cpu = cg_fs_load32(c, c->facts->rseq_off + RT_RSEQ_CPU_ID);
+	LLVMValueRef v = field == RT_RSEQ_CPU_ID ? cpu : cg_fs_load32(c, c->facts->rseq_off + field);
 	LLVMValueRef bad = LLVMBuildICmp(c->b, LLVMIntEQ, cpu, cg_const(c, 0xffffffffu), "");
 	LLVMValueRef res = cg_alloca(c, c->i64, "rseq_field");
 	LLVMBuildStore(c->b, v, res);
@@ -307,7 +236,6 @@ static LLVMValueRef rseq_field(struct cg *c, int64_t field, uint32_t what)
 	return LLVMBuildLoad2(c->b, c->i64, res, "");
 }
 
-static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp);
 
 /*
  * comm, uid, gid: the thread's cached copy (struct rt_ids in its slot,
@@ -331,7 +259,7 @@ static LLVMValueRef ids_ptr(struct cg *c, uint32_t use)
 		t = c->thread;
 		ok = LLVMConstInt(c->i1, 1, 0);
 	} else {
-		t = thread_slot(c, &ok);
+		t = cg_thread_slot(c, &ok);
 	}
 	LLVMValueRef ids = cg_gep_const(c, t, offsetof(struct rt_thread, ids));
 	LLVMValueRef tg = LLVMBuildLoad2(c->b, c->i64, ids, "ids_gen");
@@ -438,10 +366,10 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 	}
 	if (!strcmp(n->str, "tid")) {
 		if (c->side == CG_SIDE_HOST)
-			return own_tid(c);
+			return cg_own_tid(c);
 		LLVMValueRef t = c->host_tid;
 		if (!t)
-			t = c->facts->pidns ? cg_host_tid(c) : own_tid(c);
+			t = c->facts->pidns ? cg_host_tid(c) : cg_own_tid(c);
 		return vfork_checked(c, t, 1);
 	}
 	if (cg_is_args(n)) /* cg_args.c */
@@ -612,7 +540,7 @@ static void signal_fence(struct cg *c)
  * calls rt_thread_enter().
  */
 /* The slot the thread pointer hashes to; *ok: it holds this thread. */
-static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp)
+LLVMValueRef cg_thread_slot(struct cg *c, LLVMValueRef *okp)
 {
 	const struct cg_layout *l = c->layout;
 	LLVMValueRef tpp = LLVMConstNull(c->ptr_fs);
@@ -650,7 +578,7 @@ static void add_depth(struct cg *c, LLVMValueRef t, int d)
 
 LLVMValueRef cg_thread_enter(struct cg *c)
 {
-	LLVMValueRef ok, t = thread_slot(c, &ok);
+	LLVMValueRef ok, t = cg_thread_slot(c, &ok);
 	LLVMBasicBlockRef fast = cg_new_bb(c, "th_fast"), slow = cg_new_bb(c, "th_slow"),
 			  done = cg_new_bb(c, "th_done");
 	LLVMBuildCondBr(c->b, ok, fast, slow);

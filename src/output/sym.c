@@ -294,20 +294,23 @@ const struct proc_map *out_sym_maps(int *n)
 	return S.maps;
 }
 
-/*
- * The function symbols of the object mapped at addr (sorted by value,
- * link-time addresses), its load bias and ELF handle.  -ENOENT when
- * addr is in no file or the file has no symbols.
- */
-int out_sym_dup(uint64_t addr, const char **path)
+/* The symbol file of the object mapped at addr, loaded; NULL when addr is
+ * in no file or it cannot be opened. */
+static struct symfile *open_file_at(uint64_t addr)
 {
 	const struct proc_map *m = map_of(addr);
 	if (!m || m->path[0] != '/' || !m->ino)
-		return -ENOENT;
+		return NULL;
 	struct symfile *sf = file_of(m);
 	if (!sf->loaded)
 		load_file(sf);
-	if (!sf->open)
+	return sf->open ? sf : NULL;
+}
+
+int out_sym_dup(uint64_t addr, const char **path)
+{
+	struct symfile *sf = open_file_at(addr);
+	if (!sf)
 		return -ENOENT;
 	int fd = fcntl(sf->ef.fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
@@ -316,16 +319,16 @@ int out_sym_dup(uint64_t addr, const char **path)
 	return fd;
 }
 
+/*
+ * The function symbols of the object mapped at addr (sorted by value,
+ * link-time addresses), its load bias and ELF handle.  -ENOENT when
+ * addr is in no file or the file has no symbols.
+ */
 int out_sym_funcs(uint64_t addr, const struct out_sym_func **funcs, int *n, uint64_t *bias,
 		  void **elf)
 {
-	const struct proc_map *m = map_of(addr);
-	if (!m || m->path[0] != '/' || !m->ino)
-		return -ENOENT;
-	struct symfile *sf = file_of(m);
-	if (!sf->loaded)
-		load_file(sf);
-	if (!sf->open || proc_load_bias(S.maps, S.nmaps, &sf->ef, bias))
+	struct symfile *sf = open_file_at(addr);
+	if (!sf || proc_load_bias(S.maps, S.nmaps, &sf->ef, bias))
 		return -ENOENT;
 	_Static_assert(sizeof(struct sym) == sizeof(struct out_sym_func), "same layout");
 	*funcs = (const struct out_sym_func *)sf->syms;
