@@ -45,7 +45,7 @@ static const int arg_reg_off[] = {
 	offsetof(struct rt_regs, rcx), offsetof(struct rt_regs, r8),  offsetof(struct rt_regs, r9),
 };
 
-static LLVMValueRef fs_load32(struct cg *c, int64_t off)
+LLVMValueRef cg_fs_load32(struct cg *c, int64_t off)
 {
 	LLVMValueRef p = LLVMBuildIntToPtr(c->b, cg_const(c, (uint64_t)off), c->ptr_fs, "");
 	return LLVMBuildZExt(c->b, LLVMBuildLoad2(c->b, c->i32, p, ""), c->i64, "");
@@ -222,8 +222,8 @@ static LLVMValueRef builtin_call(struct cg *c, const char *name, LLVMTypeRef ret
  */
 static LLVMValueRef rseq_field(struct cg *c, int64_t field, uint32_t what)
 {
-	LLVMValueRef cpu = fs_load32(c, c->facts->rseq_off + RT_RSEQ_CPU_ID);
-	LLVMValueRef v = field == RT_RSEQ_CPU_ID ? cpu : fs_load32(c, c->facts->rseq_off + field);
+	LLVMValueRef cpu = cg_fs_load32(c, c->facts->rseq_off + RT_RSEQ_CPU_ID);
+	LLVMValueRef v = field == RT_RSEQ_CPU_ID ? cpu : cg_fs_load32(c, c->facts->rseq_off + field);
 	LLVMValueRef bad = LLVMBuildICmp(c->b, LLVMIntEQ, cpu, cg_const(c, 0xffffffffu), "");
 	LLVMValueRef res = cg_alloca(c, c->i64, "rseq_field");
 	LLVMBuildStore(c->b, v, res);
@@ -236,7 +236,6 @@ static LLVMValueRef rseq_field(struct cg *c, int64_t field, uint32_t what)
 	return LLVMBuildLoad2(c->b, c->i64, res, "");
 }
 
-static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp);
 
 /*
  * comm, uid, gid: the thread's cached copy (struct rt_ids in its slot,
@@ -260,7 +259,7 @@ static LLVMValueRef ids_ptr(struct cg *c, uint32_t use)
 		t = c->thread;
 		ok = LLVMConstInt(c->i1, 1, 0);
 	} else {
-		t = thread_slot(c, &ok);
+		t = cg_thread_slot(c, &ok);
 	}
 	LLVMValueRef ids = cg_gep_const(c, t, offsetof(struct rt_thread, ids));
 	LLVMValueRef tg = LLVMBuildLoad2(c->b, c->i64, ids, "ids_gen");
@@ -366,12 +365,12 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 						      c->i64, ""), 0);
 	}
 	if (!strcmp(n->str, "tid")) {
-		LLVMValueRef t = c->facts->has_tid
-					 ? fs_load32(c, c->facts->tid_off)
-					 : LLVMBuildZExt(c->b, LLVMBuildCall2(c->b, c->ty_gettid,
-									      c->fn_gettid, NULL, 0, ""),
-							 c->i64, "");
-		return c->side == CG_SIDE_HOST ? t : vfork_checked(c, t, 1);
+		if (c->side == CG_SIDE_HOST)
+			return cg_own_tid(c);
+		LLVMValueRef t = c->host_tid;
+		if (!t)
+			t = c->facts->pidns ? cg_host_tid(c) : cg_own_tid(c);
+		return vfork_checked(c, t, 1);
 	}
 	if (cg_is_args(n)) /* cg_args.c */
 		return cg_args(c, n);
@@ -541,7 +540,7 @@ static void signal_fence(struct cg *c)
  * calls rt_thread_enter().
  */
 /* The slot the thread pointer hashes to; *ok: it holds this thread. */
-static LLVMValueRef thread_slot(struct cg *c, LLVMValueRef *okp)
+LLVMValueRef cg_thread_slot(struct cg *c, LLVMValueRef *okp)
 {
 	const struct cg_layout *l = c->layout;
 	LLVMValueRef tpp = LLVMConstNull(c->ptr_fs);
@@ -579,7 +578,7 @@ static void add_depth(struct cg *c, LLVMValueRef t, int d)
 
 LLVMValueRef cg_thread_enter(struct cg *c)
 {
-	LLVMValueRef ok, t = thread_slot(c, &ok);
+	LLVMValueRef ok, t = cg_thread_slot(c, &ok);
 	LLVMBasicBlockRef fast = cg_new_bb(c, "th_fast"), slow = cg_new_bb(c, "th_slow"),
 			  done = cg_new_bb(c, "th_done");
 	LLVMBuildCondBr(c->b, ok, fast, slow);

@@ -66,6 +66,9 @@ struct cg {
 		LLVMBasicBlockRef bb;  /* where idx is defined */
 	} idx_memo[8];
 	int nidx_memo;
+	/* pidns: the host's tid, found once where the probe starts when it
+	 * reads `tid` (the latency idiom reads it twice per return), or NULL */
+	LLVMValueRef host_tid;
 	const struct sema_info *info;
 	const struct cg_layout *layout;
 	const struct cg_facts *facts;
@@ -114,6 +117,14 @@ LLVMValueRef cg_string_table(struct cg *c, char *const *names, int n, int size, 
 LLVMValueRef cg_fmt_call(struct cg *c, const struct ast_node *n);
 bool cg_is_call(const struct ast_node *n, const char *name);
 bool cg_needs_thread(const struct ast_node *n);
+/* cg_ids.c */
+bool cg_uses_builtin(const struct ast_node *n, const char *name);
+LLVMValueRef cg_own_tid(struct cg *c);
+LLVMValueRef cg_host_tid(struct cg *c);
+/* cg_call.c: a 32-bit load from %fs:off, zero-extended; the slot the
+ * thread pointer hashes to (*ok: it holds this thread) */
+LLVMValueRef cg_fs_load32(struct cg *c, int64_t off);
+LLVMValueRef cg_thread_slot(struct cg *c, LLVMValueRef *okp);
 LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_builtin_uid(struct cg *c); /* uid (username keeps it in a buffer) */
 LLVMValueRef cg_call(struct cg *c, const struct ast_node *n);

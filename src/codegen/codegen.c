@@ -297,6 +297,10 @@ static void gen_function(struct cg *c, const struct ast_node *probe, const char 
 		LLVMBuildCondBr(c->b, LLVMBuildIsNull(c->b, c->thread, ""), ret, go);
 		LLVMPositionBuilderAtEnd(c->b, go);
 	}
+	c->host_tid = NULL;
+	if (c->side == CG_SIDE_TARGET && c->facts && c->facts->pidns &&
+	    cg_uses_builtin(probe, "tid"))
+		c->host_tid = cg_host_tid(c);
 	if (cg_sys_thread(c)) /* the number kept for sys_exit, and nothing else */
 		goto out;
 	if (probe->pred) {

@@ -319,9 +319,16 @@ static Dwfl *get_dwfl(void)
 		int n;
 		uint64_t bias;
 		void *elf;
-		if (out_sym_funcs(m->start, &fs, &n, &bias, &elf))
+		const char *file;
+		int fd;
+		if (out_sym_funcs(m->start, &fs, &n, &bias, &elf) ||
+		    (fd = out_sym_dup(m->start, &file)) < 0)
 			continue;
-		dwfl_report_elf(U.dwfl, m->path, m->path, -1, bias, true);
+		/* the file sym.c opened as the target sees it (its root), never
+		 * m->path on the host, where a container's binary is missing or
+		 * another file; libdwfl owns fd once the report succeeds */
+		if (!dwfl_report_elf(U.dwfl, m->path, file, fd, bias, true))
+			close(fd);
 	}
 	dwfl_report_end(U.dwfl, NULL, NULL);
 	if (!dwfl_attach_state(U.dwfl, NULL, 1, &callbacks, &U))

@@ -147,6 +147,13 @@ static int cand_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/*
+ * The file as the target sees it: through its root (a container's or a
+ * private mount's files are not the host's).  The host's path is tried
+ * only when that fails (the process is gone), and taken only if it is the
+ * very file the process mapped: a container's libc at the path of the
+ * host's is another file, with other symbols.
+ */
 static void load_file(struct symfile *sf)
 {
 	sf->loaded = true;
@@ -154,8 +161,14 @@ static void load_file(struct symfile *sf)
 						   : xstrdup(sf->path);
 	int ret = ef_open(&sf->ef, p);
 	free(p);
-	if (ret && ef_open(&sf->ef, sf->path))
-		return;
+	if (ret) {
+		if (ef_open(&sf->ef, sf->path))
+			return;
+		if (sf->ef.dev != sf->dev || sf->ef.ino != sf->ino) {
+			ef_close(&sf->ef);
+			return;
+		}
+	}
 	sf->open = true;
 	struct buf b = {0};
 	ef_foreach_func(&sf->ef, cand_add, &b);
@@ -281,6 +294,31 @@ const struct proc_map *out_sym_maps(int *n)
 	return S.maps;
 }
 
+/* The symbol file of the object mapped at addr, loaded; NULL when addr is
+ * in no file or it cannot be opened. */
+static struct symfile *open_file_at(uint64_t addr)
+{
+	const struct proc_map *m = map_of(addr);
+	if (!m || m->path[0] != '/' || !m->ino)
+		return NULL;
+	struct symfile *sf = file_of(m);
+	if (!sf->loaded)
+		load_file(sf);
+	return sf->open ? sf : NULL;
+}
+
+int out_sym_dup(uint64_t addr, const char **path)
+{
+	struct symfile *sf = open_file_at(addr);
+	if (!sf)
+		return -ENOENT;
+	int fd = fcntl(sf->ef.fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	*path = sf->ef.path;
+	return fd;
+}
+
 /*
  * The function symbols of the object mapped at addr (sorted by value,
  * link-time addresses), its load bias and ELF handle.  -ENOENT when
@@ -289,13 +327,8 @@ const struct proc_map *out_sym_maps(int *n)
 int out_sym_funcs(uint64_t addr, const struct out_sym_func **funcs, int *n, uint64_t *bias,
 		  void **elf)
 {
-	const struct proc_map *m = map_of(addr);
-	if (!m || m->path[0] != '/' || !m->ino)
-		return -ENOENT;
-	struct symfile *sf = file_of(m);
-	if (!sf->loaded)
-		load_file(sf);
-	if (!sf->open || proc_load_bias(S.maps, S.nmaps, &sf->ef, bias))
+	struct symfile *sf = open_file_at(addr);
+	if (!sf || proc_load_bias(S.maps, S.nmaps, &sf->ef, bias))
 		return -ENOENT;
 	_Static_assert(sizeof(struct sym) == sizeof(struct out_sym_func), "same layout");
 	*funcs = (const struct out_sym_func *)sf->syms;

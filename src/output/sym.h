@@ -29,5 +29,8 @@ struct out_sym_func {
 const struct proc_map *out_sym_maps(int *n);
 int out_sym_funcs(uint64_t addr, const struct out_sym_func **funcs, int *n, uint64_t *bias,
 		  void **elf);
+/* A new descriptor (close-on-exec, the caller's) of the file mapped at addr,
+ * as the target sees it, and in *path the name it was opened by; -errno. */
+int out_sym_dup(uint64_t addr, const char **path);
 
 #endif

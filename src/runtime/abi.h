@@ -42,6 +42,8 @@ enum rt_shm_flags {
 	RT_F_RSEQ = 1 << 0, /* rseq_off is valid: per-CPU slots via rseq cpu_id */
 	RT_F_TID = 1 << 1,  /* tid_off is valid: the kernel tid is at %fs:tid_off */
 	RT_F_NO_PROCMAP_QUERY = 1 << 2, /* tests: rt_vma.c parses /proc/self/maps instead */
+	RT_F_PIDNS = 1 << 3, /* the target's pid namespace is not ubt's: host ids come from
+			      * the host's procfs at host_proc_fd (rt_thread.c) */
 };
 
 /*
@@ -262,6 +264,12 @@ struct rt_shm_header {
 					 * were running already (signal handlers in probes) */
 	volatile uint64_t recycle_next; /* rt_thread.c: no look for exited threads' slots
 					 * (a system call per slot) before this nsecs */
+	/* a target in another pid namespace (RT_F_PIDNS; attach/features/hostids.c):
+	 * a descriptor, in the target, of ubt's procfs, and that procfs's st_dev, so
+	 * a descriptor the program closed and reused is not mistaken for it */
+	int32_t host_proc_fd;
+	uint32_t pad4;
+	uint64_t host_proc_dev;
 };
 
 /* ubt's poll of the target's threads (attach/target/ids.c): what the script reads */
@@ -291,7 +299,7 @@ struct rt_ids {
  *
  *   line 0 (the owning thread writes):  tp tid depth ring_head lost ring_resv tail_seen
  *   line 1 (ubt writes):                ring_tail
- *   line 2 (the owning thread writes):  ids, away from ubt's writes to line 1
+ *   line 2 (the owning thread writes):  ids, htid, away from ubt's writes to line 1
  *   line 3:                             unused
  *
  * The owner is the pair {tp, tid} (with depth: the first 16 bytes), which
@@ -321,7 +329,12 @@ struct rt_thread {
 	volatile uint64_t ring_tail; /* bytes ever consumed */
 	uint64_t pad1[7];
 	struct rt_ids ids; /* comm, uid, gid (rt_builtin.c) */
-	uint64_t pad2[4];
+	/* RT_F_PIDNS: this thread's tid in its namespace | the host's tid << 32,
+	 * written as one word by the thread itself (rt_host_tid); probe code
+	 * trusts the host half only while the low half is the TCB's tid, so a
+	 * word left by the slot's previous owner is never taken for this one's */
+	volatile uint64_t htid;
+	uint64_t pad2[3];
 	/* the number of the system call this thread is in at a site whose
 	 * number only %rax knows, plus 1 (0: none seen), for its sys_exit
 	 * (codegen/cg_args.c, cg_sys_thread) */

@@ -160,6 +160,7 @@ void rt_comm(char *dst) RT_API;
 uint64_t rt_ids(uint32_t what) RT_API;
 void rt_ids_load(struct rt_ids *dst) RT_API;
 struct rt_thread *rt_thread_find(void) RT_API;
+int rt_host_ids(uint32_t *pid, uint32_t *tid) RT_API; /* rt_thread.c: RT_F_PIDNS */
 void rt_signal(uint64_t sig) RT_API;
 int64_t rt_read(struct rt_thread *t, void *dst, uint64_t src, uint64_t n) RT_API;
 int64_t rt_read_str(struct rt_thread *t, char *dst, uint64_t src, uint64_t n) RT_API;

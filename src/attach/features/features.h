@@ -55,6 +55,10 @@ void att_pstack_unmap(struct att_session *s);
 /* Says on stderr how many calls ran without their return probe. */
 void att_ret_report(const struct att_session *s, bool verbose);
 
+/* hostids.c: the host's tids for a target in another pid namespace */
+int att_hostids_map(struct att_session *s, struct rt_shm_header *h);
+void att_hostids_unmap(struct att_session *s);
+
 /*
  * usdt_sema.c: semaphores (recorded by inject/plan_mid.c).  Take adds 1 to
  * each with every thread stopped, release subtracts it again from those

@@ -8,7 +8,7 @@
  * the feature has nothing to do at.  The order is the order the calls had
  * when the session named each feature: return probes first (their plan
  * adds ubt's own sites that safe reads then see), then safe reads, late
- * libraries, probe stacks, profile timers and USDT semaphores.
+ * libraries, probe stacks, profile timers, USDT semaphores and host thread ids.
  */
 #include "attach/session.h"
 #include "attach/features/features.h"
@@ -103,6 +103,18 @@ static const struct att_feature usdt_sema = {
 	.detach = att_usdt_semas_release,
 };
 
+static int hostids_map(struct att_session *s, const struct cg_object *obj,
+		       struct rt_shm_header *h)
+{
+	return att_hostids_map(s, h);
+}
+
+static const struct att_feature hostids = {
+	.name = "host thread ids",
+	.map = hostids_map,
+	.unmap = att_hostids_unmap,
+};
+
 const struct att_feature *const att_features[] = {
-	&ret, &readsafe, &dlopen, &pstack, &profile, &usdt_sema, NULL,
+	&ret, &readsafe, &dlopen, &pstack, &profile, &usdt_sema, &hostids, NULL,
 };

@@ -970,6 +970,7 @@ struct att_session *att_session_new(void)
 	}
 	struct att_session *s = p;
 	s->remote_fd = -1;
+	s->host_proc_fd = -1;
 	s->t.mem_fd = s->t.pidfd = -1;
 	return s;
 }

@@ -16,6 +16,7 @@
 #include "util/util.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -145,6 +146,21 @@ static bool rseq_has_node(void)
 	return getauxval(27 /* AT_RSEQ_FEATURE_SIZE */) >= RT_RSEQ_NODE_ID + 4;
 }
 
+/*
+ * pid lives in another pid namespace than ubt (a container, `unshare
+ * --pid`): its threads' own ids are not the ones bpftrace prints.  Told
+ * by the namespaces' inodes, as /proc/PID/ns/pid links show them.
+ */
+bool att_other_pidns(pid_t pid)
+{
+	char path[64];
+	struct stat a, b;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	if (stat(path, &a) || stat("/proc/self/ns/pid", &b))
+		return false;
+	return a.st_ino != b.st_ino || a.st_dev != b.st_dev;
+}
+
 void att_facts(struct att_session *s, bool host, struct cg_facts *facts)
 {
 	memset(facts, 0, sizeof(*facts));
@@ -162,6 +178,7 @@ void att_facts(struct att_session *s, bool host, struct cg_facts *facts)
 		return;
 	}
 	facts->has_rseq = read_target_rseq(s, &facts->rseq_off);
+	facts->pidns = att_other_pidns(s->t.pid);
 	if (same_ldso(s->t.pid)) {
 		int off = own_tid_off();
 		facts->has_tid = off >= 0;

@@ -197,5 +197,80 @@ uint64_t rt_vfork_id(uint32_t want_tid)
 	if ((rt_hdr()->flags & RT_F_TID) && tid == rt_gettid())
 		__atomic_compare_exchange_n(&p->vfork_tp, &tp, 0, 0, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED);
+	uint32_t hpid, htid;
+	if ((rt_hdr()->flags & RT_F_PIDNS) && !rt_host_ids(&hpid, &htid))
+		return want_tid ? htid : hpid;
 	return want_tid ? tid : (uint64_t)rt_syscall0(39 /* getpid */);
+}
+
+/*
+ * Host ids (RT_F_PIDNS).  A thread in a pid namespace learns only its
+ * namespace's ids from the kernel (gettid, %fs:tid_off), but bpftrace
+ * prints the host's, and ps on the host shows those.  The kernel
+ * translates ids for whoever looks through a procfs: ubt's, whose
+ * descriptor attach put in the target (host_proc_fd), names this thread
+ * in the host's namespace:
+ *
+ *   readlinkat(host_proc_fd, "thread-self") = "16206/task/16224"
+ *                                               tgid       tid
+ *
+ * Two system calls (fstat checks that the descriptor is still that procfs:
+ * the program may have closed it and opened something else under the
+ * number), made once per thread (rt_host_tid keeps the answer in the
+ * thread's slot) and in a vfork child.  0, or -errno with *pid, *tid
+ * untouched.
+ */
+static long rt_parse_u32(const char *s, long n, long *i, uint32_t *out)
+{
+	uint64_t v = 0;
+	long start = *i;
+	while (*i < n && s[*i] >= '0' && s[*i] <= '9' && v <= 0xffffffffull)
+		v = v * 10 + (uint64_t)(s[(*i)++] - '0');
+	if (*i == start || v > 0xffffffffull)
+		return -22 /* EINVAL */;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int rt_host_ids(uint32_t *pid, uint32_t *tid)
+{
+	const struct rt_shm_header *h = rt_hdr();
+	uint64_t st[18]; /* struct stat (144 bytes), st_dev first */
+	char buf[48];
+	long fd = h->host_proc_fd, i = 0;
+	if (rt_syscall4(5 /* fstat */, fd, (long)st, 0, 0) || st[0] != h->host_proc_dev)
+		return -9 /* EBADF */;
+	long n = rt_syscall4(267 /* readlinkat */, fd, (long)"thread-self", (long)buf,
+			     sizeof(buf));
+	uint32_t p, t;
+	if (n <= 0 || rt_parse_u32(buf, n, &i, &p) || n - i < 6 || buf[i] != '/' ||
+	    buf[i + 1] != 't' || buf[i + 5] != '/')
+		return -22 /* EINVAL */;
+	i += 6;
+	if (rt_parse_u32(buf, n, &i, &t) || i != n)
+		return -22;
+	*pid = p;
+	*tid = t;
+	return 0;
+}
+
+/*
+ * `tid` in a pid namespace, when probe code's inline check of the slot's
+ * htid failed: the thread's first hit, or its slot taken over.  The
+ * namespace's tid is returned if the host's cannot be had (the descriptor
+ * gone): wrong ids are then what the kernel gave, never garbage.
+ */
+uint64_t rt_host_tid(void) RT_API;
+uint64_t rt_host_tid(void)
+{
+	uint32_t ns = rt_gettid(), hpid, host;
+	struct rt_thread *t = rt_thread_find();
+	uint64_t w = t ? t->htid : 0;
+	if (t && w && (uint32_t)w == ns)
+		return w >> 32;
+	if (rt_host_ids(&hpid, &host))
+		return ns;
+	if (t)
+		t->htid = (uint64_t)ns | (uint64_t)host << 32;
+	return host;
 }
