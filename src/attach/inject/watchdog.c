@@ -114,7 +114,7 @@ static void restore(struct att_session *s)
 	att_detach_stopped(s, att_now_ns());
 }
 
-static void watchdog_main(struct att_session *s, int rfd, int pidfd)
+static void watchdog_main(struct att_session *s, int rfd, int pidfd, int ready)
 {
 	char c = 0;
 	ssize_t n;
@@ -123,6 +123,7 @@ static void watchdog_main(struct att_session *s, int rfd, int pidfd)
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	prctl(PR_SET_NAME, "ubt-watchdog", 0, 0, 0);
+	close(ready); /* set up: ubt may stop the target's threads now */
 	do
 		n = read(rfd, &c, 1);
 	while (n < 0 && errno == EINTR);
@@ -141,12 +142,19 @@ static void watchdog_main(struct att_session *s, int rfd, int pidfd)
 
 int att_watchdog_start(struct att_session *s)
 {
-	int fds[2];
+	int fds[2], ready[2];
 	if (!s->has_target || s->watch_pid > 0)
 		return 0;
 	if (pipe2(fds, O_CLOEXEC)) {
 		diag_sys(NULL, "pipe: %s", strerror(errno));
 		return -errno;
+	}
+	if (pipe2(ready, O_CLOEXEC)) {
+		int err = errno;
+		close(fds[0]);
+		close(fds[1]);
+		diag_sys(NULL, "pipe: %s", strerror(err));
+		return -err;
 	}
 	s->ubt_pid = getpid();
 	int pidfd = (int)syscall(SYS_pidfd_open, s->ubt_pid, 0);
@@ -156,6 +164,8 @@ int att_watchdog_start(struct att_session *s)
 		int err = errno;
 		close(fds[0]);
 		close(fds[1]);
+		close(ready[0]);
+		close(ready[1]);
 		if (pidfd >= 0)
 			close(pidfd);
 		diag_sys(NULL, "fork (watchdog): %s", strerror(err));
@@ -163,11 +173,25 @@ int att_watchdog_start(struct att_session *s)
 	}
 	if (pid == 0) {
 		close(fds[1]);
-		watchdog_main(s, fds[0], pidfd);
+		close(ready[0]);
+		watchdog_main(s, fds[0], pidfd, ready[1]);
 	}
 	close(fds[0]);
+	close(ready[1]);
 	if (pidfd >= 0)
 		close(pidfd);
+	/*
+	 * Wait until the watchdog has set itself up (it closes its end of
+	 * `ready`: EOF here, also if it died).  Its first steps after fork
+	 * (copy-on-write faults of a process holding LLVM, signal actions)
+	 * took ~5 ms of the one CPU the target's busy threads left, and ubt
+	 * then stopped the target's threads while it waited for that CPU:
+	 * the threads' stop grew from ~8 to ~13 ms (bench/spdk_iops.py).
+	 */
+	char c;
+	while (read(ready[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
 	s->watch_fd = fds[1];
 	s->watch_pid = pid;
 	return 0;
