@@ -109,6 +109,12 @@ struct att_region {
 #define ATT_SYS_LATE_SITES 4096 /* -c: room for system-call sites outside libc */
 
 /* One patched address, shared by every probe on it. */
+/* A file by its device and inode. */
+struct att_file_id {
+	dev_t dev;
+	ino_t ino;
+};
+
 struct att_site {
 	struct arch_site_plan plan;
 	uint64_t func_addr, func_len;
@@ -146,7 +152,10 @@ struct att_session {
 	int nsys_attach;
 	dev_t sys_libc_dev; /* the libc resolve scanned (the other objects: att_sys_objects) */
 	ino_t sys_libc_ino;
+	struct att_file_id *sys_seen; /* every object scanned for system-call sites */
+	int nsys_seen;
 	int sys_nojump; /* system-call sites on the `syscall` itself left unpatched (plan_mid.c) */
+	int sys_nojump_said; /* of them, those a warning counted already (libraries loaded later) */
 	struct att_sema semas[ATT_MAX_SEMAS]; /* in the shared session: the watchdog
 					       * releases those still held if ubt dies */
 	int nsemas;

@@ -14,6 +14,9 @@
  * sym_lib_leaf and sym_inner (a function pointer argument, for usym()).
  * `cgoto` (with `dlopen`): then call the library's dl_cgoto() N times and
  * print `cgoto <y>`.
+ * `getpid` (with `dlopen`): then call the library's dl_getpid(), a system
+ * call made by the library's own `syscall` instruction, and libc's
+ * getpid() N times each, and print `getpid <times they agreed>`.
  * `slow`: sleep 20 ms before each call of sym_outer (a probe that calls
  * exit() at its first hit sees no second one, so a differential test
  * prints while the target lives).
@@ -64,13 +67,14 @@ __attribute__((noinline)) int sym_apply(int (*fn)(int), int x)
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? strtol(argv[1], NULL, 0) : 1;
-	bool wait = false, dl = false, apply = false, slow = false, cgoto = false;
+	bool wait = false, dl = false, apply = false, slow = false, cgoto = false, gpid = false;
 	for (int i = 2; i < argc; i++) {
 		wait |= !strcmp(argv[i], "wait");
 		dl |= !strcmp(argv[i], "dlopen");
 		apply |= !strcmp(argv[i], "apply");
 		slow |= !strcmp(argv[i], "slow");
 		cgoto |= !strcmp(argv[i], "cgoto");
+		gpid |= !strcmp(argv[i], "getpid");
 	}
 	if (wait) {
 		signal(SIGUSR1, on_usr1);
@@ -110,6 +114,13 @@ int main(int argc, char **argv)
 			for (long i = 0; i < n; i++)
 				y = cg((unsigned char)((i * 7) % 5), y);
 			printf("cgoto %ld\n", y);
+		}
+		if (gpid) { /* the library's own system call, and libc's, N times each */
+			long (*gp)(void) = (long (*)(void))dlsym(h, "dl_getpid");
+			long same = 0;
+			for (long i = 0; i < n; i++)
+				same += gp() == (long)getpid();
+			printf("getpid %ld\n", same);
 		}
 	}
 #endif

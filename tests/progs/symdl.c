@@ -51,3 +51,15 @@ __asm__(".text\n"
 	"\t.quad dl_cgoto_def\n"
 	"\t.endr\n"
 	".text\n");
+
+/*
+ * dl_getpid(): getpid(2) through the library's own `syscall` instruction
+ * (`mov $39,%eax; syscall`): a system-call site outside libc that exists
+ * only once the library is loaded (tests/e2e/syscalls.test).
+ */
+__attribute__((noinline)) long dl_getpid(void)
+{
+	long r;
+	__asm__ volatile("mov $39, %%eax\n\tsyscall" : "=a"(r) : : "rcx", "r11", "memory");
+	return r;
+}

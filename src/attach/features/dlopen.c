@@ -50,7 +50,8 @@ static const struct proc_map *find_loader(const struct proc_map *maps, int n)
 
 int att_dl_plan(struct att_session *s, struct proc_map *maps, int nmaps)
 {
-	bool pending = att_ret_wants_loader(s); /* libgcc_s for return probes (ret.c) */
+	/* libgcc_s for return probes (ret.c); system calls in any library */
+	bool pending = att_ret_wants_loader(s) || s->nsys_attach;
 	for (int i = 0; i < s->npoints; i++)
 		pending |= s->points[i].pending;
 	s->dl_state = 0;
@@ -104,7 +105,10 @@ int att_dl_poll(struct att_session *s, void (*armed)(const struct att_session *s
 	uint64_t now = __atomic_load_n(&h->dl_events, __ATOMIC_ACQUIRE);
 	if (now == s->dl_seen)
 		return 0;
-	int first = s->nsites;
+	int first = s->nsites, unserved = 0;
+	/* the system-call sites of what was loaded: pending points too */
+	if (s->nsys_attach)
+		att_sys_late(s, s->t.pid, &unserved);
 	bool *was = xcalloc(s->npoints + 1, sizeof(bool));
 	for (int i = 0; i < s->npoints; i++)
 		was[i] = s->points[i].pending;
@@ -125,7 +129,7 @@ int att_dl_poll(struct att_session *s, void (*armed)(const struct att_session *s
 		s->dl_seen = now;
 		dl_ack(s, now);
 	}
-	bool pending = att_ret_wants_loader(s);
+	bool pending = att_ret_wants_loader(s) || s->nsys_attach;
 	for (int i = 0; i < s->npoints; i++)
 		pending |= s->points[i].pending;
 	if (!pending) { /* nothing left to wait for: loads no longer wait for ubt */
@@ -146,5 +150,10 @@ int att_dl_poll(struct att_session *s, void (*armed)(const struct att_session *s
 		fprintf(stderr, "ubt: pid %d loaded %s: %d probe%s attached\n", s->t.pid,
 			lib ? lib : "a probed library", armed_points,
 			armed_points == 1 ? "" : "s");
+	if (unserved)
+		fprintf(stderr,
+			"WARNING: pid %d: %d system-call site%s in a library it loaded make%s calls "
+			"no site made when ubt attached: not traced\n",
+			s->t.pid, unserved, unserved == 1 ? "" : "s", unserved == 1 ? "s" : "");
 	return n;
 }

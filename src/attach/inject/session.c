@@ -371,13 +371,14 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 		    (ret = att_plan_mid(s, &s->points[i], s->points[i].bias)))
 			return ret;
 	}
-	if (s->sys_nojump)
-		fprintf(
-		    stderr,
-		    "WARNING: %d system-call site%s take%s no jump (a jump table in the function, "
-		    "a branch into the bytes it would cover, or too little room): calls made "
-		    "there are not counted\n",
-		    s->sys_nojump, s->sys_nojump == 1 ? "" : "s", s->sys_nojump == 1 ? "s" : "");
+	int nojump = s->sys_nojump - s->sys_nojump_said;
+	if (nojump > 0)
+		fprintf(stderr,
+			"WARNING: %d system-call site%s take%s no jump (a jump table in the "
+			"function, a branch into the bytes it would cover, or too little room): "
+			"calls made there are not counted\n",
+			nojump, nojump == 1 ? "" : "s", nojump == 1 ? "s" : "");
+	s->sys_nojump_said = s->sys_nojump;
 	return att_usdt_plan(s, maps, nmaps);
 }
 

@@ -94,6 +94,14 @@ int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_no
 void att_sys_dyn_free(struct att_session *s);
 /* syscalls.c: the same points in every other object of process pid, once open. */
 void att_sys_objects(struct att_session *s, pid_t pid);
+/*
+ * syscalls.c: the same for the objects pid mapped since (dlopen): new
+ * points, pending (armed by att_arm_late), each with the variant and name
+ * of a point of the same call and kind made at attach (the probe code is
+ * compiled: a call no site had then cannot be served, and its sites are
+ * counted in *unserved).  Returns the number of new points.
+ */
+int att_sys_late(struct att_session *s, pid_t pid, int *unserved);
 
 /* usdt.c: resolves one usdt attach point into s->points (one per location). */
 int att_usdt_resolve(const struct ast_node *probe, int index, const struct ast_node *a,

@@ -699,6 +699,9 @@ void att_sys_dyn_free(struct att_session *s)
 	free(s->sys_attach);
 	s->sys_attach = NULL;
 	s->nsys_attach = 0;
+	free(s->sys_seen);
+	s->sys_seen = NULL;
+	s->nsys_seen = 0;
 }
 
 /* The sites of one attach point in one file (path: the name shown). */
@@ -769,12 +772,25 @@ int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_no
  * fallbacks of clock_gettime & co.).  The new points' variants are named
  * again (names.c) before codegen compiles them.
  */
-void att_sys_objects(struct att_session *s, pid_t pid)
+/* Remembers a scanned file; false if it was scanned before. */
+static bool first_scan(struct att_session *s, dev_t dev, ino_t ino)
+{
+	for (int i = 0; i < s->nsys_seen; i++)
+		if (s->sys_seen[i].dev == dev && s->sys_seen[i].ino == ino)
+			return false;
+	s->sys_seen = xrealloc(s->sys_seen, (size_t)(s->nsys_seen + 1) * sizeof(*s->sys_seen));
+	s->sys_seen[s->nsys_seen++] = (struct att_file_id){dev, ino};
+	return true;
+}
+
+/* Scans every object of pid not scanned yet (libc: att_sys_resolve). */
+static void scan_objects(struct att_session *s, pid_t pid)
 {
 	char **files = NULL;
-	int n = 0, before = s->npoints;
+	int n = 0;
 	if (!s->nsys_attach || proc_objects(pid, &files, &n))
 		return;
+	first_scan(s, s->sys_libc_dev, s->sys_libc_ino);
 	char *root = xasprintf("/proc/%d/root", (int)pid);
 	for (int i = 0; i < n; i++) {
 		struct ef_file f;
@@ -783,15 +799,58 @@ void att_sys_objects(struct att_session *s, pid_t pid)
 		const char *shown = files[i];
 		if (!strncmp(shown, root, strlen(root)))
 			shown += strlen(root);
-		if (f.dev != s->sys_libc_dev || f.ino != s->sys_libc_ino)
+		if (first_scan(s, f.dev, f.ino))
 			for (int k = 0; k < s->nsys_attach; k++)
 				scan_file(s, &s->sys_attach[k], &f, shown);
 		ef_close(&f);
 	}
 	free(root);
 	proc_objects_free(files, n);
+}
+
+void att_sys_objects(struct att_session *s, pid_t pid)
+{
+	int before = s->npoints;
+	scan_objects(s, pid);
 	if (s->npoints != before)
 		att_probe_names_sys(s);
+}
+
+/* The point made at attach that serves the calls of new point p, or NULL. */
+static const struct att_point *served_by(const struct att_session *s, int before,
+					 const struct att_point *p)
+{
+	for (int i = 0; i < before; i++) {
+		const struct att_point *q = &s->points[i];
+		if (q->sys_kind && q->probe_index == p->probe_index && q->attach == p->attach &&
+		    q->sys_kind == p->sys_kind && q->sys_nr == p->sys_nr &&
+		    q->sys_dyn == p->sys_dyn && !strcmp(q->func, p->func))
+			return q;
+	}
+	return NULL;
+}
+
+int att_sys_late(struct att_session *s, pid_t pid, int *unserved)
+{
+	int before = s->npoints, kept = before;
+	*unserved = 0;
+	scan_objects(s, pid);
+	for (int i = before; i < s->npoints; i++) {
+		struct att_point *p = &s->points[i];
+		const struct att_point *q = served_by(s, before, p);
+		if (!q || s->nsites + (kept - before) >= s->max_sites) {
+			++*unserved;
+			free(p->path);
+			free(p->func);
+			continue;
+		}
+		p->variant = q->variant;
+		p->name_id = q->name_id;
+		p->pending = true; /* att_arm_late plans it, in its library */
+		s->points[kept++] = *p;
+	}
+	s->npoints = kept;
+	return kept - before;
 }
 
 int att_sys_event_count(const struct ast_node *a)
