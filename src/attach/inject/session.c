@@ -84,8 +84,16 @@ int att_open(struct att_session *s, pid_t pid, char *const *argv)
 			return ret;
 		}
 	}
-	att_sys_objects(s, s->t.pid); /* the program's own system calls, other libraries' */
-	return 0;
+	/* the program's own system calls, other libraries' */
+	ret = att_sys_objects(s, s->t.pid);
+	if (ret && argv) { /* the command has not run: it never does, as under bpftrace */
+		int status;
+		kill(s->t.pid, SIGKILL);
+		tracee_wait_exit(&s->t, -1, &status);
+		att_watchdog_stop(s);
+		s->has_target = false;
+	}
+	return ret;
 }
 
 /* ---- what else is in the process ---------------------------------------- */

@@ -92,8 +92,9 @@ int att_sys_event_count(const struct ast_node *a);
 int att_sys_resolve(const struct ast_node *probe, int index, const struct ast_node *a,
 		    struct att_session *s, struct diags *diags);
 void att_sys_dyn_free(struct att_session *s);
-/* syscalls.c: the same points in every other object of process pid, once open. */
-void att_sys_objects(struct att_session *s, pid_t pid);
+/* syscalls.c: the same points in every other object of process pid, once open;
+ * -ENOTSUP (said) if pid does not map the libc they were resolved in. */
+int att_sys_objects(struct att_session *s, pid_t pid);
 /*
  * syscalls.c: the same for the objects pid mapped since (dlopen): new
  * points, pending (armed by att_arm_late), each with the variant and name

@@ -808,12 +808,47 @@ static void scan_objects(struct att_session *s, pid_t pid)
 	proc_objects_free(files, n);
 }
 
-void att_sys_objects(struct att_session *s, pid_t pid)
+/* libc, as att_sys_resolve scanned it, is one of pid's objects */
+static bool libc_mapped(const struct att_session *s, pid_t pid)
+{
+	char **files = NULL;
+	int n = 0;
+	bool found = false;
+	if (proc_objects(pid, &files, &n))
+		return true; /* the process is gone: attach says so */
+	for (int i = 0; i < n && !found; i++) {
+		struct stat st;
+		found = !stat(files[i], &st) && st.st_dev == s->sys_libc_dev &&
+			st.st_ino == s->sys_libc_ino;
+	}
+	proc_objects_free(files, n);
+	return found;
+}
+
+int att_sys_objects(struct att_session *s, pid_t pid)
 {
 	int before = s->npoints;
+	if (!s->nsys_attach)
+		return 0;
+	/*
+	 * A static program (or one with another libc): its system calls are
+	 * made from its own code, whose probes would run before it has set
+	 * up its thread pointer (reading %fs killed the program with
+	 * SIGSEGV) and read the thread's ids at the shared libc's offsets
+	 * (wrong pid and tid).  Refused until that is handled.
+	 */
+	if (!libc_mapped(s, pid)) {
+		const struct ast_node *a = s->sys_attach[0].a;
+		diag_sys("trace it with bpftrace, whose tracepoints are the kernel's",
+			 "tracepoint:%s:%s: pid %d does not use the shared libc (a statically "
+			 "linked program?): ubt does not trace its system calls yet",
+			 a->attach.target, a->attach.func, (int)pid);
+		return -ENOTSUP;
+	}
 	scan_objects(s, pid);
 	if (s->npoints != before)
 		att_probe_names_sys(s);
+	return 0;
 }
 
 /* The point made at attach that serves the calls of new point p, or NULL. */
