@@ -156,6 +156,7 @@ struct att_session {
 	int nsys_seen;
 	int sys_nojump; /* system-call sites on the `syscall` itself left unpatched (plan_mid.c) */
 	int sys_nojump_said; /* of them, those a warning counted already (libraries loaded later) */
+	bool wait_main; /* a static -c program without a thread pointer yet: probes on at main */
 	struct att_sema semas[ATT_MAX_SEMAS]; /* in the shared session: the watchdog
 					       * releases those still held if ubt dies */
 	int nsemas;

@@ -610,6 +610,13 @@ struct rt_priv {
 	 * %fs:0 matches come from the kernel until that thread runs again.
 	 */
 	volatile uint64_t vfork_tp;
+	/*
+	 * A static program started by `ubt -c` is stopped at its entry point,
+	 * before it has a thread pointer: probe code that reads %fs there
+	 * faults.  ubt then leaves `enabled` 0 and sets this; ubt's own probe
+	 * on the function that calls main (rt_tls_ready) turns the probes on.
+	 */
+	volatile uint32_t enable_at_main;
 };
 
 /*

@@ -5,6 +5,8 @@
  */
 #include "symlib.h"
 
+#include <unistd.h>
+
 volatile int sym_dl_sink;
 
 __attribute__((noinline)) int sym_dl_func(int x)
@@ -62,4 +64,11 @@ __attribute__((noinline)) long dl_getpid(void)
 	long r;
 	__asm__ volatile("mov $39, %%eax\n\tsyscall" : "=a"(r) : : "rcx", "r11", "memory");
 	return r;
+}
+
+/* the same through libc's getpid (here, so that prog_sym's PLT stays as
+ * the tests of its addresses know it) */
+long dl_libc_getpid(void)
+{
+	return (long)getpid();
 }

@@ -73,6 +73,16 @@ static int set_enabled(struct att_session *s, uint32_t on)
 			    sizeof(on));
 }
 
+/* At arming: on, or on once the program reaches main (plan_main_wait). */
+static int set_enabled_at_arm(struct att_session *s)
+{
+	uint32_t on = 1;
+	if (s->wait_main)
+		return tracee_write(&s->t, s->remote_priv + offsetof(struct rt_priv, enable_at_main),
+				    &on, sizeof(on));
+	return set_enabled(s, 1);
+}
+
 /*
  * Writes the site's patch.  Branches redirected into its trampoline
  * (struct arch_redirect) go first and come back last (restore_sites): a
@@ -123,7 +133,7 @@ int att_arm(struct att_session *s)
 	int ret = 0;
 	if (!s->has_target)
 		return 0;
-	ret = set_enabled(s, 1);
+	ret = set_enabled_at_arm(s);
 	for (int i = 0; i < s->nsites && !ret; i++) {
 		struct att_site *site = &s->sites[i];
 		if ((ret = site_unchanged(s, site)))

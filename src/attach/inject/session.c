@@ -16,6 +16,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -811,6 +812,42 @@ static int place_trampolines(struct att_session *s, const struct cg_object *obj)
 	return att_place_sites(s, 0);
 }
 
+/*
+ * A static program that `ubt -c` stopped at its entry point has no thread
+ * pointer yet (%fs base 0): its start-up code runs before it sets one, and
+ * probe code there that reads %fs (a thread's slot, `tid`) killed it with
+ * SIGSEGV.  The probes then stay off until ubt's own probe on the function
+ * that calls main (glibc's __libc_start_call_main, else main; runtime
+ * rt_tls_ready) turns them on: probes on the start-up code do not fire,
+ * as with the dynamic loader's code under -c.  Without either function
+ * nothing changes (and the program may not be glibc's).
+ */
+static int plan_main_wait(struct att_session *s, const struct proc_map *maps, int nmaps)
+{
+	static const char *const funcs[] = {"__libc_start_call_main", "main"};
+	char link[64], exe[PATH_MAX];
+	s->wait_main = false;
+	if (!s->t.is_child || !s->t.stopped || !s->t.nthreads || s->t.threads[0].regs.fs_base)
+		return 0;
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)s->t.pid);
+	ssize_t len = readlink(link, exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return 0;
+	exe[len] = 0;
+	const struct proc_map *m = NULL;
+	for (int i = 0; i < nmaps && !m; i++)
+		if (!strcmp(maps[i].path, exe))
+			m = &maps[i];
+	struct ef_file f;
+	uint64_t bias;
+	if (!m || att_open_mapped(s, m, maps, nmaps, &f, &bias))
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(funcs) && !s->wait_main; i++)
+		s->wait_main = !att_add_internal_func(s, &f, bias, funcs[i], "rt_tls_ready");
+	ef_close(&f);
+	return 0;
+}
+
 int att_install(struct att_session *s, const struct cg_layout *layout,
 		const struct cg_object *target_obj, const struct cg_object *host_obj)
 {
@@ -834,6 +871,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		}
 		if ((ret = check_other_ubt(s, maps, nmaps)) || (ret = att_plan_sites(s, maps, nmaps)) ||
 		    (ret = att_features_plan(s, target_obj, maps, nmaps)) ||
+		    (ret = plan_main_wait(s, maps, nmaps)) ||
 		    (ret = att_vfork_plan(s, maps, nmaps)) || /* forks.c */
 		    (ret = check_foreign_breakpoints(s, maps, nmaps)))
 			goto out;

@@ -14,6 +14,11 @@
  * kernel uprobes.  A futex wait on the shared header: one system call per
  * dlopen, never on a probe's hot path, and bounded, so a dead or slow ubt
  * costs a dlopen at most that long (the watchdog then removes the probe).
+ *
+ * rt_tls_ready, at the end, is ubt's other probe on start-up: on the
+ * function of a static program that calls main, it turns the probes on
+ * once the program has a thread pointer (attach/inject/session.c,
+ * plan_main_wait).
  */
 #include "../rt.h"
 
@@ -54,4 +59,18 @@ void rt_dl_notify(struct rt_regs *regs)
 			return;
 		futex_wait(&h->dl_ack, ack, &slice);
 	}
+}
+
+/*
+ * ubt's own probe on the function of a static program that calls main
+ * (glibc's __libc_start_call_main, else main): the thread pointer is set
+ * by then, so the probes may run (struct rt_priv, enable_at_main).  Only
+ * the runtime's C, no %fs: it runs with the probes still off.
+ */
+void rt_tls_ready(struct rt_regs *regs) RT_API;
+void rt_tls_ready(struct rt_regs *regs)
+{
+	(void)regs;
+	if (__atomic_exchange_n(&ubt_priv.enable_at_main, 0, __ATOMIC_ACQ_REL))
+		__atomic_store_n(&ubt_priv.enabled, 1, __ATOMIC_RELEASE);
 }

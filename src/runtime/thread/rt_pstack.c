@@ -51,6 +51,7 @@ extern struct rt_priv ubt_priv RT_API;
 #define H_FLAGS 36
 #define H_THREADS_OFF 40
 #define H_TID_OFF 64
+#define P_ENABLED 4
 #define P_PSTACK_BASE 24
 #define P_PSTACK_SIZE 32
 #define P_PSTACK_SEG 40
@@ -60,6 +61,7 @@ _Static_assert(offsetof(struct rt_shm_header, nthreads) == H_NTHREADS, "asm offs
 _Static_assert(offsetof(struct rt_shm_header, flags) == H_FLAGS, "asm offset");
 _Static_assert(offsetof(struct rt_shm_header, threads_off) == H_THREADS_OFF, "asm offset");
 _Static_assert(offsetof(struct rt_shm_header, tid_off) == H_TID_OFF, "asm offset");
+_Static_assert(offsetof(struct rt_priv, enabled) == P_ENABLED, "asm offset");
 _Static_assert(offsetof(struct rt_priv, pstack_base) == P_PSTACK_BASE, "asm offset");
 _Static_assert(offsetof(struct rt_priv, pstack_size) == P_PSTACK_SIZE, "asm offset");
 _Static_assert(offsetof(struct rt_priv, pstack_seg) == P_PSTACK_SEG, "asm offset");
@@ -84,6 +86,9 @@ __asm__(".text\n"
 	".globl rt_pstack_call\n"
 	".hidden rt_pstack_call\n"
 	"rt_pstack_call:\n"
+	/* probes off (a static program before main: no %fs to read yet) */
+	"\tcmpl $0, ubt_priv+" S(P_ENABLED) "(%rip)\n"
+	"\tje .Lps_off\n"
 	"\tpush %rax\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n"
 	/* the slot the thread pointer hashes to: rcx = index, rsi = slot */
 	"\tmov %fs:0, %rax\n"
@@ -142,6 +147,8 @@ __asm__(".text\n"
 	"\tmov (%rsp), %rsp\n"
 	"\tdecl " S(T_DEPTH) "(%r11)\n"
 	"\tlea -8(%rsp), %rsp\n"
+	"\tret\n"
+	".Lps_off:\n"
 	"\tret\n"
 	/* C calls: %rsp aligned (rt_map_lookup_r11 calls from inside a handler) */
 	".Lps_deep:\n"
