@@ -172,8 +172,8 @@ struct att_session {
 	struct att_region rg_code, rg_data, rg_priv; /* the three parts, mapped one by one */
 	int64_t remote_fd;       /* the memfd's descriptor in the target while open, else -1 */
 	uint64_t memfd_dev, memfd_ino; /* identify the memfd in /proc/PID/maps (forks.c) */
-	int64_t host_proc_fd;    /* ubt's /proc in a target of another pid namespace, else -1
-				  * (features/hostids.c); host_proc_dev: that procfs's st_dev */
+	int64_t host_proc_fd;	       /* ubt's /proc in a target of another pid namespace, else -1
+					* (features/hostids.c); host_proc_dev: that procfs's st_dev */
 	uint64_t host_proc_dev;
 	bool trap_installed; /* our SIGTRAP handler is the target's action */
 	int ntraps;          /* entries of the header's traps[] (written there, never read back) */

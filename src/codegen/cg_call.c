@@ -223,7 +223,8 @@ static LLVMValueRef builtin_call(struct cg *c, const char *name, LLVMTypeRef ret
 static LLVMValueRef rseq_field(struct cg *c, int64_t field, uint32_t what)
 {
 	LLVMValueRef cpu = cg_fs_load32(c, c->facts->rseq_off + RT_RSEQ_CPU_ID);
-	LLVMValueRef v = field == RT_RSEQ_CPU_ID ? cpu : cg_fs_load32(c, c->facts->rseq_off + field);
+	LLVMValueRef v =
+	    field == RT_RSEQ_CPU_ID ? cpu : cg_fs_load32(c, c->facts->rseq_off + field);
 	LLVMValueRef bad = LLVMBuildICmp(c->b, LLVMIntEQ, cpu, cg_const(c, 0xffffffffu), "");
 	LLVMValueRef res = cg_alloca(c, c->i64, "rseq_field");
 	LLVMBuildStore(c->b, v, res);
@@ -235,7 +236,6 @@ static LLVMValueRef rseq_field(struct cg *c, int64_t field, uint32_t what)
 	LLVMPositionBuilderAtEnd(c->b, done);
 	return LLVMBuildLoad2(c->b, c->i64, res, "");
 }
-
 
 /*
  * comm, uid, gid: the thread's cached copy (struct rt_ids in its slot,

@@ -42,12 +42,11 @@ static LLVMValueRef host_tid(struct cg *c, LLVMValueRef ns)
 	LLVMValueRef ok = NULL, t = c->thread;
 	if (!t)
 		t = cg_thread_slot(c, &ok);
-	LLVMValueRef w = LLVMBuildLoad2(c->b, c->i64,
-					cg_gep_const(c, t, offsetof(struct rt_thread, htid)), "htid");
+	LLVMValueRef w = LLVMBuildLoad2(
+	    c->b, c->i64, cg_gep_const(c, t, offsetof(struct rt_thread, htid)), "htid");
 	LLVMSetVolatile(w, 1);
-	LLVMValueRef same = LLVMBuildICmp(c->b, LLVMIntEQ,
-					  LLVMBuildAnd(c->b, w, cg_const(c, 0xffffffffull), ""), ns,
-					  "");
+	LLVMValueRef same = LLVMBuildICmp(
+	    c->b, LLVMIntEQ, LLVMBuildAnd(c->b, w, cg_const(c, 0xffffffffull), ""), ns, "");
 	/* the slot's owner check (cg_thread_slot) also compares the TCB's tid
 	 * with the slot's: with same, this thread's word in this thread's slot */
 	if (ok)
@@ -75,8 +74,4 @@ LLVMValueRef cg_own_tid(struct cg *c)
 }
 
 /* The host's tid where the probe starts (codegen.c), for every `tid` of it. */
-LLVMValueRef cg_host_tid(struct cg *c)
-{
-	return host_tid(c, cg_own_tid(c));
-}
-
+LLVMValueRef cg_host_tid(struct cg *c) { return host_tid(c, cg_own_tid(c)); }

@@ -136,8 +136,8 @@ struct cg_facts {
 	bool rseq_node;   /* the kernel fills its node_id (numaid) */
 	bool has_tid;     /* kernel tid at %fs:tid_off */
 	int32_t tid_off;
-	bool pidns;       /* the target's pid namespace is not ubt's: `tid` is the host's,
-			   * kept in the thread's slot (rt_thread.htid, RT_F_PIDNS) */
+	bool pidns; /* the target's pid namespace is not ubt's: `tid` is the host's,
+		     * kept in the thread's slot (rt_thread.htid, RT_F_PIDNS) */
 	/* usdt probes: argument lists of their locations (attach/resolve/usdt.c) */
 	const struct cg_usdt_variants *usdt;
 	int nusdt;

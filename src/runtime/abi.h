@@ -39,8 +39,8 @@
 #define RT_RSEQ_NODE_ID 20 /* filled by Linux >= 6.3 (auxv AT_RSEQ_FEATURE_SIZE >= 24) */
 
 enum rt_shm_flags {
-	RT_F_RSEQ = 1 << 0, /* rseq_off is valid: per-CPU slots via rseq cpu_id */
-	RT_F_TID = 1 << 1,  /* tid_off is valid: the kernel tid is at %fs:tid_off */
+	RT_F_RSEQ = 1 << 0,		/* rseq_off is valid: per-CPU slots via rseq cpu_id */
+	RT_F_TID = 1 << 1,		/* tid_off is valid: the kernel tid is at %fs:tid_off */
 	RT_F_NO_PROCMAP_QUERY = 1 << 2, /* tests: rt_vma.c parses /proc/self/maps instead */
 	RT_F_PIDNS = 1 << 3, /* the target's pid namespace is not ubt's: host ids come from
 			      * the host's procfs at host_proc_fd (rt_thread.c) */

@@ -50,8 +50,8 @@ enum arch_patch_kind {
  */
 #define ARCH_MAX_REDIRS 4
 struct arch_redirect {
-	uint64_t insn;   /* address of the branch instruction */
-	uint64_t at;     /* address of its rel32 (its last 4 bytes) */
+	uint64_t insn;	 /* address of the branch instruction */
+	uint64_t at;	 /* address of its rel32 (its last 4 bytes) */
 	uint64_t target; /* where it branched: inside the patched bytes */
 	uint8_t orig[4]; /* the rel32 as it was */
 };

@@ -151,9 +151,10 @@ int att_dl_poll(struct att_session *s, void (*armed)(const struct att_session *s
 			lib ? lib : "a probed library", armed_points,
 			armed_points == 1 ? "" : "s");
 	if (unserved)
-		fprintf(stderr,
-			"WARNING: pid %d: %d system-call site%s in a library it loaded make%s calls "
-			"no site made when ubt attached: not traced\n",
-			s->t.pid, unserved, unserved == 1 ? "" : "s", unserved == 1 ? "s" : "");
+		fprintf(
+		    stderr,
+		    "WARNING: pid %d: %d system-call site%s in a library it loaded make%s calls "
+		    "no site made when ubt attached: not traced\n",
+		    s->t.pid, unserved, unserved == 1 ? "" : "s", unserved == 1 ? "s" : "");
 	return n;
 }

@@ -26,10 +26,10 @@
  * checking that the number still names ubt's procfs.  If any step fails,
  * ubt warns and `tid` stays the namespace's.
  */
-#include "attach/session.h"
 #include "attach/features/features.h"
-#include "attach/target/tracee_write.h"
 #include "attach/inject/session_internal.h"
+#include "attach/session.h"
+#include "attach/target/tracee_write.h"
 #include "runtime/abi.h"
 
 #include <errno.h>
@@ -74,7 +74,9 @@ static int send_fd(int sock, int fd)
 	} cm;
 	char byte = 'p';
 	struct iovec iov = {&byte, 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.space,
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cm.space,
 			    .msg_controllen = sizeof(cm.space)};
 	memset(&cm, 0, sizeof(cm));
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
@@ -123,7 +125,8 @@ static int pass_proc(struct att_session *s, int proc, int64_t *fd)
 	int64_t r;
 	int ret = tracee_scratch(&s->t, sv, sizeof(sv), &at);
 	if (!ret)
-		ret = att_rsys(s, SYS_socketpair, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, at, 0, 0, &r);
+		ret = att_rsys(s, SYS_socketpair, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, at, 0, 0,
+			       &r);
 	if (!ret && r)
 		ret = (int)r;
 	if (!ret)

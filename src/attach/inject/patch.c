@@ -78,8 +78,9 @@ static int set_enabled_at_arm(struct att_session *s)
 {
 	uint32_t on = 1;
 	if (s->wait_main)
-		return tracee_write(&s->t, s->remote_priv + offsetof(struct rt_priv, enable_at_main),
-				    &on, sizeof(on));
+		return tracee_write(&s->t,
+				    s->remote_priv + offsetof(struct rt_priv, enable_at_main), &on,
+				    sizeof(on));
 	return set_enabled(s, 1);
 }
 
@@ -289,7 +290,8 @@ static bool restore_redirects(struct att_session *s, const struct att_site *site
 		if (!rd && !memcmp(now, site->redir_patch[k], 4)) {
 			tracee_write(&s->t, r->at, r->orig, 4);
 		} else if (rd || memcmp(now, r->orig, 4)) {
-			diag_sys(NULL, "pid %d: code at 0x%llx was changed by someone else; left as "
+			diag_sys(NULL,
+				 "pid %d: code at 0x%llx was changed by someone else; left as "
 				 "is, with ubt's code mapped in case it still leads there",
 				 s->t.pid, (unsigned long long)r->insn);
 			ok = false;

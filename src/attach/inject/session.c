@@ -16,13 +16,13 @@
 #include "util/util.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -416,12 +416,13 @@ static int check_redirects(struct att_session *s)
 			if (!o)
 				continue;
 			if (site->plan.mid_cover) {
-				diag_sys("probe one of them only",
-					 "the branch at 0x%llx leads into the jump at 0x%llx and is "
-					 "itself in the bytes patched at 0x%llx",
-					 (unsigned long long)r->insn,
-					 (unsigned long long)site->plan.site,
-					 (unsigned long long)o->plan.site);
+				diag_sys(
+				    "probe one of them only",
+				    "the branch at 0x%llx leads into the jump at 0x%llx and is "
+				    "itself in the bytes patched at 0x%llx",
+				    (unsigned long long)r->insn,
+				    (unsigned long long)site->plan.site,
+				    (unsigned long long)o->plan.site);
 				return -EINVAL;
 			}
 			arch_plan_to_int3(&site->plan,
@@ -429,10 +430,11 @@ static int check_redirects(struct att_session *s)
 					  "bytes another probe patches at 0x%llx",
 					  (unsigned long long)r->insn,
 					  (unsigned long long)o->plan.site);
-			fprintf(stderr,
-				"WARNING: 0x%llx: using a breakpoint (about 2 us per hit) instead of "
-				"a jump: %s\n",
-				(unsigned long long)site->plan.site, site->plan.why);
+			fprintf(
+			    stderr,
+			    "WARNING: 0x%llx: using a breakpoint (about 2 us per hit) instead of "
+			    "a jump: %s\n",
+			    (unsigned long long)site->plan.site, site->plan.why);
 			break;
 		}
 	}
@@ -869,7 +871,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 			att_sys_error(s, ret, "reading /proc/PID/maps");
 			return ret;
 		}
-		if ((ret = check_other_ubt(s, maps, nmaps)) || (ret = att_plan_sites(s, maps, nmaps)) ||
+		if ((ret = check_other_ubt(s, maps, nmaps)) ||
+		    (ret = att_plan_sites(s, maps, nmaps)) ||
 		    (ret = att_features_plan(s, target_obj, maps, nmaps)) ||
 		    (ret = plan_main_wait(s, maps, nmaps)) ||
 		    (ret = att_vfork_plan(s, maps, nmaps)) || /* forks.c */

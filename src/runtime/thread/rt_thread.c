@@ -240,8 +240,7 @@ int rt_host_ids(uint32_t *pid, uint32_t *tid)
 	long fd = h->host_proc_fd, i = 0;
 	if (rt_syscall4(5 /* fstat */, fd, (long)st, 0, 0) || st[0] != h->host_proc_dev)
 		return -9 /* EBADF */;
-	long n = rt_syscall4(267 /* readlinkat */, fd, (long)"thread-self", (long)buf,
-			     sizeof(buf));
+	long n = rt_syscall4(267 /* readlinkat */, fd, (long)"thread-self", (long)buf, sizeof(buf));
 	uint32_t p, t;
 	if (n <= 0 || rt_parse_u32(buf, n, &i, &p) || n - i < 6 || buf[i] != '/' ||
 	    buf[i + 1] != 't' || buf[i + 5] != '/')
