@@ -92,11 +92,14 @@ static int set_enabled_at_arm(struct att_session *s)
  */
 static int write_patch(struct att_session *s, struct att_site *site)
 {
-	int ret = 0;
-	for (int k = 0; !ret && k < site->plan.nredirs; k++)
+	int ret = 0, k;
+	for (k = 0; !ret && k < site->plan.nredirs; k++)
 		ret = tracee_write(&s->t, site->plan.redir[k].at, site->redir_patch[k], 4);
 	if (!ret)
 		ret = tracee_write(&s->t, site->plan.site, site->patch, site->plan.orig_len);
+	if (ret) /* not patched: no branch may lead to code detach unmaps */
+		while (k-- > 0)
+			tracee_write(&s->t, site->plan.redir[k].at, site->plan.redir[k].orig, 4);
 	return ret;
 }
 
