@@ -255,6 +255,13 @@ static int seize_thread(struct tracee *t, pid_t tid)
 			return 1;
 		if (err != EPERM || thread_status(t->pid, tid, &zombie, &tracer) < 0)
 			return err == EPERM && kill(tid, 0) < 0 ? 1 : -err;
+		if (zombie && tracer == getpid()) {
+			/* one of ours that reap_gone() gave up on (it took more
+			 * than its 100 ms to die, on a loaded machine): only its
+			 * tracer can reap it, and until then it stays listed */
+			int st;
+			waitpid(tid, &st, __WALL | WNOHANG);
+		}
 		if (zombie)
 			return 1; /* an exited thread group leader stays listed */
 		if (tracer != getpid())
