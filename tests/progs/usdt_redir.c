@@ -10,7 +10,21 @@
  *
  * Calls redir_loop(N) ROUNDS times (default 1): i runs from 0 to N - 1 and
  * the probe `ubtr:even` (arg0 = i) fires for every even i.  Prints
- * `sum S` (the sum of the return values, N per call) and exits 0.
+ * `sum S` (the sum of the return values, N per call).  Then calls
+ * at_end(i & 1) for i in 0..N-1 and prints `end E` (the sum of what it
+ * returned: 8 for each odd i), and exits 0.
+ *
+ * at_end's location is 2 bytes before the next function, so its jump
+ * starts at the `add` before it (plan.mid_at), and its `jz` (a rel32)
+ * branches to the location itself, inside that jump: redirected, the
+ * branch must still run the location's handlers (`ubtr:end` fires for
+ * every call, arg0 = x or x + 7):
+ *    0: mov %rdi,%rax
+ *    3: test %rax,%rax
+ *    6: jz 16 (rel32)           <- the branch to the location
+ *   12: add $7,%rax
+ *   16: nop                     <- usdt ubtr:end, 8@%rax
+ *   17: ret                     at_end_next follows at once
  *
  * redir_loop's bytes, fixed by hand so the tests can name offsets:
  *    0: xor %eax,%eax
@@ -27,6 +41,7 @@
 #include <stdlib.h>
 
 long redir_loop(long n);
+long at_end(long x);
 
 __asm__(".text\n"
 	".globl redir_loop\n"
@@ -65,6 +80,37 @@ __asm__(".text\n"
 	".popsection\n"
 	".endif\n");
 
+__asm__(".text\n"
+	".globl at_end\n"
+	".type at_end,@function\n"
+	".p2align 4\n"
+	"at_end:\n"
+	"mov %rdi,%rax\n"
+	"test %rax,%rax\n"
+	"{disp32} jz 1f\n"
+	"add $7,%rax\n"
+	"1: nop\n"
+	"ret\n"
+	".size at_end,.-at_end\n"
+	".globl at_end_next\n"
+	".type at_end_next,@function\n"
+	"at_end_next:\n"
+	"ret\n"
+	".size at_end_next,.-at_end_next\n"
+	".pushsection .note.stapsdt,\"?\",\"note\"\n"
+	".balign 4\n"
+	".4byte 992f-991f, 994f-993f, 3\n"
+	"991: .asciz \"stapsdt\"\n"
+	"992: .balign 4\n"
+	"993: .8byte 1b\n"
+	".8byte _.stapsdt.base\n"
+	".8byte 0\n"
+	".asciz \"ubtr\"\n"
+	".asciz \"end\"\n"
+	".asciz \"8@%rax\"\n"
+	"994: .balign 4\n"
+	".popsection\n");
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 10, rounds = argc > 2 ? atol(argv[2]) : 1, sum = 0;
@@ -72,5 +118,9 @@ int main(int argc, char **argv)
 	for (long r = 0; r < rounds; r++)
 		sum += redir_loop(n);
 	printf("sum %ld\n", sum);
+	long end = 0;
+	for (long i = 0; i < n; i++)
+		end += at_end(i & 1);
+	printf("end %ld\n", end);
 	return 0;
 }

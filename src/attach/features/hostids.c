@@ -21,6 +21,13 @@
  *   ubt:    pidfd_getfd(pidfd, 6) = 9;  sendmsg(9, {SCM_RIGHTS: open("/proc")})
  *   target: recvmsg(5, {SCM_RIGHTS: 7}, MSG_CMSG_CLOEXEC);  close(5);  close(6)
  *
+ * Only with UBT_HOST_TIDS=1: while ubt is attached, that descriptor lets
+ * anything in the target's namespace that may read the target's
+ * descriptors (its root, a process of its user) list the host's processes
+ * and read what /proc shows of those its user may trace (command lines,
+ * environments), which a container must not give away unasked.  Without
+ * it ubt warns and `tid` is the namespace's.
+ *
  * Descriptor 7 stays open (close-on-exec) while ubt is attached; detach,
  * the watchdog and the detach of forked children close it (unmap), after
  * checking that the number still names ubt's procfs.  If any step fails,
@@ -147,8 +154,17 @@ static int pass_proc(struct att_session *s, int proc, int64_t *fd)
 int att_hostids_map(struct att_session *s, struct rt_shm_header *h)
 {
 	h->host_proc_fd = -1;
-	if (!s->facts.pidns)
+	if (!s->facts.pidns) {
+		if (att_other_pidns(s->t.pid))
+			fprintf(stderr,
+				"WARNING: pid %d runs in another pid namespace: tid is its namespace's, "
+				"not the host's as bpftrace prints it; UBT_HOST_TIDS=1 gives the host's "
+				"by handing the process ubt's /proc while ubt is attached, through "
+				"which anything in its namespace can read the host's processes "
+				"(docs/safety.md)\n",
+				s->t.pid);
 		return 0;
+	}
 	struct stat st;
 	int64_t fd = -1;
 	int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

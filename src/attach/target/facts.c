@@ -151,6 +151,12 @@ static bool rseq_has_node(void)
  * --pid`): its threads' own ids are not the ones bpftrace prints.  Told
  * by the namespaces' inodes, as /proc/PID/ns/pid links show them.
  */
+bool att_host_tids_wanted(void)
+{
+	const char *v = getenv("UBT_HOST_TIDS");
+	return v && strcmp(v, "0");
+}
+
 bool att_other_pidns(pid_t pid)
 {
 	char path[64];
@@ -178,7 +184,9 @@ void att_facts(struct att_session *s, bool host, struct cg_facts *facts)
 		return;
 	}
 	facts->has_rseq = read_target_rseq(s, &facts->rseq_off);
-	facts->pidns = att_other_pidns(s->t.pid);
+	/* host tids only when asked: they hand the target ubt's /proc
+	 * (features/hostids.c, docs/safety.md) */
+	facts->pidns = att_other_pidns(s->t.pid) && att_host_tids_wanted();
 	if (same_ldso(s->t.pid)) {
 		int off = own_tid_off();
 		facts->has_tid = off >= 0;

@@ -24,6 +24,8 @@ struct rt_shm_header;
 /* Facts about the target (or about ubt itself when host is set). */
 void att_facts(struct att_session *s, bool host, struct cg_facts *facts);
 bool att_other_pidns(pid_t pid); /* facts.c: pid's pid namespace is not ubt's */
+/* facts.c: UBT_HOST_TIDS asks for host tids in another pid namespace */
+bool att_host_tids_wanted(void);
 
 /* cgroup.c: the cgroup v2 id of process pid (the `cgroup` builtin), 0 if unknown */
 uint64_t att_cgroup_id(pid_t pid);

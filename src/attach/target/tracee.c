@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <fcntl.h>
+#include <linux/io_uring.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -377,7 +378,9 @@ int tracee_read_all_regs(struct tracee *t)
  * A few blocking calls end with EINTR when their thread is stopped, even
  * without a signal (signal(7), "Interruption of system call and library
  * functions by stop signals"): epoll_wait(2) and epoll_pwait(2),
- * sigwaitinfo(2) and sigtimedwait(2), semop(2) and semtimedop(2).  Our
+ * sigwaitinfo(2) and sigtimedwait(2), semop(2) and semtimedop(2), and the
+ * kernel AIO and io_uring waits (io_getevents, io_uring_enter with
+ * IORING_ENTER_GETEVENTS) that SPDK and qemu block in.  Our
  * PTRACE_INTERRUPT is such a stop, so attaching or detaching would make a
  * program's `epoll_wait(ep, ev, n, -1)` or `sigwaitinfo` return EINTR,
  * which kernel bpftrace never causes, and a program that takes EINTR for
@@ -409,6 +412,15 @@ static bool stop_ended_wait(const struct user_regs_struct *r)
 		return r->rdx == 0;
 	case SYS_semop:
 		return true;
+	case SYS_io_getevents:
+	case SYS_io_pgetevents:
+		return r->r8 == 0; /* struct timespec *; NULL: none */
+	case SYS_io_uring_enter:
+		/* waiting for completions, submitting nothing (a restart would
+		 * submit what another thread queued meanwhile), no timeout
+		 * (IORING_ENTER_EXT_ARG may carry one) */
+		return r->rsi == 0 && (r->r10 & IORING_ENTER_GETEVENTS) &&
+		       !(r->r10 & IORING_ENTER_EXT_ARG);
 	default:
 		return false;
 	}

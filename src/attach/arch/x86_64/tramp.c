@@ -136,10 +136,12 @@ int arch_redirect_bytes(const struct arch_site_plan *plan, uint64_t copy_addr, i
 			idx = i;
 	/* the last entry: a system call's exit handlers (mid_after) come
 	 * before the second instruction's copy, and a branch that skipped
-	 * the call must not run them */
+	 * the call must not run them; but where the location is after the
+	 * jump's first instruction (plan->mid_at) those calls are its own
+	 * handlers, and a branch to it must run them: the first entry */
 	to = 0;
 	for (int i = 0; i < m.nmap; i++)
-		if (m.map[i].insn == idx)
+		if (m.map[i].insn == idx && !(to && plan->mid_at))
 			to = copy_addr + m.map[i].off;
 	if (idx < 0 || !to)
 		return -ENOENT;
