@@ -156,13 +156,14 @@ int att_hostids_map(struct att_session *s, struct rt_shm_header *h)
 	h->host_proc_fd = -1;
 	if (!s->facts.pidns) {
 		if (att_other_pidns(s->t.pid))
-			fprintf(stderr,
-				"WARNING: pid %d runs in another pid namespace: tid is its namespace's, "
-				"not the host's as bpftrace prints it; UBT_HOST_TIDS=1 gives the host's "
-				"by handing the process ubt's /proc while ubt is attached, through "
-				"which anything in its namespace can read the host's processes "
-				"(docs/safety.md)\n",
-				s->t.pid);
+			fprintf(
+			    stderr,
+			    "WARNING: pid %d runs in another pid namespace: tid is its "
+			    "namespace's, not the host's as bpftrace prints it; UBT_HOST_TIDS=1 "
+			    "gives the host's by handing the process ubt's /proc while ubt is "
+			    "attached, through which anything in its namespace can read the "
+			    "host's processes (docs/safety.md)\n",
+			    s->t.pid);
 		return 0;
 	}
 	struct stat st;

@@ -36,8 +36,8 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
-#include <gelf.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <linux/io_uring.h>
 #include <poll.h>
 #include <signal.h>
@@ -51,7 +51,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
 
 int tracee_open(struct tracee *t, pid_t pid)
 {
