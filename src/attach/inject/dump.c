@@ -97,6 +97,13 @@ void att_dump_sites(const struct att_session *s, int first, FILE *out,
 			fprintf(out, "  jump\n");
 		else
 			fprintf(out, "  breakpoint: %s\n", p->why);
+		if (p->mid_at) /* plan_before: the jump starts at the instruction before */
+			fprintf(out, "  location: 0x%llx, after the first displaced instruction\n",
+				(unsigned long long)(p->site + p->mid_at));
+		for (int k = 0; k < p->nredirs; k++)
+			fprintf(out, "  branch redirected: 0x%llx (to 0x%llx, now its copy)\n",
+				(unsigned long long)p->redir[k].insn,
+				(unsigned long long)p->redir[k].target);
 		fprintf(out, "  displaced: %d byte%s, %d instruction%s\n", p->orig_len,
 			p->orig_len == 1 ? "" : "s", p->ninsns, p->ninsns == 1 ? "" : "s");
 		dump_insns(site, out);
