@@ -92,6 +92,7 @@ int att_open(struct att_session *s, pid_t pid, char *const *argv)
 		kill(s->t.pid, SIGKILL);
 		tracee_wait_exit(&s->t, -1, &status);
 		att_watchdog_stop(s);
+		tracee_close(&s->t); /* att_close skips a session without a target */
 		s->has_target = false;
 	}
 	return ret;
