@@ -52,10 +52,11 @@ stopped.  What bounds them: at ~100 ns per I/O, 0.85 leaves the latency
 idiom ~18 ns per I/O, and it reads the clock twice (nsecs is rdtsc, ~10-12
 ns each on the AMD EPYC VMs this was written on: bench/run.py --probe
 nsecs); the rest is two trampolines, four lookups of @s and a hist bucket.
-The stop time is mostly stopping the threads and ubt's own work while they
-are stopped (maps, one remote mmap, linking), which a loaded machine
-stretches, plus a remote sigaction for the sites that need a breakpoint
-(three USDT locations right before a function's ret, as in real SPDK).  --summary FILE writes `passed failed skipped` for tests/run.sh:
+The stop time is mostly stopping the threads, which a loaded machine
+stretches, then checking and writing the 34 patches.  ubt's memory goes in
+before (one remote mmap, linking, the trampolines written), with one
+thread stopped, a sleeping one where there is one: that time is shown
+apart ("one thread ... before").  --summary FILE writes `passed failed skipped` for tests/run.sh:
 one pass per tracer and script whose counts covered its windows (a pair
 where kernel bpftrace failed to start or stop is said and left out, not
 failed; any ubt failure fails).  Exit status 0 when nothing failed;
@@ -224,13 +225,16 @@ def hits(name, out):
 
 def stop_times(err):
     """From ubt -v: (sites, sites with a breakpoint, ms stopped attaching,
-    ms stopped detaching), or None."""
+    ms stopped detaching, ms the one thread stood stopped before while
+    ubt's code went in (0 if none)), or None."""
     a = re.search(r"(\d+) sites? patched \((\d+) with a breakpoint\); threads stopped "
-                  r"for ([0-9.]+) ms \((\d+) threads\)", err)
+                  r"for ([0-9.]+) ms \((\d+) threads\)(?:, one of them ([0-9.]+) ms before)?",
+                  err)
     d = re.search(r"threads stopped for ([0-9.]+) ms while detaching", err)
     if not a or not d:
         return None
-    return int(a.group(1)), int(a.group(2)), float(a.group(3)), float(d.group(1))
+    return (int(a.group(1)), int(a.group(2)), float(a.group(3)), float(d.group(1)),
+            float(a.group(5) or 0))
 
 
 def probed_window(tname, tracer, reactor, cpus, script_name, binary, w):
@@ -310,7 +314,7 @@ def stop_runs(tname, tracer, reactor, cpus, binary, runs):
     """sites34 attached `runs` times: (attach ms list, detach ms list,
     breakpoints, start-to-live s list, notes)."""
     script, probes = sites_script(binary)
-    att, det, live_s, notes, traps = [], [], [], set(), set()
+    att, det, one, live_s, notes, traps = [], [], [], [], set(), set()
     exits = 0
     for _ in range(runs):
         t0 = time.monotonic()
@@ -340,7 +344,8 @@ def stop_runs(tname, tracer, reactor, cpus, binary, runs):
         traps.add(st[1])
         att.append(st[2])
         det.append(st[3])
-    return att, det, traps, live_s, notes, exits
+        one.append(st[4])
+    return att, det, one, traps, live_s, notes, exits
 
 
 def main():
@@ -412,9 +417,9 @@ def main():
                 skipped += skip
             st = stop_runs(t, path, reactor, other, binary,
                            args.stop_runs if t == "ubt" else 1)
-            stops.append((t,) + st[:5])
-            ok = not st[4] and (bool(st[0]) or t != "ubt")
-            skip = t != "ubt" and len(st[4]) == 1 and st[5] == len(st[3])
+            stops.append((t,) + st[:6])
+            ok = not st[5] and (bool(st[0]) or t != "ubt")
+            skip = t != "ubt" and len(st[5]) == 1 and st[6] == len(st[4])
             passed += ok
             failed += not ok and not skip
             skipped += skip
@@ -445,11 +450,13 @@ def main():
             "%.2f" % statistics.median(stops_ms) if stops_ms else "-", len(ratio), trap,
             "   (" + "; ".join(sorted(notes)) + ")" if notes else ""))
     print()
-    for t, att, det, traps, live_s, notes in stops:
+    for t, att, det, one, traps, live_s, notes in stops:
         if t == "ubt" and att:
-            print("%-9s sites34: threads stopped %.2f ms attaching (max %.2f), %.2f ms "
+            print("%-9s sites34: threads stopped %.2f ms attaching (max %.2f; one thread "
+                  "%.2f ms before, max %.2f), %.2f ms "
                   "detaching, median of %d; %s with a breakpoint; live after %.2f s%s" % (
-                      t, statistics.median(att), max(att), statistics.median(det), len(att),
+                      t, statistics.median(att), max(att), statistics.median(one), max(one),
+                      statistics.median(det), len(att),
                       "/".join(map(str, sorted(traps))), statistics.median(live_s),
                       "   (" + "; ".join(sorted(notes)) + ")" if notes else ""))
         else:

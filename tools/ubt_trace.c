@@ -317,9 +317,14 @@ static void report_attach(const struct att_session *s)
 	int nscript = n - nown;
 	struct att_stop_times t;
 	att_stop_times(s, &t);
-	fprintf(stderr, "ubt: %d site%s patched (%d with a breakpoint); threads stopped for "
-		"%.3f ms (%d threads)\n",
+	fprintf(stderr,
+		"ubt: %d site%s patched (%d with a breakpoint); threads stopped for "
+		"%.3f ms (%d threads)",
 		nscript, nscript == 1 ? "" : "s", ntraps, t.attach_ns / 1e6, t.attach_nthreads);
+	if (t.install_ns)
+		fprintf(stderr, ", one of them %.3f ms before while ubt's code went in",
+			t.install_ns / 1e6);
+	fputc('\n', stderr);
 	if (nown)
 		fprintf(stderr, "ubt: %d site%s of ubt's own patched\n", nown, nown == 1 ? "" : "s");
 }

@@ -145,6 +145,7 @@ void att_site_get(const struct att_session *s, int i, struct att_site_info *info
 /* How long the target's threads were stopped, for -v (0 when not measured). */
 struct att_stop_times {
 	uint64_t attach_ns, detach_ns;
+	uint64_t install_ns; /* one thread only, before: ubt's memory mapped and filled */
 	int attach_nthreads;
 };
 void att_stop_times(const struct att_session *s, struct att_stop_times *t);

@@ -214,6 +214,7 @@ struct att_session {
 	size_t host_layout_size;
 	struct link_image host_image;
 	const struct cg_layout *layout;
+	const struct cg_object *tobj; /* the probe code in the target (att_install) */
 	struct cg_facts facts; /* the target's, as probe code was built for */
 	/* xref.c: per file, branches from one function into another (planning only) */
 	struct att_xref *xrefs;
@@ -221,6 +222,7 @@ struct att_session {
 	FILE *rsys_out; /* -d rsys: each remote system call printed here (dump.c), or NULL */
 	/* how long the target's threads were stopped, for -v */
 	uint64_t stop_start_ns, attach_stop_ns, detach_stop_ns;
+	uint64_t install_stop_ns; /* one thread, while our memory went in (0: all were) */
 	int attach_nthreads;
 	/* dlopen.c: libraries loaded after attach */
 	uint64_t dl_state;  /* &_r_debug.r_state in the target, 0: not watching */

@@ -132,11 +132,35 @@ static int site_unchanged(struct att_session *s, const struct att_site *site)
 	return ret;
 }
 
+/*
+ * Every thread stopped, from the trampolines placed (att_install, with one
+ * thread stopped) to the patches written: what else needs them all stopped
+ * comes first (signal actions, profile timers, another ubt's arrival).
+ * Each error is said here.
+ */
+static int stop_for_arm(struct att_session *s)
+{
+	int ret = 0;
+	if (!s->t.stopped) {
+		s->stop_start_ns = att_now_ns();
+		if ((ret = att_stop(s))) {
+			att_sys_error(s, ret, "stopping the threads");
+			return ret;
+		}
+	}
+	if (!(ret = att_check_alone(s)) && !(ret = att_trap_handler_ready(s)))
+		ret = att_features_start(s, s->tobj);
+	return ret;
+}
+
 int att_arm(struct att_session *s)
 {
 	int ret = 0;
 	if (!s->has_target)
 		return 0;
+	int stopped = stop_for_arm(s);
+	if (stopped)
+		goto out;
 	ret = set_enabled_at_arm(s);
 	for (int i = 0; i < s->nsites && !ret; i++) {
 		struct att_site *site = &s->sites[i];
@@ -159,10 +183,11 @@ int att_arm(struct att_session *s)
 				s->sites[i].patched = false;
 			}
 	}
+out:
 	s->attach_nthreads = s->t.nthreads;
 	int r = tracee_release(&s->t);
 	s->attach_stop_ns = att_now_ns() - s->stop_start_ns;
-	return ret ? ret : r;
+	return stopped ? stopped : ret ? ret : r;
 }
 
 /*
@@ -266,6 +291,13 @@ static bool is_trap(void *ctx, uint64_t at)
  * is longer than the int3 that is no instruction boundary, so nothing
  * else leaves a thread there: it goes back on the int3 too.
  */
+int att_stop_one(struct att_session *s)
+{
+	s->t.is_trap = is_trap;
+	s->t.trap_ctx = s;
+	return tracee_stop_one(&s->t);
+}
+
 int att_stop(struct att_session *s)
 {
 	s->t.is_trap = is_trap;
@@ -504,7 +536,8 @@ int att_arm_late(struct att_session *s, bool (*ready)(struct att_session *s))
 		ret = att_features_plan_late(s, maps, nmaps); /* libgcc_s's unwinder (ret.c) */
 	if (ret || s->nsites == first)
 		goto out;
-	if ((ret = att_map_islands(s, &maps, &nmaps)) || (ret = att_place_sites(s, first)))
+	if ((ret = att_map_islands(s, &maps, &nmaps)) || (ret = att_place_sites(s, first)) ||
+	    (ret = att_trap_handler_ready(s)))
 		goto out;
 	for (int i = first; i < s->nsites && !ret; i++) {
 		struct att_site *site = &s->sites[i];

@@ -804,15 +804,26 @@ int att_place_sites(struct att_session *s, int first)
 			__atomic_store_n(&h->ntraps, (uint32_t)++s->ntraps, __ATOMIC_RELEASE);
 		}
 	}
-	if (s->ntraps && !s->trap_installed)
-		return install_trap_handler(s, h);
 	return 0;
 }
 
-static int place_trampolines(struct att_session *s, const struct cg_object *obj)
+/* With every thread stopped: SIGTRAP to the runtime once a site needs a breakpoint. */
+int att_trap_handler_ready(struct att_session *s)
 {
-	(void)obj;
-	return att_place_sites(s, 0);
+	if (s->ntraps && !s->trap_installed)
+		return install_trap_handler(s, (struct rt_shm_header *)att_data(s));
+	return 0;
+}
+
+/* With every thread stopped, before arming: no other ubt came meanwhile. */
+int att_check_alone(struct att_session *s)
+{
+	struct proc_map *maps = NULL;
+	int nmaps = 0, ret = proc_maps_read(s->t.pid, &maps, &nmaps);
+	if (!ret)
+		ret = check_other_ubt(s, maps, nmaps);
+	proc_maps_free(maps, nmaps);
+	return ret;
 }
 
 /*
@@ -859,6 +870,7 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 	struct cg_facts facts;
 
 	s->layout = layout;
+	s->tobj = target_obj; /* att_arm starts its features */
 	s->data_size = layout->data_size;
 	s->uses_stack = target_obj && target_obj->uses_stack;
 	s->mid_regs = target_obj ? target_obj->mid_regs : 0;
@@ -889,8 +901,14 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		link_image_free(&probe);
 		if ((ret = att_watchdog_start(s)))
 			goto out;
-		s->stop_start_ns = att_now_ns();
-		if (!s->t.stopped && (ret = att_stop(s))) {
+		/* One thread stopped while our memory goes in and is filled: the
+		 * program does not use that memory yet, so the others run on
+		 * (att_arm stops them all for the patches).  A -c command's
+		 * threads stand stopped already. */
+		bool one = !s->t.stopped;
+		uint64_t t0 = att_now_ns();
+		s->stop_start_ns = t0;
+		if (one && (ret = att_stop_one(s))) {
 			seize_error(s, ret);
 			goto out;
 		}
@@ -921,10 +939,17 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		write_headers(s, layout, &facts);
 		if ((ret = att_features_map(s, target_obj)))
 			goto out;
-		if ((ret = place_trampolines(s, target_obj)))
+		if ((ret = att_place_sites(s, 0)))
 			goto out;
-		if ((ret = att_features_start(s, target_obj)))
-			goto out;
+		if (one) {
+			att_forks_armed(s); /* a fork meanwhile inherits our memory: what to undo */
+			ret = tracee_release(&s->t);
+			s->install_stop_ns = att_now_ns() - t0;
+			if (ret) {
+				att_sys_error(s, ret, "letting the thread go on");
+				goto out;
+			}
+		}
 	} else {
 		s->code_size = 0;
 		if ((ret = att_map_local_only(s)))

@@ -36,6 +36,10 @@ int att_plan_sites(struct att_session *s, struct proc_map *maps, int nmaps);
 int att_point_bias(const struct att_session *s, const struct att_point *p,
 		   const struct proc_map *maps, int nmaps, uint64_t *bias);
 int att_place_sites(struct att_session *s, int first);
+/* session.c, every thread stopped: SIGTRAP's action is the runtime's once
+ * a site needs a breakpoint; no other ubt mapped its memory meanwhile */
+int att_trap_handler_ready(struct att_session *s);
+int att_check_alone(struct att_session *s);
 struct ef_file;
 int att_open_mapped(const struct att_session *s, const struct proc_map *m,
 		    const struct proc_map *maps, int nmaps, struct ef_file *f, uint64_t *bias);
@@ -121,6 +125,8 @@ int att_vfork_plan(struct att_session *s, struct proc_map *maps, int nmaps);
 /* patch.c: stops every thread; a thread caught in the SIGTRAP of one of
  * our int3s goes back to the int3 without it (see settle_traps) */
 int att_stop(struct att_session *s);
+/* patch.c: stops one thread only, for remote system calls (tracee_stop_one) */
+int att_stop_one(struct att_session *s);
 
 /* patch.c: detaches from the process in s->t, threads stopped (the traced
  * one or a fork child); t0 is when the stop began, for -v */

@@ -78,6 +78,7 @@ void att_site_get(const struct att_session *s, int i, struct att_site_info *info
 void att_stop_times(const struct att_session *s, struct att_stop_times *t)
 {
 	t->attach_ns = s->attach_stop_ns;
+	t->install_ns = s->install_stop_ns;
 	t->detach_ns = s->detach_stop_ns;
 	t->attach_nthreads = s->attach_nthreads;
 }

@@ -437,10 +437,27 @@ static void keep_waits_waiting(struct tracee *t)
 	}
 }
 
+/* The threads in the list are stopped: their registers read, their waits kept. */
+static int stopped_now(struct tracee *t, int err)
+{
+	for (int i = 0; !err && i < t->nthreads; i++)
+		if (!t->threads[i].in_signal_stop)
+			take_queued_trap(t, i);
+	if (!err)
+		err = tracee_read_all_regs(t);
+	t->stopped = true; /* after an error too: every thread listed is stopped */
+	if (err) {
+		tracee_release(t);
+		return err;
+	}
+	keep_waits_waiting(t);
+	return 0;
+}
+
 int tracee_stop_all(struct tracee *t)
 {
 	if (t->stopped)
-		return 0;
+		return t->one ? -EBUSY : 0;
 	int err = 0;
 	for (;;) {
 		int first = t->nthreads, added;
@@ -449,24 +466,61 @@ int tracee_stop_all(struct tracee *t)
 		int werr = wait_all_from(t, first);
 		if (!err)
 			err = werr;
-		if (err)
-			goto fail;
-		if (added == 0 && t->nthreads == first)
+		if (err || (added == 0 && t->nthreads == first))
 			break;
 	}
-	for (int i = 0; i < t->nthreads; i++)
-		if (!t->threads[i].in_signal_stop)
-			take_queued_trap(t, i);
-	err = tracee_read_all_regs(t);
-	if (err)
-		goto fail;
-	keep_waits_waiting(t);
-	t->stopped = true;
-	return 0;
-fail:
-	t->stopped = true; /* every thread in the list is stopped: let them go */
-	tracee_release(t);
-	return err;
+	return stopped_now(t, err);
+}
+
+/*
+ * The thread tracee_stop_one() takes: a sleeping one costs the program
+ * nothing while it stands (a busy one is a reactor losing its CPU); the
+ * leader among those, else the first; else the leader, else any.
+ */
+static pid_t quiet_thread(struct tracee *t)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+	DIR *d = opendir(path);
+	pid_t sleeping = 0, other = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		pid_t tid = atoi(de->d_name);
+		char state[2] = "";
+		if (proc_status_text(t->pid, tid, "State", state, sizeof(state)) ||
+		    state[0] == 'Z' || state[0] == 'X')
+			continue;
+		if (state[0] == 'S' && (!sleeping || tid == t->pid))
+			sleeping = tid;
+		if (!other || tid == t->pid)
+			other = tid;
+	}
+	if (d)
+		closedir(d);
+	return sleeping ? sleeping : other;
+}
+
+int tracee_stop_one(struct tracee *t)
+{
+	if (t->stopped)
+		return -EBUSY;
+	int err = -ESRCH;
+	/* (a clone it was making joins the list, stopped too: harmless) */
+	for (int tries = 0; tries < 8 && !t->nthreads; tries++) {
+		pid_t tid = quiet_thread(t);
+		int r = tid ? seize_thread(t, tid) : -ESRCH;
+		if (r == 1) /* exited meanwhile: another */
+			continue;
+		err = r < 0 ? r : wait_all_from(t, 0);
+		if (err || !tid)
+			break;
+	}
+	if (!err && !t->nthreads)
+		err = -ESRCH;
+	t->one = true;
+	return stopped_now(t, err);
 }
 
 static void remove_stub(struct tracee *t);
@@ -530,6 +584,7 @@ int tracee_release(struct tracee *t)
 	t->threads = NULL;
 	t->nthreads = 0;
 	t->stopped = false;
+	t->one = false;
 	return err;
 }
 

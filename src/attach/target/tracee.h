@@ -89,6 +89,7 @@ struct tracee {
 	bool (*is_trap)(void *ctx, uint64_t addr);
 	void *trap_ctx;
 	bool stopped;                 /* every thread is stopped under ptrace */
+	bool one;		      /* ...or only the one listed (tracee_stop_one) */
 	bool is_child;                /* started by us with tracee_spawn() */
 	struct tracee_thread *threads;
 	int nthreads;
@@ -120,6 +121,14 @@ int tracee_spawn(struct tracee *t, char *const argv[]);
  * PTRACE_O_TRACECLONE.  -EPERM (with errno detail) when ptrace is refused.
  */
 int tracee_stop_all(struct tracee *t);
+
+/*
+ * Stops one thread only, a sleeping one where there is one (else the
+ * leader), for remote system calls while the others run on: enough to
+ * map and fill memory the program does not use yet, never to patch its
+ * code.  t->stopped is set, and t->one; tracee_release() lets it go.
+ */
+int tracee_stop_one(struct tracee *t);
 
 /*
  * Writes back changed registers and detaches every thread; the process
