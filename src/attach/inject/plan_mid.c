@@ -158,10 +158,17 @@ static int first_at(const struct att_session *s, const struct att_point *p)
 	return 1;
 }
 
-int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias)
+/*
+ * The site of a FUNC+OFFSET point (usdt locations are planned before:
+ * att_plan_mids), kept out of the jumps of the others locations (avoid[]):
+ * one inside a usdt location's jump after only nops is one more handler
+ * of that site, as a usdt location is.
+ */
+static int plan_mid_point(struct att_session *s, const struct att_point *p, uint64_t bias,
+			  const uint64_t *avoid, int navoid)
 {
 	uint64_t addr = bias + p->vaddr, func = bias + p->func_vaddr;
-	struct att_site *site = site_at(s, addr);
+	struct att_site *site = site_at(s, addr), *cover = site ? NULL : site_covering(s, addr);
 	for (int j = 0; j < s->nsites; j++) {
 		const struct att_site *o = &s->sites[j];
 		if (!o->mid && addr > o->plan.site && addr < o->plan.site + (uint64_t)o->plan.orig_len) {
@@ -178,9 +185,19 @@ int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias
 			 p->func, (unsigned long long)addr);
 		return -EINVAL;
 	}
+	if (cover && p->sys_kind != CG_SYS_NONE) {
+		/* its handlers would run before the nops, or after the first of
+		 * them: not a system call's place */
+		s->sys_nojump += first_at(s, p);
+		return 0;
+	}
+	if (cover) {
+		cover->plan.mid_read |= sys_regs(p);
+		return mid_site_add(cover, p, (int)(addr - cover->plan.site));
+	}
 	if (!site) {
-		int ret =
-		    mid_site_new(s, addr, func, p->func_size, 0, p->func_from, NULL, 0, &site);
+		int ret = mid_site_new(s, addr, func, p->func_size, 0, p->func_from, avoid, navoid,
+				       &site);
 		if (ret && site)
 			diag_sys(NULL, "%s:%s: cannot decode its code: %s", p->path, p->func,
 				 strerror(-ret));
@@ -294,20 +311,14 @@ static int by_addr(const void *a, const void *b, void *arg)
 	return i - j;
 }
 
-int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
+static int usdt_plan(struct att_session *s, const uint64_t *bias, uint64_t *at,
+		     const uint64_t *addrs, int naddrs)
 {
-	uint64_t *addrs = xcalloc(s->npoints + 1, sizeof(*addrs)), *bias = xcalloc(s->npoints + 1, 8);
-	uint64_t *at = xcalloc(s->npoints + 1, sizeof(*at));
 	int *order = xcalloc(s->npoints + 1, sizeof(*order));
 	int ret = 0, n = 0;
-	for (int i = 0; i < s->npoints && !ret; i++) {
-		if (!s->points[i].usdt)
-			continue;
-		ret = load_bias(s, &s->points[i], maps, nmaps, &bias[i]);
-		at[i] = bias[i] + s->points[i].vaddr;
-		addrs[n] = at[i];
-		order[n++] = i;
-	}
+	for (int i = 0; i < s->npoints; i++)
+		if (s->points[i].usdt)
+			order[n++] = i;
 	/* in address order, so that a location is planned before the ones its jump may cover */
 	qsort_r(order, n, sizeof(*order), by_addr, at);
 	for (int o = 0; o < n && !ret; o++) {
@@ -332,7 +343,7 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 		}
 		if (!site) {
 			ret = mid_site_new(s, addr, func, p->func_size, p->fill, p->func_from,
-					   addrs, n, &site);
+					   addrs, naddrs, &site);
 			if (ret && site)
 				diag_sys(NULL, "%s: usdt probe %s at 0x%llx: cannot decode its code: %s",
 					 p->path, p->func, (unsigned long long)p->vaddr,
@@ -345,9 +356,35 @@ int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps)
 			break;
 		site->plan.mid_read |= regs_read(s, p);
 	}
+	free(order);
+	return ret;
+}
+
+int att_plan_mids(struct att_session *s, const struct proc_map *maps, int nmaps)
+{
+	uint64_t *addrs = xcalloc(s->npoints + 1, sizeof(*addrs)),
+		 *bias = xcalloc(s->npoints + 1, 8);
+	uint64_t *at = xcalloc(s->npoints + 1, sizeof(*at));
+	int ret = 0, n = 0;
+	/* every location, so that no site's jump covers another's */
+	for (int i = 0; i < s->npoints && !ret; i++) {
+		struct att_point *p = &s->points[i];
+		if (p->usdt)
+			ret = load_bias(s, p, maps, nmaps, &bias[i]);
+		else if (p->mid && p->loaded)
+			bias[i] = p->bias;
+		else
+			continue;
+		at[i] = bias[i] + p->vaddr;
+		addrs[n++] = at[i];
+	}
+	if (!ret)
+		ret = usdt_plan(s, bias, at, addrs, n);
+	for (int i = 0; i < s->npoints && !ret; i++)
+		if (s->points[i].mid && s->points[i].loaded)
+			ret = plan_mid_point(s, &s->points[i], s->points[i].bias, addrs, n);
 	free(addrs);
 	free(bias);
 	free(at);
-	free(order);
 	return ret;
 }

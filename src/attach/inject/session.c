@@ -375,12 +375,7 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 		(is_ret ? site->rname_ids : site->name_ids)[*nh] = p->name_id;
 		(is_ret ? site->rhandlers : site->handlers)[(*nh)++] = (uint64_t)p->probe_index;
 	}
-	for (int i = 0; i < s->npoints; i++) {
-		int ret;
-		if (s->points[i].mid && s->points[i].loaded &&
-		    (ret = att_plan_mid(s, &s->points[i], s->points[i].bias)))
-			return ret;
-	}
+	int ret = att_plan_mids(s, maps, nmaps); /* usdt and FUNC+OFF */
 	int nojump = s->sys_nojump - s->sys_nojump_said;
 	if (nojump > 0)
 		fprintf(stderr,
@@ -389,7 +384,7 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 			"calls made there are not counted\n",
 			nojump, nojump == 1 ? "" : "s", nojump == 1 ? "s" : "");
 	s->sys_nojump_said = s->sys_nojump;
-	return att_usdt_plan(s, maps, nmaps);
+	return ret;
 }
 
 /*

@@ -49,20 +49,19 @@ int att_add_internal_func(struct att_session *s, struct ef_file *f, uint64_t bia
 			  const char *sym, const char *handler);
 
 /* plan_mid.c: says that p's library is not loaded in the target (its
- * probe is skipped, or armed when it loads); plans the site of a
- * mid-function uprobe (p->mid) at load bias `bias`; plans a mid-function
- * site for every usdt location */
+ * probe is skipped, or armed when it loads); plans a mid-function site for
+ * every usdt location and then every mid-function uprobe (p->mid, loaded,
+ * at load bias p->bias), each location kept out of the others' jumps */
 void att_point_not_loaded(struct att_session *s, struct att_point *p);
 /* A site planned with a breakpoint: the warning that says why (vaddr: the
  * USDT site's address, 0 for a function's entry or offset). */
 void att_warn_breakpoint(const struct att_point *p, const struct att_site *site, uint64_t vaddr);
-int att_plan_mid(struct att_session *s, const struct att_point *p, uint64_t bias);
 /* the file of p as the target sees it, through its root (malloc'ed) */
 char *att_point_file(const struct att_session *s, const struct att_point *p);
 /* xref.c: an entry site another function branches into becomes a breakpoint */
 void att_xref_check(struct att_session *s, const struct att_point *p, struct att_site *site);
 void att_xref_free(struct att_session *s);
-int att_usdt_plan(struct att_session *s, const struct proc_map *maps, int nmaps);
+int att_plan_mids(struct att_session *s, const struct proc_map *maps, int nmaps);
 
 /*
  * A feature (attach/features/): an optional part of the session, with its
