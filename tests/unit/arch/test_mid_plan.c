@@ -370,7 +370,62 @@ static void test_after_jump(void)
 	code[6] = 0xc0; /* xor %eax,%eax */
 	CHECK_EQ(arch_plan_mid_site(code, sizeof(jfill), 0, F, F + 2, NULL, 0, NULL, &plan), 0,
 		 "jfill code");
-	WANT_INT3("jfill, code", "func+0x5 after it is reached only by a jump");
+	/* not from the location (the xor after the jmp would be covered), but
+	 * from the xor before it: xor, nop, jmp back to that xor (the jump's
+	 * own start, which a branch may target) */
+	WANT_JMP("jfill, code: from the instruction before");
+	CHECK_EQ(plan.site, F, "jfill code: jump at the xor before");
+	CHECK_EQ(plan.mid_at, 2, "jfill code: handlers after the xor");
+	CHECK_EQ(plan.orig_len, 5, "jfill code: xor nop jmp");
+	/* with a branch to the location itself too, nothing before helps */
+	code[3] = 0xeb;
+	code[4] = 0xfd; /* jmp 2 */
+	CHECK_EQ(arch_plan_mid_site(code, sizeof(jfill), 0, F, F + 2, NULL, 0, NULL, &plan), 0,
+		 "jfill code, loop to the nop");
+	WANT_INT3("jfill, code, loop to the nop", "func+0x5 after it is reached only by a jump");
+}
+
+/*
+ * A rel8 branch into the bytes a jump at the location would cover (spdk_like's
+ * dynsched_balance at -O2: the loop after the probe jumps back to its rdtsc):
+ *  0: 48 09 d0             or     %rdx,%rax
+ *  3: 90                   nop                            the probe site
+ *  4: 31 c9                xor    %ecx,%ecx
+ *  6: 0f 31                rdtsc                          loop start
+ *  8: 83 c1 01             add    $0x1,%ecx
+ * 11: 83 f9 03             cmp    $0x3,%ecx
+ * 14: 75 f6                jne    6
+ * 16: c3                   ret
+ * At 3 the jump covers 6 (a rel8 cannot be redirected); from the `or`
+ * before, it covers 0-5 only.
+ */
+static const uint8_t rel8_loop[] = {0x48, 0x09, 0xd0, 0x90, 0x31, 0xc9, 0x0f, 0x31, 0x83,
+				    0xc1, 0x01, 0x83, 0xf9, 0x03, 0x75, 0xf6, 0xc3};
+
+static void test_rel8_into(void)
+{
+	CHECK_EQ(
+	    arch_plan_mid_site(rel8_loop, sizeof(rel8_loop), 0, F, F + 3, NULL, 0, NULL, &plan), 0,
+	    "rel8 loop");
+	WANT_JMP("rel8 loop: from the instruction before");
+	CHECK_EQ(plan.site, F, "rel8 loop: jump at the or");
+	CHECK_EQ(plan.mid_at, 3, "rel8 loop: handlers after the or");
+	CHECK_EQ(plan.orig_len, 6, "rel8 loop: or nop xor");
+	/* the or itself a branch target too: nothing helps */
+	uint8_t code[sizeof(rel8_loop) + 2];
+	memcpy(code, rel8_loop, sizeof(rel8_loop));
+	code[15] = 0xf0; /* jne 0 */
+	CHECK_EQ(arch_plan_mid_site(code, sizeof(rel8_loop), 0, F, F + 3, NULL, 0, NULL, &plan), 0,
+		 "rel8 loop to the or");
+	WANT_JMP("rel8 loop to the or: the jump's own start is a fine target");
+	/* and a branch to the location itself as well: a breakpoint */
+	code[15] = 0xf6; /* jne 6 again */
+	code[16] = 0xeb;
+	code[17] = 0xf1; /* 16: jmp 3 */
+	code[18] = 0xc3; /* 18: ret */
+	CHECK_EQ(arch_plan_mid_site(code, sizeof(code), 0, F, F + 3, NULL, 0, NULL, &plan), 0,
+		 "rel8 loop and a jmp to the nop");
+	WANT_INT3("rel8 loop and a jmp to the nop", "branch at func+0xe targets func+0x6");
 }
 
 /*
@@ -485,6 +540,7 @@ int main(void)
 	test_before();
 	test_pic();
 	test_after_jump();
+	test_rel8_into();
 	test_row();
 	test_nopic();
 	test_computed_goto();

@@ -603,7 +603,9 @@ static long insn_before(const uint8_t *code, size_t func_len, uint64_t func_addr
 
 /*
  * A location with too little room after it (a probe last in a function:
- * `or %rdx,%rax; nop; ret`, the next function right after) takes a jump
+ * `or %rdx,%rax; nop; ret`, the next function right after), or whose 5
+ * bytes a branch targets that cannot be redirected (a rel8 `jne` back to
+ * the `rdtsc` after the nop and an `xor`), takes a jump
  * from the instruction before it, when that instruction falls through
  * into it, no other location lies in between, and the whole plan (from
  * there) passes every check a jump at the location passes.  The handlers
@@ -650,7 +652,10 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, size_t pad_len, uin
 	bool short_of_room = false;
 	int rc = plan_from(code, func_len, pad_len, func_addr, site, avoid, navoid, mem, plan,
 			   &short_of_room);
-	if (rc == 0 && plan->kind == ARCH_PATCH_INT3 && short_of_room)
+	/* any refusal the bytes before may avoid: too little room, a branch
+	 * into the 5 bytes (a rel8 `jne` back to the instruction after a
+	 * nop), a call returning inside them (plan_before checks it all) */
+	if (rc == 0 && plan->kind == ARCH_PATCH_INT3 && func_len)
 		plan_before(code, func_len, pad_len, func_addr, site, avoid, navoid, mem, plan);
 	return rc;
 }
