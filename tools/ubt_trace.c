@@ -393,12 +393,30 @@ static int trace_start(struct run *r)
 	 * test's AFTER command; ubt prints it where bpftrace does: once the
 	 * probes are live, before BEGIN's output (bpftrace prints that when it
 	 * starts polling), so that the engine drives ubt unchanged
-	 * (tests/upstream).  Otherwise BEGIN's output is printed before the
-	 * probes can write any. */
+	 * (tests/upstream).  Otherwise BEGIN's output is formatted before the
+	 * probes can write any (its print()s see the maps as BEGIN left them)
+	 * and printed once they are live, as bpftrace's: a script's
+	 * `BEGIN { printf("live\n"); }` means the probes are in. */
 	bool notify = getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED") != NULL;
-	if (!notify)
+	char *held = NULL;
+	size_t nheld = 0;
+	if (!notify) {
+		FILE *f = r->out.f, *mem = open_memstream(&held, &nheld);
+		if (mem)
+			r->out.f = mem;
 		out_drain(&r->out);
-	if (att_arm(s)) {
+		if (mem) {
+			fclose(mem);
+			r->out.f = f;
+		}
+	}
+	int armed = att_arm(s);
+	if (nheld) {
+		fwrite(held, 1, nheld, r->out.f);
+		fflush(r->out.f);
+	}
+	free(held);
+	if (armed) {
 		out_fini(&r->out);
 		return 255;
 	}
