@@ -396,11 +396,14 @@ static int trace_start(struct run *r)
 	 * (tests/upstream).  Otherwise BEGIN's output is formatted before the
 	 * probes can write any (its print()s see the maps as BEGIN left them)
 	 * and printed once they are live, as bpftrace's: a script's
-	 * `BEGIN { printf("live\n"); }` means the probes are in. */
+	 * `BEGIN { printf("live\n"); }` means the probes are in.  A -c
+	 * command stands stopped until then: before it runs, as in bpftrace. */
 	bool notify = getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED") != NULL;
 	char *held = NULL;
 	size_t nheld = 0;
-	if (!notify) {
+	if (!notify && att_target_held(s)) {
+		out_drain(&r->out);
+	} else if (!notify) {
 		FILE *f = r->out.f, *mem = open_memstream(&held, &nheld);
 		if (mem)
 			r->out.f = mem;

@@ -129,6 +129,8 @@ int att_points_of(const struct att_session *s, const struct ast_node *attach);
  */
 bool att_has_target(const struct att_session *s);
 pid_t att_target_pid(const struct att_session *s);
+/* The target's threads stand stopped until att_arm lets them go (a -c command). */
+bool att_target_held(const struct att_session *s);
 bool att_target_is_child(const struct att_session *s);
 int att_target_wait_exit(struct att_session *s, int timeout_ms, int *status);
 

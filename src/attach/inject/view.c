@@ -46,6 +46,11 @@ bool att_has_target(const struct att_session *s)
 	return s->has_target;
 }
 
+bool att_target_held(const struct att_session *s)
+{
+	return s->has_target && s->t.stopped && !s->t.one;
+}
+
 pid_t att_target_pid(const struct att_session *s)
 {
 	return s->has_target ? s->t.pid : 0;
