@@ -360,7 +360,9 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 	if (!strcmp(n->str, "pid")) {
 		if (c->side == CG_SIDE_HOST)
 			return cg_const(c, (uint64_t)getpid());
-		LLVMValueRef p = cg_shm_ptr(c, offsetof(struct rt_shm_header, pid));
+		/* the private page's: a fork child's own (runtime rt_fork_enable) */
+		LLVMValueRef off = cg_const(c, offsetof(struct rt_priv, pid));
+		LLVMValueRef p = LLVMBuildGEP2(c->b, c->i8, c->priv, &off, 1, "");
 		return vfork_checked(c, LLVMBuildZExt(c->b, LLVMBuildLoad2(c->b, c->i32, p, ""),
 						      c->i64, ""), 0);
 	}

@@ -282,8 +282,22 @@ static void gen_function(struct cg *c, const struct ast_node *probe, const char 
 	LLVMValueRef en = LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i8, c->priv, &off, 1, ""),
 					 "enabled");
 	LLVMSetVolatile(en, 1);
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, en, LLVMConstInt(c->i32, 0, 0), ""),
-			ret, body_bb);
+	LLVMValueRef is_off = LLVMBuildICmp(c->b, LLVMIntEQ, en, LLVMConstInt(c->i32, 0, 0), "");
+	if (c->side == CG_SIDE_HOST) {
+		LLVMBuildCondBr(c->b, is_off, ret, body_bb);
+	} else {
+		/* off: detached, before main, or a fork child's first hit, which
+		 * turns its probes on (runtime rt_fork_enable) */
+		LLVMBasicBlockRef fork_bb = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "fork");
+		LLVMBuildCondBr(c->b, is_off, fork_bb, body_bb);
+		LLVMPositionBuilderAtEnd(c->b, fork_bb);
+		LLVMTypeRef fty;
+		LLVMValueRef fn = cg_rt_fn(c, "rt_fork_enable", c->i32, NULL, 0, &fty);
+		LLVMValueRef on = LLVMBuildCall2(c->b, fty, fn, NULL, 0, "");
+		LLVMBuildCondBr(c->b,
+				LLVMBuildICmp(c->b, LLVMIntEQ, on, LLVMConstInt(c->i32, 0, 0), ""),
+				ret, body_bb);
+	}
 	LLVMPositionBuilderAtEnd(c->b, body_bb);
 	cg_sys_dispatch(c, ret); /* a system-call site known only by %rax: the calls wanted */
 	cg_loop_budget(c, probe);

@@ -28,7 +28,7 @@
 
 #include <stdint.h>
 
-#define RT_ABI_VERSION 2
+#define RT_ABI_VERSION 3
 #define RT_SHM_MAGIC 0x7562742d73686d31ull /* "ubt-shm1" */
 
 /* glibc's x86-64 rseq signature; the 4 bytes before every abort handler. */
@@ -270,6 +270,12 @@ struct rt_shm_header {
 	int32_t host_proc_fd;
 	uint32_t pad4;
 	uint64_t host_proc_dev;
+	/* fork children (rt_thread.c, rt_fork_enable): ubt sets forks_on when
+	 * it arms and clears it first when it detaches, and copies here what
+	 * a child's private page needs of the traced process's (struct rt_priv) */
+	volatile uint32_t forks_on;
+	uint32_t fork_rd_gen;
+	uint64_t fork_pstack_base, fork_pstack_size, fork_pstack_seg;
 };
 
 /* ubt's poll of the target's threads (attach/target/ids.c): what the script reads */
@@ -564,8 +570,10 @@ static inline uint32_t rt_map_nth(uint32_t rows, uint32_t n)
  * right after the data part with MADV_WIPEONFORK.  Everything else ubt
  * maps is shared with ubt (and, after a fork, between parent and child);
  * this page is not: a forked child gets it zero-filled, so `enabled` is 0
- * there and the child's probes return at once instead of writing into the
- * parent's maps and rings.  Probe code refers to it as `ubt_priv`.
+ * there and the child's probes do not run on the parent's pid and state;
+ * the first one fills the page as the child's own and turns them on
+ * while ubt traces the family (rt_fork_enable).  Probe code refers to it
+ * as `ubt_priv`.
  */
 #define RT_VMA_SLOTS 64
 #define RT_VMA_PAGE_BITS 29 /* pages of one cached mapping: up to 2 TiB */

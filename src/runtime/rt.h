@@ -106,6 +106,8 @@ static inline long rt_syscall0(long nr)
 	return ret;
 }
 
+static inline long rt_getpid(void) { return rt_syscall0(39 /* getpid */); }
+
 /*
  * One 8-byte load of target memory that may fault: 0 with *v, or -EFAULT.
  * Its entry in the exception table (.rt_extable, rt_read.c) sends a thread
@@ -136,6 +138,8 @@ fault:
 }
 
 /* rt_read.c: may this thread read directly (a fault reaches rt_sigsegv)? */
+/* rt_thread.c: a fork child's probes turned on at its first hit (1), or not */
+uint32_t rt_fork_enable(void) RT_API;
 int rt_read_direct(struct rt_thread *t) RT_API;
 /* rt_read.c: n bytes at src, directly (direct) or by process_vm_readv; 0 or -EFAULT */
 int64_t rt_read_raw(int direct, void *dst, uint64_t src, uint64_t n) RT_API;

@@ -2,8 +2,8 @@
  * forker.c - a target that forks while probed: the parent calls f N times,
  * forks a child that calls f 3N times and exits, waits for it, then calls
  * f N more times.  Both print checksums, so a test sees that both
- * processes ran correctly; a tracer attached to the parent must count only
- * the parent's 2N calls (the child is another process).
+ * processes ran correctly; a tracer attached to the parent counts the
+ * parent's 2N calls and the child's 3N (bpftrace 0.17 and ubt alike).
  *
  *   prog_forker_O2_pie N
  *   prog_forker_O2_pie N orphan FILE

@@ -73,6 +73,33 @@ static int set_enabled(struct att_session *s, uint32_t on)
 			    sizeof(on));
 }
 
+/*
+ * Fork children (runtime rt_fork_enable): on at arming, with what a
+ * child's private page needs of the traced process's; off first thing at
+ * detach, so no child turns its probes on while ubt takes them away:
+ * through the target's memory (the watchdog, forked before ubt mapped the
+ * memfd, has no mapping of its own; the memfd is shared with every child).
+ */
+void att_follow_forks(struct att_session *s, bool on)
+{
+	struct rt_shm_header *h;
+	struct rt_priv p;
+	if (!on) {
+		uint32_t off = 0;
+		tracee_write(&s->t, s->remote_data + offsetof(struct rt_shm_header, forks_on), &off,
+			     sizeof(off));
+		return;
+	}
+	h = (struct rt_shm_header *)att_data(s);
+	if (tracee_read(&s->t, s->remote_priv, &p, sizeof(p)))
+		return; /* then children keep their probes off */
+	h->fork_rd_gen = p.rd_gen;
+	h->fork_pstack_base = p.pstack_base;
+	h->fork_pstack_size = p.pstack_size;
+	h->fork_pstack_seg = p.pstack_seg;
+	__atomic_store_n(&h->forks_on, 1, __ATOMIC_RELEASE);
+}
+
 /* At arming: on, or on once the program reaches main (plan_main_wait). */
 static int set_enabled_at_arm(struct att_session *s)
 {
@@ -173,8 +200,10 @@ int att_arm(struct att_session *s)
 	}
 	if (!ret)
 		ret = att_features_arm(s); /* probes are live: usdt semaphores let the program fire them */
-	if (!ret)
+	if (!ret) {
 		att_forks_armed(s); /* forks.c: what a process forked from now on inherits */
+		att_follow_forks(s, true);
+	}
 	if (ret) {
 		att_sys_error(s, ret, "patching");
 		for (int i = 0; i < s->nsites; i++)
@@ -456,6 +485,8 @@ int att_detach(struct att_session *s)
 {
 	if (!s->has_target)
 		return 0;
+	if (s->remote_mapped)
+		att_follow_forks(s, false);
 	int ret = detach_main(s);
 	att_forks_restore(s); /* forks.c: processes forked while we were attached */
 	return ret;

@@ -124,6 +124,8 @@ int att_vfork_plan(struct att_session *s, struct proc_map *maps, int nmaps);
 /* patch.c: stops every thread; a thread caught in the SIGTRAP of one of
  * our int3s goes back to the int3 without it (see settle_traps) */
 int att_stop(struct att_session *s);
+/* patch.c: fork children's probes on (at arm) or off (first at detach) */
+void att_follow_forks(struct att_session *s, bool on);
 /* patch.c: stops one thread only, for remote system calls (tracee_stop_one) */
 int att_stop_one(struct att_session *s);
 

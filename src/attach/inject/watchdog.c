@@ -98,9 +98,12 @@ static void restore(struct att_session *s)
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)s->t.pid);
 	s->t.mem_fd = open(path, O_RDWR | O_CLOEXEC);
-	if (s->t.mem_fd < 0 || att_stop(s)) {
+	if (s->t.mem_fd < 0)
 		return;
-	}
+	if (s->remote_mapped && s->remote_data) /* no fork child turns its probes on now */
+		att_follow_forks(s, false);
+	if (att_stop(s))
+		return;
 	tracee_rescue_apply(&s->t);
 	tracee_spawn_rescue(&s->t); /* a -c command on its way to its entry point */
 	if (!s->remote_mapped) {

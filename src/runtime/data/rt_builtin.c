@@ -103,5 +103,7 @@ void rt_signal(uint64_t sig)
 {
 	if (sig < 1 || sig > 64)
 		return;
-	rt_syscall6(62 /* kill */, (long)rt_lay()->pid, (long)sig, 0, 0, 0, 0);
+	/* the process the probe fired in (a fork child's own: rt_fork_enable) */
+	rt_syscall6(62 /* kill */, (long)(ubt_priv.layout ? rt_lay()->pid : ubt_priv.pid),
+		    (long)sig, 0, 0, 0, 0);
 }

@@ -57,11 +57,6 @@ static inline uint32_t rt_ret_hash(uint64_t tp, uint32_t mask)
 	return (uint32_t)((tp * RT_TP_HASH_MUL) >> RT_TP_HASH_SHIFT) & mask;
 }
 
-static inline long rt_getpid(void)
-{
-	return rt_syscall0(39 /* getpid */);
-}
-
 static inline struct rt_ret_stack *rt_ret_table(const struct rt_shm_header *h)
 {
 	return (struct rt_ret_stack *)h->rets_addr;
@@ -290,7 +285,8 @@ uint64_t rt_ret_enter(uint64_t *slot, uint64_t stub)
 	uint64_t sp = (uint64_t)slot, own = (uint64_t)__builtin_frame_address(0);
 	uint32_t n;
 
-	if (!ubt_priv.enabled) /* detached, or a forked child (abi.h, struct rt_priv) */
+	/* detached, or a forked child not (yet) on (abi.h, struct rt_priv) */
+	if (!ubt_priv.enabled && !rt_fork_enable())
 		return 0;
 	s = rt_ret_stack(h, 1);
 	if (!s || s->busy)

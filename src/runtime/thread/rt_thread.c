@@ -92,6 +92,17 @@ static void rt_guard(struct rt_thread *t, const struct rt_shm_header *h)
 	t->pstack = 1;
 }
 
+/*
+ * The thread tid exists nowhere any more (tkill: in any process, so that
+ * the threads of fork children, which share the table, count too).  A
+ * tid without the kernel's (no RT_F_TID: gettid's own) is this thread's.
+ */
+static int rt_tid_gone(uint32_t tid)
+{
+	tid &= ~RT_TID_HOST;
+	return rt_syscall4(200 /* tkill */, tid, 0, 0, 0) == -3 /* ESRCH */;
+}
+
 /* Makes slot t, now {tp0, td0}, this thread's: 1 if it did. */
 static int rt_take(struct rt_thread *t, uint64_t tp0, uint64_t td0, uint64_t tp, uint32_t tid)
 {
@@ -118,8 +129,9 @@ struct rt_thread *rt_thread_find(void)
 	struct rt_thread *tab = (struct rt_thread *)(ubt_shm + h->threads_off);
 	uint64_t tp = rt_thread_pointer();
 	uint32_t mask = h->nthreads - 1, home = rt_hash_tp(tp, mask), i = home;
-	/* ubt's own threads (BEGIN, END, interval) run with their own private page */
-	int host = ubt_priv.pid != h->pid;
+	/* ubt's own threads (BEGIN, END, interval) run with their own private
+	 * page, the only one with a layout copy (a fork child's pid differs too) */
+	int host = ubt_priv.layout != 0;
 	uint32_t tid = rt_gettid() | (host ? RT_TID_HOST : 0);
 
 	/* slots are never freed, so this thread's is before the first free one
@@ -131,8 +143,12 @@ struct rt_thread *rt_thread_find(void)
 			return t;
 		/* the same TCB with another tid: that thread exited, this one reuses
 		 * it (a thread of ubt and one of the target may have equal thread
-		 * pointers, in two address spaces: neither takes the other's) */
-		if ((cur == 0 || (cur == tp && ((uint32_t)td & RT_TID_HOST) == (tid & RT_TID_HOST))) &&
+		 * pointers, in two address spaces: neither takes the other's; nor
+		 * does a fork child's first thread take its parent thread's, on
+		 * the same TCB address in another process, while that one lives) */
+		if ((cur == 0 ||
+		     (cur == tp && ((uint32_t)td & RT_TID_HOST) == (tid & RT_TID_HOST) &&
+		      rt_tid_gone((uint32_t)td))) &&
 		    rt_take(t, cur, td, tp, tid))
 			return t;
 	}
@@ -146,14 +162,46 @@ struct rt_thread *rt_thread_find(void)
 		uint32_t old = (uint32_t)td;
 		if (!cur || (old & RT_TID_HOST) || old == tid)
 			continue;
-		if (rt_syscall4(234 /* tgkill */, ubt_priv.pid, old, 0, 0) == -3 /* ESRCH */ &&
-		    rt_take(t, cur, td, tp, tid))
+		if (rt_tid_gone(old) && rt_take(t, cur, td, tp, tid))
 			return t;
 	}
 	if (look)
 		rt_hdr()->recycle_next = now + RT_RECYCLE_NS;
 	__atomic_fetch_add(&rt_hdr()->threads_full, 1, __ATOMIC_RELAXED);
 	return 0;
+}
+
+/*
+ * A fork child (attach/inject/forks.c) got its private page zeroed
+ * (MADV_WIPEONFORK): its probes see enabled == 0 and return.  While ubt
+ * traces the family (forks_on), the child's first hit fills the page as
+ * its own (its pid; what the traced process's page holds of signal
+ * actions and probe stacks, from the header) and turns its probes on, as
+ * bpftrace's probes fire in a -p or -c target's children.  Not without the
+ * kernel's tid in the TCB (RT_F_TID): the child's first thread has its
+ * parent thread's TCB address, and only the tid tells their slots apart;
+ * nor in another pid namespace (RT_F_PIDNS), where getpid is not the
+ * host's pid `pid` must give.  1 if the probes are on now.
+ */
+uint32_t rt_fork_enable(void)
+{
+	const struct rt_shm_header *h = rt_hdr();
+	uint32_t zero = 0;
+	if (ubt_priv.layout || (h->flags & (RT_F_TID | RT_F_PIDNS)) != RT_F_TID ||
+	    !__atomic_load_n(&h->forks_on, __ATOMIC_ACQUIRE))
+		return 0;
+	/* the traced process's page has its size: only a wiped one is filled,
+	 * by one thread (another meeting it half filled skips its hit) */
+	if (!__atomic_compare_exchange_n(&ubt_priv.size, &zero, (uint32_t)sizeof(struct rt_priv), 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return 0;
+	ubt_priv.pid = (uint32_t)rt_getpid();
+	ubt_priv.rd_gen = h->fork_rd_gen;
+	ubt_priv.pstack_base = h->fork_pstack_base;
+	ubt_priv.pstack_size = h->fork_pstack_size;
+	ubt_priv.pstack_seg = h->fork_pstack_seg;
+	__atomic_store_n(&ubt_priv.enabled, 1, __ATOMIC_RELEASE);
+	return 1;
 }
 
 struct rt_thread *rt_thread_enter(void)

@@ -55,7 +55,8 @@ void rt_sigtrap(int sig, void *info, void *ucv)
 	}
 	/* default or ignored: put that back and let the signal act again */
 	rt_syscall4(13 /* rt_sigaction */, RT_SIGTRAP, (long)old, 0, 8);
-	rt_syscall4(234 /* tgkill */, rt_hdr()->pid, rt_gettid(), RT_SIGTRAP, 0);
+	/* (this process's own pid: a fork child runs this handler too) */
+	rt_syscall4(234 /* tgkill */, rt_getpid(), rt_gettid(), RT_SIGTRAP, 0);
 }
 
 /* ---- the application's SIGTRAP action and signal masks ----------------- */
