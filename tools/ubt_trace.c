@@ -414,7 +414,7 @@ static int trace_start(struct run *r)
 		}
 	}
 	int armed = att_arm(s);
-	if (nheld) {
+	if (nheld && !armed) { /* not when arming failed: the probes never went live */
 		fwrite(held, 1, nheld, r->out.f);
 		fflush(r->out.f);
 	}

@@ -159,6 +159,8 @@ static int site_unchanged(struct att_session *s, const struct att_site *site)
 	return ret;
 }
 
+static int stop_patiently(struct att_session *s);
+
 /*
  * Every thread stopped, from the trampolines placed (att_install, with one
  * thread stopped) to the patches written: what else needs them all stopped
@@ -170,8 +172,8 @@ static int stop_for_arm(struct att_session *s)
 	int ret = 0;
 	if (!s->t.stopped) {
 		s->stop_start_ns = att_now_ns();
-		if ((ret = att_stop(s))) {
-			att_sys_error(s, ret, "stopping the threads");
+		if ((ret = stop_patiently(s))) {
+			att_seize_error(s, ret);
 			return ret;
 		}
 	}
@@ -327,6 +329,22 @@ int att_stop_one(struct att_session *s)
 	return tracee_stop_one(&s->t);
 }
 
+/*
+ * att_stop, again for up to a second while another tracer holds a thread
+ * (-EPERM: a debugger's or a tracer's brief stop, e.g. a second ubt that
+ * looks and gives up): arming and detaching need every thread.
+ */
+static int stop_patiently(struct att_session *s)
+{
+	int ret = att_stop(s);
+	for (int i = 0; ret == -EPERM && i < 40; i++) {
+		struct timespec ts = {0, 25 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		ret = att_stop(s);
+	}
+	return ret;
+}
+
 int att_stop(struct att_session *s)
 {
 	s->t.is_trap = is_trap;
@@ -463,6 +481,17 @@ int att_detach_stopped(struct att_session *s, uint64_t t0)
 }
 
 /* The traced process itself. */
+/* Anything of ours live in the target but memory: a patch, a signal action, a semaphore? */
+static bool armed_any(const struct att_session *s)
+{
+	bool any = s->trap_installed || s->segv_installed || s->bus_installed || s->prof_installed;
+	for (int i = 0; i < s->nsites && !any; i++)
+		any = s->sites[i].patched;
+	for (int i = 0; i < s->nsemas && !any; i++)
+		any = s->semas[i].held;
+	return any;
+}
+
 static int detach_main(struct att_session *s)
 {
 	if (!s->remote_mapped)
@@ -470,8 +499,17 @@ static int detach_main(struct att_session *s)
 	int status;
 	if (tracee_wait_exit(&s->t, 0, &status) == 1)
 		return 0; /* gone: nothing to restore */
+	if (s->t.stopped && s->t.one) /* attaching failed with one thread held */
+		tracee_release(&s->t);
 	uint64_t t0 = att_now_ns();
-	int ret = att_stop(s);
+	int ret = stop_patiently(s);
+	if (ret && ret != -ESRCH && !armed_any(s) && !att_stop_one(s)) {
+		/* A thread we cannot stop (another tracer took it since the
+		 * attach began), but nothing leads into our memory yet: it goes
+		 * with one thread stopped, as it came. */
+		unmap_if_idle(s);
+		return tracee_release(&s->t);
+	}
 	if (ret) {
 		if (ret == -ESRCH)
 			return 0;

@@ -264,7 +264,49 @@ static int seal_size(int fd, uint64_t total)
 	return (uint64_t)st.st_size == total ? 0 : -EIO;
 }
 
-int att_map_remote(struct att_session *s, uint64_t at)
+/*
+ * Code, data and the private page at a free range in [lo, hi) nearest ref,
+ * from the process's mappings as they are now.  The other threads run
+ * meanwhile (att_install stops one), so the range may be taken between
+ * the look and the mmap (MAP_FIXED_NOREPLACE: -EEXIST): what was mapped
+ * goes and the next look picks another, a few times.
+ */
+static int map_near(struct att_session *s, int64_t fd, uint64_t lo, uint64_t hi, uint64_t ref)
+{
+	int ret = -EEXIST;
+	for (int tries = 0; tries < 8 && ret == -EEXIST; tries++) {
+		struct proc_map *maps = NULL;
+		int nmaps = 0;
+		uint64_t at;
+		if ((ret = proc_maps_read(s->t.pid, &maps, &nmaps)))
+			break;
+		ret =
+		    att_find_gap(maps, nmaps, lo, hi, ref, s->code_size + s->data_size + PAGE, &at);
+		proc_maps_free(maps, nmaps);
+		if (ret) {
+			diag_sys(NULL, "pid %d: no free address range near the probed code",
+				 s->t.pid);
+			return ret;
+		}
+		s->remote_code = at;
+		s->remote_data = at + s->code_size;
+		ret = att_region_map(s, &s->rg_code, at, s->code_size, PROT_READ | PROT_EXEC,
+				     MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+		if (!ret)
+			ret = att_region_map(s, &s->rg_data, s->remote_data, s->data_size,
+					     PROT_READ | PROT_WRITE,
+					     MAP_SHARED | MAP_FIXED_NOREPLACE, fd, s->code_size);
+		if (!ret)
+			ret = map_remote_priv(s, s->remote_data + s->data_size);
+		if (ret == -EEXIST) {
+			att_region_unmap(s, &s->rg_code);
+			att_region_unmap(s, &s->rg_data);
+		}
+	}
+	return ret;
+}
+
+int att_map_remote(struct att_session *s, uint64_t lo, uint64_t hi, uint64_t ref)
 {
 	uint64_t total = s->code_size + s->data_size, name;
 	int64_t fd = -1, r;
@@ -311,17 +353,8 @@ int att_map_remote(struct att_session *s, uint64_t at)
 		if (lfd >= 0)
 			close(lfd);
 	}
-	s->remote_code = at;
-	s->remote_data = at + s->code_size;
 	if (!ret)
-		ret = att_region_map(s, &s->rg_code, at, s->code_size, PROT_READ | PROT_EXEC,
-				     MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
-	if (!ret)
-		ret = att_region_map(s, &s->rg_data, s->remote_data, s->data_size,
-				     PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd,
-				     s->code_size);
-	if (!ret)
-		ret = map_remote_priv(s, s->remote_data + s->data_size);
+		ret = map_near(s, fd, lo, hi, ref);
 	att_close_remote_fd(s);
 	if (ret)
 		att_sys_error(s, ret, "mapping shared memory in the target");
@@ -390,6 +423,7 @@ size_t att_tramp_bytes(const struct att_session *s, int island)
 /* Maps an island for every group of sites out of reach of the main code. */
 int att_map_islands(struct att_session *s, struct proc_map **maps, int *nmaps)
 {
+	int taken = 0; /* ranges another thread mapped between our look and our mmap */
 	for (;;) {
 		uint64_t lo, hi, ref, at;
 		int idx = s->nislands + 1;
@@ -413,6 +447,17 @@ int att_map_islands(struct att_session *s, struct proc_map **maps, int *nmaps)
 		if (!ret)
 			ret = att_region_map(s, &is->rg, at, size, PROT_READ | PROT_EXEC,
 					     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (ret == -EEXIST && taken++ < 8) {
+			s->nislands--; /* look again, for the same group */
+			for (int i = 0; i < s->nsites; i++)
+				if (s->sites[i].island == idx)
+					s->sites[i].island = -1;
+			proc_maps_free(*maps, *nmaps);
+			*maps = NULL;
+			if ((ret = proc_maps_read(s->t.pid, maps, nmaps)))
+				return ret;
+			continue;
+		}
 		if (ret) {
 			diag_sys(NULL, "pid %d: no room for trampolines near 0x%llx", s->t.pid,
 				 (unsigned long long)ref);

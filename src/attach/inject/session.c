@@ -15,6 +15,7 @@
 #include "elf/elfsym.h"
 #include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -37,10 +38,28 @@ void att_sys_error(struct att_session *s, int err, const char *what)
 	diag_sys(tracee_strerror_hint(-err), "pid %d: %s: %s", s->t.pid, what, strerror(-err));
 }
 
-/* PTRACE_SEIZE refused: say why when it is another tracer. */
-static void seize_error(struct att_session *s, int err)
+/* The tracer of one of the process's threads that is not us, or 0. */
+static pid_t other_tracer(pid_t pid)
 {
-	pid_t tracer = err == -EPERM ? proc_tracer_pid(s->t.pid, 0) : 0;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	pid_t tracer = 0;
+	while (d && !tracer && (de = readdir(d)))
+		if (de->d_name[0] >= '0' && de->d_name[0] <= '9') {
+			pid_t t = proc_tracer_pid(pid, atoi(de->d_name));
+			tracer = t > 0 && t != getpid() ? t : 0;
+		}
+	if (d)
+		closedir(d);
+	return tracer;
+}
+
+/* PTRACE_SEIZE refused: say why when it is another tracer. */
+void att_seize_error(struct att_session *s, int err)
+{
+	pid_t tracer = err == -EPERM ? other_tracer(s->t.pid) : 0;
 	if (tracer > 0) {
 		char *hint = xasprintf("a process can have only one tracer; end or detach pid %d "
 				       "(a debugger or tracer) first",
@@ -904,23 +923,15 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		uint64_t t0 = att_now_ns();
 		s->stop_start_ns = t0;
 		if (one && (ret = att_stop_one(s))) {
-			seize_error(s, ret);
+			att_seize_error(s, ret);
 			goto out;
 		}
 		att_forks_begin(s); /* forks.c: processes started from now on may inherit us */
-		uint64_t at;
 		proc_maps_free(maps, nmaps);
 		maps = NULL;
 		if ((ret = proc_maps_read(s->t.pid, &maps, &nmaps)) ||
-		    (ret = check_other_ubt(s, maps, nmaps)))
-			goto out;
-		if ((ret = att_find_gap(maps, nmaps, lo, hi, ref,
-					s->code_size + s->data_size + PAGE, &at))) {
-			diag_sys(NULL, "pid %d: no free address range near the probed code",
-				 s->t.pid);
-			goto out;
-		}
-		if ((ret = att_map_remote(s, at)))
+		    (ret = check_other_ubt(s, maps, nmaps)) ||
+		    (ret = att_map_remote(s, lo, hi, ref)))
 			goto out;
 		proc_maps_free(maps, nmaps);
 		maps = NULL;
@@ -965,6 +976,8 @@ int att_install(struct att_session *s, const struct cg_layout *layout,
 		memcpy(s->host_code, s->host_image.bytes, s->host_image.size);
 	}
 out:
+	if (s->t.stopped && s->t.one) /* failed with the one thread held */
+		tracee_release(&s->t);
 	proc_maps_free(maps, nmaps);
 	return ret;
 }

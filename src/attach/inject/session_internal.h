@@ -126,6 +126,8 @@ int att_vfork_plan(struct att_session *s, struct proc_map *maps, int nmaps);
 int att_stop(struct att_session *s);
 /* patch.c: fork children's probes on (at arm) or off (first at detach) */
 void att_follow_forks(struct att_session *s, bool on);
+/* session.c: PTRACE_SEIZE or a stop refused, naming another tracer if there is one */
+void att_seize_error(struct att_session *s, int err);
 /* patch.c: stops one thread only, for remote system calls (tracee_stop_one) */
 int att_stop_one(struct att_session *s);
 
@@ -173,7 +175,7 @@ void att_group_sites(struct att_session *s, int island, uint64_t *lo, uint64_t *
 		     uint64_t *ref);
 int att_find_gap(struct proc_map *maps, int n, uint64_t lo, uint64_t hi, uint64_t ref,
 		 uint64_t size, uint64_t *addr);
-int att_map_remote(struct att_session *s, uint64_t at);
+int att_map_remote(struct att_session *s, uint64_t lo, uint64_t hi, uint64_t ref);
 int att_map_local_only(struct att_session *s);
 int att_map_host_code(struct att_session *s, size_t size);
 size_t att_tramp_max(const struct att_site *site);

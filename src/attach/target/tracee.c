@@ -473,11 +473,52 @@ int tracee_stop_all(struct tracee *t)
 }
 
 /*
- * The thread tracee_stop_one() takes: a sleeping one costs the program
- * nothing while it stands (a busy one is a reactor losing its CPU); the
- * leader among those, else the first; else the leader, else any.
+ * Is thread tid in a wait that a stop ends with EINTR when it has a
+ * timeout (stop_ended_wait: without one it is restarted)?  From
+ * /proc/PID/task/TID/syscall: "232 0x3 ..." while in epoll_wait.
  */
-static pid_t quiet_thread(struct tracee *t)
+static bool in_timed_wait(pid_t pid, pid_t tid)
+{
+	char path[80], buf[32] = "";
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool got = fgets(buf, sizeof(buf), f) != NULL;
+	fclose(f);
+	long nr = got ? strtol(buf, NULL, 10) : -1;
+	switch (nr) {
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+	case SYS_epoll_pwait2:
+	case SYS_rt_sigtimedwait:
+	case SYS_semop:
+	case SYS_semtimedop:
+	case SYS_io_getevents:
+	case SYS_io_pgetevents:
+	case SYS_io_uring_enter:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool listed_tid(const pid_t *v, int n, pid_t tid)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == tid)
+			return true;
+	return false;
+}
+
+/*
+ * The thread tracee_stop_one() takes: a sleeping one costs the program
+ * nothing while it stands (a busy one is a reactor losing its CPU), unless
+ * its wait would end with EINTR (a timed epoll_wait: one more than the
+ * attach's own stop gives it); the leader among those, else the first;
+ * else the leader, else any; never one in skip[] (another tracer's).
+ */
+static pid_t quiet_thread(struct tracee *t, const pid_t *skip, int nskip)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
@@ -489,10 +530,11 @@ static pid_t quiet_thread(struct tracee *t)
 			continue;
 		pid_t tid = atoi(de->d_name);
 		char state[2] = "";
-		if (proc_status_text(t->pid, tid, "State", state, sizeof(state)) ||
+		if (listed_tid(skip, nskip, tid) ||
+		    proc_status_text(t->pid, tid, "State", state, sizeof(state)) ||
 		    state[0] == 'Z' || state[0] == 'X')
 			continue;
-		if (state[0] == 'S' && (!sleeping || tid == t->pid))
+		if (state[0] == 'S' && (!sleeping || tid == t->pid) && !in_timed_wait(t->pid, tid))
 			sleeping = tid;
 		if (!other || tid == t->pid)
 			other = tid;
@@ -506,13 +548,20 @@ int tracee_stop_one(struct tracee *t)
 {
 	if (t->stopped)
 		return -EBUSY;
-	int err = -ESRCH;
+	int err = -ESRCH, nskip = 0;
+	pid_t skip[8];
 	/* (a clone it was making joins the list, stopped too: harmless) */
 	for (int tries = 0; tries < 8 && !t->nthreads; tries++) {
-		pid_t tid = quiet_thread(t);
-		int r = tid ? seize_thread(t, tid) : -ESRCH;
+		pid_t tid = quiet_thread(t, skip, nskip);
+		int r = tid ? seize_thread(t, tid) : err;
 		if (r == 1) /* exited meanwhile: another */
 			continue;
+		if (r == -EPERM && tid && nskip < (int)ARRAY_SIZE(skip)) {
+			/* another tracer's, or not ours to trace: another */
+			skip[nskip++] = tid;
+			err = r;
+			continue;
+		}
 		err = r < 0 ? r : wait_all_from(t, 0);
 		if (err || !tid)
 			break;
