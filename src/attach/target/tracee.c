@@ -201,8 +201,13 @@ int tracee_wait_stop(struct tracee *t, int i)
 		} else if (event == 0 && WSTOPSIG(st) == SIGTRAP && back_to_trap(t, tid)) {
 			continue; /* it stops again, at the int3, without the signal */
 		} else if (event == 0) {
-			t->threads[i].pending_sig = WSTOPSIG(st);
+			siginfo_t si;
+			int sig = WSTOPSIG(st);
+			t->threads[i].pending_sig = sig;
 			t->threads[i].in_signal_stop = true;
+			t->threads[i].refault =
+			    (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) &&
+			    ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 && si.si_code > 0;
 		}
 		return WS_STOPPED;
 	}
@@ -764,7 +769,13 @@ static int run_syscall(struct tracee *t, struct tracee_thread *th, struct user_r
 			err = -errno;
 			break;
 		}
-		th->in_signal_stop = false; /* its signal, if any, is now resent on release */
+		/* Its signal, if any, is now resent on release; not a fault of
+		 * its instruction, which runs again then and faults again with
+		 * the kernel's siginfo (resent by tgkill it would carry ours: a
+		 * program's SIGSEGV handler saw no fault address of its own). */
+		if (th->in_signal_stop && th->refault)
+			th->pending_sig = 0;
+		th->in_signal_stop = false;
 		int st;
 		pid_t r;
 		do

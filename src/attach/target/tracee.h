@@ -32,6 +32,7 @@ struct tracee_thread {
 	bool regs_dirty;              /* regs were changed; written back on release */
 	int pending_sig;              /* signal that arrived while stopping; delivered on release */
 	bool in_signal_stop;          /* still in that signal's delivery-stop (detach delivers it) */
+	bool refault;		      /* that signal is the fault of the instruction at pc */
 	bool gone;                    /* tracee_release: died while stopped, could not be detached */
 };
 
