@@ -9,6 +9,8 @@
 #    real programs of tests/e2e/realprog.test; skipped quickly when they
 #    are all present) and mounts tracefs and
 #    debugfs (bpftrace, the reference of the differential tests, needs them);
+#    makes the Debian 13 chroot whose bpftrace 0.23.2 is the reference of
+#    the newer language's tests (tests/lib/bpftrace-new, once per machine);
 # 2. configures and builds ubt with meson + ninja in build/;
 # 3. runs the unit tests (`meson test`), then again in build-san/ under
 #    AddressSanitizer + UndefinedBehaviorSanitizer (UBT_SANITIZE=0 skips it);
@@ -50,6 +52,9 @@ PACKAGES="$PACKAGES qemu-utils postgresql-15 redis-server sqlite3"
 # libc's separate debug file: functions only it names (tests/e2e/lib.test), and
 # bench/coverage.py's libc with debug symbols
 PACKAGES="$PACKAGES libc6-dbg"
+# makes the Debian 13 chroot of bpftrace 0.23.2, the reference of
+# tests/e2e/newlang.test (tests/lib/bpftrace-new)
+PACKAGES="$PACKAGES debootstrap"
 
 passed=0 failed=0 skipped=0
 log() { printf '== %s\n' "$*"; }
@@ -128,6 +133,10 @@ EOF
 
 install_packages
 mount_tracing
+# made here, once, rather than inside the first test that needs it
+if [ "$(id -u)" = 0 ]; then
+	log "bpftrace of Debian 13 (tests/lib/bpftrace-new): $(timeout 1200 tests/lib/bpftrace-new --version 2>&1 | tail -n 1)"
+fi
 
 log "build ($BUILDDIR)"
 if meson_build "$BUILDDIR"; then

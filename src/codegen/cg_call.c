@@ -1061,7 +1061,7 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		call_printf(c, n);
 	else if (!strcmp(n->str, "exit"))
 		call_exit(c, n);
-	else if (!strcmp(n->str, "print") && n->kids[0]->kind == AST_MAP)
+	else if (!strcmp(n->str, "print") && n->kids[0]->kind == AST_MAP && !n->kids[0]->nkids)
 		call_map_op(c, n, RT_MOP_PRINT);
 	else if (!strcmp(n->str, "print") || !strcmp(n->str, "time") ||
 		 !strcmp(n->str, "system") || !strcmp(n->str, "cat"))

@@ -43,7 +43,9 @@ static void map_kind(const struct sema_map *m, struct rt_map *h)
 		break;
 	case TY_HIST:
 		h->kind = RT_MAP_HIST;
-		h->nbuckets = RT_HIST_BUCKETS;
+		/* bucket 0 below 0, 2^k for 0..2^k-1, 2^k per power of 2 above:
+		 * (64 - k) * 2^k + 1 (k = 0: RT_HIST_BUCKETS) */
+		h->nbuckets = (uint32_t)((64 - m->hist_bits) << m->hist_bits) + 1;
 		h->val_size = 8 * h->nbuckets;
 		break;
 	case TY_LHIST:

@@ -138,7 +138,7 @@ static LLVMValueRef byte_off(struct cg *c, LLVMValueRef p, LLVMValueRef off)
  * clz(0) = 64 makes 0 bucket 1 without a compare.  With the machine's
  * lzcnt (codegen.c) that is lzcnt, a subtract and a select.
  */
-static LLVMValueRef hist_bucket(struct cg *c, LLVMValueRef v)
+static LLVMValueRef hist_bucket(struct cg *c, LLVMValueRef v, int k)
 {
 	LLVMTypeRef ty[] = {c->i64};
 	unsigned id = LLVMLookupIntrinsicID("llvm.ctlz", 9);
@@ -146,8 +146,31 @@ static LLVMValueRef hist_bucket(struct cg *c, LLVMValueRef v)
 	LLVMTypeRef fty = LLVMIntrinsicGetType(c->ctx, id, ty, 1);
 	LLVMValueRef args[] = {v, LLVMConstInt(c->i1, 0, 0)};
 	LLVMValueRef clz = LLVMBuildCall2(c->b, fty, f, args, 2, "");
-	LLVMValueRef b = LLVMBuildSub(c->b, cg_const(c, 65), clz, "");
 	LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, v, cg_const(c, 0), "");
+	if (k == 0) {
+		LLVMValueRef b = LLVMBuildSub(c->b, cg_const(c, 65), clz, "");
+		return LLVMBuildSelect(c->b, neg, cg_const(c, 0), b, "bucket");
+	}
+	/*
+	 * hist(v, k): v < 2^k has bucket v + 1; above, with p the place of v's
+	 * top bit (63 - clz) and s = p - k, the k bits below the top bit,
+	 * (v >> s) & (2^k - 1), pick one of the 2^k buckets of that power:
+	 * bucket ((s + 1) << k) + those bits + 1.  v = 2^k (p = k, s = 0)
+	 * gives (1 << k) + 1, right after the 2^k small ones.
+	 */
+	uint64_t mask = (1ull << k) - 1;
+	LLVMValueRef p = LLVMBuildSub(c->b, cg_const(c, 63), clz, "");
+	LLVMValueRef small = LLVMBuildICmp(c->b, LLVMIntULE, v, cg_const(c, mask), "");
+	/* s is only used where v > mask, so p >= k; clamp it for the other side */
+	LLVMValueRef sh = LLVMBuildSelect(c->b, small, cg_const(c, 0),
+					  LLVMBuildSub(c->b, p, cg_const(c, (uint64_t)k), ""), "");
+	LLVMValueRef low =
+	    LLVMBuildAnd(c->b, LLVMBuildLShr(c->b, v, sh, ""), cg_const(c, mask), "");
+	LLVMValueRef big = LLVMBuildShl(c->b, LLVMBuildAdd(c->b, sh, cg_const(c, 1), ""),
+					cg_const(c, (uint64_t)k), "");
+	big = LLVMBuildAdd(c->b, big, LLVMBuildAdd(c->b, low, cg_const(c, 1), ""), "");
+	LLVMValueRef b =
+	    LLVMBuildSelect(c->b, small, LLVMBuildAdd(c->b, v, cg_const(c, 1), ""), big, "");
 	return LLVMBuildSelect(c->b, neg, cg_const(c, 0), b, "bucket");
 }
 
@@ -637,8 +660,8 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
 	case RT_MAP_HIST:
 	case RT_MAP_LHIST: {
 		LLVMValueRef b = ml->hdr.kind == RT_MAP_HIST
-					 ? hist_bucket(c, val)
-					 : lhist_bucket(c, map->map, ml->hdr.nbuckets, val);
+				     ? hist_bucket(c, val, map->map->hist_bits)
+				     : lhist_bucket(c, map->map, ml->hdr.nbuckets, val);
 		LLVMValueRef off = LLVMBuildShl(c->b, b, cg_const(c, 3), "");
 		if (c->layout->helper_checks >= 2) {
 			/* bpftrace keys each bucket: a bucket hit for the first time is

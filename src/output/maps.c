@@ -382,9 +382,37 @@ static void lin_label(struct buf *b, int64_t v)
 		buf_printf(b, "%" PRId64, v);
 }
 
+/*
+ * hist(v, k)'s bucket i from its value: the 2^k buckets of one power of 2
+ * (i >> k) each hold 2^(power - 1) values, starting at 2^(power - 1) * 2^k;
+ * the low k bits of i say which of them.  Suffixes as pow2_label's.
+ */
+static void bits_label(struct buf *b, uint32_t i, int k)
+{
+	static const char suffix[] = " KMGTPE";
+	uint32_t n = 1u << k, power = (i >> k) - 1, s = power / 10;
+	buf_printf(b, "%llu", (1ull << (power - 10 * s)) * (n + (i & (n - 1))));
+	if (s)
+		buf_printf(b, "%c", suffix[s]);
+}
+
 static void bucket_label(struct buf *b, const struct rt_map *h, const struct sema_map *m,
 			 uint32_t i)
 {
+	if (h->kind == RT_MAP_HIST && m->hist_bits) {
+		if (i == 0)
+			buf_printf(b, "(..., 0)");
+		else if (i <= 2u << m->hist_bits)
+			buf_printf(b, "[%u]", i - 1);
+		else {
+			buf_printf(b, "[");
+			bits_label(b, i - 1, m->hist_bits);
+			buf_printf(b, ", ");
+			bits_label(b, i, m->hist_bits);
+			buf_printf(b, ")");
+		}
+		return;
+	}
 	if (h->kind == RT_MAP_HIST) {
 		if (i == 0)
 			buf_printf(b, "(..., 0)");

@@ -534,6 +534,22 @@ static void check_ternary(struct sema *s, struct ast_node *n)
 	}
 }
 
+/*
+ * A count/sum/avg/min/max map read in an expression is its number, combined
+ * over the CPUs (codegen's map_value), as in bpftrace since 0.20: a count
+ * is a uint64, the others int64.  bpftrace 0.17 refused them ("Type
+ * mismatch for '+': comparing 'count' with 'int64'"); docs/compat.md.
+ * hist/lhist/stats keep their type: they have no one value.
+ */
+static void read_aggregate(struct ast_node *n)
+{
+	enum ast_type_kind k = n->type.kind;
+	if (k == TY_COUNT)
+		n->type = ty_uint64;
+	else if (k == TY_SUM || k == TY_AVG || k == TY_MIN || k == TY_MAX)
+		n->type = ty_int64;
+}
+
 void sema_expr(struct sema *s, struct ast_node *n, enum call_use use,
 		const struct ast_node *user)
 {
@@ -595,6 +611,7 @@ void sema_expr(struct sema *s, struct ast_node *n, enum call_use use,
 	}
 	case AST_MAP:
 		check_map(s, n);
+		read_aggregate(n);
 		break;
 	case AST_CALL:
 		sema_call(s, n, use, user);
@@ -625,6 +642,35 @@ void sema_expr(struct sema *s, struct ast_node *n, enum call_use use,
 
 static void check_block(struct sema *s, struct ast_node *blk);
 
+/* `@y = @c` of a count/sum/avg/min/max map: bpftrace 0.23's error, since
+ * @y would not be the aggregation @c is (read_aggregate) */
+static void agg_to_map(struct sema *s, const struct ast_node *n)
+{
+	const struct ast_node *r = n->rhs;
+	if (!s->final || r->kind != AST_MAP || !r->map)
+		return;
+	const char *k = r->map->value.kind == TY_COUNT ? "count"
+			: r->map->value.kind == TY_SUM ? "sum"
+			: r->map->value.kind == TY_AVG ? "avg"
+			: r->map->value.kind == TY_MIN ? "min"
+			: r->map->value.kind == TY_MAX ? "max"
+						       : NULL;
+	if (!k)
+		return;
+	struct src_loc at = n->lhs->loc;
+	at.end_line = r->loc.end_line;
+	at.end_col = r->loc.end_col;
+	struct diag *d =
+	    diag_error(s->diags, at,
+		       "Map value '%s_t' cannot be assigned from one map to another. The function "
+		       "that returns this type must be called directly e.g. `%s = %s();`.",
+		       k, n->lhs->str, k);
+	diag_hint(
+	    d,
+	    "Add a cast to integer if you want the value of the aggregate, e.g. `%s = (int64)%s;`.",
+	    n->lhs->str, r->str);
+}
+
 /* assign -> map ('=' | op'=') expr */
 static void check_assign_map(struct sema *s, struct ast_node *n)
 {
@@ -634,6 +680,7 @@ static void check_assign_map(struct sema *s, struct ast_node *n)
 	if (n->op == '=') {
 		sema_expr(s, n->rhs, USE_MAP, map);
 		t = n->rhs->type;
+		agg_to_map(s, n);
 	} else {
 		check_map(s, map);
 		sema_expr(s, n->rhs, USE_NONE, NULL);

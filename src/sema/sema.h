@@ -27,6 +27,8 @@ struct sema_map {
 	struct ast_type keys[SEMA_MAX_KEYS];
 	struct ast_type value; /* TY_COUNT, TY_SUM, TY_INT, TY_STR, ... */
 	int64_t lhist_min, lhist_max, lhist_step; /* TY_LHIST: the literal arguments */
+	int hist_bits;	    /* TY_HIST: hist(v, k)'s k, 0..5: 2^k buckets per power of 2 */
+	int hist_bits_pass; /* the sema pass that set hist_bits (one k per map) */
 };
 
 /* One scratch variable ($x); scoped to its probe. */

@@ -472,6 +472,43 @@ static void check_agg1(struct sema *s, struct ast_node *n, enum call_use use,
 }
 
 /*
+ * hist(v [, k]) (k: bpftrace 0.21): k, an integer literal 0..5, splits each
+ * power of 2 into 2^k buckets; one k per map.  bpftrace 0.23's messages.
+ */
+static void check_hist(struct sema *s, struct ast_node *n, enum call_use use,
+		       const struct ast_node *user)
+{
+	int64_t k = 0;
+	if (n->nkids == 2) {
+		const struct ast_node *a = n->kids[1];
+		char t[64];
+		if (!ast_int_literal(a, &k)) {
+			diag_error(s->diags, n->loc, "hist() expects a int literal (%s provided)",
+				   a->type.kind == TY_INT ? "int" : sema_tn(&a->type, t));
+			k = 0;
+		} else if (k < 0 || k > 5) {
+			diag_error(s->diags, n->loc, "hist: bits %lld must be 0..5", (long long)k);
+			k = 0;
+		}
+		n->nkids = 1; /* check_agg1 sees hist(v); the node keeps kids[1] */
+		check_agg1(s, n, use, user, TY_HIST);
+		n->nkids = 2;
+	} else {
+		check_agg1(s, n, use, user, TY_HIST);
+	}
+	if (use != USE_MAP || !user || user->kind != AST_MAP)
+		return;
+	struct sema_map *m = map_by_name(s, user->str);
+	if (!m)
+		return;
+	if (m->hist_bits_pass == s->pass && m->hist_bits != (int)k && s->final)
+		diag_error(s->diags, n->loc, "Different bits in a single hist, had %d now %d",
+			   m->hist_bits, (int)k);
+	m->hist_bits = (int)k;
+	m->hist_bits_pass = s->pass;
+}
+
+/*
  * lhist(value, min, max, step): min, max and step are literals (`$1`
  * given a number and #define'd integers too); bpftrace 0.17's checks and
  * messages, in its order.
@@ -537,7 +574,19 @@ static void check_print(struct sema *s, struct ast_node *n, enum call_use use,
 			diag_error(s->diags, n->loc, "print() requires at least one argument (0 provided)");
 		return;
 	}
-	if (n->kids[0]->kind == AST_MAP) {
+	const struct ast_node *m = n->kids[0];
+	if (m->kind == AST_MAP && m->nkids && n->nkids == 1 &&
+	    (m->type.kind == TY_HIST || m->type.kind == TY_LHIST || m->type.kind == TY_STATS)) {
+		/* print(@m[k]) of a value (bpftrace 0.21) is below */
+		diag_error(s->diags, n->loc,
+			   "Map type %s_t cannot print the value of individual keys. You must "
+			   "print the whole map.",
+			   m->type.kind == TY_HIST    ? "hist"
+			   : m->type.kind == TY_LHIST ? "lhist"
+						      : "stats");
+		return;
+	}
+	if (m->kind == AST_MAP && (!m->nkids || n->nkids > 1)) {
 		whole_map_arg(s, n);
 		for (int i = 1; i < n->nkids; i++) {
 			int64_t v;
@@ -576,6 +625,17 @@ static void check_map_func(struct sema *s, struct ast_node *n, enum call_use use
 {
 	sema_check_use(s, n, use, user, false);
 	n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
+	if (!strcmp(n->str, "delete") && n->nkids > 2) {
+		diag_error(s->diags, n->loc, "delete() takes up to 2 arguments (%d provided)",
+			   n->nkids);
+		return;
+	}
+	if (!strcmp(n->str, "delete") && n->nkids == 2) { /* not map_key_form's */
+		diag_error(s->diags, n->loc,
+			   "delete() expects a map for the first argument and a key for the second "
+			   "argument e.g. `delete(@my_map, 1);`");
+		return;
+	}
 	if (!sema_check_nargs(s, n, 1))
 		return;
 	if (!strcmp(n->str, "delete")) {
@@ -646,6 +706,32 @@ static void check_str(struct sema *s, struct ast_node *n)
 		diag_error(s->diags, n->loc, "strcannot use negative length (%lld)", (long long)v);
 }
 
+/*
+ * has_key(@m, k) and delete(@m, k), bpftrace 0.22's forms, become the
+ * older has_key(@m[k]) / delete(@m[k]) that the rest of ubt knows: the key
+ * moves into the map node, a tuple literal's elements as the keys of a
+ * multi-key map (`delete(@m, (1, "a"))` is `delete(@m[1, "a"])`).  Done
+ * once, in the first pass; the node then has its one argument.
+ */
+static void map_key_form(struct ast_node *n)
+{
+	if ((strcmp(n->str, "has_key") && strcmp(n->str, "delete")) || n->nkids != 2 ||
+	    n->kids[0]->kind != AST_MAP || n->kids[0]->nkids)
+		return;
+	struct ast_node *m = n->kids[0], *k = n->kids[1];
+	if (k->kind == AST_TUPLE) {
+		m->kids = k->kids;
+		m->nkids = k->nkids;
+		k->kids = NULL;
+		k->nkids = 0;
+		ast_free(k);
+	} else {
+		ast_add_kid(m, k);
+	}
+	n->kids[1] = NULL;
+	n->nkids = 1;
+}
+
 /* call -> name '(' args ')': count(), sum(x), printf(fmt, ...), exit() */
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	       const struct ast_node *user)
@@ -665,6 +751,7 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	}
 	if (unknown_function(s, n))
 		return;
+	map_key_form(n);
 	s->func = n->str;
 	for (int i = 0; i < n->nkids; i++) {
 		s->func_arg = i;
@@ -692,7 +779,7 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	} else if (!strcmp(n->str, "stats")) {
 		check_agg1(s, n, use, user, TY_STATS);
 	} else if (!strcmp(n->str, "hist")) {
-		check_agg1(s, n, use, user, TY_HIST);
+		check_hist(s, n, use, user);
 	} else if (!strcmp(n->str, "lhist")) {
 		check_lhist(s, n, use, user);
 	} else if (!strcmp(n->str, "print")) {
@@ -933,7 +1020,8 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 	if (!strcmp(f, "has_key")) {
 		n->type = ty_uint64;
 		if (sema_check_nargs(s, n, 1) && (n->kids[0]->kind != AST_MAP || !n->kids[0]->nkids))
-			diag_error(s->diags, n->loc, "has_key() expects a map with a key: has_key(@m[k])");
+			diag_error(s->diags, n->loc,
+				   "has_key() expects a map with a key: has_key(@m, k)");
 		return true;
 	}
 	if (!strcmp(f, "len")) {
