@@ -404,6 +404,28 @@ static int stage_install(struct run *r)
 }
 
 /*
+ * --dry-run (bpftrace 0.22): everything up to the code compiled, nothing
+ * put into a target, no probe run; what bpftrace 0.23 prints: the
+ * attaching line and the two empty lines of an exit without maps.
+ */
+static void dry_run_done(const struct run *r)
+{
+	const struct options *o = &r->o;
+	FILE *f = o->out_file ? fopen(o->out_file, "w") : stdout;
+	if (!f) {
+		diag_sys(NULL, "failed to open output file '%s': %s", o->out_file, strerror(errno));
+		return;
+	}
+	if (o->json && !o->quiet)
+		fprintf(f, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}}\n",
+			r->nprobes);
+	else if (!o->quiet)
+		fprintf(f, "Attaching %d probe%s...\n\n\n", r->nprobes, r->nprobes == 1 ? "" : "s");
+	if (f != stdout)
+		fclose(f);
+}
+
+/*
  * The chain.  Once a target may be open (after stage_open), a stage that
  * fails, or a trace that ends with a nonzero exit code, detaches before
  * ubt exits (att_detach does nothing when there is nothing to undo).
@@ -421,6 +443,8 @@ static int run_stages(struct run *r)
 	r->opened_ns = boottime_ns();
 	if (!(ret = stage_compile(r)))
 		r->compiled_ns = boottime_ns();
+	if (!ret && r->dry_run && r->o.dry_run && !r->o.debug)
+		dry_run_done(r);
 	if (!ret && !r->dry_run && !(ret = stage_install(r)))
 		ret = ubt_trace(r);
 	if (ret) {

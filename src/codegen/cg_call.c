@@ -107,6 +107,37 @@ static LLVMValueRef builtin_nsecs(struct cg *c)
 	return cg_nsecs(c); /* cg_time.c */
 }
 
+/*
+ * nsecs(mode): ubt's nsecs is CLOCK_BOOTTIME; another clock is it plus that
+ * clock's distance from CLOCK_BOOTTIME, read now, as the code is compiled
+ * (a suspend, or a step of the TAI clock while tracing, is not followed).
+ */
+static LLVMValueRef clock_of(struct cg *c, LLVMValueRef boot_ns, enum ast_clock mode)
+{
+	clockid_t id = mode == AST_CLOCK_MONOTONIC			   ? CLOCK_MONOTONIC
+		       : mode == AST_CLOCK_TAI || mode == AST_CLOCK_SW_TAI ? CLOCK_TAI
+									   : CLOCK_BOOTTIME;
+	if (id == CLOCK_BOOTTIME)
+		return boot_ns;
+	/* the other clock read between two reads of CLOCK_BOOTTIME, whose
+	 * middle it is compared with; the closest bracket of a few */
+	int64_t d = 0, best = INT64_MAX;
+	for (int i = 0; i < 5; i++) {
+		struct timespec a, b, e;
+		clock_gettime(CLOCK_BOOTTIME, &a);
+		clock_gettime(id, &b);
+		clock_gettime(CLOCK_BOOTTIME, &e);
+		int64_t ta = (int64_t)a.tv_sec * 1000000000 + a.tv_nsec;
+		int64_t te = (int64_t)e.tv_sec * 1000000000 + e.tv_nsec;
+		int64_t tb = (int64_t)b.tv_sec * 1000000000 + b.tv_nsec;
+		if (te - ta < best) {
+			best = te - ta;
+			d = tb - (ta + (te - ta) / 2);
+		}
+	}
+	return LLVMBuildAdd(c->b, boot_ns, cg_const(c, (uint64_t)d), "nsecs_clock");
+}
+
 /* A string constant (probe, func) in a buffer of the type's size. */
 static LLVMValueRef const_str(struct cg *c, const char *s, int size)
 {
@@ -319,7 +350,7 @@ LLVMValueRef cg_builtin(struct cg *c, const struct ast_node *n)
 	if (cg_is_stack(n))
 		return cg_stack(c, n);
 	if (!strcmp(n->str, "nsecs"))
-		return builtin_nsecs(c);
+		return clock_of(c, builtin_nsecs(c), (enum ast_clock)n->uval);
 	if (!strcmp(n->str, "elapsed"))
 		return LLVMBuildSub(c->b, builtin_nsecs(c),
 				    hdr_load(c, offsetof(struct rt_shm_header, start_ns), c->i64), "");
@@ -491,9 +522,8 @@ LLVMValueRef cg_builtin_ret(struct cg *c, const struct ast_node *n)
 		return load_reg(c, (uint64_t)RT_RET_FUNC_OFF, "func");
 	if (!strcmp(n->str, "func") && c->side == CG_SIDE_TARGET)
 		return cg_sym_func(c);
-	if (!strcmp(n->str, "nsecs")) {
-		return cg_nsecs(c); /* cg_time.c */
-	}
+	if (!strcmp(n->str, "nsecs")) /* cg_time.c */
+		return clock_of(c, cg_nsecs(c), (enum ast_clock)n->uval);
 	return NULL;
 }
 

@@ -174,6 +174,15 @@ enum ast_addrspace {
 	AS_USER,   /* "AS(user)": argN in uprobes */
 };
 
+/* nsecs(mode)'s clock, in the AST_BUILTIN's uval */
+enum ast_clock {
+	AST_CLOCK_DEFAULT,   /* nsecs: CLOCK_BOOTTIME in ubt */
+	AST_CLOCK_MONOTONIC, /* nsecs(monotonic) */
+	AST_CLOCK_BOOT,	     /* nsecs(boot) */
+	AST_CLOCK_TAI,	     /* nsecs(tai) */
+	AST_CLOCK_SW_TAI,    /* nsecs(sw_tai): the same clock as tai in user space */
+};
+
 /* TY_USTACK's count: the print mode and the number of frames */
 enum ast_stack_mode {
 	AST_STACK_BPFTRACE, /* "        sym+off" lines */

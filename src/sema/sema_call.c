@@ -732,6 +732,53 @@ static void map_key_form(struct ast_node *n)
 	n->nkids = 1;
 }
 
+/*
+ * Builtins called like functions (bpftrace 0.24): `pid()`, `comm()`, ...
+ * are the builtins; `nsecs(monotonic | boot | tai | sw_tai)` (0.19) picks
+ * the clock (uval: enum ast_clock; codegen adds the clock's offset from
+ * CLOCK_BOOTTIME, ubt's nsecs, read when the code is compiled).  The node
+ * becomes an AST_BUILTIN once, in the first pass.
+ */
+static bool builtin_call(struct sema *s, struct ast_node *n)
+{
+	static const char *const callable[] = {
+	    "pid",  "tid",  "comm",   "nsecs",	  "elapsed", "uid",   "gid",  "cpu",
+	    "cpid", "rand", "cgroup", "username", "numaid",  "probe", "func", "retval",
+	};
+	bool known = false;
+	for (size_t i = 0; i < ARRAY_SIZE(callable) && !known; i++)
+		known = !strcmp(n->str, callable[i]);
+	if (!known || n->nkids > 1 || (n->nkids == 1 && strcmp(n->str, "nsecs")))
+		return false;
+	n->uval = AST_CLOCK_DEFAULT;
+	if (n->nkids == 1) {
+		static const char *const modes[] = {[AST_CLOCK_MONOTONIC] = "monotonic",
+						    [AST_CLOCK_BOOT] = "boot",
+						    [AST_CLOCK_TAI] = "tai",
+						    [AST_CLOCK_SW_TAI] = "sw_tai"};
+		const struct ast_node *a = n->kids[0];
+		for (size_t i = 1; i < ARRAY_SIZE(modes) && a->kind == AST_IDENT; i++)
+			if (!strcmp(a->str, modes[i]))
+				n->uval = i;
+		if (n->uval == AST_CLOCK_DEFAULT) {
+			struct src_loc at = n->loc; /* bpftrace 0.23's range stops before ')' */
+			at.end_col -= at.end_col > at.col + 1;
+			if (a->kind == AST_IDENT)
+				diag_error(s->diags, at, "Invalid timestamp mode: %s", a->str);
+			else
+				diag_error(s->diags, n->loc,
+					   "nsecs() expects a timestamp mode: monotonic, boot, tai "
+					   "or sw_tai");
+		}
+		ast_free(n->kids[0]);
+		n->kids[0] = NULL;
+		n->nkids = 0;
+	}
+	n->kind = AST_BUILTIN;
+	sema_builtin(s, n);
+	return true;
+}
+
 /* call -> name '(' args ')': count(), sum(x), printf(fmt, ...), exit() */
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	       const struct ast_node *user)
@@ -739,6 +786,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	const char *saved_func = s->func;
 	int saved_arg = s->func_arg;
 	if (sema_stack_call(s, n)) /* ustack(mode, n): literal arguments */
+		return;
+	if (builtin_call(s, n)) /* pid(), nsecs(monotonic) */
 		return;
 	if (!strcmp(n->str, "kstack")) {
 		/* kstack(mode[, n]): empty in user space, as bpftrace prints it in a
