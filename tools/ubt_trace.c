@@ -372,6 +372,7 @@ static int trace_start(struct run *r)
 	out_init(&r->out, r->outf, &r->info, &r->layout, att_data(s));
 	r->out.json = r->o.json;
 	r->out.diags = &r->d; /* -k warnings quote the script */
+	r->out.no_warnings = r->o.no_warnings;
 	/* what the target writes into shared memory is checked (output/trust.c) */
 	out_bad_init(att_target_pid(s));
 	out_map_ops_from(&r->out, r->prog);
@@ -474,11 +475,32 @@ static int trace_finish(struct run *r)
 	return ret;
 }
 
+/*
+ * A script of bpftrace 0.25's lowercase `begin`/`end` probes and no other
+ * probe ends after begin, as bpftrace does since 0.24; with uppercase
+ * BEGIN/END only it waits for Ctrl-C, as 0.17 does (docs/compat.md).
+ */
+static bool ends_after_begin(const struct ast_node *prog)
+{
+	bool lower = false;
+	for (int i = 0; i < prog->nkids; i++)
+		for (int j = 0; j < prog->kids[i]->nkids; j++) {
+			const struct ast_node *ap = prog->kids[i]->kids[j];
+			const char *p = ap->attach.provider;
+			if (!p || (strcmp(p, "BEGIN") && strcmp(p, "END")))
+				return false;
+			lower |= ap->str && (!strcmp(ap->str, "begin") || !strcmp(ap->str, "end"));
+		}
+	return lower;
+}
+
 int ubt_trace(struct run *r)
 {
 	int ret = trace_start(r);
 	if (ret)
 		return ret;
+	if (ends_after_begin(r->prog))
+		return trace_finish(r);
 	struct timers timers;
 	timers_setup(&timers, r->s, &r->hobj);
 	trace_loop(r->s, &r->out, &timers, r->ids);

@@ -24,7 +24,8 @@ bool cg_needs_thread(const struct ast_node *n)
 		return false;
 	if (cg_is_call(n, "printf") || cg_is_call(n, "print") || cg_is_call(n, "clear") ||
 	    cg_is_call(n, "zero") || cg_is_call(n, "time") || cg_is_call(n, "system") ||
-	    cg_is_call(n, "cat") || cg_is_call(n, "join") || cg_is_call(n, "macaddr"))
+	    cg_is_call(n, "cat") || cg_is_call(n, "join") || cg_is_call(n, "macaddr") ||
+	    cg_is_call(n, "errorf") || cg_is_call(n, "warnf"))
 		return true;
 	if (cg_reads_target(n) || cg_is_stack(n)) /* rt_read's per-thread state (cg_expr.c) */
 		return true;
@@ -1093,8 +1094,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		call_exit(c, n);
 	else if (!strcmp(n->str, "print") && n->kids[0]->kind == AST_MAP && !n->kids[0]->nkids)
 		call_map_op(c, n, RT_MOP_PRINT);
-	else if (!strcmp(n->str, "print") || !strcmp(n->str, "time") ||
-		 !strcmp(n->str, "system") || !strcmp(n->str, "cat"))
+	else if (!strcmp(n->str, "print") || !strcmp(n->str, "time") || !strcmp(n->str, "system") ||
+		 !strcmp(n->str, "cat") || !strcmp(n->str, "errorf") || !strcmp(n->str, "warnf"))
 		call_deferred(c, n);
 	else if (!strcmp(n->str, "bswap"))
 		return call_bswap(c, n);

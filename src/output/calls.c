@@ -8,6 +8,7 @@
  */
 #include "output.h"
 #include "output_internal.h"
+#include "util/diag.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -130,6 +131,34 @@ static void call_join(struct out *o, const struct sema_printf *pf, const uint8_t
 	buf_free(&b);
 }
 
+/*
+ * errorf(fmt, ...) / warnf(fmt, ...) (bpftrace 0.24): the text as a
+ * diagnostic at the call's place in the script, on stderr, as bpftrace
+ * prints it: "stdin:1:9-62: ERROR: text", the line and its underline.
+ * warnf is silent under --no-warnings.  One trailing newline of the text
+ * is dropped (the diagnostic ends its own line).
+ */
+static void call_errorf(struct out *o, const struct sema_printf *pf, bool error, const char *text)
+{
+	if (!error && o->no_warnings)
+		return;
+	struct diags one;
+	if (o->diags)
+		diag_init(&one, o->diags->filename, o->diags->source, o->diags->source_len);
+	else
+		diag_init(&one, "stdin", NULL, 0);
+	size_t n = strlen(text);
+	if (n && text[n - 1] == '\n')
+		n--;
+	if (error)
+		diag_error(&one, pf->call->loc, "%.*s", (int)n, text);
+	else
+		diag_warning(&one, pf->call->loc, "%.*s", (int)n, text);
+	fflush(o->f);
+	diag_print(&one, stderr);
+	diag_free(&one);
+}
+
 void out_event_call(struct out *o, uint32_t type, uint32_t id, const uint8_t *payload,
 		    uint32_t len)
 {
@@ -155,5 +184,7 @@ void out_event_call(struct out *o, uint32_t type, uint32_t id, const uint8_t *pa
 		call_system(o, text.data ? text.data : "");
 	else if (!strcmp(fn, "cat"))
 		call_cat(o, text.data ? text.data : "");
+	else if (!strcmp(fn, "errorf") || !strcmp(fn, "warnf"))
+		call_errorf(o, pf, !strcmp(fn, "errorf"), text.data ? text.data : "");
 	buf_free(&text);
 }

@@ -24,6 +24,7 @@ struct out {
 	bool json; /* -f json: one JSON object per line */
 	struct buf ob; /* formatted events not written yet */
 	const struct diags *diags; /* script name and text, for -k warnings (warn.c) */
+	bool no_warnings;	   /* --no-warnings: warnf() prints nothing (calls.c) */
 	/* an exit() record was read: what is read after it is dropped, as
 	 * bpftrace drops events after its exit event (until END runs) */
 	bool finalized;

@@ -26,16 +26,26 @@ static const struct {
 	bool kernel;
 	int min, max; /* parts after the provider */
 } providers[] = {
-	{ "BEGIN", NULL, false, 0, 0 },          { "END", NULL, false, 0, 0 },
-	{ "uprobe", "u", false, 2, 2 },          { "uretprobe", "ur", false, 2, 2 },
-	{ "usdt", "U", false, 1, 3 },            { "interval", "i", false, 2, 2 },
-	{ "profile", "p", false, 2, 2 },         { "kprobe", "k", true, 1, 1 },
-	{ "kretprobe", "kr", true, 1, 1 },       { "tracepoint", "t", true, 2, 2 },
-	{ "rawtracepoint", "rt", true, 1, 1 },   { "software", "s", true, 1, 2 },
-	{ "hardware", "h", true, 1, 2 },         { "watchpoint", "w", true, 3, 3 },
-	{ "asyncwatchpoint", "aw", true, 3, 3 }, { "kfunc", "f", true, 1, 2 },
-	{ "kretfunc", "fr", true, 1, 2 },        { "iter", "it", true, 1, 1 },
-	{ "fentry", NULL, true, 1, 2 },          { "fexit", NULL, true, 1, 2 },
+    {"BEGIN", "begin", false, 0, 0},
+    {"END", "end", false, 0, 0}, /* begin: 0.25 */
+    {"uprobe", "u", false, 2, 2},
+    {"uretprobe", "ur", false, 2, 2},
+    {"usdt", "U", false, 1, 3},
+    {"interval", "i", false, 2, 2},
+    {"profile", "p", false, 2, 2},
+    {"kprobe", "k", true, 1, 1},
+    {"kretprobe", "kr", true, 1, 1},
+    {"tracepoint", "t", true, 2, 2},
+    {"rawtracepoint", "rt", true, 1, 1},
+    {"software", "s", true, 1, 2},
+    {"hardware", "h", true, 1, 2},
+    {"watchpoint", "w", true, 3, 3},
+    {"asyncwatchpoint", "aw", true, 3, 3},
+    {"kfunc", "f", true, 1, 2},
+    {"kretfunc", "fr", true, 1, 2},
+    {"iter", "it", true, 1, 1},
+    {"fentry", NULL, true, 1, 2},
+    {"fexit", NULL, true, 1, 2},
 };
 
 /*

@@ -201,12 +201,14 @@ static bool sema_reg_call(struct sema *s, struct ast_node *n);
 
 /* bpftrace's function names; only some are implemented in ubt so far. */
 static const char *const known_funcs[] = {
-	"avg", "buf", "cat", "cgroupid", "clear", "count", "delete", "exit", "hist", "join",
-	"kaddr", "kptr", "ksym", "lhist", "macaddr", "max", "min", "ntop", "override", "print",
-	"printf", "cgroup_path", "reg", "signal", "sizeof", "stats", "str", "strerror",
-	"strftime", "strncmp", "strcontains", "sum", "system", "time", "uaddr", "uptr", "usym",
-	"zero", "path", "unwatch", "bswap", "skboutput", "pton", "debugf", "kstack", "ustack",
-	"has_key", "len", /* newer bpftrace's */
+    "avg",	   "buf",     "cat",	     "cgroupid", "clear",    "count", "delete",
+    "exit",	   "hist",    "join",	     "kaddr",	 "kptr",     "ksym",  "lhist",
+    "macaddr",	   "max",     "min",	     "ntop",	 "override", "print", "printf",
+    "cgroup_path", "reg",     "signal",	     "sizeof",	 "stats",    "str",   "strerror",
+    "strftime",	   "strncmp", "strcontains", "sum",	 "system",   "time",  "uaddr",
+    "uptr",	   "usym",    "zero",	     "path",	 "unwatch",  "bswap", "skboutput",
+    "pton",	   "debugf",  "kstack",	     "ustack",	 "has_key",  "len",   "errorf",
+    "warnf", /* newer bpftrace's */
 };
 
 static int edit_distance(const char *a, const char *b)
@@ -839,7 +841,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	} else if (!strcmp(n->str, "str")) {
 		check_str(s, n);
 	} else if (!strcmp(n->str, "printf") || !strcmp(n->str, "system") ||
-		   !strcmp(n->str, "cat")) {
+		   !strcmp(n->str, "cat") || !strcmp(n->str, "errorf") ||
+		   !strcmp(n->str, "warnf")) {
 		if (!strcmp(n->str, "system") && !sema_unsafe)
 			diag_error(s->diags, n->loc,
 				   "system() is an unsafe function being used in safe mode");
