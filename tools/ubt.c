@@ -33,12 +33,14 @@
 #include "sema/sema.h"
 #include "util/util.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -248,6 +250,62 @@ static int read_script(struct run *r)
 }
 
 /* parse: the script's text -> AST */
+/*
+ * The config block's values ubt uses (bpftrace 0.22's names, with or
+ * without BPFTRACE_, any case), each unless its environment variable is
+ * set, which wins as in bpftrace: max_map_keys, max_probes, max_strlen
+ * (sema reads BPFTRACE_STRLEN: set from here), print_maps_on_exit.  The
+ * other names sema knows are accepted and change nothing in ubt.
+ */
+static int apply_config(struct run *r)
+{
+	const struct ast_node *cfg = r->prog && r->prog->prog ? r->prog->prog->config : NULL;
+	for (int i = 0; cfg && i < cfg->nkids; i++) {
+		const struct ast_node *a = cfg->kids[i];
+		char name[64];
+		const char *n = a->lhs->str;
+		if (!strncasecmp(n, "bpftrace_", 9))
+			n += 9;
+		snprintf(name, sizeof(name), "%s", n);
+		for (char *p = name; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		uint64_t v;
+		if (a->rhs->kind == AST_INT)
+			v = a->rhs->uval;
+		else if (a->rhs->kind == AST_IDENT &&
+			 (!strcmp(a->rhs->str, "true") || !strcmp(a->rhs->str, "false")))
+			v = !strcmp(a->rhs->str, "true"); /* 0.24's booleans */
+		else
+			continue;
+		if (!strcmp(name, "print_maps_on_exit") && !getenv("BPFTRACE_PRINT_MAPS_ON_EXIT")) {
+			r->no_exit_maps = v == 0;
+		} else if (!strcmp(name, "max_map_keys") && !getenv("BPFTRACE_MAP_KEYS_MAX") &&
+			   !getenv("BPFTRACE_MAX_MAP_KEYS")) {
+			if (v < 1 || v > 1u << 30) {
+				diag_sys(NULL, "config max_map_keys is %llu; ubt takes 1 to %u",
+					 (unsigned long long)v, 1u << 30);
+				return 1;
+			}
+			r->env.map_keys_max = v;
+		} else if (!strcmp(name, "max_probes") && !getenv("BPFTRACE_MAX_PROBES")) {
+			r->env.max_probes = v;
+		} else if (!strcmp(name, "max_strlen") && !getenv("BPFTRACE_STRLEN") &&
+			   !getenv("BPFTRACE_MAX_STRLEN")) {
+			if (v > 200) {
+				diag_sys(NULL,
+					 "config max_strlen %llu exceeds the current maximum of "
+					 "200 bytes.",
+					 (unsigned long long)v);
+				return 1;
+			}
+			char val[24];
+			snprintf(val, sizeof(val), "%llu", (unsigned long long)v);
+			setenv("BPFTRACE_STRLEN", val, 1);
+		}
+	}
+	return 0;
+}
+
 static int stage_parse(struct run *r)
 {
 	parse_have_pid = r->o.pid > 0;
@@ -259,7 +317,7 @@ static int stage_parse(struct run *r)
 		fputs("AST after: parser\n-------------------\n", stdout);
 	if (r->o.debug || dump_is(r, UBT_DUMP_AST))
 		ast_dump(r->prog, false, stdout);
-	return 0;
+	return apply_config(r);
 }
 
 /* sema: types (`args` from a uprobe's DWARF or a tracepoint's format first), maps, formats */

@@ -33,6 +33,7 @@ struct run {
 	char *src;
 	size_t len;
 	bool spdk_script; /* names __EXE__ or __PID__ (SPDK's scripts) */
+	bool no_exit_maps; /* config = { print_maps_on_exit = 0 } */
 	struct diags d;
 	/* the stages' products */
 	struct ast_node *prog;       /* parse */

@@ -462,7 +462,8 @@ static int trace_finish(struct run *r)
 	/* bpftrace prints these two lines on stdout even with -o */
 	fputs("\n\n", stdout);
 	fflush(stdout);
-	out_print_maps(out);
+	if (!r->no_exit_maps)
+		out_print_maps(out);
 	out_fini(out);
 	if (r->outf != stdout)
 		fclose(r->outf);

@@ -22,6 +22,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sema_internal.h"
 #include "../util/util.h"
@@ -1014,8 +1015,12 @@ static void check_config(struct sema *s, struct ast_node *cfg)
 	for (int i = 0; i < cfg->nkids; i++) {
 		struct ast_node *a = cfg->kids[i];
 		bool ok = false;
+		/* `BPFTRACE_MAX_STRLEN`, `MAX_STRLEN`, `max_strlen`: one name (0.24) */
+		const char *name = a->lhs->str;
+		if (!strncasecmp(name, "bpftrace_", 9))
+			name += 9;
 		for (size_t k = 0; k < ARRAY_SIZE(known); k++)
-			if (!strcmp(a->lhs->str, known[k]))
+			if (!strcasecmp(name, known[k]))
 				ok = true;
 		if (!ok) {
 			diag_error(s->diags, a->lhs->loc, "Unrecognized config variable: %s", a->lhs->str);

@@ -750,10 +750,26 @@ static bool builtin_call(struct sema *s, struct ast_node *n)
 	bool known = false;
 	for (size_t i = 0; i < ARRAY_SIZE(callable) && !known; i++)
 		known = !strcmp(n->str, callable[i]);
-	if (!known || n->nkids > 1 || (n->nkids == 1 && strcmp(n->str, "nsecs")))
+	bool ns_arg = !strcmp(n->str, "pid") || !strcmp(n->str, "tid");
+	if (!known || n->nkids > 1 || (n->nkids == 1 && strcmp(n->str, "nsecs") && !ns_arg))
 		return false;
 	n->uval = AST_CLOCK_DEFAULT;
-	if (n->nkids == 1) {
+	if (n->nkids == 1 && ns_arg) {
+		/* pid(curr_ns | init), tid(...) (0.24): ubt's namespace is the
+		 * initial one's view of the target (docs/compat.md: tid in a pid
+		 * namespace), so both are pid / tid */
+		const struct ast_node *a = n->kids[0];
+		if (a->kind != AST_IDENT)
+			diag_error(s->diags, n->loc,
+				   "%s() only supports curr_ns and init as the argument", n->str);
+		else if (strcmp(a->str, "curr_ns") && strcmp(a->str, "init"))
+			diag_error(s->diags, a->loc,
+				   "Invalid PID namespace mode: %s (expects: curr_ns or init)",
+				   a->str);
+		ast_free(n->kids[0]);
+		n->kids[0] = NULL;
+		n->nkids = 0;
+	} else if (n->nkids == 1) {
 		static const char *const modes[] = {[AST_CLOCK_MONOTONIC] = "monotonic",
 						    [AST_CLOCK_BOOT] = "boot",
 						    [AST_CLOCK_TAI] = "tai",
@@ -781,6 +797,92 @@ static bool builtin_call(struct sema *s, struct ast_node *n)
 	return true;
 }
 
+/* The names of a field path as written: `c` or `c.y.z` (AST_FIELD of '.'). */
+static int field_path(const struct ast_node *f, const char **names, int max)
+{
+	if (f->kind == AST_IDENT || f->kind == AST_BUILTIN)
+		return max > 0 ? (names[0] = f->str, 1) : -1;
+	if (f->kind != AST_FIELD || f->op != '.')
+		return -1;
+	int k = field_path(f->lhs, names, max);
+	if (k < 0 || k >= max)
+		return -1;
+	names[k] = f->str;
+	return k + 1;
+}
+
+/*
+ * offsetof(struct X, f[.g...]) / offsetof(expr, f...) (bpftrace 0.18, sub
+ * fields 0.23): the field's byte offset, a uint64 constant; the node
+ * becomes that integer literal.  bpftrace 0.23's messages.
+ */
+static bool offsetof_call(struct sema *s, struct ast_node *n)
+{
+	if (strcmp(n->str, "offsetof"))
+		return false;
+	n->type = ty_uint64;
+	if (n->nkids != 2) {
+		diag_error(s->diags, n->loc, "offsetof() requires 2 arguments (%d provided)",
+			   n->nkids);
+		return true;
+	}
+	struct ast_node *a = n->kids[0];
+	const struct ast_record *rec = NULL;
+	char tn[64];
+	if (a->kind == AST_IDENT &&
+	    (!strncmp(a->str, "struct ", 7) || !strncmp(a->str, "union ", 6))) {
+		rec = ast_record_find(s->prog, a->str, false);
+		if (!rec || !rec->complete) {
+			diag_error(s->diags, n->loc, "Cannot resolve unknown type \"%s\"", a->str);
+			return true;
+		}
+	} else {
+		sema_expr(s, a, USE_NONE, NULL);
+		if (a->type.kind != TY_STRUCT || !a->type.rec) {
+			if (s->final && a->type.kind != TY_NONE)
+				diag_error(s->diags, n->loc,
+					   "offsetof() expects a struct or union (%s provided)",
+					   sema_tn(&a->type, tn));
+			return true;
+		}
+		rec = a->type.rec;
+	}
+	const char *names[16];
+	int k = field_path(n->kids[1], names, (int)ARRAY_SIZE(names));
+	if (k < 0) {
+		diag_error(s->diags, n->loc,
+			   "offsetof() expects a field name, or fields joined by '.'");
+		return true;
+	}
+	uint64_t off = 0;
+	for (int i = 0; i < k; i++) {
+		const struct ast_member *m = NULL;
+		for (int j = 0; rec && j < rec->nmembers && !m; j++)
+			if (rec->members[j].name && !strcmp(rec->members[j].name, names[i]))
+				m = &rec->members[j];
+		if (!m) {
+			diag_error(s->diags, n->loc, "'%s' has no field named '%s'", rec->name,
+				   names[i]);
+			return true;
+		}
+		off += (uint64_t)m->offset;
+		if (i + 1 < k && (m->type.kind != TY_STRUCT || !m->type.rec)) {
+			diag_error(s->diags, n->loc,
+				   "'%s' is not a struct or union: it has no field '%s'", names[i],
+				   names[i + 1]);
+			return true;
+		}
+		rec = m->type.rec;
+	}
+	for (int i = 0; i < n->nkids; i++)
+		ast_free(n->kids[i]);
+	n->nkids = 0;
+	n->kind = AST_INT;
+	n->uval = off;
+	n->type = ty_uint64;
+	return true;
+}
+
 /* call -> name '(' args ')': count(), sum(x), printf(fmt, ...), exit() */
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	       const struct ast_node *user)
@@ -790,6 +892,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	if (sema_stack_call(s, n)) /* ustack(mode, n): literal arguments */
 		return;
 	if (builtin_call(s, n)) /* pid(), nsecs(monotonic) */
+		return;
+	if (offsetof_call(s, n)) /* offsetof(struct X, f.g) */
 		return;
 	if (!strcmp(n->str, "kstack")) {
 		/* kstack(mode[, n]): empty in user space, as bpftrace prints it in a
