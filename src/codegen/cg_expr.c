@@ -572,6 +572,14 @@ static LLVMValueRef cast(struct cg *c, const struct ast_node *n)
 		return cg_const(c, 0);
 	}
 	LLVMValueRef v = cg_expr(c, n->lhs);
+	if (t->kind == TY_INT && t->is_bool) {
+		/* (bool)x: x is not 0; a string is not empty */
+		if (cg_is_buffer(&n->lhs->type))
+			v = LLVMBuildZExt(c->b, LLVMBuildLoad2(c->b, c->i8, v, ""), c->i64, "");
+		LLVMValueRef nz =
+		    LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+		return LLVMBuildZExt(c->b, nz, c->i64, "bool");
+	}
 	if (t->kind != TY_INT)
 		return v;
 	if (t->size >= 8)

@@ -356,7 +356,10 @@ static void key_text(struct buf *b, const struct sema_map *m, const uint8_t *key
 			/* bpftrace prints 8-byte integer keys as int64, whatever their sign */
 			int64_t v;
 			memcpy(&v, key, 8);
-			buf_printf(b, "%" PRId64, v);
+			if (t->kind == TY_INT && t->is_bool)
+				buf_printf(b, "%s", (v & 0xff) ? "true" : "false");
+			else
+				buf_printf(b, "%" PRId64, v);
 		}
 		key += cg_key_bytes(t);
 	}
@@ -510,7 +513,9 @@ static void value_text(struct buf *b, const struct rt_map *h, const struct sema_
 		hist_text(b, h, m, e->bkt, div);
 		break;
 	default:
-		if (value_signed(m))
+		if (m->value.kind == TY_INT && m->value.is_bool)
+			buf_printf(b, "%s\n", (e->v & 0xff) ? "true" : "false");
+		else if (value_signed(m))
 			buf_printf(b, "%" PRId64 "\n", div_s(e->v, d));
 		else
 			buf_printf(b, "%" PRIu64 "\n", (uint64_t)e->v / (uint64_t)d);

@@ -164,6 +164,10 @@ static void value_text(struct buf *b, const struct ast_type *t, const uint8_t *p
 	}
 	default: {
 		int64_t v = out_int_at(t, p);
+		if (t->kind == TY_INT && t->is_bool) {
+			buf_printf(b, "%s", (v & 0xff) ? "true" : "false");
+			return;
+		}
 		/* map keys print integers signed, whatever their type (bpftrace's
 		 * MapKey::argument_value) */
 		if (t->is_signed || t->kind != TY_INT || m == VM_KEY)

@@ -202,6 +202,8 @@ const char *ast_type_name(const struct ast_type *t, char *buf, size_t len)
 {
 	switch (t->kind) {
 	case TY_INT:
+		if (t->is_bool)
+			return "bool";
 		snprintf(buf, len, "%sint%d", t->is_signed ? "" : "unsigned ", t->size * 8);
 		return buf;
 	case TY_STR:

@@ -201,6 +201,7 @@ struct ast_type {
 	int size;       /* bytes */
 	bool is_signed;
 	enum ast_addrspace as; /* added for the dump; ignore for code generation */
+	bool is_bool;	       /* TY_INT: a bool (bpftrace 0.24's true/false), printed as such */
 	/* composite types; what these point to lives in the program's type
 	 * arena (struct ast_program) and outlives sema_info */
 	const struct ast_type *elem;   /* TY_PTR: pointee; TY_ARRAY: element */

@@ -150,8 +150,8 @@ static void key_list(struct buf *b, const struct ast_type *keys, int n)
 static struct ast_type key_type(struct ast_type t)
 {
 	t.as = AS_NONE;
-	if (t.kind == TY_INT)
-		return ty_uint64;
+	if (t.kind == TY_INT) /* a bool key prints true/false (bpftrace 0.24) */
+		return t.is_bool ? (struct ast_type){TY_INT, 8, false, AS_NONE, true} : ty_uint64;
 	if (t.kind == TY_PTR)
 		return (struct ast_type){ .kind = TY_PTR, .size = 8, .elem = t.elem };
 	return t;
@@ -301,8 +301,19 @@ static void check_tuple_fits(struct sema *s, struct ast_type *stored, const stru
 }
 
 /* Records the value type of an assignment to a map, or reports a clash. */
+/* A comparison or a logical operation: 0 or 1, which bpftrace 0.24 types
+ * bool and ubt int64 (0.17's), so it may be stored where a bool is. */
+static bool is_truth(const struct ast_node *n)
+{
+	if (n->kind == AST_UNOP)
+		return n->op == '!';
+	return n->kind == AST_BINOP &&
+	       (n->op == OP_EQ || n->op == OP_NE || n->op == '<' || n->op == '>' ||
+		n->op == OP_LE || n->op == OP_GE || n->op == OP_LAND || n->op == OP_LOR);
+}
+
 static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_type t,
-			    struct src_loc site)
+			    const struct ast_node *value, struct src_loc site)
 {
 	struct map_priv *m = map_find(s, map->str, false);
 	char a[64], b[64];
@@ -315,7 +326,8 @@ static void assign_map_type(struct sema *s, struct ast_node *map, struct ast_typ
 				diag_error(s->diags, map->loc, "Undefined map: %s", map->str);
 			else
 				*mt = t;
-		} else if (mt->kind != t.kind) {
+		} else if (mt->kind != t.kind || (t.kind == TY_INT && mt->is_bool != t.is_bool &&
+						  !(mt->is_bool && value && is_truth(value)))) {
 			/* sic: bpftrace 0.17 leaves the last quote out */
 			diag_error(s->diags, map->loc,
 				   "Type mismatch for %s: trying to assign value of type '%s' when map already contains a value of type '%s",
@@ -493,7 +505,7 @@ static void check_incdec(struct sema *s, struct ast_node *n)
 	if (t->kind == AST_MAP) {
 		struct map_priv *m = map_find(s, t->str, false);
 		if (!m || !m->has_value)
-			assign_map_type(s, t, ty_int64, n->loc);
+			assign_map_type(s, t, ty_int64, NULL, n->loc);
 	}
 	sema_expr(s, t, USE_NONE, NULL);
 	char a[64];
@@ -688,7 +700,7 @@ static void check_assign_map(struct sema *s, struct ast_node *n)
 		n->optype = binop_type(s, n, map, n->rhs, n->op, n->pred_loc);
 		t = n->optype;
 	}
-	assign_map_type(s, map, t, n->loc);
+	assign_map_type(s, map, t, n->op == '=' ? n->rhs : NULL, n->loc);
 	if (s->final && t.kind == TY_NONE)
 		diag_error(s->diags, n->rhs->loc, "Invalid expression for assignment: none");
 }
@@ -720,7 +732,9 @@ static void check_assign_var(struct sema *s, struct ast_node *n)
 				v->type.size = t.size;
 		} else if (v->type.kind == TY_TUPLE && t.kind == TY_TUPLE) {
 			check_tuple_fits(s, &v->type, &t, n->loc);
-		} else if (v->type.kind != t.kind) {
+		} else if (v->type.kind != t.kind ||
+			   (t.kind == TY_INT && v->type.is_bool != t.is_bool &&
+			    !(v->type.is_bool && is_truth(n->rhs)))) {
 			diag_error(s->diags, n->loc,
 				   "Type mismatch for %s: trying to assign value of type '%s' when variable already contains a value of type '%s'",
 				   var->str, sema_tn(&t, a), sema_tn(&v->type, b));

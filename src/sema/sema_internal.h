@@ -41,6 +41,7 @@ void sema_expr(struct sema *s, struct ast_node *n, enum call_use use,
 static const struct ast_type ty_none __attribute__((unused)) = { TY_NONE, 0, false, AS_NONE };
 static const struct ast_type ty_int64 __attribute__((unused)) = { TY_INT, 8, true, AS_NONE };
 static const struct ast_type ty_uint64 __attribute__((unused)) = { TY_INT, 8, false, AS_NONE };
+static const struct ast_type ty_bool __attribute__((unused)) = {TY_INT, 1, false, AS_NONE, true};
 
 static inline struct ast_type ty_str(int size)
 {

@@ -61,7 +61,8 @@ bool sema_resolve_type(struct sema *s, struct ast_node *tyn, struct ast_type *ou
 	} else if (!strcmp(name, "string")) {
 		t = ty_str(tyn->slen ? (int)tyn->slen : 64);
 	} else if (bpftrace_int(name, &t)) {
-		/* found */
+		/* `(bool)x`, `let $b: bool`: bpftrace 0.24's bool, printed true/false */
+		t.is_bool = !strcmp(name, "bool") && !tyn->uval && !tyn->slen;
 	} else if (!strncmp(name, "enum ", 5)) {
 		t = (struct ast_type){ .kind = TY_INT, .size = 4, .is_signed = false };
 	} else if (!strncmp(name, "struct ", 7) || !strncmp(name, "union ", 6)) {
@@ -162,6 +163,8 @@ void sema_cast(struct sema *s, struct ast_node *n)
 		/* an array member decays to its address, as in C: SPDK's sched.bt
 		 * casts `(struct spdk_thread_stats *)$info->current_stats` where
 		 * current_stats is a one-element array */
+	} else if (t.is_bool && from->kind == TY_STR) {
+		/* (bool)"s": not empty (bpftrace 0.24) */
 	} else if (!is_intlike(from)) {
 		diag_error(s->diags, n->loc, "Casts are not supported for type: \"%s\"",
 			   sema_tn(from, a));
@@ -439,6 +442,13 @@ void sema_ident(struct sema *s, struct ast_node *n)
 			n->cval = (uint64_t)c->value;
 			n->uval = !c->is_enum;
 		}
+		return;
+	}
+	if (!strcmp(n->str, "true") || !strcmp(n->str, "false")) {
+		/* bpftrace 0.24's booleans (a #define of the name wins, above) */
+		n->type = ty_bool;
+		n->cval = !strcmp(n->str, "true");
+		n->uval = 1;
 		return;
 	}
 	n->type = ty_none;
