@@ -46,6 +46,36 @@ void ast_add_kid(struct ast_node *parent, struct ast_node *kid)
 	parent->kids[parent->nkids++] = kid;
 }
 
+struct ast_node *ast_clone(const struct ast_node *n)
+{
+	if (!n)
+		return NULL;
+	struct ast_node *c = xmalloc(sizeof(*c));
+	*c = *n;
+	if (n->str) {
+		size_t len = n->kind == AST_STR ? n->slen : strlen(n->str);
+		c->str = xmalloc(len + 1);
+		memcpy(c->str, n->str, len + 1);
+	}
+	c->attach.provider = n->attach.provider ? xstrdup(n->attach.provider) : NULL;
+	c->attach.target = n->attach.target ? xstrdup(n->attach.target) : NULL;
+	c->attach.func = n->attach.func ? xstrdup(n->attach.func) : NULL;
+	c->attach.ns = n->attach.ns ? xstrdup(n->attach.ns) : NULL;
+	c->prog = NULL;
+	c->lhs = ast_clone(n->lhs);
+	c->rhs = ast_clone(n->rhs);
+	c->cond = ast_clone(n->cond);
+	c->body = ast_clone(n->body);
+	c->els = ast_clone(n->els);
+	c->pred = ast_clone(n->pred);
+	c->tyn = ast_clone(n->tyn);
+	c->kids = NULL;
+	c->nkids = 0;
+	for (int i = 0; i < n->nkids; i++)
+		ast_add_kid(c, ast_clone(n->kids[i]));
+	return c;
+}
+
 /* ---- the program's arena and types -------------------------------------- */
 
 struct arena_blk {

@@ -34,46 +34,50 @@ enum ast_kind {
 	AST_ATTACH,  /* attach.* filled; str = full spec as written */
 	/* statements */
 	AST_BLOCK,     /* kids = statements */
-	AST_EXPR_STMT, /* lhs = expression evaluated for its effect */
+	AST_EXPR_STMT, /* lhs = expression evaluated for its effect; op = 'v' when it ends
+			* its block without ';' (a block's value, for macros) */
 	AST_ASSIGN,    /* lhs = AST_MAP or AST_VAR; rhs = value; op = '=' or compound op */
-	AST_IF,        /* cond, body (then block), els (else block, or AST_IF, or NULL) */
+	AST_IF,	       /* cond, body (then block), els (else block, or AST_IF, or NULL) */
 	AST_WHILE,     /* cond, body; the hit's budget bounds the iterations (sema_loop.c) */
 	AST_UNROLL,    /* lhs = count (AST_INT or AST_POSPARAM); body; sema sets uval = count */
 	AST_FOR_MAP,   /* `for ($kv : @m) {}`: lhs = AST_VAR, rhs = AST_MAP (no keys), body;
-	                * $kv is a 2-tuple (key, value); with several keys, key is a tuple */
+			* $kv is a 2-tuple (key, value); with several keys, key is a tuple */
 	AST_FOR_RANGE, /* `for ($i : a..b) {}`: lhs = AST_VAR, kids = {a, b}, body; a <= $i < b */
 	AST_BREAK,     /* inside while/for only (sema checks) */
 	AST_CONTINUE,  /* inside while/for only */
 	AST_RETURN,    /* lhs = value or NULL; ends the probe */
 	AST_LET,       /* `let $x [: type] [= e]`: lhs = AST_VAR, tyn = AST_TYPE or NULL,
-	                * rhs = initialiser or NULL; $x is scoped to the enclosing block */
+			* rhs = initialiser or NULL; $x is scoped to the enclosing block */
 	AST_CONFIG,    /* `config = { k = v; ... }`: kids = AST_ASSIGN with lhs AST_IDENT */
+	AST_MACRO,     /* `macro name(params) { body }` (bpftrace 0.24): str = name, kids =
+			* parameters (AST_VAR, AST_MAP or AST_IDENT), body; expanded at
+			* each use and removed before sema (macro.c) */
 	/* expressions */
-	AST_INT,     /* ival (unsigned bit pattern in uval) */
-	AST_STR,     /* str = decoded bytes (escapes resolved), slen = length */
-	AST_BUILTIN, /* str = name ("pid", "tid", "arg0", ...) */
-	AST_VAR,     /* str = name including '$' */
-	AST_MAP,     /* str = name including '@' ("@" for the anonymous map); kids = keys */
-	AST_CALL,    /* str = function name; kids = arguments */
-	AST_BINOP,   /* op; lhs, rhs */
-	AST_UNOP,    /* op ('-', '!', '~'); lhs = operand */
-	AST_INCDEC,  /* op = OP_INC or OP_DEC; lhs = map or var; uval = 1 if prefix */
-	AST_TERNARY, /* cond, lhs (true), rhs (false) */
-	AST_IDENT,   /* str = bare identifier ("x" in `$a = x`): a #define or enum constant;
-	              * sema: uval = 1 for a #define'd integer (ast_int_literal) */
-	AST_TUPLE,   /* kids = elements ("(1, "a")"); type TY_TUPLE */
-	AST_CAST,    /* `(type)e`: tyn = AST_TYPE, lhs = e; type = the target type */
-	AST_FIELD,   /* `e.f` (op '.') or `e->f` (op OP_PTR): lhs = e, str = field name;
-	                * type = the member's; field = the member (sema) */
-	AST_INDEX,   /* `e[i]` on an array or pointer: lhs = e, rhs = i; type = element */
+	AST_INT,	 /* ival (unsigned bit pattern in uval) */
+	AST_STR,	 /* str = decoded bytes (escapes resolved), slen = length */
+	AST_BUILTIN,	 /* str = name ("pid", "tid", "arg0", ...) */
+	AST_VAR,	 /* str = name including '$' */
+	AST_MAP,	 /* str = name including '@' ("@" for the anonymous map); kids = keys */
+	AST_CALL,	 /* str = function name; kids = arguments */
+	AST_BINOP,	 /* op; lhs, rhs */
+	AST_UNOP,	 /* op ('-', '!', '~'); lhs = operand */
+	AST_INCDEC,	 /* op = OP_INC or OP_DEC; lhs = map or var; uval = 1 if prefix */
+	AST_TERNARY,	 /* cond, lhs (true), rhs (false) */
+	AST_IDENT,	 /* str = bare identifier ("x" in `$a = x`): a #define or enum constant;
+			  * sema: uval = 1 for a #define'd integer (ast_int_literal) */
+	AST_TUPLE,	 /* kids = elements ("(1, "a")"); type TY_TUPLE */
+	AST_CAST,	 /* `(type)e`: tyn = AST_TYPE, lhs = e; type = the target type */
+	AST_FIELD,	 /* `e.f` (op '.') or `e->f` (op OP_PTR): lhs = e, str = field name;
+			  * type = the member's; field = the member (sema) */
+	AST_INDEX,	 /* `e[i]` on an array or pointer: lhs = e, rhs = i; type = element */
 	AST_TUPLE_INDEX, /* `t.N`: lhs = tuple, uval = N; type = element N */
-	AST_POSPARAM,    /* `$N`: uval = N, str = "$N"; sema types it int64 if the
-	                  * parameter is a number, else string (see sema_params) */
-	AST_PARAMCOUNT,  /* `$#`: number of positional parameters, int64 */
-	AST_SIZEOF,      /* `sizeof(type)` (tyn) or `sizeof(expr)` (lhs); uint64, value in cval */
-	AST_TYPE,        /* a type as written: str = "uint32", "struct x", "string", ...;
-	                  * uval = pointer depth ("struct x **" -> 2), slen = array/string
-	                  * size in brackets or 0; type = resolved by sema */
+	AST_POSPARAM,	 /* `$N`: uval = N, str = "$N"; sema types it int64 if the
+			  * parameter is a number, else string (see sema_params) */
+	AST_PARAMCOUNT,	 /* `$#`: number of positional parameters, int64 */
+	AST_SIZEOF,	 /* `sizeof(type)` (tyn) or `sizeof(expr)` (lhs); uint64, value in cval */
+	AST_TYPE,	 /* a type as written: str = "uint32", "struct x", "string", ...;
+			  * uval = pointer depth ("struct x **" -> 2), slen = array/string
+			  * size in brackets or 0; type = resolved by sema */
 };
 
 /*
@@ -266,6 +270,9 @@ struct ast_program {
 	char **params;
 	void *arena;             /* allocations freed with the program */
 };
+
+/* A deep copy of a tree as the parser made it (before sema). */
+struct ast_node *ast_clone(const struct ast_node *n);
 
 /* Arena allocation for types that must live as long as the program. */
 void *ast_arena_alloc(struct ast_program *p, size_t size);

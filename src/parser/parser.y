@@ -104,7 +104,7 @@ static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *
 %token BXOR "^" LNOT "!" BNOT "~" DOT "." PTR "->" IF "if" ELSE "else"
 %token UNROLL "unroll" STRUCT "struct" UNION "union" WHILE "while" FOR "for"
 %token RETURN "return" CONTINUE "continue" BREAK "break"
-%token DOTDOT ".." LET "let" SIZEOF "sizeof" CONFIG "config" ENUM "enum"
+%token DOTDOT ".." LET "let" SIZEOF "sizeof" CONFIG "config" ENUM "enum" MACRO "macro"
 %token <s> CPREPROC "preprocessor directive"
 %token <cdef> CDEF "C definition"
 
@@ -123,7 +123,7 @@ static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *
 %type <node> equality_expr relational_expr shift_expr addi_expr muli_expr
 %type <node> int call map var map_or_var vargs cargs carg
 %type <node> loop_stmt jump_stmt let_stmt cast_type decl_type param config config_list
-%type <node> config_item for_stmt
+%type <node> config_item for_stmt macro mparams mparam
 %type <s> type_word
 
 %destructor { free($$); } <s>
@@ -191,9 +191,39 @@ config_item:
 		}
 	;
 
+/* probes and macro definitions (expanded and removed by macro.c) */
 probes:
 		probes probe { $$ = $1; ast_add_kid($$, $2); }
+	|	probes macro { $$ = $1; ast_add_kid($$, $2); }
 	|	probe        { $$ = parse_node(ps, AST_PROGRAM, @1); ast_add_kid($$, $1); }
+	|	macro        { $$ = parse_node(ps, AST_PROGRAM, @1); ast_add_kid($$, $1); }
+	;
+
+/* macro -> 'macro' name '(' [param (',' param)*] ')' block (bpftrace 0.24) */
+macro:
+		MACRO ident "(" ")" block
+		{
+			$$ = parse_named(ps, AST_MACRO, $2, parse_span(@1, @4));
+			$$->body = $5;
+			$$ = parse_fin(ps, $$);
+		}
+	|	MACRO ident "(" mparams ")" block
+		{
+			$$ = parse_take_kids(parse_named(ps, AST_MACRO, $2, parse_span(@1, @5)), $4);
+			$$->body = $6;
+			$$ = parse_fin(ps, $$);
+		}
+	;
+
+mparams:
+		mparams "," mparam { $$ = parse_grow(ps, $1, $3); }
+	|	mparam             { $$ = parse_grow(ps, parse_node(ps, AST_BLOCK, @1), $1); }
+	;
+
+mparam:
+		VAR   { $$ = parse_named(ps, AST_VAR, $1, @1); }
+	|	MAP   { $$ = parse_named(ps, AST_MAP, $1, @1); }
+	|	IDENT { $$ = parse_named(ps, AST_IDENT, $1, @1); }
 	;
 
 /* probe -> attach_point (',' attach_point)* ['/' expr '/'] block */
@@ -276,7 +306,13 @@ block:
  * statements need no ';'. */
 stmt_list:
 		expr_stmt ";" stmt_list { $$ = parse_grow(ps, $3, $1); }
-	|	expr_stmt               { $$ = parse_grow(ps, parse_node(ps, AST_BLOCK, @1), $1); }
+	|	expr_stmt
+		{
+			/* the block's last, without ';': its value (a macro's body) */
+			if ($1->kind == AST_EXPR_STMT)
+				$1->op = 'v';
+			$$ = parse_grow(ps, parse_node(ps, AST_BLOCK, @1), $1);
+		}
 	|	block_stmt stmt_list    { $$ = parse_grow(ps, $2, $1); }
 	|	%empty                  { $$ = parse_node(ps, AST_BLOCK, @$); }
 	;
@@ -948,6 +984,8 @@ int parse_script_params(const char *src, size_t len, int nparams, char **params,
 		ast_free(tmp);
 	}
 
+	if (rc == 0 && ps.root && diags->nerrors == errors_before && !ps.too_deep)
+		rc = parse_macros(ps.root, diags);
 	if (rc == 0 && ps.root && diags->nerrors == errors_before && !ps.too_deep)
 		rc = parse_attach_points(ps.root, diags);
 	else

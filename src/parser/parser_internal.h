@@ -38,6 +38,8 @@ int cdefs_preproc(struct ast_program *p, const char *text, struct src_loc loc,
 
 /* attach_spec.c: attach point text -> provider/target/func, with bpftrace's checks. */
 int parse_attach_points(struct ast_node *prog, struct diags *diags);
+/* Expands every use of a macro (macro.c) and removes the definitions. */
+int parse_macros(struct ast_node *prog, struct diags *diags);
 
 /* parse_tree.c: node builders for the grammar's actions */
 struct ast_node *parse_node(struct parse_state *ps, enum ast_kind kind, struct src_loc loc);

@@ -1,0 +1,250 @@
+/*
+ * macro.c - bpftrace 0.24's macros, expanded where they are used.
+ *
+ *   macro add_one(x) { x + 1 }
+ *   macro bump($a, @b) { $a += 1; @b += 1; }
+ *   begin { $v = add_one(1); bump($v, @m); print(add_one); }
+ *
+ * A macro is text replacement that knows the tree: each use becomes a copy
+ * of the body in which a parameter is replaced by what the use passed:
+ *   - `x` (an identifier) stands for the argument expression, copied at
+ *     each place the body names x (evaluated there, as often as named);
+ *   - `$a` must be given a scratch variable, which the body reads and
+ *     changes under the caller's name;
+ *   - `@b` must be given a map (by name, without keys).
+ * Variables the body makes for itself are its own: they are renamed per
+ * expansion (`$t` becomes `$t__add_one_1`), so a use cannot see or clobber
+ * the caller's `$t` (bpftrace's hygiene).
+ *
+ * Where the use stands:
+ *   - as a statement (`bump($v, @m);`), the body's statements go there, in
+ *     a block of their own;
+ *   - as a value (`$v = add_one(1)`, `print(add_one)`), the body must be a
+ *     single expression (its value); a body of statements ending in a
+ *     value would need blocks as expressions, which ubt does not have yet:
+ *     that use is refused with a message saying so.
+ * Macros may use other macros; a macro that uses itself, directly or not,
+ * is refused once the nesting passes MACRO_DEPTH.  The definitions are
+ * removed from the program: sema never sees them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "ast.h"
+#include "parser_internal.h"
+
+#define MACRO_DEPTH 32
+
+struct mx {
+	struct diags *diags;
+	struct ast_node **defs;
+	int ndefs;
+	unsigned serial; /* per expansion: the suffix of its own variables */
+	int depth;
+	bool failed;
+};
+
+static struct ast_node *find_def(const struct mx *m, const char *name)
+{
+	for (int i = 0; i < m->ndefs; i++)
+		if (!strcmp(m->defs[i]->str, name))
+			return m->defs[i];
+	return NULL;
+}
+
+/* Is `name` one of the definition's parameters of the given kind? */
+static int param_index(const struct ast_node *def, enum ast_kind kind, const char *name)
+{
+	for (int i = 0; i < def->nkids; i++)
+		if (def->kids[i]->kind == kind && !strcmp(def->kids[i]->str, name))
+			return i;
+	return -1;
+}
+
+static void expand_node(struct mx *m, struct ast_node **np);
+
+/*
+ * In a copy of def's body: the parameters replaced by args, the body's own
+ * variables renamed.  *np is replaced where an identifier parameter stands.
+ */
+static void substitute(struct mx *m, const struct ast_node *def, struct ast_node **args,
+		       struct ast_node **np, unsigned serial)
+{
+	struct ast_node *n = *np;
+	if (!n)
+		return;
+	if (n->kind == AST_IDENT) {
+		int i = param_index(def, AST_IDENT, n->str);
+		if (i >= 0) {
+			*np = ast_clone(args[i]);
+			ast_free(n);
+			return;
+		}
+	} else if (n->kind == AST_VAR) {
+		int i = param_index(def, AST_VAR, n->str);
+		char *to = i >= 0 ? xstrdup(args[i]->str)
+				  : xasprintf("%s__%s_%u", n->str, def->str, serial);
+		free(n->str);
+		n->str = to;
+	} else if (n->kind == AST_MAP) {
+		int i = param_index(def, AST_MAP, n->str);
+		if (i >= 0) {
+			free(n->str);
+			n->str = xstrdup(args[i]->str);
+		}
+	}
+	struct ast_node **one[] = {&n->lhs, &n->rhs, &n->cond, &n->body, &n->els, &n->pred};
+	for (size_t i = 0; i < ARRAY_SIZE(one); i++)
+		substitute(m, def, args, one[i], serial);
+	for (int i = 0; i < n->nkids; i++)
+		substitute(m, def, args, &n->kids[i], serial);
+}
+
+/* The arguments of a use checked against the parameters' kinds. */
+static bool args_fit(struct mx *m, const struct ast_node *def, const struct ast_node *use,
+		     struct ast_node **args, int nargs)
+{
+	if (nargs != def->nkids) {
+		diag_error(m->diags, use->loc, "macro %s() takes %d argument%s (%d provided)",
+			   def->str, def->nkids, def->nkids == 1 ? "" : "s", nargs);
+		return false;
+	}
+	for (int i = 0; i < nargs; i++) {
+		const struct ast_node *p = def->kids[i], *a = args[i];
+		if (p->kind == AST_VAR && a->kind != AST_VAR) {
+			diag_error(m->diags, a->loc, "macro %s() expects a scratch variable for %s",
+				   def->str, p->str);
+			return false;
+		}
+		if (p->kind == AST_MAP && (a->kind != AST_MAP || a->nkids)) {
+			diag_error(m->diags, a->loc, "macro %s() expects a map without keys for %s",
+				   def->str, p->str);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The expansion of one use: a block (statement) or an expression (value). */
+static struct ast_node *expansion(struct mx *m, const struct ast_node *def,
+				  const struct ast_node *use, struct ast_node **args, int nargs,
+				  bool as_value)
+{
+	if (!args_fit(m, def, use, args, nargs))
+		return NULL;
+	if (++m->depth > MACRO_DEPTH) {
+		diag_error(m->diags, use->loc,
+			   "macro %s() expands into itself (more than %d macros deep)", def->str,
+			   MACRO_DEPTH);
+		m->depth--;
+		return NULL;
+	}
+	unsigned serial = ++m->serial;
+	struct ast_node *body = ast_clone(def->body);
+	substitute(m, def, args, &body, serial);
+	struct ast_node *res = body;
+	if (as_value) {
+		struct ast_node *last = body->nkids ? body->kids[body->nkids - 1] : NULL;
+		if (body->nkids != 1 || last->kind != AST_EXPR_STMT || last->op != 'v') {
+			diag_error(
+			    m->diags, use->loc,
+			    "macro %s() is used as a value, but its body is not one expression: "
+			    "blocks as expressions are not supported yet",
+			    def->str);
+			ast_free(body);
+			m->depth--;
+			return NULL;
+		}
+		res = last->lhs;
+		last->lhs = NULL;
+		ast_free(body);
+	}
+	expand_node(m, &res);
+	m->depth--;
+	return res;
+}
+
+/* A use: a call of a macro's name, or a bare identifier naming one without parameters. */
+static const struct ast_node *use_of(const struct mx *m, const struct ast_node *n)
+{
+	if (!n)
+		return NULL;
+	if (n->kind == AST_CALL)
+		return find_def(m, n->str);
+	if (n->kind == AST_IDENT) {
+		const struct ast_node *d = find_def(m, n->str);
+		return d && !d->nkids ? d : NULL;
+	}
+	return NULL;
+}
+
+static void expand_node(struct mx *m, struct ast_node **np)
+{
+	struct ast_node *n = *np;
+	if (!n || m->failed)
+		return;
+	/* a statement that is a use: the body's statements in its place */
+	if (n->kind == AST_EXPR_STMT && use_of(m, n->lhs)) {
+		const struct ast_node *def = use_of(m, n->lhs);
+		struct ast_node *blk =
+		    expansion(m, def, n->lhs, n->lhs->kids, n->lhs->nkids, false);
+		if (!blk) {
+			m->failed = true;
+			return;
+		}
+		blk->loc = n->loc;
+		*np = blk;
+		ast_free(n);
+		return;
+	}
+	const struct ast_node *def = use_of(m, n);
+	if (def) {
+		struct ast_node *e = expansion(m, def, n, n->kids, n->nkids, true);
+		if (!e) {
+			m->failed = true;
+			return;
+		}
+		*np = e;
+		ast_free(n);
+		return;
+	}
+	struct ast_node **one[] = {&n->lhs, &n->rhs, &n->cond, &n->body, &n->els, &n->pred};
+	for (size_t i = 0; i < ARRAY_SIZE(one); i++)
+		expand_node(m, one[i]);
+	for (int i = 0; i < n->nkids; i++)
+		expand_node(m, &n->kids[i]);
+}
+
+int parse_macros(struct ast_node *prog, struct diags *diags)
+{
+	struct mx m = {.diags = diags};
+	int keep = 0;
+	for (int i = 0; i < prog->nkids; i++) {
+		struct ast_node *k = prog->kids[i];
+		if (k->kind != AST_MACRO) {
+			prog->kids[keep++] = k;
+			continue;
+		}
+		if (find_def(&m, k->str)) {
+			diag_error(diags, k->loc, "macro %s() is defined twice", k->str);
+			m.failed = true;
+		}
+		m.defs = xrealloc(m.defs, (size_t)(m.ndefs + 1) * sizeof(*m.defs));
+		m.defs[m.ndefs++] = k;
+	}
+	prog->nkids = keep;
+	if (m.ndefs && !keep && !m.failed) {
+		diag_error(diags, m.defs[0]->loc, "a script needs a probe, not only macros");
+		m.failed = true;
+	}
+	for (int i = 0; i < prog->nkids && !m.failed; i++) {
+		expand_node(&m, &prog->kids[i]->pred);
+		expand_node(&m, &prog->kids[i]->body);
+	}
+	for (int i = 0; i < m.ndefs; i++)
+		ast_free(m.defs[i]);
+	free(m.defs);
+	return m.failed ? -1 : 0;
+}
