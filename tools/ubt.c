@@ -306,8 +306,34 @@ static int apply_config(struct run *r)
 	return 0;
 }
 
+/*
+ * Named parameters (bpftrace 0.24): in a script that calls getopt(), the
+ * words after the script that start with `--` are `--name[=value]` for it,
+ * not positional parameters ($1 counts the others).  In any other script
+ * every word stays positional, as in bpftrace 0.17.
+ */
+static void split_named_params(struct run *r)
+{
+	if (!memmem(r->src, r->len, "getopt(", 7))
+		return;
+	char **pos = xcalloc((size_t)r->o.nparams + 1, sizeof(char *));
+	int npos = 0;
+	sema_named_args = xcalloc((size_t)r->o.nparams + 1, sizeof(char *));
+	for (int i = 0; i < r->o.nparams; i++) {
+		char *p = r->o.params[i];
+		if (!strncmp(p, "--", 2) && p[2])
+			sema_named_args[sema_nnamed_args++] = p;
+		else
+			pos[npos++] = p;
+	}
+	r->o.params = pos;
+	r->o.nparams = npos;
+	r->named_split = pos;
+}
+
 static int stage_parse(struct run *r)
 {
+	split_named_params(r);
 	parse_have_pid = r->o.pid > 0;
 	if (parse_script_params(r->src, r->len, r->o.nparams, r->o.params, &r->d, &r->prog)) {
 		diag_print(&r->d, stderr);
@@ -477,8 +503,10 @@ static void dry_run_done(const struct run *r)
 	if (o->json && !o->quiet)
 		fprintf(f, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}}\n",
 			r->nprobes);
-	else if (!o->quiet)
-		fprintf(f, "Attaching %d probe%s...\n\n\n", r->nprobes, r->nprobes == 1 ? "" : "s");
+	else if (!o->json && !o->quiet)
+		fprintf(f, "Attaching %d probe%s...\n", r->nprobes, r->nprobes == 1 ? "" : "s");
+	if (!o->json) /* the empty lines of an exit, also under -q (0.23) */
+		fputs("\n\n", f);
 	if (f != stdout)
 		fclose(f);
 }
@@ -525,6 +553,8 @@ static void run_free(struct run *r)
 		ast_free(r->prog);
 	diag_free(&r->d);
 	free(r->src);
+	free(r->named_split);
+	free(sema_named_args);
 	for (char **a = r->cargv; a && *a; a++)
 		free(*a);
 	free(r->cargv);

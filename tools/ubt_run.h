@@ -34,6 +34,7 @@ struct run {
 	size_t len;
 	bool spdk_script; /* names __EXE__ or __PID__ (SPDK's scripts) */
 	bool no_exit_maps; /* config = { print_maps_on_exit = 0 } */
+	char **named_split; /* the positional parameters when getopt() took some (malloc'ed) */
 	struct diags d;
 	/* the stages' products */
 	struct ast_node *prog;       /* parse */

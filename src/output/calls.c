@@ -154,8 +154,19 @@ static void call_errorf(struct out *o, const struct sema_printf *pf, bool error,
 		diag_error(&one, pf->call->loc, "%.*s", (int)n, text);
 	else
 		diag_warning(&one, pf->call->loc, "%.*s", (int)n, text);
+	/* one write: stderr is unbuffered, and diag_print writes piece by
+	 * piece (an errorf in a hot probe made ubt slow to stop) */
+	char *text_out = NULL;
+	size_t n_out = 0;
+	FILE *mem = open_memstream(&text_out, &n_out);
+	if (mem) {
+		diag_print(&one, mem);
+		fclose(mem);
+	}
 	fflush(o->f);
-	diag_print(&one, stderr);
+	if (text_out)
+		fwrite(text_out, 1, n_out, stderr);
+	free(text_out);
 	diag_free(&one);
 }
 

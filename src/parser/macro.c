@@ -23,6 +23,8 @@
  *     single expression (its value); a body of statements ending in a
  *     value would need blocks as expressions, which ubt does not have yet:
  *     that use is refused with a message saying so.
+ * assert(cond, msg), a macro of bpftrace's standard library, is built in
+ * (std_assert) unless the script defines its own.
  * Macros may use other macros; a macro that uses itself, directly or not,
  * is refused once the nesting passes MACRO_DEPTH.  The definitions are
  * removed from the program: sema never sees them.
@@ -180,11 +182,71 @@ static const struct ast_node *use_of(const struct mx *m, const struct ast_node *
 	return NULL;
 }
 
+static struct ast_node *node(enum ast_kind kind, struct src_loc loc, const char *str)
+{
+	struct ast_node *n = ast_new(kind, loc);
+	if (str) {
+		n->str = xstrdup(str);
+		n->slen = strlen(str);
+	}
+	return n;
+}
+
+static struct ast_node *stmt(struct ast_node *e)
+{
+	struct ast_node *st = ast_new(AST_EXPR_STMT, e->loc);
+	st->lhs = e;
+	return st;
+}
+
+/*
+ * bpftrace 0.24's standard macro assert(cond, msg), unless the script
+ * defines its own: `if (!cond) { errorf("assert failed: %s", msg); exit(1); }`.
+ */
+static struct ast_node *std_assert(struct mx *m, const struct ast_node *use)
+{
+	if (use->nkids != 2) {
+		diag_error(m->diags, use->loc, "assert() takes 2 arguments (%d provided)",
+			   use->nkids);
+		return NULL;
+	}
+	struct ast_node *not = node(AST_UNOP, use->loc, NULL);
+	not->op = '!';
+	not->lhs = ast_clone(use->kids[0]);
+	struct ast_node *err = node(AST_CALL, use->loc, "errorf");
+	ast_add_kid(err, node(AST_STR, use->loc, "assert failed: %s"));
+	ast_add_kid(err, ast_clone(use->kids[1]));
+	struct ast_node *ex = node(AST_CALL, use->loc, "exit");
+	struct ast_node *one = node(AST_INT, use->loc, NULL);
+	one->uval = 1;
+	ast_add_kid(ex, one);
+	struct ast_node *body = node(AST_BLOCK, use->loc, NULL);
+	ast_add_kid(body, stmt(err));
+	ast_add_kid(body, stmt(ex));
+	struct ast_node *iff = node(AST_IF, use->loc, NULL);
+	iff->cond = not;
+	iff->body = body;
+	expand_node(m, &iff->cond);
+	expand_node(m, &iff->body);
+	return iff;
+}
+
 static void expand_node(struct mx *m, struct ast_node **np)
 {
 	struct ast_node *n = *np;
 	if (!n || m->failed)
 		return;
+	if (n->kind == AST_EXPR_STMT && n->lhs && n->lhs->kind == AST_CALL &&
+	    !strcmp(n->lhs->str, "assert") && !find_def(m, "assert")) {
+		struct ast_node *iff = std_assert(m, n->lhs);
+		if (!iff) {
+			m->failed = true;
+			return;
+		}
+		*np = iff;
+		ast_free(n);
+		return;
+	}
 	/* a statement that is a use: the body's statements in its place */
 	if (n->kind == AST_EXPR_STMT && use_of(m, n->lhs)) {
 		const struct ast_node *def = use_of(m, n->lhs);

@@ -123,7 +123,7 @@ static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *
 %type <node> equality_expr relational_expr shift_expr addi_expr muli_expr
 %type <node> int call map var map_or_var vargs cargs carg
 %type <node> loop_stmt jump_stmt let_stmt cast_type decl_type param config config_list
-%type <node> config_item for_stmt macro mparams mparam
+%type <node> config_item for_stmt macro mparams mparam bare_cond
 %type <s> type_word
 
 %destructor { free($$); } <s>
@@ -466,6 +466,31 @@ if_stmt:
 			$$->els = $7;
 			$$ = parse_fin(ps, $$);
 		}
+	|	IF bare_cond block
+		{
+			$$ = parse_node(ps, AST_IF, parse_span(@1, @2));
+			$$->cond = $2;
+			$$->body = $3;
+			$$ = parse_fin(ps, $$);
+		}
+	|	IF bare_cond block ELSE block_or_if
+		{
+			$$ = parse_node(ps, AST_IF, parse_span(@1, @2));
+			$$->cond = $2;
+			$$->body = $3;
+			$$->els = $5;
+			$$ = parse_fin(ps, $$);
+		}
+	;
+
+/* `if x {`, `if !$v {`, `if has_key(@m, k) {`: bpftrace 0.24's if without
+ * parentheses around a unary expression */
+bare_cond:
+		IDENT                { $$ = parse_named(ps, AST_IDENT, $1, @1); }
+	|	BUILTIN              { $$ = parse_named(ps, AST_BUILTIN, $1, @1); }
+	|	map_or_var           { $$ = $1; }
+	|	call                 { $$ = $1; }
+	|	unary_op cast_expr   { $$ = parse_unop(ps, AST_UNOP, $1, $2, @1); }
 	;
 
 block_or_if:

@@ -473,6 +473,15 @@ static struct ast_type binop_type(struct sema *s, const struct ast_node *n,
 }
 
 /* unary -> ('-' | '!' | '~') expr */
+/* A read of a count/sum/avg/min/max map (typed int64 by read_aggregate). */
+static bool agg_read(const struct ast_node *n)
+{
+	if (n->kind != AST_MAP || !n->map)
+		return false;
+	enum ast_type_kind k = n->map->value.kind;
+	return k == TY_COUNT || k == TY_SUM || k == TY_AVG || k == TY_MIN || k == TY_MAX;
+}
+
 static void check_unop(struct sema *s, struct ast_node *n)
 {
 	if (n->op == '*') {
@@ -480,7 +489,9 @@ static void check_unop(struct sema *s, struct ast_node *n)
 		return;
 	}
 	sema_expr(s, n->lhs, USE_NONE, NULL);
-	const struct ast_type *t = &n->lhs->type;
+	/* an aggregation read is an integer (read_aggregate), but not for
+	 * the operators, as in bpftrace 0.17-0.23 */
+	const struct ast_type *t = agg_read(n->lhs) ? &n->lhs->map->value : &n->lhs->type;
 	char a[64];
 	if (n->op == '*') {
 		/* sema_deref() walks the operand itself */
@@ -509,10 +520,11 @@ static void check_incdec(struct sema *s, struct ast_node *n)
 	}
 	sema_expr(s, t, USE_NONE, NULL);
 	char a[64];
-	if (s->final && t->type.kind != TY_INT && t->type.kind != TY_PTR)
+	const struct ast_type *tt = agg_read(t) ? &t->map->value : &t->type;
+	if (s->final && tt->kind != TY_INT && tt->kind != TY_PTR)
 		diag_error(s->diags, n->loc,
 			   "The %s operator can not be used on expressions of type '%s'",
-			   ast_op_text(n->op), sema_tn(&t->type, a));
+			   ast_op_text(n->op), sema_tn(tt, a));
 	if (t->type.kind == TY_PTR) /* `$p++` steps by the pointee (cg_expr.c) */
 		n->type = t->type;
 	else
@@ -549,18 +561,16 @@ static void check_ternary(struct sema *s, struct ast_node *n)
 
 /*
  * A count/sum/avg/min/max map read in an expression is its number, combined
- * over the CPUs (codegen's map_value), as in bpftrace since 0.20: a count
- * is a uint64, the others int64.  bpftrace 0.17 refused them ("Type
+ * over the CPUs (codegen's map_value), as in bpftrace since 0.20: an
+ * int64.  bpftrace 0.17 refused them ("Type
  * mismatch for '+': comparing 'count' with 'int64'"); docs/compat.md.
  * hist/lhist/stats keep their type: they have no one value.
  */
 static void read_aggregate(struct ast_node *n)
 {
 	enum ast_type_kind k = n->type.kind;
-	if (k == TY_COUNT)
-		n->type = ty_uint64;
-	else if (k == TY_SUM || k == TY_AVG || k == TY_MIN || k == TY_MAX)
-		n->type = ty_int64;
+	if (k == TY_COUNT || k == TY_SUM || k == TY_AVG || k == TY_MIN || k == TY_MAX)
+		n->type = ty_int64; /* `@c - 2` is -1 for a count of 1, as in 0.23 */
 }
 
 void sema_expr(struct sema *s, struct ast_node *n, enum call_use use,
@@ -655,33 +665,30 @@ void sema_expr(struct sema *s, struct ast_node *n, enum call_use use,
 
 static void check_block(struct sema *s, struct ast_node *blk);
 
-/* `@y = @c` of a count/sum/avg/min/max map: bpftrace 0.23's error, since
- * @y would not be the aggregation @c is (read_aggregate) */
+/* hist, lhist, stats: no one value to copy or read (bpftrace 0.23's
+ * errors; 0.17 made a broken copy) */
+static const char *whole_agg(const struct ast_node *r)
+{
+	if (r->kind != AST_MAP || !r->map)
+		return NULL;
+	enum ast_type_kind k = r->map->value.kind;
+	return k == TY_HIST ? "hist" : k == TY_LHIST ? "lhist" : k == TY_STATS ? "stats" : NULL;
+}
+
+/* `@y = @h` of a hist/lhist/stats map */
 static void agg_to_map(struct sema *s, const struct ast_node *n)
 {
 	const struct ast_node *r = n->rhs;
-	if (!s->final || r->kind != AST_MAP || !r->map)
-		return;
-	const char *k = r->map->value.kind == TY_COUNT ? "count"
-			: r->map->value.kind == TY_SUM ? "sum"
-			: r->map->value.kind == TY_AVG ? "avg"
-			: r->map->value.kind == TY_MIN ? "min"
-			: r->map->value.kind == TY_MAX ? "max"
-						       : NULL;
+	const char *k = s->final ? whole_agg(r) : NULL;
 	if (!k)
 		return;
 	struct src_loc at = n->lhs->loc;
 	at.end_line = r->loc.end_line;
 	at.end_col = r->loc.end_col;
-	struct diag *d =
-	    diag_error(s->diags, at,
-		       "Map value '%s_t' cannot be assigned from one map to another. The function "
-		       "that returns this type must be called directly e.g. `%s = %s();`.",
-		       k, n->lhs->str, k);
-	diag_hint(
-	    d,
-	    "Add a cast to integer if you want the value of the aggregate, e.g. `%s = (int64)%s;`.",
-	    n->lhs->str, r->str);
+	diag_error(s->diags, at,
+		   "Map value '%s_t' cannot be assigned from one map to another. The function "
+		   "that returns this type must be called directly e.g. `%s = %s();`.",
+		   k, n->lhs->str, k);
 }
 
 /* assign -> map ('=' | op'=') expr */
@@ -693,6 +700,9 @@ static void check_assign_map(struct sema *s, struct ast_node *n)
 	if (n->op == '=') {
 		sema_expr(s, n->rhs, USE_MAP, map);
 		t = n->rhs->type;
+		/* `@y = @c`: @y takes @c's kind, as in bpftrace 0.17 */
+		if (agg_read(n->rhs))
+			t = n->rhs->map->value;
 		agg_to_map(s, n);
 	} else {
 		check_map(s, map);
@@ -714,6 +724,10 @@ static void check_assign_var(struct sema *s, struct ast_node *n)
 	if (n->op == '=') {
 		sema_expr(s, n->rhs, USE_VAR, var);
 		t = n->rhs->type;
+		const char *k = s->final ? whole_agg(n->rhs) : NULL;
+		if (k)
+			diag_error(s->diags, n->loc,
+				   "Map value '%s_t' cannot be assigned to a scratch variable.", k);
 	} else {
 		sema_expr(s, var, USE_NONE, NULL);
 		sema_expr(s, n->rhs, USE_NONE, NULL);

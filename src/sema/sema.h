@@ -63,6 +63,10 @@ struct sema_info {
 
 /* --unsafe: allow system() (set by the driver before sema_check). */
 extern bool sema_unsafe;
+/* `--name[=value]` words after the script (bpftrace 0.24's named
+ * parameters, read by getopt()); set by the driver before sema_check. */
+extern char **sema_named_args;
+extern int sema_nnamed_args;
 
 /* Returns 0, or -1 if errors were added to diags. */
 int sema_check(struct ast_node *prog, struct diags *diags, struct sema_info *info);

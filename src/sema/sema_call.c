@@ -6,6 +6,7 @@
  * the output stage.  Called from sema.c's expression walk.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -751,6 +752,12 @@ static bool builtin_call(struct sema *s, struct ast_node *n)
 	for (size_t i = 0; i < ARRAY_SIZE(callable) && !known; i++)
 		known = !strcmp(n->str, callable[i]);
 	bool ns_arg = !strcmp(n->str, "pid") || !strcmp(n->str, "tid");
+	if (known && n->nkids > 1 && (ns_arg || !strcmp(n->str, "nsecs"))) {
+		diag_error(s->diags, n->loc, "%s() takes up to one argument (%d provided)", n->str,
+			   n->nkids);
+		n->type = ty_uint64;
+		return true;
+	}
 	if (!known || n->nkids > 1 || (n->nkids == 1 && strcmp(n->str, "nsecs") && !ns_arg))
 		return false;
 	n->uval = AST_CLOCK_DEFAULT;
@@ -883,6 +890,106 @@ static bool offsetof_call(struct sema *s, struct ast_node *n)
 	return true;
 }
 
+/* The value of `--name=value` (or "" for `--name`) among the named
+ * parameters, or NULL when it was not given. */
+static const char *named_arg(const char *name)
+{
+	size_t len = strlen(name);
+	for (int i = 0; i < sema_nnamed_args; i++) {
+		const char *a = sema_named_args[i] + 2;
+		if (!strncmp(a, name, len) && (a[len] == '=' || !a[len]))
+			return a[len] ? a + len + 1 : "";
+	}
+	return NULL;
+}
+
+/*
+ * getopt("name" [, default [, "description"]]) (bpftrace 0.24): the named
+ * parameter `--name[=value]` given after `--`, typed by the default: a
+ * bool without one (false unless given), else the default's type (bool,
+ * integer or string).  Known when the code is compiled: the node becomes
+ * the value's literal.
+ */
+static bool getopt_call(struct sema *s, struct ast_node *n)
+{
+	if (strcmp(n->str, "getopt"))
+		return false;
+	n->type = ty_none;
+	if (n->nkids < 1 || n->nkids > 3) {
+		diag_error(s->diags, n->loc, "getopt() takes 1 to 3 arguments (%d provided)",
+			   n->nkids);
+		return true;
+	}
+	const struct ast_node *nm = n->kids[0], *def = n->nkids > 1 ? n->kids[1] : NULL;
+	if (nm->kind != AST_STR) {
+		diag_error(s->diags, n->loc,
+			   "getopt() expects a string literal as the option's name");
+		return true;
+	}
+	bool is_bool = !def || (def->kind == AST_IDENT &&
+				(!strcmp(def->str, "true") || !strcmp(def->str, "false")));
+	if (!is_bool && def->kind != AST_INT && def->kind != AST_STR) {
+		diag_error(
+		    s->diags, n->loc,
+		    "getopt()'s default must be a literal: true/false, an integer or a string");
+		return true;
+	}
+	if (n->nkids == 3 && n->kids[2]->kind != AST_STR) {
+		diag_error(s->diags, n->loc, "getopt()'s description must be a string literal");
+		return true;
+	}
+	const char *v = named_arg(nm->str);
+	struct ast_node *val = NULL;
+	if (is_bool) {
+		bool b = def && !strcmp(def->str, "true");
+		if (v && (!*v || !strcmp(v, "true") || !strcmp(v, "1")))
+			b = true;
+		else if (v && (!strcmp(v, "false") || !strcmp(v, "0")))
+			b = false;
+		else if (v)
+			diag_error(s->diags, n->loc,
+				   "Invalid value for bool option --%s: %s (true, false, 1 or 0)",
+				   nm->str, v);
+		val = ast_new(AST_IDENT, n->loc);
+		val->str = xstrdup(b ? "true" : "false");
+	} else if (def->kind == AST_INT) {
+		val = ast_new(AST_INT, n->loc);
+		val->uval = def->uval;
+		char *end = NULL;
+		if (v) {
+			errno = 0;
+			val->uval = (uint64_t)strtoll(v, &end, 0);
+			if (!*v || *end || errno)
+				diag_error(s->diags, n->loc,
+					   "Invalid value for integer option --%s: %s", nm->str, v);
+		}
+	} else {
+		val = ast_new(AST_STR, n->loc);
+		const char *t = v ? v : def->str;
+		val->slen = v ? strlen(v) : def->slen;
+		val->str = xmalloc(val->slen + 1);
+		memcpy(val->str, t, val->slen + 1);
+	}
+	/* the call node takes the literal's place */
+	for (int i = 0; i < n->nkids; i++)
+		ast_free(n->kids[i]);
+	n->nkids = 0;
+	free(n->str);
+	n->kind = val->kind;
+	n->str = val->str;
+	n->slen = val->slen;
+	n->uval = val->uval;
+	val->str = NULL;
+	ast_free(val);
+	if (n->kind == AST_IDENT)
+		sema_ident(s, n);
+	else if (n->kind == AST_INT)
+		n->type = ty_int64;
+	else
+		n->type = ty_str((int)n->slen + 1);
+	return true;
+}
+
 /* call -> name '(' args ')': count(), sum(x), printf(fmt, ...), exit() */
 void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	       const struct ast_node *user)
@@ -894,6 +1001,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	if (builtin_call(s, n)) /* pid(), nsecs(monotonic) */
 		return;
 	if (offsetof_call(s, n)) /* offsetof(struct X, f.g) */
+		return;
+	if (getopt_call(s, n)) /* getopt("name", default) */
 		return;
 	if (!strcmp(n->str, "kstack")) {
 		/* kstack(mode[, n]): empty in user space, as bpftrace prints it in a
@@ -952,14 +1061,19 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 				   "system() is an unsafe function being used in safe mode");
 		sema_check_use(s, n, use, user, false);
 		n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
+		/* system() and cat() say printf(), as bpftrace 0.17; errorf and
+		 * warnf their own name, as 0.26 */
+		const char *fn =
+		    !strcmp(n->str, "errorf") || !strcmp(n->str, "warnf") ? n->str : "printf";
 		if (n->nkids < 1) {
-			diag_error(s->diags, n->loc, "printf() requires at least one argument (0 provided)");
+			diag_error(s->diags, n->loc,
+				   "%s() requires at least one argument (0 provided)", fn);
 		} else if (n->nkids > 129) {
-			diag_error(s->diags, n->loc, "printf() takes up to 128 arguments (%d provided)",
-				   n->nkids);
+			diag_error(s->diags, n->loc, "%s() takes up to 128 arguments (%d provided)",
+				   fn, n->nkids);
 		} else if (n->kids[0]->kind != AST_STR) {
-			diag_error(s->diags, n->loc, "printf() expects a string literal (%s provided)",
-				   sema_kind_name(&n->kids[0]->type));
+			diag_error(s->diags, n->loc, "%s() expects a string literal (%s provided)",
+				   fn, sema_kind_name(&n->kids[0]->type));
 		} else if (s->final) {
 			check_printf_format(s, n);
 		}
@@ -1038,6 +1152,8 @@ bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
 /* ---- more functions (issue 4) ------------------------------------------- */
 
 bool sema_unsafe; /* --unsafe: system() allowed */
+char **sema_named_args;
+int sema_nnamed_args;
 
 static bool is_str(const struct ast_node *n)
 {

@@ -932,7 +932,7 @@ static const struct tcase cases[] = {
 		"   call: count :: type[count, ctx: 0]\n"
 		"  call: printf :: type[none, ctx: 0]\n"
 		"   string: %d\\n :: type[string[4], ctx: 0]\n"
-		"   map: @x :: type[unsigned int64, ctx: 0]\n",
+		"   map: @x :: type[int64, ctx: 0]\n",
 		.diag = "",
 	},
 	{
@@ -1231,9 +1231,9 @@ static const struct tcase cases[] = {
 		"   map: @x :: type[count, ctx: 0]\n"
 		"   call: count :: type[count, ctx: 0]\n"
 		"  =\n"
-		"   map: @y :: type[unsigned int64, ctx: 0]\n"
-		"   + :: type[unsigned int64, ctx: 0]\n"
-		"    map: @x :: type[unsigned int64, ctx: 0]\n"
+		"   map: @y :: type[int64, ctx: 0]\n"
+		"   + :: type[int64, ctx: 0]\n"
+		"    map: @x :: type[int64, ctx: 0]\n"
 		"    int: 1 :: type[int64, ctx: 0]\n",
 		.diag = "",
 	},
