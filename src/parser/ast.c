@@ -61,6 +61,7 @@ struct ast_node *ast_clone(const struct ast_node *n)
 	c->attach.target = n->attach.target ? xstrdup(n->attach.target) : NULL;
 	c->attach.func = n->attach.func ? xstrdup(n->attach.func) : NULL;
 	c->attach.ns = n->attach.ns ? xstrdup(n->attach.ns) : NULL;
+	c->attach.src_file = n->attach.src_file ? xstrdup(n->attach.src_file) : NULL;
 	c->prog = NULL;
 	c->lhs = ast_clone(n->lhs);
 	c->rhs = ast_clone(n->rhs);
@@ -340,6 +341,7 @@ void ast_free(struct ast_node *root)
 		free(n->attach.target);
 		free(n->attach.func);
 		free(n->attach.ns);
+		free(n->attach.src_file);
 		if (n->prog) {
 			if (n->prog->config)
 				vec_push(&todo, n->prog->config);

@@ -117,6 +117,9 @@ struct ast_attach {
 	uint64_t address; /* uprobe:bin:0x401000 (func is NULL then) */
 	bool wildcard;    /* target, ns or func holds a wildcard: expand when resolving */
 	bool kernel;      /* a provider that needs the kernel (kprobe, tracepoint, ...) */
+	/* uprobe:BIN@FILE:LINE[:COL] (bpftrace 0.26): target BIN, func NULL */
+	char *src_file;
+	uint32_t src_line, src_col; /* src_col 0: any column */
 };
 
 /* An attach pattern holds an unescaped wildcard (* ? [). */

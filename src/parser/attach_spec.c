@@ -249,6 +249,54 @@ static bool is_syscall_category(const char *cat)
 	return !strcmp(cat, "syscalls") || !strcmp(cat, "raw_syscalls");
 }
 
+/*
+ * uprobe:BIN@FILE:LINE[:COL] (bpftrace 0.26): a probe at the statements of
+ * a source line, found in BIN's DWARF line table when resolving
+ * (resolve/srcline.c).  bpftrace 0.26's messages.
+ */
+static int parse_source_line(struct ast_node *ap, struct diags *diags, char **parts, int nargs,
+			     const char *prov)
+{
+	struct ast_attach *a = &ap->attach;
+	char *at = strchr(parts[1], '@');
+	if (!strcmp(prov, "uretprobe")) {
+		diag_error(diags, ap->loc, "Source code location not allowed");
+		return -1;
+	}
+	if (at == parts[1] || !at[1] || (nargs != 2 && nargs != 3) || !*parts[2]) {
+		diag_error(
+		    diags, ap->loc,
+		    "Invalid uprobe arguments, expected format: uprobe:TARGET@FILE:LINE[:COL]");
+		return -1;
+	}
+	char *end;
+	errno = 0;
+	unsigned long line = strtoul(parts[2], &end, 10);
+	if (*end || errno || !line || line > UINT32_MAX) {
+		diag_error(diags, ap->loc, "Invalid line number: %s", parts[2]);
+		return -1;
+	}
+	unsigned long col = 0;
+	if (nargs == 3) {
+		col = strtoul(parts[3], &end, 10);
+		if (!*parts[3] || *end || errno || col > UINT32_MAX) {
+			diag_error(diags, ap->loc, "Invalid column number: %s", parts[3]);
+			return -1;
+		}
+	}
+	*at = '\0';
+	if (attach_is_wild(parts[1])) {
+		diag_error(diags, ap->loc, "Cannot use wildcards with source code location");
+		return -1;
+	}
+	a->provider = xstrdup(prov);
+	a->target = xstrdup(parts[1]);
+	a->src_file = xstrdup(at + 1);
+	a->src_line = (uint32_t)line;
+	a->src_col = (uint32_t)col;
+	return 0;
+}
+
 /* "uprobe:./t:f" -> provider "uprobe", target "./t", func "f". */
 static int parse_attach(struct ast_node *ap, struct diags *diags)
 {
@@ -269,6 +317,11 @@ static int parse_attach(struct ast_node *ap, struct diags *diags)
 	}
 	const char *prov = providers[which].name;
 	int nargs = n - 1;
+	if ((!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe")) && nargs >= 1 &&
+	    strchr(parts[1], '@')) {
+		ret = parse_source_line(ap, diags, parts, nargs, prov);
+		goto out;
+	}
 	/* uprobe:BIN:cpp:NAME and uprobe:BIN:c:NAME name the function's language */
 	bool lang = (!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe")) && nargs == 3 &&
 		    (!strcmp(parts[2], "cpp") || !strcmp(parts[2], "c"));

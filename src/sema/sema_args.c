@@ -35,7 +35,7 @@ bool sema_args_builtin(struct sema *s, struct ast_node *n)
 		bool special = !strcmp(p, "BEGIN") || !strcmp(p, "END");
 		if (!strcmp(p, "tracepoint") && !a->kernel)
 			continue; /* syscalls, raw_syscalls: the format's record */
-		if (strcmp(p, "uprobe") || a->offset || (!a->func && a->address)) {
+		if (strcmp(p, "uprobe") || a->offset || (!a->func && a->address) || a->src_file) {
 			diag_error(s->diags, n->loc,
 				   "The args builtin can only be used with tracepoint/kfunc/uprobeprobes (%s used here)",
 				   special ? "special" : strcmp(p, "uprobe") ? p : "uprobe at an offset");

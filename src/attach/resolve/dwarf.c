@@ -76,6 +76,14 @@ fail:
 	return NULL;
 }
 
+Dwarf *att_dwarf_handle(struct att_dwarf *d, uint64_t *bias)
+{
+	Dwarf_Addr b = 0;
+	Dwarf *dw = dwfl_module_getdwarf(d->mod, &b);
+	*bias = b;
+	return dw;
+}
+
 void att_dwarf_close(struct att_dwarf *d)
 {
 	if (!d)

@@ -60,6 +60,7 @@ struct uspec {
 	uint64_t off;
 	bool has_addr;
 	uint64_t addr;
+	const struct ast_attach *src; /* uprobe:BIN@FILE:LINE[:COL] (src->src_file) */
 };
 
 static bool parse_u64(const char *s, uint64_t *v)
@@ -83,6 +84,11 @@ static int parse_spec(const struct ast_node *a, struct uspec *u, struct diags *d
 {
 	const struct ast_attach *at = &a->attach;
 	memset(u, 0, sizeof(*u));
+	if (at->src_file && at->target && *at->target) { /* the parser checked the rest */
+		u->target = pattern_or_name(at->target, &u->wild_target);
+		u->src = at;
+		return 0;
+	}
 	if (!at->target || !*at->target || !at->func || !*at->func) {
 		diag_error(diags, a->loc, "uprobe needs a binary and a function: uprobe:BIN:FUNC");
 		return -EINVAL;
@@ -517,6 +523,34 @@ static int find_exact(struct rctx *c, const struct fsyms *ss, const char *path,
 	return n;
 }
 
+/* uprobe:BIN:ADDR, or one address of a source line: a function's entry
+ * or a place inside one */
+static int add_addr_point(struct rctx *c, struct ef_file *f, const char *path,
+			  const struct fsyms *ss, uint64_t addr)
+{
+	const struct fsym *fn = syms_around(ss, addr);
+	int ret = 0;
+	char *shown = fn && fn->value == addr ? xstrdup(fn->name)
+		      : fn ? xasprintf("%s+%llu", fn->name, (unsigned long long)(addr - fn->value))
+			   : xasprintf("0x%llx", (unsigned long long)addr);
+	if (fn && fn->value == addr) {
+		if (!point_exists(c->s, c->a, f, addr))
+			add_point(c, f, path, shown, addr, fn->size);
+		c->nmatched++;
+	} else if (!in_code(f, addr)) {
+		struct diag *d =
+		    diag_error(c->diags, c->a->loc, "Could not resolve address: %s:0x%llx", path,
+			       (unsigned long long)addr);
+		diag_hint(d, "0x%llx is in no function and no executable segment of %s",
+			  (unsigned long long)addr, path);
+		ret = -EINVAL;
+	} else {
+		ret = add_mid_point(c, f, path, fn, addr, shown);
+	}
+	free(shown);
+	return ret;
+}
+
 static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 {
 	const struct uspec *u = c->u;
@@ -534,29 +568,26 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 	const struct fsyms *cached = syms_get(&f, demangle_enabled() || u->cpp || !wild);
 	struct fsyms ss = *cached;
 	if (u->has_addr) {
-		const struct fsym *fn = syms_around(&ss, u->addr);
-		char *shown = fn && fn->value == u->addr
-				      ? xstrdup(fn->name)
-				      : fn ? xasprintf("%s+%llu", fn->name,
-						       (unsigned long long)(u->addr - fn->value))
-					   : xasprintf("0x%llx", (unsigned long long)u->addr);
-		if (fn && fn->value == u->addr) {
-			if (!point_exists(c->s, c->a, &f, u->addr))
-				add_point(c, &f, path, shown, u->addr, fn->size);
-			c->nmatched++;
-		} else {
-			if (!in_code(&f, u->addr)) {
-				struct diag *d = diag_error(c->diags, c->a->loc,
-							    "Could not resolve address: %s:0x%llx", path,
-							    (unsigned long long)u->addr);
-				diag_hint(d, "0x%llx is in no function and no executable segment of %s",
-					  (unsigned long long)u->addr, path);
-				ret = -EINVAL;
-			} else {
-				ret = add_mid_point(c, &f, path, fn, u->addr, shown);
-			}
+		ret = add_addr_point(c, &f, path, &ss, u->addr);
+		goto out;
+	}
+	if (u->src) {
+		/* every statement start of the line, one per function instance */
+		uint64_t *addrs;
+		int n;
+		char *err;
+		char *dpath = att_open_path(c->s->pid_hint, path);
+		if (att_src_line_addrs(dpath, u->src->src_file, u->src->src_line, u->src->src_col,
+				       &addrs, &n, &err)) {
+			diag_error(c->diags, c->a->loc, "%s", err);
+			free(err);
+			ret = -ENOENT;
 		}
-		free(shown);
+		for (int i = 0; !ret && i < n; i++)
+			ret = add_addr_point(c, &f, path, &ss, addrs[i]);
+		free(dpath);
+		if (!ret)
+			free(addrs);
 		goto out;
 	}
 	if (wild) {

@@ -55,6 +55,18 @@ struct att_dwarf;
 struct att_dwarf *att_dwarf_open(const char *path);
 char *att_dwarf_params_text(struct att_dwarf *d, uint64_t vaddr);
 void att_dwarf_close(struct att_dwarf *d);
+/* The libdw handle of an open file and its load bias (0: link-time addresses). */
+struct Dwarf;
+struct Dwarf *att_dwarf_handle(struct att_dwarf *d, uint64_t *bias);
+/*
+ * srcline.c: the link-time addresses of source line FILE:LINE[:COL] in the
+ * binary at path (uprobe:BIN@FILE:LINE): the first statement of the line
+ * in each function it is in, its out-of-line copy and every inlined copy
+ * apart.  0 and *addrs (malloc'ed, ascending), or -1 with *err set to
+ * bpftrace's message (malloc'ed).
+ */
+int att_src_line_addrs(const char *path, const char *file, uint32_t line, uint32_t col,
+		       uint64_t **addrs, int *naddrs, char **err);
 
 /*
  * names.c: probes that read the `probe` builtin get one compiled variant
