@@ -373,10 +373,14 @@ static int stage_resolve(struct run *r)
 {
 	const struct options *o = &r->o;
 	att_set_pid_hint(r->s, o->pid);
+	att_set_quiet(r->s, o->no_warnings);
+	int first = r->d.n; /* sema's warnings are printed */
 	if (att_resolve(r->prog, r->s, &r->d)) {
 		diag_print(&r->d, stderr);
 		return 1;
 	}
+	if (!o->no_warnings)
+		diag_print_from(&r->d, first, stderr); /* resolve's warnings (inlined copies) */
 	if (check_profile(r->prog))
 		return 1;
 	if (check_max_probes(r->prog, r->s, r->env.max_probes, &r->d)) {

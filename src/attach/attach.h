@@ -115,6 +115,8 @@ uint8_t *att_data(const struct att_session *s);
 
 /* -p PID, for resolving library names: set before att_resolve(). */
 void att_set_pid_hint(struct att_session *s, pid_t pid);
+/* --no-warnings: resolve warns about nothing (inlined copies a probe misses). */
+void att_set_quiet(struct att_session *s, bool quiet);
 
 /* Resolved uprobe/usdt points (after att_resolve): all of them, or those of one attach point. */
 int att_point_count(const struct att_session *s);

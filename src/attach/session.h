@@ -143,6 +143,9 @@ struct att_session {
 	struct att_point *points;
 	int npoints;
 	pid_t pid_hint; /* -p PID, for resolving library names (set before att_resolve) */
+	bool probe_inline; /* config probe_inline: inlined copies are probed too (att_resolve) */
+	bool quiet;	   /* --no-warnings: resolve warns about nothing */
+	bool resolving;	   /* inside att_resolve (the inlined copies are looked at) */
 	/* usdt: argument lists for codegen, and semaphores held in the target */
 	struct cg_usdt_variants *usdt;
 	int nusdt;

@@ -1034,11 +1034,30 @@ static void check_probe(struct sema *s, struct ast_node *probe)
 static void check_config(struct sema *s, struct ast_node *cfg)
 {
 	static const char *const known[] = {
-		"max_map_keys", "max_strlen", "perf_rb_pages", "log_size", "max_probes",
-		"max_bpf_progs", "cpp_demangle", "lazy_symbols", "stack_mode", "max_type_res_iterations",
-		"on_stack_limit", "missing_probes", "print_maps_on_exit", "str_trunc_trailer",
-		"license", "max_cat_bytes", "max_ast_nodes", "symbol_source", "show_debug_info",
-		"use_blazesym", "unstable_map_decl", "unstable_import", "cache_user_symbols",
+	    "max_map_keys",
+	    "max_strlen",
+	    "perf_rb_pages",
+	    "log_size",
+	    "max_probes",
+	    "max_bpf_progs",
+	    "cpp_demangle",
+	    "lazy_symbols",
+	    "stack_mode",
+	    "max_type_res_iterations",
+	    "on_stack_limit",
+	    "missing_probes",
+	    "print_maps_on_exit",
+	    "str_trunc_trailer",
+	    "license",
+	    "max_cat_bytes",
+	    "max_ast_nodes",
+	    "symbol_source",
+	    "show_debug_info",
+	    "use_blazesym",
+	    "unstable_map_decl",
+	    "unstable_import",
+	    "cache_user_symbols",
+	    "probe_inline",
 	};
 	for (int i = 0; i < cfg->nkids; i++) {
 		struct ast_node *a = cfg->kids[i];

@@ -123,9 +123,11 @@ static void print_one(const struct diags *d, const struct diag *dg, FILE *out)
 		fprintf(out, "HINT: %s\n", dg->hint);
 }
 
-void diag_print(const struct diags *d, FILE *out)
+void diag_print(const struct diags *d, FILE *out) { diag_print_from(d, 0, out); }
+
+void diag_print_from(const struct diags *d, int first, FILE *out)
 {
-	for (int i = 0; i < d->n; i++)
+	for (int i = first; i < d->n; i++)
 		print_one(d, &d->items[i], out);
 }
 

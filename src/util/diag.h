@@ -57,6 +57,8 @@ struct diag *diag_warning(struct diags *d, struct src_loc loc, const char *fmt, 
 void diag_hint(struct diag *dg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints every collected diagnostic in order, errors and warnings. */
 void diag_print(const struct diags *d, FILE *out);
+/* The same from the first-th diagnostic on (those a later stage added). */
+void diag_print_from(const struct diags *d, int first, FILE *out);
 static inline bool diag_failed(const struct diags *d) { return d->nerrors > 0; }
 
 /*

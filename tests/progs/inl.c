@@ -4,13 +4,14 @@
  * (uprobe:BIN@inl.c:LINE) and inlined functions (issue 24).
  *
  *   prog_inl_O2_pie [N]   calls outer(i) (three inlined helper calls) and
- *                         the out-of-line helper N times each, then prints
+ *                         the out-of-line helper N times each, and twice()
+ *                         (only inlined, into main) N times, then prints
  *                         "hits H" (H = 4 * N: the helper's line ran H
  *                         times), "outer O" and exits.
  *
  * The lines the tests name (keep them where they are):
- *   the helper's counting statement is line 22 (INL_HIT_LINE),
- *   outer's counting statement is line 29 (INL_OUTER_LINE).
+ *   the helper's counting statement is line 23 (INL_HIT_LINE),
+ *   outer's counting statement is line 30 (INL_OUTER_LINE).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,8 @@ __attribute__((noinline)) int outer(int a)
 
 int (*volatile helper_ptr)(int) = helper;
 
+static inline int twice(int x); /* only inlined: no out-of-line copy */
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 10;
@@ -39,7 +42,14 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		sum += outer(i);
 		sum += helper_ptr(i);
+		sum += twice(i);
 	}
 	printf("hits %ld\nouter %ld\nsum %ld\n", hits, outers, sum);
 	return 0;
+}
+
+static inline int twice(int x)
+{
+	outers += 0 * x; /* a volatile access: the copy keeps an instruction of its own */
+	return 2 * x;
 }

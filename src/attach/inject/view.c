@@ -24,6 +24,8 @@ void att_set_pid_hint(struct att_session *s, pid_t pid)
 	s->pid_hint = pid;
 }
 
+void att_set_quiet(struct att_session *s, bool quiet) { s->quiet = quiet; }
+
 int att_point_count(const struct att_session *s)
 {
 	return s->npoints;

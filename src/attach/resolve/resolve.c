@@ -38,6 +38,7 @@
 #include <glob.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -551,6 +552,68 @@ static int add_addr_point(struct rctx *c, struct ef_file *f, const char *path,
 	return ret;
 }
 
+/* The number of inlined copies of the spec's function in path. */
+static int inline_count(struct rctx *c, const char *path)
+{
+	uint64_t *addrs;
+	char *dpath = att_open_path(c->s->pid_hint, path);
+	int n = att_inline_copies(dpath, c->u->func, &addrs);
+	free(dpath);
+	free(addrs);
+	return n;
+}
+
+/*
+ * The inlined copies of an exactly named function (bpftrace 0.21's
+ * probe_inline): with `config = { probe_inline = 1 }` each is a point (at
+ * its first instruction, inside the function it was inlined into); else a
+ * probe on the out-of-line function says once how many calls it misses.
+ * A uretprobe cannot take a copy (it does not return), nor can `args` be
+ * read there (the arguments are where the compiler left them).  Returns
+ * the number of copies probed, or a negative error.
+ */
+static int inline_copies(struct rctx *c, struct ef_file *f, const char *path,
+			 const struct fsyms *ss, bool found)
+{
+	const struct uspec *u = c->u;
+	uint64_t *addrs;
+	char *dpath = att_open_path(c->s->pid_hint, path);
+	int n = att_inline_copies(dpath, u->func, &addrs);
+	free(dpath);
+	int ret = 0;
+	bool ret_probe = !strcmp(c->a->attach.provider, "uretprobe");
+	if (!n || !c->s->resolving) {
+		/* other passes over the points (`args`, the probes' names) say nothing */
+		ret = found ? 0 : n;
+	} else if (!c->s->probe_inline) {
+		if (found && !c->s->quiet)
+			diag_warning(c->diags, c->a->loc,
+				     "%s has %d inlined cop%s in %s that this probe misses; "
+				     "config = { probe_inline = 1 } probes %s too",
+				     u->func, n, n == 1 ? "y" : "ies", path,
+				     n == 1 ? "it" : "them");
+		ret = 0;
+	} else if (ret_probe) {
+		diag_error(c->diags, c->a->loc,
+			   "uretprobe cannot be attached to the %d inlined cop%s of %s in %s: an "
+			   "inlined copy does not return",
+			   n, n == 1 ? "y" : "ies", u->func, path);
+		ret = -EINVAL;
+	} else if (att_uses_args(c->probe->body, 0) || att_uses_args(c->probe->pred, 0)) {
+		diag_error(c->diags, c->a->loc,
+			   "args cannot be read at the %d inlined cop%s of %s in %s: ubt reads "
+			   "arguments where the calling convention puts them",
+			   n, n == 1 ? "y" : "ies", u->func, path);
+		ret = -EINVAL;
+	} else {
+		for (int i = 0; i < n && !ret; i++)
+			ret = add_addr_point(c, f, path, ss, addrs[i]);
+		ret = ret ? ret : n;
+	}
+	free(addrs);
+	return ret;
+}
+
 static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 {
 	const struct uspec *u = c->u;
@@ -611,13 +674,28 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 	const struct fsym *cand[16];
 	int ncand = find_exact(c, &ss, path, cand, 16);
 	ret = ncand < 0 ? ncand : 0;
+	if (!u->has_off && ret != -EINVAL) {
+		/* its inlined copies: probed, warned about, or the only ones */
+		int k = inline_copies(c, &f, path, &ss, ret != -ENOENT);
+		if (k < 0 || (k > 0 && ret == -ENOENT)) {
+			ret = k < 0 ? k : 0;
+			goto out;
+		}
+	}
 	if (ret == -ENOENT) {
 		ret = 0;
 		if (quiet_missing)
 			goto out;
 		struct diag *d = diag_error(c->diags, c->a->loc, "Could not resolve symbol: %s:%s",
 					    path, u->func);
-		if (!ss.has_symtab)
+		int ninl = inline_count(c, path);
+		if (ninl)
+			diag_hint(d,
+				  "%s exists only inlined in %s (%d cop%s): config = { "
+				  "probe_inline = 1 } probes %s",
+				  u->func, path, ninl, ninl == 1 ? "y" : "ies",
+				  ninl == 1 ? "it" : "them");
+		else if (!ss.has_symtab)
 			diag_hint(d, "%s has no symbol table (.symtab: stripped?); looked in its %d "
 				     "exported functions (.dynsym). Install its debug symbols, or "
 				     "probe an address (uprobe:%s:0xADDR)",
@@ -758,9 +836,32 @@ int att_resolve_one(const struct ast_node *probe, int index, const struct ast_no
 	return is_uprobe(a) ? resolve_point(probe, index, a, s, diags) : 0;
 }
 
+/* config = { probe_inline = 1 } or BPFTRACE_PROBE_INLINE=1 (the environment wins) */
+static bool probe_inline_wanted(const struct ast_node *prog)
+{
+	const char *e = getenv("BPFTRACE_PROBE_INLINE");
+	if (e)
+		return !strcmp(e, "1") || !strcmp(e, "true");
+	const struct ast_node *cfg = prog->prog ? prog->prog->config : NULL;
+	for (int i = 0; cfg && i < cfg->nkids; i++) {
+		const struct ast_node *a = cfg->kids[i];
+		const char *n = a->lhs->str;
+		if (!strncasecmp(n, "bpftrace_", 9))
+			n += 9;
+		if (strcasecmp(n, "probe_inline"))
+			continue;
+		return a->rhs->kind == AST_INT
+			   ? a->rhs->uval != 0
+			   : a->rhs->kind == AST_IDENT && !strcmp(a->rhs->str, "true");
+	}
+	return false;
+}
+
 int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags *diags)
 {
 	int ret = 0;
+	s->probe_inline = probe_inline_wanted(prog);
+	s->resolving = true;
 	for (int i = 0; i < prog->nkids; i++) {
 		const struct ast_node *probe = prog->kids[i];
 		for (int j = 0; j < probe->nkids; j++) {
@@ -774,6 +875,8 @@ int att_resolve(const struct ast_node *prog, struct att_session *s, struct diags
 				ret = -EINVAL;
 		}
 	}
+	att_inline_forget();
+	s->resolving = false;
 	if (!ret)
 		att_probe_names(prog, s); /* names.c */
 	return ret;

@@ -65,6 +65,13 @@ struct Dwarf *att_dwarf_handle(struct att_dwarf *d, uint64_t *bias);
  * apart.  0 and *addrs (malloc'ed, ascending), or -1 with *err set to
  * bpftrace's message (malloc'ed).
  */
+/*
+ * inline.c: the entries of the inlined copies of function `name` in the
+ * binary at path (link-time, malloc'ed in *addrs); their number, 0 when
+ * there are none or no DWARF.  att_inline_forget() frees what it keeps.
+ */
+int att_inline_copies(const char *path, const char *name, uint64_t **addrs);
+void att_inline_forget(void);
 int att_src_line_addrs(const char *path, const char *file, uint32_t line, uint32_t col,
 		       uint64_t **addrs, int *naddrs, char **err);
 
