@@ -52,6 +52,12 @@ static inline struct ast_type ty_str(int size)
 const char *sema_kind_name(const struct ast_type *t);
 const char *sema_tn(const struct ast_type *t, char buf[64]);
 
+/* sema_newer.c: bpftrace 0.19-0.24's calls lowered onto ubt's (each true when it took n) */
+void sema_map_key_form(struct ast_node *n);
+bool sema_builtin_call(struct sema *s, struct ast_node *n);
+bool sema_offsetof_call(struct sema *s, struct ast_node *n);
+bool sema_getopt_call(struct sema *s, struct ast_node *n);
+
 /* sema_call.c */
 int sema_strlen(void);
 void sema_builtin(struct sema *s, struct ast_node *n);
