@@ -33,6 +33,9 @@ void out_key_text(struct buf *b, const struct ast_type *t, const uint8_t *p);
 /* values.c: strftime() of a format and CLOCK_BOOTTIME nanoseconds, bpftrace's
  * way (%f: microseconds); "(?)" if strftime fails */
 void out_strftime(struct buf *b, const char *fmt, uint64_t ns);
+/* A strftime format that starts with this byte times nanoseconds since the
+ * epoch (nsecs(tai)), not since boot (sema_fmt.c puts it there). */
+#define OUT_FMT_EPOCH '\x01'
 /* values.c: an integer of type t stored at p, sign-extended when signed. */
 int64_t out_int_at(const struct ast_type *t, const uint8_t *p);
 

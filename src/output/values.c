@@ -205,6 +205,10 @@ static struct timespec boot_time(void)
 void out_strftime(struct buf *b, const char *fmt, uint64_t ns)
 {
 	struct timespec bt = boot_time();
+	if (fmt[0] == OUT_FMT_EPOCH) { /* nsecs(tai): from the epoch, not from boot */
+		bt = (struct timespec){0};
+		fmt++;
+	}
 	/* as bpftrace 0.17: seconds through a double, %f the microseconds */
 	time_t secs = bt.tv_sec + (time_t)((double)((uint64_t)bt.tv_nsec + ns) / 1e9);
 	uint64_t us = (((uint64_t)bt.tv_nsec + ns) % 1000000000ULL) / 1000;

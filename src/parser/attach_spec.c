@@ -224,6 +224,39 @@ static int parse_rate(struct ast_node *ap, struct diags *diags, char **parts, in
 	return 0;
 }
 
+/*
+ * interval:1s, interval:100ms, profile:10us (bpftrace 0.26): a duration as
+ * the period, kept as the unit and count 0.17 writes (`interval:ms:100`);
+ * m, h and d in seconds, ns in microseconds when it is a whole number of
+ * them.  False when part is not a duration (the usual parse says why).
+ */
+static bool duration_rate(struct ast_node *ap, const char *part)
+{
+	static const struct {
+		const char *suffix, *unit;
+		uint64_t mult;
+	} d[] = {{"ns", "us", 0}, {"us", "us", 1},  {"ms", "ms", 1},  {"s", "s", 1},
+		 {"m", "s", 60},  {"h", "s", 3600}, {"d", "s", 86400}};
+	char *end;
+	errno = 0;
+	uint64_t v = strtoull(part, &end, 10);
+	if (end == part || errno || !v)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(d); i++) {
+		if (strcmp(end, d[i].suffix))
+			continue;
+		if (!d[i].mult && v % 1000)
+			return false;
+		uint64_t n = d[i].mult ? v * d[i].mult : v / 1000;
+		if (d[i].mult && n / d[i].mult != v)
+			return false;
+		ap->attach.target = xstrdup(d[i].unit);
+		ap->attach.freq = n;
+		return true;
+	}
+	return false;
+}
+
 /* Listing: `*:BIN:NAME`, `*sleep*` (see parse_listing in ast.h). */
 static int parse_list_pattern(struct ast_node *ap, char **parts, int n)
 {
@@ -320,6 +353,12 @@ static int parse_attach(struct ast_node *ap, struct diags *diags)
 	if ((!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe")) && nargs >= 1 &&
 	    strchr(parts[1], '@')) {
 		ret = parse_source_line(ap, diags, parts, nargs, prov);
+		goto out;
+	}
+	if ((!strcmp(prov, "interval") || !strcmp(prov, "profile")) && nargs == 1 &&
+	    duration_rate(ap, parts[1])) {
+		ap->attach.provider = xstrdup(prov);
+		ret = 0;
 		goto out;
 	}
 	/* uprobe:BIN:cpp:NAME and uprobe:BIN:c:NAME name the function's language */

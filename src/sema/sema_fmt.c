@@ -6,6 +6,7 @@
  * them (output/values.c), as bpftrace 0.17 does in user space.
  */
 #include <arpa/inet.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sema_internal.h"
@@ -193,6 +194,29 @@ static void fmt_join(struct sema *s, struct ast_node *n, enum call_use use,
 		     n->nkids == 2 ? n->kids[1]->slen : 1, n->nkids);
 }
 
+/*
+ * strftime(fmt, t): t counts from boot (nsecs), or, for nsecs(tai) and
+ * nsecs(sw_tai), from the epoch: the format is registered with a leading
+ * \x01 (OUT_FMT_EPOCH, output/values.c) that tells the printer.
+ * nsecs(monotonic) has no wall-clock time: refused as bpftrace 0.23 does.
+ */
+static void strftime_fmt(struct sema *s, struct ast_node *n)
+{
+	const struct ast_node *t = n->kids[1];
+	bool nsecs = t->kind == AST_BUILTIN && !strcmp(t->str, "nsecs");
+	if (nsecs && t->uval == AST_CLOCK_MONOTONIC) {
+		diag_error(s->diags, n->loc, "strftime() can not take a monotonic timestamp");
+		return;
+	}
+	if (!nsecs || (t->uval != AST_CLOCK_TAI && t->uval != AST_CLOCK_SW_TAI)) {
+		sema_register_fmt(s, n, n->kids[0]->str, n->kids[0]->slen, n->nkids);
+		return;
+	}
+	char *fmt = xasprintf("\x01%.*s", (int)n->kids[0]->slen, n->kids[0]->str);
+	sema_register_fmt(s, n, fmt, n->kids[0]->slen + 1, n->nkids);
+	free(fmt);
+}
+
 bool sema_fmt_call(struct sema *s, struct ast_node *n, enum call_use use,
 			  const struct ast_node *user)
 {
@@ -203,7 +227,7 @@ bool sema_fmt_call(struct sema *s, struct ast_node *n, enum call_use use,
 		n->type = (struct ast_type){ TY_TSTAMP, 16, false, AS_NONE };
 		if (sema_check_varargs(s, n, 2, 2) && s->final && sema_check_arg(s, n, 0, TY_STR, true) &&
 		    sema_check_arg(s, n, 1, TY_INT, false))
-			sema_register_fmt(s, n, n->kids[0]->str, n->kids[0]->slen, n->nkids);
+			strftime_fmt(s, n);
 	} else if (!strcmp(f, "cgroup_path")) {
 		/* cgroup_path(id[, "filter"]): the filter names which hierarchies
 		 * (bpftrace's wildcards; all of them without one) */
