@@ -97,7 +97,7 @@ static uint64_t layout_map(const struct sema_map *m, const struct cg_options *op
 	h->key_size = 0;
 	for (int k = 0; k < m->nkeys; k++)
 		h->key_size += cg_key_bytes(&m->keys[k]);
-	h->cap = m->nkeys ? opt->map_keys_max : 1;
+	h->cap = !m->nkeys ? 1 : m->max_keys ? m->max_keys : opt->map_keys_max;
 	h->nslots = m->nkeys ? pow2_at_least(2ull * h->cap) : 0;
 	/* entries spread over rows * RT_MAP_SPREAD places (abi.h, rt_map_nth) */
 	h->rows = m->nkeys && h->cap > RT_MAP_SPREAD ? (h->cap + RT_MAP_SPREAD - 1) / RT_MAP_SPREAD : 0;

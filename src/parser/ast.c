@@ -118,6 +118,9 @@ static void program_free(struct ast_program *p)
 	for (int i = 0; i < p->nparams; i++)
 		free(p->params[i]);
 	free(p->params);
+	for (int i = 0; i < p->nmapdecls; i++)
+		ast_free(p->mapdecls[i]);
+	free(p->mapdecls);
 	free(p);
 }
 

@@ -272,6 +272,10 @@ struct ast_program {
 	int nparams;             /* positional parameters $1..$N */
 	char **params;
 	void *arena;             /* allocations freed with the program */
+	/* `let @m = lruhash(N);` at the top (bpftrace 0.24's map declarations):
+	 * the AST_LET nodes (lhs AST_MAP, rhs AST_CALL kind(N)), in order */
+	struct ast_node **mapdecls;
+	int nmapdecls;
 };
 
 /* A deep copy of a tree as the parser made it (before sema). */

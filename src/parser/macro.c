@@ -27,7 +27,8 @@
  * (std_assert) unless the script defines its own.
  * Macros may use other macros; a macro that uses itself, directly or not,
  * is refused once the nesting passes MACRO_DEPTH.  The definitions are
- * removed from the program: sema never sees them.
+ * removed from the program: sema never sees them.  Map declarations
+ * (`let @m = lruhash(N);`) move to the program's mapdecls on the way.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,6 +286,13 @@ int parse_macros(struct ast_node *prog, struct diags *diags)
 	int keep = 0;
 	for (int i = 0; i < prog->nkids; i++) {
 		struct ast_node *k = prog->kids[i];
+		if (k->kind == AST_LET && prog->prog) { /* a map declaration: sema's */
+			struct ast_program *pg = prog->prog;
+			pg->mapdecls = xrealloc(pg->mapdecls, (size_t)(pg->nmapdecls + 1) *
+								  sizeof(*pg->mapdecls));
+			pg->mapdecls[pg->nmapdecls++] = k;
+			continue;
+		}
 		if (k->kind != AST_MACRO) {
 			prog->kids[keep++] = k;
 			continue;
@@ -297,8 +305,9 @@ int parse_macros(struct ast_node *prog, struct diags *diags)
 		m.defs[m.ndefs++] = k;
 	}
 	prog->nkids = keep;
-	if (m.ndefs && !keep && !m.failed) {
-		diag_error(diags, m.defs[0]->loc, "a script needs a probe, not only macros");
+	if ((m.ndefs || (prog->prog && prog->prog->nmapdecls)) && !keep && !m.failed) {
+		diag_error(diags, m.ndefs ? m.defs[0]->loc : prog->prog->mapdecls[0]->loc,
+			   "a script needs a probe, not only macros and map declarations");
 		m.failed = true;
 	}
 	for (int i = 0; i < prog->nkids && !m.failed; i++) {

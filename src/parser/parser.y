@@ -123,7 +123,7 @@ static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *
 %type <node> equality_expr relational_expr shift_expr addi_expr muli_expr
 %type <node> int call map var map_or_var vargs cargs carg
 %type <node> loop_stmt jump_stmt let_stmt cast_type decl_type param config config_list
-%type <node> config_item for_stmt macro mparams mparam bare_cond
+%type <node> config_item for_stmt macro mparams mparam bare_cond mapdecl
 %type <s> type_word
 
 %destructor { free($$); } <s>
@@ -195,8 +195,22 @@ config_item:
 probes:
 		probes probe { $$ = $1; ast_add_kid($$, $2); }
 	|	probes macro { $$ = $1; ast_add_kid($$, $2); }
+	|	probes mapdecl { $$ = $1; ast_add_kid($$, $2); }
 	|	probe        { $$ = parse_node(ps, AST_PROGRAM, @1); ast_add_kid($$, $1); }
 	|	macro        { $$ = parse_node(ps, AST_PROGRAM, @1); ast_add_kid($$, $1); }
+	|	mapdecl      { $$ = parse_node(ps, AST_PROGRAM, @1); ast_add_kid($$, $1); }
+	;
+
+/* mapdecl -> 'let' map '=' kind '(' int ')' ';' (bpftrace 0.24; moved to
+ * the program's mapdecls by macro.c, checked by sema) */
+mapdecl:
+		LET map ASSIGN call ";"
+		{
+			$$ = parse_node(ps, AST_LET, @$);
+			$$->lhs = $2;
+			$$->rhs = $4;
+			$$ = parse_fin(ps, $$);
+		}
 	;
 
 /* macro -> 'macro' name '(' [param (',' param)*] ')' block (bpftrace 0.24) */

@@ -1104,6 +1104,7 @@ int sema_check(struct ast_node *prog, struct diags *diags, struct sema_info *inf
 		if (diags->nerrors > errors_before)
 			return -1;
 	}
+	sema_map_decls(&s); /* sema_newer.c */
 	sema_loops(diags, prog);
 	return diags->nerrors > errors_before ? -1 : 0;
 }

@@ -29,6 +29,7 @@ struct sema_map {
 	int64_t lhist_min, lhist_max, lhist_step; /* TY_LHIST: the literal arguments */
 	int hist_bits;	    /* TY_HIST: hist(v, k)'s k, 0..5: 2^k buckets per power of 2 */
 	int hist_bits_pass; /* the sema pass that set hist_bits (one k per map) */
+	uint32_t max_keys;  /* `let @m = hash(N);`: N; 0: max_map_keys */
 };
 
 /* One scratch variable ($x); scoped to its probe. */

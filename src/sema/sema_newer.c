@@ -6,6 +6,7 @@
  *   pid(), comm(), nsecs(monotonic)  -> the builtins (uval: the clock)
  *   offsetof(struct X, f.g)          -> the offset, an integer literal
  *   getopt("name", default)          -> the named parameter's value, a literal
+ *   let @m = lruhash(N);             -> @m holds at most N keys (sema_map_decls)
  *
  * Each rewrites its node in the first pass; later passes see the result.
  */
@@ -295,4 +296,46 @@ bool sema_getopt_call(struct sema *s, struct ast_node *n)
 	else
 		n->type = ty_str((int)n->slen + 1);
 	return true;
+}
+
+/*
+ * Map declarations (bpftrace 0.24): `let @m = KIND(N);` before or between
+ * the probes sizes @m to N keys instead of max_map_keys.  KIND is one of
+ * bpftrace's hash kinds; ubt has one kind of map (per-CPU values for the
+ * aggregations, docs/ARCHITECTURE.md), so the kind only decides what is
+ * accepted: an lru map does not evict when full, it drops the update and
+ * says so at exit, as any full map (docs/compat.md).
+ */
+void sema_map_decls(struct sema *s)
+{
+	static const char *const kinds[] = {"hash", "lruhash", "percpuhash", "percpulruhash"};
+	for (int i = 0; i < s->prog->nmapdecls; i++) {
+		const struct ast_node *d = s->prog->mapdecls[i];
+		const struct ast_node *m = d->lhs, *k = d->rhs;
+		bool kind_ok = false;
+		for (size_t j = 0; k->kind == AST_CALL && j < ARRAY_SIZE(kinds); j++)
+			kind_ok |= !strcmp(k->str, kinds[j]);
+		int64_t n = 0;
+		if (m->nkids) {
+			diag_error(s->diags, m->loc,
+				   "a map declaration names the map without keys: %s", m->str);
+		} else if (!kind_ok) {
+			diag_error(
+			    s->diags, k->loc,
+			    "Invalid map type: %s (hash, lruhash, percpuhash or percpulruhash)",
+			    k->kind == AST_CALL ? k->str : "?");
+		} else if (k->nkids != 1 || !ast_int_literal(k->kids[0], &n) || n < 1) {
+			diag_error(
+			    s->diags, k->loc,
+			    "%s() takes one argument: the most keys the map holds, an integer "
+			    "literal of 1 or more",
+			    k->str);
+		} else if (n > 1 << 30) {
+			diag_error(s->diags, k->loc, "%s(%lld): ubt takes at most %d keys", k->str,
+				   (long long)n, 1 << 30);
+		}
+		for (int j = 0; j < s->info->nmaps; j++)
+			if (!strcmp(s->info->maps[j]->name, m->str))
+				s->info->maps[j]->max_keys = (uint32_t)n;
+	}
 }
