@@ -240,6 +240,25 @@ static LLVMValueRef ternary(struct cg *c, const struct ast_node *n)
 	return str ? res : LLVMBuildLoad2(c->b, c->i64, res, "");
 }
 
+static LLVMValueRef if_value(struct cg *c, const struct ast_node *n)
+{
+	bool str = n->type.kind == TY_STR;
+	LLVMValueRef res = str ? cg_alloca(c, LLVMArrayType(c->i8, (unsigned)n->type.size), "ifv")
+			       : cg_alloca(c, c->i64, "ifv");
+	LLVMValueRef cond = LLVMBuildICmp(c->b, LLVMIntNE, cg_expr(c, n->cond), cg_const(c, 0), "");
+	LLVMBasicBlockRef t = cg_new_bb(c, "ifv_t"), f = cg_new_bb(c, "ifv_f"),
+			  d = cg_new_bb(c, "ifv_d");
+	LLVMBuildCondBr(c->b, cond, t, f);
+	LLVMPositionBuilderAtEnd(c->b, t);
+	ternary_arm(c, n, n->body, res);
+	LLVMBuildBr(c->b, d);
+	LLVMPositionBuilderAtEnd(c->b, f);
+	ternary_arm(c, n, n->els, res);
+	LLVMBuildBr(c->b, d);
+	LLVMPositionBuilderAtEnd(c->b, d);
+	return str ? res : LLVMBuildLoad2(c->b, c->i64, res, "");
+}
+
 /* ---- expressions ------------------------------------------------------ */
 
 static LLVMValueRef str_literal(struct cg *c, const struct ast_node *n)
@@ -655,6 +674,12 @@ LLVMValueRef cg_expr(struct cg *c, const struct ast_node *n)
 		return incdec(c, n);
 	case AST_TERNARY:
 		return ternary(c, n);
+	case AST_BLOCK: /* a block's value: its statements, then its last expression */
+		for (int i = 0; i + 1 < n->nkids; i++)
+			cg_stmt(c, n->kids[i]);
+		return cg_expr(c, n->kids[n->nkids - 1]->lhs);
+	case AST_IF: /* if as a value: a ternary whose arms are block values */
+		return if_value(c, n);
 	default:
 		cg_fail(c, n, "internal: unexpected expression");
 		return cg_const(c, 0);

@@ -19,10 +19,10 @@
  * Where the use stands:
  *   - as a statement (`bump($v, @m);`), the body's statements go there, in
  *     a block of their own;
- *   - as a value (`$v = add_one(1)`, `print(add_one)`), the body must be a
- *     single expression (its value); a body of statements ending in a
- *     value would need blocks as expressions, which ubt does not have yet:
- *     that use is refused with a message saying so.
+ *   - as a value (`$v = add_one(1)`, `print(add_one)`), the body's last
+ *     statement must be an expression without ';' (its value): a body of
+ *     one expression is that expression, a longer one a block used as a
+ *     value (sema's check_block_value).
  * assert(cond, msg), a macro of bpftrace's standard library, is built in
  * (std_assert) unless the script defines its own.
  * Macros may use other macros; a macro that uses itself, directly or not,
@@ -150,19 +150,21 @@ static struct ast_node *expansion(struct mx *m, const struct ast_node *def,
 	struct ast_node *res = body;
 	if (as_value) {
 		struct ast_node *last = body->nkids ? body->kids[body->nkids - 1] : NULL;
-		if (body->nkids != 1 || last->kind != AST_EXPR_STMT || last->op != 'v') {
+		if (!last || last->kind != AST_EXPR_STMT || last->op != 'v') {
 			diag_error(
 			    m->diags, use->loc,
-			    "macro %s() is used as a value, but its body is not one expression: "
-			    "blocks as expressions are not supported yet",
+			    "macro %s() is used as a value, but its body does not end with an "
+			    "expression (without ';')",
 			    def->str);
 			ast_free(body);
 			m->depth--;
 			return NULL;
 		}
-		res = last->lhs;
-		last->lhs = NULL;
-		ast_free(body);
+		if (body->nkids == 1) { /* one expression: itself */
+			res = last->lhs;
+			last->lhs = NULL;
+			ast_free(body);
+		} /* else the block, as a value (sema's check_block_value) */
 	}
 	expand_node(m, &res);
 	m->depth--;

@@ -123,7 +123,7 @@ static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *
 %type <node> equality_expr relational_expr shift_expr addi_expr muli_expr
 %type <node> int call map var map_or_var vargs cargs carg
 %type <node> loop_stmt jump_stmt let_stmt cast_type decl_type param config config_list
-%type <node> config_item for_stmt macro mparams mparam bare_cond mapdecl
+%type <node> config_item for_stmt macro mparams mparam bare_cond mapdecl value_expr if_value
 %type <s> type_word
 
 %destructor { free($$); } <s>
@@ -415,14 +415,14 @@ let_stmt:
 			$$->tyn = $4;
 			$$ = parse_fin(ps, $$);
 		}
-	|	LET var ASSIGN expr
+	|	LET var ASSIGN value_expr
 		{
 			$$ = parse_node(ps, AST_LET, @$);
 			$$->lhs = $2;
 			$$->rhs = $4;
 			$$ = parse_fin(ps, $$);
 		}
-	|	LET var COLON decl_type ASSIGN expr
+	|	LET var COLON decl_type ASSIGN value_expr
 		{
 			$$ = parse_node(ps, AST_LET, @$);
 			$$->lhs = $2;
@@ -513,8 +513,35 @@ block_or_if:
 	;
 
 /* assign_stmt -> (map | var) ('=' | op'=') expr */
+/* A value after '=' (bpftrace 0.24): an expression, a block whose last
+ * statement is an expression without ';', or `if (c) { a } else { b }`. */
+value_expr:
+		expr      { $$ = $1; }
+	|	block     { $$ = $1; }
+	|	if_value  { $$ = $1; }
+	;
+
+if_value:
+		IF "(" expr ")" block ELSE block
+		{
+			$$ = parse_node(ps, AST_IF, parse_span(@1, @4));
+			$$->cond = $3;
+			$$->body = $5;
+			$$->els = $7;
+			$$ = parse_fin(ps, $$);
+		}
+	|	IF "(" expr ")" block ELSE if_value
+		{
+			$$ = parse_node(ps, AST_IF, parse_span(@1, @4));
+			$$->cond = $3;
+			$$->body = $5;
+			$$->els = $7;
+			$$ = parse_fin(ps, $$);
+		}
+	;
+
 assign_stmt:
-		map ASSIGN expr
+		map ASSIGN value_expr
 		{
 			$$ = parse_node(ps, AST_ASSIGN, @2);
 			$$->op = '=';
@@ -522,7 +549,7 @@ assign_stmt:
 			$$->rhs = $3;
 			$$ = parse_fin(ps, $$);
 		}
-	|	var ASSIGN expr
+	|	var ASSIGN value_expr
 		{
 			$$ = parse_node(ps, AST_ASSIGN, @2);
 			$$->op = '=';

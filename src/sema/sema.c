@@ -573,6 +573,57 @@ static void read_aggregate(struct ast_node *n)
 		n->type = ty_int64; /* `@c - 2` is -1 for a count of 1, as in 0.23 */
 }
 
+static void check_stmt(struct sema *s, struct ast_node *n);
+
+/* A block as a value: its statements in its scope, then its last one, an
+ * expression without ';', is the value. */
+static void check_block_value(struct sema *s, struct ast_node *blk)
+{
+	struct ast_node *last = blk->nkids ? blk->kids[blk->nkids - 1] : NULL;
+	blk->type = ty_none;
+	if (!last || last->kind != AST_EXPR_STMT || last->op != 'v') {
+		diag_error(s->diags, blk->loc,
+			   "a block used as a value must end with an expression, without ';'");
+		return;
+	}
+	if (s->nscopes <= AST_MAX_DEPTH)
+		s->scopes[s->nscopes] = blk;
+	s->nscopes++;
+	for (int i = 0; i + 1 < blk->nkids; i++)
+		check_stmt(s, blk->kids[i]);
+	sema_expr(s, last->lhs, USE_NONE, NULL);
+	s->nscopes--;
+	blk->type = last->lhs->type;
+}
+
+/* if as a value: both arms' values, of one type (as a ternary's) */
+static void check_if_value(struct sema *s, struct ast_node *n)
+{
+	sema_expr(s, n->cond, USE_NONE, NULL);
+	sema_expr(s, n->body, USE_NONE, NULL);
+	n->type = ty_none;
+	if (!n->els) {
+		diag_error(s->diags, n->loc, "an if used as a value needs an else");
+		return;
+	}
+	sema_expr(s, n->els, USE_NONE, NULL);
+	const struct ast_type *l = &n->body->type, *r = &n->els->type;
+	if (l->kind != r->kind || (l->kind != TY_INT && l->kind != TY_STR)) {
+		if (!s->final)
+			return;
+		diag_error(s->diags, n->loc,
+			   "if's branches must give the same type, an integer or a string: have "
+			   "'%s' and '%s'",
+			   sema_kind_name(l), sema_kind_name(r));
+		return;
+	}
+	if (l->kind == TY_STR)
+		n->type = ty_str(l->size > r->size ? l->size : r->size);
+	else
+		n->type = (struct ast_type){TY_INT, 8, l->is_signed || r->is_signed, AS_NONE,
+					    l->is_bool && r->is_bool};
+}
+
 void sema_expr(struct sema *s, struct ast_node *n, enum call_use use,
 		const struct ast_node *user)
 {
@@ -651,6 +702,12 @@ void sema_expr(struct sema *s, struct ast_node *n, enum call_use use,
 		break;
 	case AST_INCDEC:
 		check_incdec(s, n);
+		break;
+	case AST_BLOCK: /* `$x = { ...; v }` (bpftrace 0.24) */
+		check_block_value(s, n);
+		break;
+	case AST_IF: /* `$x = if (c) { a } else { b }` */
+		check_if_value(s, n);
 		break;
 	case AST_TERNARY:
 		check_ternary(s, n);
