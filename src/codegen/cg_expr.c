@@ -240,6 +240,19 @@ static LLVMValueRef ternary(struct cg *c, const struct ast_node *n)
 	return str ? res : LLVMBuildLoad2(c->b, c->i64, res, "");
 }
 
+/* `$s[i]`: the string's byte i, sign-extended as a char; 0 past its buffer */
+static LLVMValueRef str_index(struct cg *c, const struct ast_node *n)
+{
+	LLVMValueRef s = cg_expr(c, n->lhs), i = cg_expr(c, n->rhs);
+	LLVMValueRef in =
+	    LLVMBuildICmp(c->b, LLVMIntULT, i, cg_const(c, (uint64_t)n->lhs->type.size), "");
+	LLVMValueRef safe = LLVMBuildSelect(c->b, in, i, cg_const(c, 0), "");
+	LLVMValueRef b =
+	    LLVMBuildLoad2(c->b, c->i8, LLVMBuildGEP2(c->b, c->i8, s, &safe, 1, ""), "");
+	LLVMValueRef v = LLVMBuildSExt(c->b, b, c->i64, "");
+	return LLVMBuildSelect(c->b, in, v, cg_const(c, 0), "ch");
+}
+
 static LLVMValueRef if_value(struct cg *c, const struct ast_node *n)
 {
 	bool str = n->type.kind == TY_STR;
@@ -635,6 +648,8 @@ LLVMValueRef cg_expr(struct cg *c, const struct ast_node *n)
 		return cast(c, n);
 	case AST_FIELD:
 	case AST_INDEX:
+		if (n->lhs->type.kind == TY_STR)
+			return str_index(c, n);
 		return read_expr(c, n);
 	case AST_TUPLE:
 		return tuple_value(c, n);
@@ -872,6 +887,13 @@ static void let_stmt(struct cg *c, const struct ast_node *n)
 		return;
 	}
 	const struct ast_type *t = &n->lhs->type;
+	if (ast_type_is_blob(t->kind)) { /* `let $t;` of a tuple or record: zeros, then the value */
+		LLVMBuildMemSet(c->b, p, LLVMConstInt(c->i8, 0, 0), cg_const(c, (uint64_t)t->size),
+				1);
+		if (n->rhs)
+			cg_store_as(c, p, t, cg_expr(c, n->rhs), &n->rhs->type);
+		return;
+	}
 	if (t->kind != TY_INT && t->kind != TY_STR && t->kind != TY_PTR) {
 		cg_fail(c, n, "variables of this type are not supported by the code generator yet");
 		return;

@@ -723,6 +723,11 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 		return;
 	if (sema_getopt_call(s, n)) /* getopt("name", default) */
 		return;
+	if (sema_find_call(s, n)) { /* find(@m, k, $v): now an if used as a value */
+		if (n->kind == AST_IF)
+			sema_expr(s, n, use, user);
+		return;
+	}
 	if (!strcmp(n->str, "kstack")) {
 		/* kstack(mode[, n]): empty in user space, as bpftrace prints it in a
 		 * uprobe; the arguments (perf, 3) are not evaluated */

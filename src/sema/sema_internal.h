@@ -57,6 +57,7 @@ void sema_map_key_form(struct ast_node *n);
 bool sema_builtin_call(struct sema *s, struct ast_node *n);
 bool sema_offsetof_call(struct sema *s, struct ast_node *n);
 bool sema_getopt_call(struct sema *s, struct ast_node *n);
+bool sema_find_call(struct sema *s, struct ast_node *n); /* then check n, an AST_IF */
 void sema_map_decls(struct sema *s); /* after the last pass: the declared sizes */
 
 /* sema_call.c */

@@ -6,6 +6,8 @@
  *   pid(), comm(), nsecs(monotonic)  -> the builtins (uval: the clock)
  *   offsetof(struct X, f.g)          -> the offset, an integer literal
  *   getopt("name", default)          -> the named parameter's value, a literal
+ *   find(@m, k, $v)                  -> if (has_key(@m[k])) { $v = @m[k]; true }
+ *                                       else { false }
  *   let @m = lruhash(N);             -> @m holds at most N keys (sema_map_decls)
  *
  * Each rewrites its node in the first pass; later passes see the result.
@@ -338,4 +340,73 @@ void sema_map_decls(struct sema *s)
 			if (!strcmp(s->info->maps[j]->name, m->str))
 				s->info->maps[j]->max_keys = (uint32_t)n;
 	}
+}
+
+static struct ast_node *node_at(enum ast_kind kind, struct src_loc loc, const char *str)
+{
+	struct ast_node *n = ast_new(kind, loc);
+	n->str = str ? xstrdup(str) : NULL;
+	return n;
+}
+
+/* @m[k] for find(): a copy of k as the key, a tuple's elements as the keys */
+static struct ast_node *keyed(const struct ast_node *m, const struct ast_node *k)
+{
+	struct ast_node *r = node_at(AST_MAP, m->loc, m->str);
+	if (k->kind == AST_TUPLE)
+		for (int i = 0; i < k->nkids; i++)
+			ast_add_kid(r, ast_clone(k->kids[i]));
+	else
+		ast_add_kid(r, ast_clone(k));
+	return r;
+}
+
+static struct ast_node *value_stmt(struct ast_node *e)
+{
+	struct ast_node *st = node_at(AST_EXPR_STMT, e->loc, NULL);
+	st->lhs = e;
+	st->op = 'v';
+	return st;
+}
+
+/*
+ * find(@m, k, $v) (bpftrace 0.25): true and $v set to @m[k] when the key is
+ * in the map, else false and $v unchanged.  Lowered onto has_key and an if
+ * used as a value; the node becomes that if, which sema then checks.
+ */
+bool sema_find_call(struct sema *s, struct ast_node *n)
+{
+	if (strcmp(n->str, "find"))
+		return false;
+	const struct ast_node *m = n->nkids == 3 ? n->kids[0] : NULL;
+	if (!m || m->kind != AST_MAP || m->nkids || n->kids[2]->kind != AST_VAR) {
+		diag_error(s->diags, n->loc,
+			   "find() takes a map, a key and a scratch variable: find(@m, k, $v)");
+		n->type = ty_none;
+		return true;
+	}
+	struct src_loc at = n->loc;
+	struct ast_node *has = node_at(AST_CALL, at, "has_key");
+	ast_add_kid(has, keyed(m, n->kids[1]));
+	struct ast_node *set = node_at(AST_ASSIGN, at, NULL);
+	set->op = '=';
+	set->lhs = ast_clone(n->kids[2]);
+	set->rhs = keyed(m, n->kids[1]);
+	struct ast_node *yes = node_at(AST_BLOCK, at, NULL);
+	ast_add_kid(yes, set);
+	ast_add_kid(yes, value_stmt(node_at(AST_IDENT, at, "true")));
+	struct ast_node *no = node_at(AST_BLOCK, at, NULL);
+	ast_add_kid(no, value_stmt(node_at(AST_IDENT, at, "false")));
+	for (int i = 0; i < n->nkids; i++)
+		ast_free(n->kids[i]);
+	free(n->kids);
+	free(n->str);
+	n->kids = NULL;
+	n->nkids = 0;
+	n->str = NULL;
+	n->kind = AST_IF;
+	n->cond = has;
+	n->body = yes;
+	n->els = no;
+	return true;
 }

@@ -239,6 +239,20 @@ void sema_index(struct sema *s, struct ast_node *n)
 	n->type = ty_none;
 	if (t->kind == TY_NONE)
 		return;
+	if (t->kind == TY_STR) { /* `$s[i]` (bpftrace 0.25): the byte, 0 past the buffer */
+		int64_t i;
+		if (n->rhs->type.kind != TY_INT && n->rhs->type.kind != TY_NONE)
+			diag_error(s->diags, n->rhs->loc,
+				   "The array index must be an integer, found %s",
+				   sema_tn(&n->rhs->type, a));
+		else if (ast_int_literal(n->rhs, &i) && (i < 0 || i >= t->size))
+			diag_error(s->diags, n->loc,
+				   "the index %" PRId64 " is out of bounds for array of size %d", i,
+				   t->size);
+		else
+			n->type = (struct ast_type){TY_INT, 1, true, AS_NONE};
+		return;
+	}
 	if (t->kind != TY_ARRAY && !(t->kind == TY_PTR && t->elem->kind != TY_NONE)) {
 		diag_error(s->diags, n->loc,
 			   "The array index operator [] can only be used on arrays and pointers, found %s.",
