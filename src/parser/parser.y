@@ -821,6 +821,7 @@ cargs:
 
 carg:
 		expr           { $$ = $1; }
+	|	block          { $$ = $1; } /* a block's value (0.24): `m({ $y += 1; $y })` */
 	|	type_word ident
 		{ $$ = parse_named(ps, AST_IDENT, parse_cat(parse_cat($1, " "), $2), @$); free($2); }
 	;
