@@ -967,6 +967,16 @@ static LLVMValueRef call_strfn(struct cg *c, const struct ast_node *n)
 	return LLVMBuildCall2(c->b, fty, f, args, 4, "strcontains");
 }
 
+/* strlen(s): the runtime counts to the NUL within the buffer (rt_str.c) */
+static LLVMValueRef call_strlen(struct cg *c, const struct ast_node *n)
+{
+	LLVMTypeRef fty, p[] = {c->ptr, c->i64};
+	LLVMValueRef args[] = {cg_expr(c, n->kids[0]),
+			       cg_const(c, (uint64_t)n->kids[0]->type.size)};
+	LLVMValueRef f = cg_rt_fn(c, "rt_strlen", c->i64, p, 2, &fty);
+	return LLVMBuildCall2(c->b, fty, f, args, 2, "strlen");
+}
+
 /* has_key(@m[k]): the key's entry exists (no insert) */
 static LLVMValueRef call_has_key(struct cg *c, const struct ast_node *n)
 {
@@ -1099,6 +1109,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		call_deferred(c, n);
 	else if (!strcmp(n->str, "bswap"))
 		return call_bswap(c, n);
+	else if (!strcmp(n->str, "strlen"))
+		return call_strlen(c, n);
 	else if (!strcmp(n->str, "strncmp") || !strcmp(n->str, "strcontains"))
 		return call_strfn(c, n);
 	else if (!strcmp(n->str, "has_key"))

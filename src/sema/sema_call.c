@@ -202,14 +202,14 @@ static bool sema_reg_call(struct sema *s, struct ast_node *n);
 
 /* bpftrace's function names; only some are implemented in ubt so far. */
 static const char *const known_funcs[] = {
-    "avg",	   "buf",     "cat",	     "cgroupid", "clear",    "count", "delete",
-    "exit",	   "hist",    "join",	     "kaddr",	 "kptr",     "ksym",  "lhist",
-    "macaddr",	   "max",     "min",	     "ntop",	 "override", "print", "printf",
-    "cgroup_path", "reg",     "signal",	     "sizeof",	 "stats",    "str",   "strerror",
-    "strftime",	   "strncmp", "strcontains", "sum",	 "system",   "time",  "uaddr",
-    "uptr",	   "usym",    "zero",	     "path",	 "unwatch",  "bswap", "skboutput",
-    "pton",	   "debugf",  "kstack",	     "ustack",	 "has_key",  "len",   "errorf",
-    "warnf", /* newer bpftrace's */
+    "avg",	   "buf",      "cat",	      "cgroupid", "clear",    "count", "delete",
+    "exit",	   "hist",     "join",	      "kaddr",	  "kptr",     "ksym",  "lhist",
+    "macaddr",	   "max",      "min",	      "ntop",	  "override", "print", "printf",
+    "cgroup_path", "reg",      "signal",      "sizeof",	  "stats",    "str",   "strerror",
+    "strftime",	   "strncmp",  "strcontains", "sum",	  "system",   "time",  "uaddr",
+    "uptr",	   "usym",     "zero",	      "path",	  "unwatch",  "bswap", "skboutput",
+    "pton",	   "debugf",   "kstack",      "ustack",	  "has_key",  "len",   "errorf",
+    "warnf",	   "offsetof", "getopt",      "find",	  "strlen", /* newer bpftrace's */
 };
 
 static int edit_distance(const char *a, const char *b)
@@ -1005,6 +1005,12 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 		sema_check_arg(s, n, 1, TY_STR, false);
 		if (sema_check_arg(s, n, 2, TY_INT, true) && ast_int_literal(n->kids[2], &v) && v < 0)
 			diag_error(s->diags, n->loc, "Builtin strncmp requires a non-negative size");
+		return true;
+	}
+	if (!strcmp(f, "strlen")) { /* bpftrace 0.25 */
+		n->type = ty_int64;
+		if (sema_check_nargs(s, n, 1) && s->final && !is_str(n->kids[0]))
+			diag_error(s->diags, n->loc, "strlen() expects a string argument");
 		return true;
 	}
 	if (!strcmp(f, "strcontains")) {

@@ -1,6 +1,6 @@
 /*
  * rt_str.c - string functions of scripts that run in probe context:
- * strncmp(), strcontains(), and `==` of strings and arrays, on the probe's
+ * strncmp(), strcontains(), strlen(), and `==` of strings and arrays, on the probe's
  * own buffers (a string value is a NUL-padded buffer of known size, so
  * every read is bounded by it).
  * Map sizes: len(@m).
@@ -28,6 +28,15 @@ int64_t rt_memneq(const void *a, const void *b, uint64_t n)
 		if (x[i] != y[i])
 			return 1;
 	return 0;
+}
+
+/* strlen(s) (bpftrace 0.25): the bytes before the first NUL of the buffer */
+int64_t rt_strlen(const char *s, uint64_t size)
+{
+	uint64_t n = 0;
+	while (n < size && s[n])
+		n++;
+	return (int64_t)n;
 }
 
 /* strcontains(hay, needle): 1 when needle occurs in hay (an empty needle always does) */
