@@ -212,6 +212,19 @@ static void put_buf(struct buf *b, char kind, const uint8_t *v, size_t size)
 	out_buf_text(b, kind, v + 1, len);
 }
 
+/* The name enum `tag` has for value v, or NULL (bpftrace prints the number). */
+static const char *enum_name(const char *tag, uint64_t v)
+{
+	const struct ast_program *p = out_fmt_info ? out_fmt_info->prog : NULL;
+	for (int i = 0; p && i < p->nconsts; i++) {
+		const struct ast_const *c = &p->consts[i];
+		if (c->is_enum && c->enum_tag && !strcmp(c->enum_tag, tag) &&
+		    (uint64_t)c->value == v)
+			return c->name;
+	}
+	return NULL;
+}
+
 static void one(struct buf *b, const struct piece *pc, const uint8_t **args,
 		const struct ast_type *type)
 {
@@ -245,8 +258,11 @@ static void one(struct buf *b, const struct piece *pc, const uint8_t **args,
 		return;
 	}
 	if (pc->conv == 's') {
-		/* usym(), func; an integer as %s prints its value */
+		/* usym(), func; an enum's value its enumerator's name; an integer
+		 * as %s prints its value */
+		const char *en = type->enum_tag ? enum_name(type->enum_tag, v) : NULL;
 		char *s = type->kind == TY_USYM ? out_sym_text(v, false)
+			  : en			? xstrdup(en)
 						: xasprintf("%lld", (long long)v);
 		put_str(b, pc, s, strlen(s));
 		free(s);

@@ -113,6 +113,7 @@ static void program_free(struct ast_program *p)
 	for (int i = 0; i < p->nconsts; i++) {
 		free(p->consts[i].name);
 		free(p->consts[i].str);
+		free(p->consts[i].enum_tag);
 	}
 	free(p->consts);
 	for (int i = 0; i < p->nparams; i++)

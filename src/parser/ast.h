@@ -209,6 +209,8 @@ struct ast_type {
 	bool is_signed;
 	enum ast_addrspace as; /* added for the dump; ignore for code generation */
 	bool is_bool;	       /* TY_INT: a bool (bpftrace 0.24's true/false), printed as such */
+	const char *enum_tag;  /* TY_INT of an enum: its tag (ast_const.enum_tag), by which
+				* `%s` prints the enumerator's name (bpftrace 0.21) */
 	/* composite types; what these point to lives in the program's type
 	 * arena (struct ast_program) and outlives sema_info */
 	const struct ast_type *elem;   /* TY_PTR: pointee; TY_ARRAY: element */
@@ -248,6 +250,7 @@ struct ast_const {
 	int64_t value;
 	char *str;      /* string #define: the bytes, else NULL */
 	bool is_enum;   /* an enumerator (uint64, not a literal), else a #define */
+	char *enum_tag; /* the enumerator's enum: "Foo" of enum Foo, the anonymous one's name */
 };
 
 /*

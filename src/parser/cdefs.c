@@ -265,7 +265,7 @@ static int64_t cd_const_expr(struct cd *c)
 }
 
 static void add_const(struct ast_program *p, const char *name, int64_t v, const char *str,
-		      bool is_enum)
+		      bool is_enum, const char *tag)
 {
 	for (int i = 0; i < p->nconsts; i++)
 		if (!strcmp(p->consts[i].name, name)) {
@@ -273,11 +273,13 @@ static void add_const(struct ast_program *p, const char *name, int64_t v, const 
 			free(p->consts[i].str);
 			p->consts[i].str = str ? xstrdup(str) : NULL;
 			p->consts[i].is_enum = is_enum;
+			free(p->consts[i].enum_tag);
+			p->consts[i].enum_tag = tag ? xstrdup(tag) : NULL;
 			return;
 		}
 	p->consts = xrealloc(p->consts, (p->nconsts + 1) * sizeof(*p->consts));
-	p->consts[p->nconsts++] =
-		(struct ast_const){ xstrdup(name), v, str ? xstrdup(str) : NULL, is_enum };
+	p->consts[p->nconsts++] = (struct ast_const){xstrdup(name), v, str ? xstrdup(str) : NULL,
+						     is_enum, tag ? xstrdup(tag) : NULL};
 }
 
 /* ---- types ---------------------------------------------------------------- */
@@ -332,7 +334,7 @@ static void add_typedef(struct ast_program *p, const char *n, struct ast_type t)
 
 static bool cd_record_body(struct cd *c, struct ast_record *r);
 static bool cd_record_members(struct cd *c, struct ast_record *r);
-static void cd_enum_body(struct cd *c);
+static void cd_enum_body(struct cd *c, const char *tag);
 
 static int type_align(const struct ast_type *t)
 {
@@ -410,7 +412,7 @@ static bool cd_specifiers(struct cd *c, struct ast_type *out)
 			}
 			if (kw[0] == 'e') {
 				if (is(c, "{"))
-					cd_enum_body(c);
+					cd_enum_body(c, name + 5);
 				*out = int_type(4, false);
 				return !c->failed;
 			}
@@ -661,8 +663,9 @@ static bool cd_record_members(struct cd *c, struct ast_record *r)
 	return !c->failed;
 }
 
-/* enum_body -> '{' name ['=' const] (',' name ['=' const])* [','] '}' */
-static void cd_enum_body(struct cd *c)
+/* enum_body -> '{' name ['=' const] (',' name ['=' const])* [','] '}'; tag:
+ * the enum's name without "enum " (its enumerators print by it) */
+static void cd_enum_body(struct cd *c, const char *tag)
 {
 	expect(c, "{");
 	int64_t next = 0;
@@ -677,7 +680,7 @@ static void cd_enum_body(struct cd *c)
 		cd_next(c);
 		if (accept(c, "="))
 			next = cd_const_expr(c);
-		add_const(c->prog, name, next, NULL, true);
+		add_const(c->prog, name, next, NULL, true, tag);
 		next++;
 		if (!accept(c, ","))
 			break;
@@ -768,14 +771,14 @@ int cdefs_preproc(struct ast_program *p, const char *text, struct src_loc loc, s
 			return 0; /* include guard or flag */
 		if (c.tok == CT_STR) {
 			char *s = xstrndup(c.text + 1, strlen(c.text) > 1 ? strlen(c.text) - 2 : 0);
-			add_const(p, name, 0, s, false);
+			add_const(p, name, 0, s, false, NULL);
 			free(s);
 			return 0;
 		}
 		int64_t v = cd_const_expr(&c);
 		if (c.failed || c.tok != CT_EOF)
 			return 0; /* not a constant; bpftrace would expand it textually */
-		add_const(p, name, v, NULL, false);
+		add_const(p, name, v, NULL, false, NULL);
 		return 0;
 	}
 	if (accept(&c, "include")) {

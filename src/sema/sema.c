@@ -1152,6 +1152,7 @@ int sema_check(struct ast_node *prog, struct diags *diags, struct sema_info *inf
 	if (!prog->prog)
 		prog->prog = xcalloc(1, sizeof(*prog->prog));
 	s.prog = prog->prog;
+	info->prog = s.prog;
 	if (s.prog->config)
 		check_config(&s, s.prog->config);
 	for (s.pass = 1; s.pass <= SEMA_PASSES; s.pass++) {

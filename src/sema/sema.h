@@ -60,6 +60,7 @@ struct sema_info {
 	struct sema_printf **printfs;
 	int nprintfs;
 	int stack_frames; /* the most frames a ustack asks for; 0: no ustack (issue 7) */
+	const struct ast_program *prog; /* its enumerators, for `%s` of an enum (output) */
 };
 
 /* --unsafe: allow system() (set by the driver before sema_check). */

@@ -380,9 +380,11 @@ static void check_printf_format(struct sema *s, struct ast_node *n)
 		}
 		/* %s of a tuple prints it as print() does (newer bpftrace; 0.17 refuses);
 		 * a pointer is an integer to every integer conversion, %p included */
-		if (at->kind != want && !(at->kind == TY_PTR && want == TY_INT) && !((at->kind == TY_USYM || at->kind == TY_USTACK ||
-					   at->kind == TY_TUPLE || sema_fmt_string_like(at->kind)) &&
-					  want == TY_STR)) {
+		if (at->kind != want && !(at->kind == TY_PTR && want == TY_INT) &&
+		    !(at->kind == TY_INT && at->enum_tag && want == TY_STR) &&
+		    !((at->kind == TY_USYM || at->kind == TY_USTACK || at->kind == TY_TUPLE ||
+		       sema_fmt_string_like(at->kind)) &&
+		      want == TY_STR)) {
 			diag_error(s->diags, n->loc,
 				   "%s: %%%.*s specifier expects a value of type %s (%s supplied)",
 				   what, (int)tl, tok, want == TY_STR ? "string" : "integer",

@@ -64,7 +64,14 @@ bool sema_resolve_type(struct sema *s, struct ast_node *tyn, struct ast_type *ou
 		/* `(bool)x`, `let $b: bool`: bpftrace 0.24's bool, printed true/false */
 		t.is_bool = !strcmp(name, "bool") && !tyn->uval && !tyn->slen;
 	} else if (!strncmp(name, "enum ", 5)) {
-		t = (struct ast_type){ .kind = TY_INT, .size = 4, .is_signed = false };
+		/* (enum Foo)x: printed by Foo's names with %s, when it has one for x */
+		const char *tag = NULL;
+		for (int i = 0; i < s->prog->nconsts && !tag; i++)
+			if (s->prog->consts[i].enum_tag &&
+			    !strcmp(s->prog->consts[i].enum_tag, name + 5))
+				tag = s->prog->consts[i].enum_tag;
+		t = (struct ast_type){
+		    .kind = TY_INT, .size = 4, .is_signed = false, .enum_tag = tag};
 	} else if (!strncmp(name, "struct ", 7) || !strncmp(name, "union ", 6)) {
 		struct ast_record *r = ast_record_find(s->prog, name, false);
 		if (!r && tyn->uval > 0) {
@@ -453,6 +460,7 @@ void sema_ident(struct sema *s, struct ast_node *n)
 			/* bpftrace: an enumerator is a uint64; a #define'd
 			 * integer the literal its preprocessor leaves */
 			n->type = c->is_enum ? ty_uint64 : ty_int64;
+			n->type.enum_tag = c->is_enum ? c->enum_tag : NULL;
 			n->cval = (uint64_t)c->value;
 			n->uval = !c->is_enum;
 		}
