@@ -1,6 +1,7 @@
 /*
  * symcxx.cc - C++ target of the symbol tests: namespaced functions,
- * overloads and a method, so that probes can name them demangled
+ * overloads, a method and a template's two instances, so that probes can
+ * name them demangled
  * (`uprobe:BIN:"ubt::Shape::area"`) and usym()/ustack print demangled names.
  *
  *   prog_symcxx_<variant> N     calls each N times, prints `sum <total>`
@@ -37,6 +38,14 @@ __attribute__((noinline)) long measure(const Shape &s)
 
 } // namespace ubt
 
+/* a function template, instantiated twice: probes name an instance */
+namespace tpl {
+template <typename T> __attribute__((noinline)) T twice(T v)
+{
+	return v * 2;
+}
+} // namespace tpl
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? std::strtol(argv[1], nullptr, 0) : 1;
@@ -45,6 +54,7 @@ int main(int argc, char **argv)
 		ubt::Shape s{(int)i, 3};
 		sum += ubt::measure(s);
 		sum += (long)ubt::scale(1.5, (int)i);
+		sum += tpl::twice<long>(i) + tpl::twice<int>((int)i);
 	}
 	std::printf("sum %ld\n", sum);
 	return 0;
