@@ -421,6 +421,11 @@ static int stage_layout(struct run *r)
 static int stage_open(struct run *r)
 {
 	const struct options *o = &r->o;
+	if (r->dry_run && o->pid > 0 && kill(o->pid, 0) && errno == ESRCH) {
+		/* a dry run opens nothing, but the process must exist (bpftrace 0.23) */
+		diag_sys(NULL, "pid %d: no such process", (int)o->pid);
+		return 1;
+	}
 	if (r->dry_run || (!o->pid && !o->cmd))
 		return 0;
 	if (o->cmd && !(r->cargv = ubt_split_cmd(o->cmd)))
