@@ -336,9 +336,14 @@ void sema_map_decls(struct sema *s)
 			diag_error(s->diags, k->loc, "%s(%lld): ubt takes at most %d keys", k->str,
 				   (long long)n, 1 << 30);
 		}
+		bool used = false;
 		for (int j = 0; j < s->info->nmaps; j++)
-			if (!strcmp(s->info->maps[j]->name, m->str))
+			if (!strcmp(s->info->maps[j]->name, m->str)) {
 				s->info->maps[j]->max_keys = (uint32_t)n;
+				used = true;
+			}
+		if (!used)
+			diag_warning(s->diags, d->loc, "Unused map: %s", m->str);
 	}
 }
 

@@ -83,8 +83,8 @@ def why_not(t):
     prog = t.get("PROG") or t.get("RUN") or ""
     if not prog or not t["EXPECT"]:
         return "no program or no expectation"
-    if "testprogs" in prog or "{{" in prog.replace("{{BPFTRACE}}", ""):
-        return "bpftrace's test programs"
+    if "testprogs" in prog or "runtime/scripts" in prog or "{{" in prog.replace("{{BPFTRACE}}", ""):
+        return "bpftrace's test programs or scripts"
     if KERNEL.search(prog):
         return "a kernel or test probe"
     if KERNEL_WORDS.search(prog):
