@@ -58,7 +58,8 @@ enum ast_kind {
 	AST_BUILTIN,	 /* str = name ("pid", "tid", "arg0", ...) */
 	AST_VAR,	 /* str = name including '$' */
 	AST_MAP,	 /* str = name including '@' ("@" for the anonymous map); kids = keys */
-	AST_CALL,	 /* str = function name; kids = arguments */
+	AST_CALL,	 /* str = function name; kids = arguments; op = AST_CALL_KNOWN when the
+			  * name is one of bpftrace's builtins or functions (the lexer's class) */
 	AST_BINOP,	 /* op; lhs, rhs */
 	AST_UNOP,	 /* op ('-', '!', '~'); lhs = operand */
 	AST_INCDEC,	 /* op = OP_INC or OP_DEC; lhs = map or var; uval = 1 if prefix */
@@ -97,6 +98,9 @@ enum ast_op {
 	OP_DEC,      /* -- */
 	OP_PTR,      /* -> (AST_FIELD) */
 };
+
+/* AST_CALL's op when its name is a builtin or function of bpftrace's */
+#define AST_CALL_KNOWN 1
 
 /* Attach point split into its parts: "uprobe:./t:f" -> provider "uprobe",
  * target "./t", func "f".  BEGIN/END have provider "BEGIN"/"END". */

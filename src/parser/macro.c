@@ -176,8 +176,12 @@ static const struct ast_node *use_of(const struct mx *m, const struct ast_node *
 {
 	if (!n)
 		return NULL;
-	if (n->kind == AST_CALL)
-		return find_def(m, n->str);
+	if (n->kind == AST_CALL) {
+		/* a user macro of a builtin's name is used with its own number of
+		 * arguments: `macro cpu(x)` leaves `cpu()` the builtin (bpftrace 0.25) */
+		const struct ast_node *d = find_def(m, n->str);
+		return d && (n->op != AST_CALL_KNOWN || d->nkids == n->nkids) ? d : NULL;
+	}
 	if (n->kind == AST_IDENT) {
 		const struct ast_node *d = find_def(m, n->str);
 		return d && !d->nkids ? d : NULL;

@@ -802,14 +802,14 @@ ident:
  * type name (`offsetof(struct Foo, y)`), as bpftrace's lexer makes
  * `struct Foo` an identifier there; sema says what it thinks of it. */
 call:
-		CALL "(" ")"                { $$ = parse_call(ps, $1, @$, @1); }
-	|	CALL "(" cargs ")"          { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
-	|	CALL_BUILTIN "(" ")"        { $$ = parse_call(ps, $1, @$, @1); }
-	|	CALL_BUILTIN "(" cargs ")"  { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+		CALL "(" ")"                { $$ = parse_call(ps, $1, @$, @1); $$->op = AST_CALL_KNOWN; }
+	|	CALL "(" cargs ")"          { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); $$->op = AST_CALL_KNOWN; }
+	|	CALL_BUILTIN "(" ")"        { $$ = parse_call(ps, $1, @$, @1); $$->op = AST_CALL_KNOWN; }
+	|	CALL_BUILTIN "(" cargs ")"  { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); $$->op = AST_CALL_KNOWN; }
 	|	IDENT "(" ")"               { $$ = parse_call(ps, $1, @$, @1); }
 	|	IDENT "(" cargs ")"         { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
-	|	BUILTIN "(" ")"             { $$ = parse_call(ps, $1, @$, @1); }
-	|	BUILTIN "(" cargs ")"       { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
+	|	BUILTIN "(" ")"             { $$ = parse_call(ps, $1, @$, @1); $$->op = AST_CALL_KNOWN; }
+	|	BUILTIN "(" cargs ")"       { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); $$->op = AST_CALL_KNOWN; }
 	|	STACK_MODE "(" ")"          { $$ = parse_call(ps, $1, @$, @1); }
 	|	STACK_MODE "(" cargs ")"    { $$ = parse_take_kids(parse_call(ps, $1, @$, @1), $3); $$ = parse_fin(ps, $$); }
 	;
