@@ -283,6 +283,10 @@ struct ast_program {
 	 * the AST_LET nodes (lhs AST_MAP, rhs AST_CALL kind(N)), in order */
 	struct ast_node **mapdecls;
 	int nmapdecls;
+	/* the script uses what only bpftrace 0.24 and later have (macros,
+	 * durations, lowercase begin, true/false, ...): sema warns where ubt
+	 * keeps 0.17's meaning of something those versions changed */
+	bool newer;
 };
 
 /* A deep copy of a tree as the parser made it (before sema). */

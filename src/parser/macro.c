@@ -311,6 +311,8 @@ int parse_macros(struct ast_node *prog, struct diags *diags)
 		m.defs[m.ndefs++] = k;
 	}
 	prog->nkids = keep;
+	if (prog->prog && (m.ndefs || prog->prog->nmapdecls))
+		prog->prog->newer = true;
 	if ((m.ndefs || (prog->prog && prog->prog->nmapdecls)) && !keep && !m.failed) {
 		diag_error(diags, m.ndefs ? m.defs[0]->loc : prog->prog->mapdecls[0]->loc,
 			   "a script needs a probe, not only macros and map declarations");

@@ -303,6 +303,15 @@ static void check_tuple_fits(struct sema *s, struct ast_type *stored, const stru
 /* Records the value type of an assignment to a map, or reports a clash. */
 /* A comparison or a logical operation: 0 or 1, which bpftrace 0.24 types
  * bool and ubt int64 (0.17's), so it may be stored where a bool is. */
+static bool is_truth(const struct ast_node *n);
+
+bool sema_is_truth(const struct ast_node *n)
+{
+	if (n->kind == AST_CALL && (!strcmp(n->str, "has_key") || !strcmp(n->str, "strcontains")))
+		return true;
+	return is_truth(n);
+}
+
 static bool is_truth(const struct ast_node *n)
 {
 	if (n->kind == AST_UNOP)
@@ -760,6 +769,8 @@ static void check_assign_map(struct sema *s, struct ast_node *n)
 		/* `@y = @c`: @y takes @c's kind, as in bpftrace 0.17 */
 		if (agg_read(n->rhs))
 			t = n->rhs->map->value;
+		if (!t.is_bool)
+			sema_newer_warn_truth(s, n->rhs, n->loc);
 		agg_to_map(s, n);
 	} else {
 		check_map(s, map);
@@ -1044,6 +1055,8 @@ static void check_attach(struct sema *s, struct ast_node *probe)
 {
 	for (int i = 0; i < probe->nkids; i++) {
 		struct ast_node *ap = probe->kids[i];
+		if (ap->str && (!strcmp(ap->str, "begin") || !strcmp(ap->str, "end")))
+			s->prog->newer = true; /* bpftrace 0.25's names */
 		if ((ap->attach.offset || ap->attach.address) && !ap->attach.kernel &&
 		    strcmp(ap->attach.provider, "uprobe")) {
 			/* attach/resolve/resolve.c places uprobes at offsets and addresses; a return

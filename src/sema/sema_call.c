@@ -610,6 +610,7 @@ static void check_print(struct sema *s, struct ast_node *n, enum call_use use,
 			   n->nkids);
 		return;
 	}
+	sema_newer_warn_truth(s, n->kids[0], n->loc);
 	const struct ast_type *t = &n->kids[0]->type;
 	char a[64];
 	if (s->final && t->kind == TY_PTR)
@@ -684,6 +685,7 @@ static void check_str(struct sema *s, struct ast_node *n)
 {
 	char a[64];
 	n->type = ty_str(sema_strlen());
+	sema_newer_warn_strlen(s, n);
 	if (!sema_check_varargs(s, n, 1, 2))
 		return;
 	const struct ast_node *arg = n->kids[0];

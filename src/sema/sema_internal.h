@@ -23,6 +23,7 @@ struct sema {
 	const struct ast_node *scopes[AST_MAX_DEPTH + 1]; /* open blocks, outermost first */
 	int nscopes;
 	int loop_depth;           /* enclosing while/for loops (break, continue) */
+	bool said_truth, said_strlen; /* sema_newer.c's warnings, once each */
 };
 
 /* What an AST_CALL is the value of: bpftrace's call.map / .var / .key_for_map. */
@@ -59,6 +60,13 @@ bool sema_offsetof_call(struct sema *s, struct ast_node *n);
 bool sema_getopt_call(struct sema *s, struct ast_node *n);
 bool sema_find_call(struct sema *s, struct ast_node *n); /* then check n, an AST_IF */
 void sema_map_decls(struct sema *s); /* after the last pass: the declared sizes */
+/* A comparison, a logical operation, has_key or strcontains: 0/1 here, bool in 0.24+. */
+bool sema_is_truth(const struct ast_node *n);
+/* In a script of bpftrace 0.24+ (ast_program.newer), once each: a truth value
+ * printed or stored (1/0, where 0.24 prints true/false); str() without a
+ * length (64 bytes, where 0.24 reads 1024). */
+void sema_newer_warn_truth(struct sema *s, const struct ast_node *value, struct src_loc loc);
+void sema_newer_warn_strlen(struct sema *s, const struct ast_node *call);
 
 /* sema_call.c */
 int sema_strlen(void);

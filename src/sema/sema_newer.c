@@ -110,6 +110,8 @@ bool sema_builtin_call(struct sema *s, struct ast_node *n)
 		n->nkids = 0;
 	}
 	n->kind = AST_BUILTIN;
+	if (strcmp(n->str, "nsecs") || !n->uval)
+		s->prog->newer = true; /* pid(), comm(): 0.24 (nsecs(clock) is 0.19's) */
 	sema_builtin(s, n);
 	return true;
 }
@@ -248,6 +250,7 @@ bool sema_getopt_call(struct sema *s, struct ast_node *n)
 		diag_error(s->diags, n->loc, "getopt()'s description must be a string literal");
 		return true;
 	}
+	s->prog->newer = true;
 	const char *v = named_arg(nm->str);
 	struct ast_node *val = NULL;
 	if (is_bool) {
@@ -414,4 +417,31 @@ bool sema_find_call(struct sema *s, struct ast_node *n)
 	n->body = yes;
 	n->els = no;
 	return true;
+}
+
+void sema_newer_warn_truth(struct sema *s, const struct ast_node *value, struct src_loc loc)
+{
+	if (!s->final || !s->prog->newer || s->said_truth || !sema_is_truth(value))
+		return;
+	s->said_truth = true;
+	diag_warning(s->diags, loc,
+		     "this value is printed 1 or 0, as bpftrace 0.17 prints it; bpftrace 0.24 and "
+		     "later print a comparison or has_key() as true or false (docs/compat.md)");
+}
+
+void sema_newer_warn_strlen(struct sema *s, const struct ast_node *call)
+{
+	if (!s->final || !s->prog->newer || s->said_strlen || call->nkids != 1 ||
+	    getenv("BPFTRACE_STRLEN") || getenv("BPFTRACE_MAX_STRLEN"))
+		return;
+	const struct ast_node *cfg = s->prog->config;
+	for (int i = 0; cfg && i < cfg->nkids; i++)
+		if (strcasestr(cfg->kids[i]->lhs->str, "strlen"))
+			return;
+	s->said_strlen = true;
+	diag_warning(
+	    s->diags, call->loc,
+	    "str() reads at most %d bytes, bpftrace 0.17's default; bpftrace 0.24 and later "
+	    "read 1024: set config = { max_strlen = N } (at most 200 in ubt)",
+	    sema_strlen());
 }

@@ -470,6 +470,7 @@ void sema_ident(struct sema *s, struct ast_node *n)
 		/* bpftrace 0.24's booleans (a #define of the name wins, above) */
 		n->type = ty_bool;
 		n->cval = !strcmp(n->str, "true");
+		s->prog->newer = true;
 		n->uval = 1;
 		return;
 	}
