@@ -259,6 +259,8 @@ static int read_script(struct run *r)
  */
 static int apply_config(struct run *r)
 {
+	const char *pi = getenv("BPFTRACE_PROBE_INLINE");
+	sema_probe_inline = pi && (!strcmp(pi, "1") || !strcmp(pi, "true"));
 	const struct ast_node *cfg = r->prog && r->prog->prog ? r->prog->prog->config : NULL;
 	for (int i = 0; cfg && i < cfg->nkids; i++) {
 		const struct ast_node *a = cfg->kids[i];
@@ -277,7 +279,10 @@ static int apply_config(struct run *r)
 			v = !strcmp(a->rhs->str, "true"); /* 0.24's booleans */
 		else
 			continue;
-		if (!strcmp(name, "print_maps_on_exit") && !getenv("BPFTRACE_PRINT_MAPS_ON_EXIT")) {
+		if (!strcmp(name, "probe_inline") && !getenv("BPFTRACE_PROBE_INLINE")) {
+			sema_probe_inline = v != 0; /* resolve reads the config itself */
+		} else if (!strcmp(name, "print_maps_on_exit") &&
+			   !getenv("BPFTRACE_PRINT_MAPS_ON_EXIT")) {
 			r->no_exit_maps = v == 0;
 		} else if (!strcmp(name, "max_map_keys") && !getenv("BPFTRACE_MAP_KEYS_MAX") &&
 			   !getenv("BPFTRACE_MAX_MAP_KEYS")) {

@@ -977,6 +977,23 @@ static LLVMValueRef call_strlen(struct cg *c, const struct ast_node *n)
 	return LLVMBuildCall2(c->b, fty, f, args, 2, "strlen");
 }
 
+/* str_concat(a, b): a buffer of the result's size, filled by the runtime */
+static LLVMValueRef call_strconcat(struct cg *c, const struct ast_node *n)
+{
+	uint64_t size = (uint64_t)n->type.size;
+	LLVMValueRef dst = cg_alloca(c, LLVMArrayType(c->i8, (unsigned)size), "concat");
+	LLVMTypeRef fty, p[] = {c->ptr, c->i64, c->ptr, c->i64, c->ptr, c->i64};
+	LLVMValueRef args[] = {dst,
+			       cg_const(c, size),
+			       cg_expr(c, n->kids[0]),
+			       cg_const(c, (uint64_t)n->kids[0]->type.size),
+			       cg_expr(c, n->kids[1]),
+			       cg_const(c, (uint64_t)n->kids[1]->type.size)};
+	LLVMValueRef f = cg_rt_fn(c, "rt_strconcat", c->void_t, p, 6, &fty);
+	LLVMBuildCall2(c->b, fty, f, args, 6, "");
+	return dst;
+}
+
 /* has_key(@m[k]): the key's entry exists (no insert) */
 static LLVMValueRef call_has_key(struct cg *c, const struct ast_node *n)
 {
@@ -1111,6 +1128,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		return call_bswap(c, n);
 	else if (!strcmp(n->str, "strlen"))
 		return call_strlen(c, n);
+	else if (!strcmp(n->str, "str_concat"))
+		return call_strconcat(c, n);
 	else if (!strcmp(n->str, "strncmp") || !strcmp(n->str, "strcontains"))
 		return call_strfn(c, n);
 	else if (!strcmp(n->str, "has_key"))

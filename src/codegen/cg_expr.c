@@ -689,10 +689,12 @@ LLVMValueRef cg_expr(struct cg *c, const struct ast_node *n)
 		return incdec(c, n);
 	case AST_TERNARY:
 		return ternary(c, n);
-	case AST_BLOCK: /* a block's value: its statements, then its last expression */
+	case AST_BLOCK: { /* a block's value: its statements, then its last expression */
 		for (int i = 0; i + 1 < n->nkids; i++)
 			cg_stmt(c, n->kids[i]);
-		return cg_expr(c, n->kids[n->nkids - 1]->lhs);
+		const struct ast_node *last = n->kids[n->nkids - 1];
+		return cg_expr(c, last->kind == AST_EXPR_STMT ? last->lhs : last);
+	}
 	case AST_IF: /* if as a value: a ternary whose arms are block values */
 		return if_value(c, n);
 	default:

@@ -240,16 +240,18 @@ static bool duration_rate(struct ast_node *ap, const char *part)
 	char *end;
 	errno = 0;
 	uint64_t v = strtoull(part, &end, 10);
-	if (end == part || errno || !v)
+	if (end == part || errno)
 		return false;
 	for (size_t i = 0; i < ARRAY_SIZE(d); i++) {
 		if (strcmp(end, d[i].suffix))
 			continue;
-		if (!d[i].mult && v % 1000)
-			return false;
 		uint64_t n = d[i].mult ? v * d[i].mult : v / 1000;
-		if (d[i].mult && n / d[i].mult != v)
-			return false;
+		if (!v || (!d[i].mult && v % 1000) || (d[i].mult && n / d[i].mult != v) ||
+		    n > 1ull << 40) {
+			/* 0, a part of a microsecond, or beyond 34,000 years */
+			ap->attach.target = xstrdup("");
+			return true;
+		}
 		ap->attach.target = xstrdup(d[i].unit);
 		ap->attach.freq = n;
 		return true;
@@ -359,6 +361,11 @@ static int parse_attach(struct ast_node *ap, struct diags *diags)
 	    duration_rate(ap, parts[1])) {
 		ap->attach.provider = xstrdup(prov);
 		ret = 0;
+		if (!*ap->attach.target) { /* a duration ubt cannot time */
+			diag_error(diags, ap->loc, "Invalid rate of %s probe: '%s'", prov,
+				   parts[1]);
+			ret = -1;
+		}
 		goto out;
 	}
 	/* uprobe:BIN:cpp:NAME and uprobe:BIN:c:NAME name the function's language */

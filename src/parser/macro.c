@@ -39,12 +39,15 @@
 #include "parser_internal.h"
 
 #define MACRO_DEPTH 32
+#define MACRO_EXPANSIONS 4096
+#define MACRO_NODES 1000000
 
 struct mx {
 	struct diags *diags;
 	struct ast_node **defs;
 	int ndefs;
 	unsigned serial; /* per expansion: the suffix of its own variables */
+	size_t copied;	 /* nodes copied into expansions so far (MACRO_NODES) */
 	int depth;
 	bool failed;
 };
@@ -68,6 +71,20 @@ static int param_index(const struct ast_node *def, enum ast_kind kind, const cha
 
 static void expand_node(struct mx *m, struct ast_node **np);
 
+/* The nodes of a tree (stops counting past MACRO_NODES). */
+static size_t tree_size(const struct ast_node *n, size_t acc)
+{
+	if (!n || acc > MACRO_NODES)
+		return 0;
+	size_t k = 1;
+	const struct ast_node *one[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
+	for (size_t i = 0; i < ARRAY_SIZE(one); i++)
+		k += tree_size(one[i], acc + k);
+	for (int i = 0; i < n->nkids; i++)
+		k += tree_size(n->kids[i], acc + k);
+	return k;
+}
+
 /*
  * In a copy of def's body: the parameters replaced by args, the body's own
  * variables renamed.  *np is replaced where an identifier parameter stands.
@@ -81,7 +98,8 @@ static void substitute(struct mx *m, const struct ast_node *def, struct ast_node
 	if (n->kind == AST_IDENT) {
 		int i = param_index(def, AST_IDENT, n->str);
 		if (i >= 0) {
-			*np = ast_clone(args[i]);
+			m->copied += tree_size(args[i], 0);
+			*np = m->copied > MACRO_NODES ? NULL : ast_clone(args[i]);
 			ast_free(n);
 			return;
 		}
@@ -96,6 +114,13 @@ static void substitute(struct mx *m, const struct ast_node *def, struct ast_node
 		if (i >= 0) {
 			free(n->str);
 			n->str = xstrdup(args[i]->str);
+		} else if (!m->failed) { /* bpftrace 0.26's hygiene and text */
+			diag_error(
+			    m->diags, n->loc,
+			    "Unhygienic access to map: %s. Maps must be passed into the macro as "
+			    "arguments",
+			    n->str);
+			m->failed = true;
 		}
 	}
 	struct ast_node **one[] = {&n->lhs, &n->rhs, &n->cond, &n->body, &n->els, &n->pred};
@@ -145,8 +170,27 @@ static struct ast_node *expansion(struct mx *m, const struct ast_node *def,
 		return NULL;
 	}
 	unsigned serial = ++m->serial;
+	if (serial > MACRO_EXPANSIONS) {
+		diag_error(
+		    m->diags, use->loc,
+		    "macro %s(): more than %d macro expansions in the script (an argument used "
+		    "twice in nested macros doubles the code at each level)",
+		    def->str, MACRO_EXPANSIONS);
+		m->depth--;
+		return NULL;
+	}
 	struct ast_node *body = ast_clone(def->body);
 	substitute(m, def, args, &body, serial);
+	if (m->copied > MACRO_NODES) {
+		diag_error(
+		    m->diags, use->loc,
+		    "macro %s(): its expansions would copy more than %d nodes of arguments "
+		    "(an argument used twice in nested macros doubles the code at each level)",
+		    def->str, MACRO_NODES);
+		ast_free(body);
+		m->depth--;
+		return NULL;
+	}
 	struct ast_node *res = body;
 	if (as_value) {
 		struct ast_node *last = body->nkids ? body->kids[body->nkids - 1] : NULL;
@@ -257,6 +301,10 @@ static void expand_node(struct mx *m, struct ast_node **np)
 	/* a statement that is a use: the body's statements in its place */
 	if (n->kind == AST_EXPR_STMT && use_of(m, n->lhs)) {
 		const struct ast_node *def = use_of(m, n->lhs);
+		for (int i = 0; i < n->lhs->nkids; i++)
+			expand_node(m, &n->lhs->kids[i]);
+		if (m->failed)
+			return;
 		struct ast_node *blk =
 		    expansion(m, def, n->lhs, n->lhs->kids, n->lhs->nkids, false);
 		if (!blk) {
@@ -270,6 +318,12 @@ static void expand_node(struct mx *m, struct ast_node **np)
 	}
 	const struct ast_node *def = use_of(m, n);
 	if (def) {
+		/* the arguments first, where the use stands: a macro in an
+		 * argument is not nested in this one */
+		for (int i = 0; i < n->nkids; i++)
+			expand_node(m, &n->kids[i]);
+		if (m->failed)
+			return;
 		struct ast_node *e = expansion(m, def, n, n->kids, n->nkids, true);
 		if (!e) {
 			m->failed = true;
@@ -307,6 +361,15 @@ int parse_macros(struct ast_node *prog, struct diags *diags)
 			diag_error(diags, k->loc, "macro %s() is defined twice", k->str);
 			m.failed = true;
 		}
+		for (int a = 0; a < k->nkids; a++)
+			for (int b = 0; b < a; b++)
+				if (!strcmp(k->kids[a]->str, k->kids[b]->str)) {
+					diag_error(diags, k->kids[a]->loc,
+						   "Variable or map %s has already been used in "
+						   "macro %s()",
+						   k->kids[a]->str, k->str);
+					m.failed = true;
+				}
 		m.defs = xrealloc(m.defs, (size_t)(m.ndefs + 1) * sizeof(*m.defs));
 		m.defs[m.ndefs++] = k;
 	}

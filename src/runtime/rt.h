@@ -177,6 +177,8 @@ int64_t rt_strncmp(const char *a, uint64_t asize, const char *b, uint64_t bsize,
 int64_t rt_memneq(const void *a, const void *b, uint64_t n) RT_API;
 int64_t rt_strcontains(const char *h, uint64_t hsize, const char *nd, uint64_t nsize) RT_API;
 int64_t rt_strlen(const char *s, uint64_t size) RT_API;
+void rt_strconcat(char *dst, uint64_t dsize, const char *a, uint64_t asize, const char *b,
+		  uint64_t bsize) RT_API;
 int64_t rt_map_len(struct rt_map *m) RT_API;
 
 /* Compilers may emit calls to these for block copies. */

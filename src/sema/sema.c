@@ -590,7 +590,10 @@ static void check_block_value(struct sema *s, struct ast_node *blk)
 {
 	struct ast_node *last = blk->nkids ? blk->kids[blk->nkids - 1] : NULL;
 	blk->type = ty_none;
-	if (!last || last->kind != AST_EXPR_STMT || last->op != 'v') {
+	/* the value: a last expression without ';', or a last block or if (with
+	 * an else) whose own value it is */
+	bool nested = last && ((last->kind == AST_IF && last->els) || last->kind == AST_BLOCK);
+	if (!last || (!nested && (last->kind != AST_EXPR_STMT || last->op != 'v'))) {
 		diag_error(s->diags, blk->loc,
 			   "a block used as a value must end with an expression, without ';'");
 		return;
@@ -600,9 +603,10 @@ static void check_block_value(struct sema *s, struct ast_node *blk)
 	s->nscopes++;
 	for (int i = 0; i + 1 < blk->nkids; i++)
 		check_stmt(s, blk->kids[i]);
-	sema_expr(s, last->lhs, USE_NONE, NULL);
+	struct ast_node *v = nested ? last : last->lhs;
+	sema_expr(s, v, USE_NONE, NULL);
 	s->nscopes--;
-	blk->type = last->lhs->type;
+	blk->type = v->type;
 }
 
 /* if as a value: both arms' values, of one type (as a ternary's) */
@@ -732,12 +736,15 @@ void sema_expr(struct sema *s, struct ast_node *n, enum call_use use,
 static void check_block(struct sema *s, struct ast_node *blk);
 
 /* hist, lhist, stats: no one value to copy or read (bpftrace 0.23's
- * errors; 0.17 made a broken copy) */
+ * errors; 0.17 made a broken copy), whether named (`@h`) or the value of a
+ * block or variable; the aggregation's own call (`hist(x)`) is its value */
 static const char *whole_agg(const struct ast_node *r)
 {
-	if (r->kind != AST_MAP || !r->map)
+	enum ast_type_kind k = r->type.kind;
+	if (r->kind == AST_MAP && r->map)
+		k = r->map->value.kind;
+	else if (r->kind == AST_CALL)
 		return NULL;
-	enum ast_type_kind k = r->map->value.kind;
 	return k == TY_HIST ? "hist" : k == TY_LHIST ? "lhist" : k == TY_STATS ? "stats" : NULL;
 }
 

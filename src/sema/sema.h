@@ -65,6 +65,9 @@ struct sema_info {
 
 /* --unsafe: allow system() (set by the driver before sema_check). */
 extern bool sema_unsafe;
+/* config probe_inline (or BPFTRACE_PROBE_INLINE=1): a uprobe's points are all
+ * mid-function ones (its inlined copies; set by the driver before sema_check) */
+extern bool sema_probe_inline;
 /* `--name[=value]` words after the script (bpftrace 0.24's named
  * parameters, read by getopt()); set by the driver before sema_check. */
 extern char **sema_named_args;

@@ -150,6 +150,11 @@ void sema_builtin(struct sema *s, struct ast_node *n)
 	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9' && !name[4]) {
 		int num = name[3] - '0';
 		n->builtin_arg = num;
+		if (sema_probe_inline && probe_all(s->probe, "uprobe")) /* bpftrace 0.23's text */
+			diag_error(s->diags, n->loc,
+				   "The %s builtin can only be used when the probe_inline config "
+				   "is disabled.",
+				   name);
 		if (!probe_all(s->probe, "uprobe"))
 			diag_error(s->diags, n->loc,
 				   "The %s builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes",
@@ -202,14 +207,15 @@ static bool sema_reg_call(struct sema *s, struct ast_node *n);
 
 /* bpftrace's function names; only some are implemented in ubt so far. */
 static const char *const known_funcs[] = {
-    "avg",	   "buf",      "cat",	      "cgroupid", "clear",    "count", "delete",
-    "exit",	   "hist",     "join",	      "kaddr",	  "kptr",     "ksym",  "lhist",
-    "macaddr",	   "max",      "min",	      "ntop",	  "override", "print", "printf",
-    "cgroup_path", "reg",      "signal",      "sizeof",	  "stats",    "str",   "strerror",
-    "strftime",	   "strncmp",  "strcontains", "sum",	  "system",   "time",  "uaddr",
-    "uptr",	   "usym",     "zero",	      "path",	  "unwatch",  "bswap", "skboutput",
-    "pton",	   "debugf",   "kstack",      "ustack",	  "has_key",  "len",   "errorf",
-    "warnf",	   "offsetof", "getopt",      "find",	  "strlen", /* newer bpftrace's */
+    "avg",	   "buf",      "cat",	      "cgroupid", "clear",    "count",	    "delete",
+    "exit",	   "hist",     "join",	      "kaddr",	  "kptr",     "ksym",	    "lhist",
+    "macaddr",	   "max",      "min",	      "ntop",	  "override", "print",	    "printf",
+    "cgroup_path", "reg",      "signal",      "sizeof",	  "stats",    "str",	    "strerror",
+    "strftime",	   "strncmp",  "strcontains", "sum",	  "system",   "time",	    "uaddr",
+    "uptr",	   "usym",     "zero",	      "path",	  "unwatch",  "bswap",	    "skboutput",
+    "pton",	   "debugf",   "kstack",      "ustack",	  "has_key",  "len",	    "errorf",
+    "warnf",	   "offsetof", "getopt",      "find",	  "strlen",   "str_concat", /* newer
+										       bpftrace's */
 };
 
 static int edit_distance(const char *a, const char *b)
@@ -727,8 +733,8 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 		return;
 	if (sema_getopt_call(s, n)) /* getopt("name", default) */
 		return;
-	if (sema_find_call(s, n)) { /* find(@m, k, $v): now an if used as a value */
-		if (n->kind == AST_IF)
+	if (sema_find_call(s, n)) { /* find(@m, k, $v): now a block used as a value */
+		if (n->kind == AST_BLOCK)
 			sema_expr(s, n, use, user);
 		return;
 	}
@@ -880,6 +886,7 @@ bool sema_sym_call(struct sema *s, struct ast_node *n, enum call_use use,
 /* ---- more functions (issue 4) ------------------------------------------- */
 
 bool sema_unsafe; /* --unsafe: system() allowed */
+bool sema_probe_inline;
 char **sema_named_args;
 int sema_nnamed_args;
 
@@ -1009,6 +1016,15 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 		sema_check_arg(s, n, 1, TY_STR, false);
 		if (sema_check_arg(s, n, 2, TY_INT, true) && ast_int_literal(n->kids[2], &v) && v < 0)
 			diag_error(s->diags, n->loc, "Builtin strncmp requires a non-negative size");
+		return true;
+	}
+	if (!strcmp(f, "str_concat")) { /* bpftrace after 0.26 */
+		n->type = ty_str(64);
+		if (sema_check_nargs(s, n, 2) && s->final &&
+		    (!is_str(n->kids[0]) || !is_str(n->kids[1])))
+			diag_error(s->diags, n->loc, "str_concat() expects string arguments");
+		else if (n->nkids == 2)
+			n->type = ty_str(n->kids[0]->type.size + n->kids[1]->type.size - 1);
 		return true;
 	}
 	if (!strcmp(f, "strlen")) { /* bpftrace 0.25 */

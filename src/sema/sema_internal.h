@@ -58,7 +58,7 @@ void sema_map_key_form(struct ast_node *n);
 bool sema_builtin_call(struct sema *s, struct ast_node *n);
 bool sema_offsetof_call(struct sema *s, struct ast_node *n);
 bool sema_getopt_call(struct sema *s, struct ast_node *n);
-bool sema_find_call(struct sema *s, struct ast_node *n); /* then check n, an AST_IF */
+bool sema_find_call(struct sema *s, struct ast_node *n); /* then check n, an AST_BLOCK */
 void sema_map_decls(struct sema *s); /* after the last pass: the declared sizes */
 /* A comparison, a logical operation, has_key or strcontains: 0/1 here, bool in 0.24+. */
 bool sema_is_truth(const struct ast_node *n);

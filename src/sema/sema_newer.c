@@ -6,8 +6,8 @@
  *   pid(), comm(), nsecs(monotonic)  -> the builtins (uval: the clock)
  *   offsetof(struct X, f.g)          -> the offset, an integer literal
  *   getopt("name", default)          -> the named parameter's value, a literal
- *   find(@m, k, $v)                  -> if (has_key(@m[k])) { $v = @m[k]; true }
- *                                       else { false }
+ *   find(@m, k, $v)                  -> { let $k = k; if (has_key(@m[$k])) {
+ *                                       $v = @m[$k]; true } else { false } }
  *   let @m = lruhash(N);             -> @m holds at most N keys (sema_map_decls)
  *
  * Each rewrites its node in the first pass; later passes see the result.
@@ -204,15 +204,31 @@ bool sema_offsetof_call(struct sema *s, struct ast_node *n)
 
 /* The value of `--name=value` (or "" for `--name`) among the named
  * parameters, or NULL when it was not given. */
+static bool named_used[4096]; /* which named parameters a getopt() read */
+
 static const char *named_arg(const char *name)
 {
 	size_t len = strlen(name);
 	for (int i = 0; i < sema_nnamed_args; i++) {
 		const char *a = sema_named_args[i] + 2;
-		if (!strncmp(a, name, len) && (a[len] == '=' || !a[len]))
+		if (!strncmp(a, name, len) && (a[len] == '=' || !a[len])) {
+			if (i < (int)ARRAY_SIZE(named_used))
+				named_used[i] = true;
 			return a[len] ? a + len + 1 : "";
+		}
 	}
 	return NULL;
+}
+
+/* A named parameter no getopt() reads is an error, as bpftrace 0.24's. */
+static void named_unused(struct sema *s)
+{
+	for (int i = 0; i < sema_nnamed_args && i < (int)ARRAY_SIZE(named_used); i++)
+		if (!named_used[i])
+			diag_error(
+			    s->diags, (struct src_loc){0},
+			    "unexpected named parameter %s: no getopt() of the script reads it",
+			    sema_named_args[i]);
 }
 
 /*
@@ -313,6 +329,7 @@ bool sema_getopt_call(struct sema *s, struct ast_node *n)
  */
 void sema_map_decls(struct sema *s)
 {
+	named_unused(s);
 	static const char *const kinds[] = {"hash", "lruhash", "percpuhash", "percpulruhash"};
 	for (int i = 0; i < s->prog->nmapdecls; i++) {
 		const struct ast_node *d = s->prog->mapdecls[i];
@@ -321,7 +338,12 @@ void sema_map_decls(struct sema *s)
 		for (size_t j = 0; k->kind == AST_CALL && j < ARRAY_SIZE(kinds); j++)
 			kind_ok |= !strcmp(k->str, kinds[j]);
 		int64_t n = 0;
-		if (m->nkids) {
+		bool twice = false;
+		for (int j = 0; j < i; j++)
+			twice |= !strcmp(s->prog->mapdecls[j]->lhs->str, m->str);
+		if (twice) {
+			diag_error(s->diags, d->loc, "%s is declared twice", m->str);
+		} else if (m->nkids) {
 			diag_error(s->diags, m->loc,
 				   "a map declaration names the map without keys: %s", m->str);
 		} else if (!kind_ok) {
@@ -380,7 +402,8 @@ static struct ast_node *value_stmt(struct ast_node *e)
 /*
  * find(@m, k, $v) (bpftrace 0.25): true and $v set to @m[k] when the key is
  * in the map, else false and $v unchanged.  Lowered onto has_key and an if
- * used as a value; the node becomes that if, which sema then checks.
+ * used as a value, the key evaluated once into a variable of its own; the
+ * node becomes that block, which sema then checks.
  */
 bool sema_find_call(struct sema *s, struct ast_node *n)
 {
@@ -393,18 +416,32 @@ bool sema_find_call(struct sema *s, struct ast_node *n)
 		n->type = ty_none;
 		return true;
 	}
+	/* the key is evaluated once, into a variable of the block's own */
+	static unsigned serial;
 	struct src_loc at = n->loc;
+	char *kname = xasprintf("$__find_key_%u", ++serial);
+	struct ast_node *let = node_at(AST_LET, at, NULL);
+	let->lhs = node_at(AST_VAR, at, kname);
+	let->rhs = n->kids[1];
+	n->kids[1] = NULL;
+	struct ast_node *kvar = node_at(AST_VAR, at, kname);
+	free(kname);
 	struct ast_node *has = node_at(AST_CALL, at, "has_key");
-	ast_add_kid(has, keyed(m, n->kids[1]));
+	ast_add_kid(has, keyed(m, kvar));
 	struct ast_node *set = node_at(AST_ASSIGN, at, NULL);
 	set->op = '=';
 	set->lhs = ast_clone(n->kids[2]);
-	set->rhs = keyed(m, n->kids[1]);
+	set->rhs = keyed(m, kvar);
+	ast_free(kvar);
 	struct ast_node *yes = node_at(AST_BLOCK, at, NULL);
 	ast_add_kid(yes, set);
 	ast_add_kid(yes, value_stmt(node_at(AST_IDENT, at, "true")));
 	struct ast_node *no = node_at(AST_BLOCK, at, NULL);
 	ast_add_kid(no, value_stmt(node_at(AST_IDENT, at, "false")));
+	struct ast_node *iff = node_at(AST_IF, at, NULL);
+	iff->cond = has;
+	iff->body = yes;
+	iff->els = no;
 	for (int i = 0; i < n->nkids; i++)
 		ast_free(n->kids[i]);
 	free(n->kids);
@@ -412,10 +449,9 @@ bool sema_find_call(struct sema *s, struct ast_node *n)
 	n->kids = NULL;
 	n->nkids = 0;
 	n->str = NULL;
-	n->kind = AST_IF;
-	n->cond = has;
-	n->body = yes;
-	n->els = no;
+	n->kind = AST_BLOCK; /* { let $k = key; if (has_key(@m[$k])) ... } as a value */
+	ast_add_kid(n, let);
+	ast_add_kid(n, iff);
 	return true;
 }
 

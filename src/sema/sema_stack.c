@@ -36,7 +36,11 @@ int sema_stack_kind(const struct ast_node *probe)
 			k = 1; /* profile: the interrupted registers, as at a usdt site; a
 				* system-call tracepoint runs at a site inside libc's wrapper */
 		else if (a->provider && !strcmp(a->provider, "uprobe"))
-			k = a->offset || (!a->func && a->address) || a->src_file ? 1 : 0;
+			/* under probe_inline every point is a mid-function one (resolve.c) */
+			k = a->offset || (!a->func && a->address) || a->src_file ||
+				    sema_probe_inline
+				? 1
+				: 0;
 		else
 			k = 3; /* BEGIN, END, ...: no target stack */
 		if (kind != -2 && kind != k)

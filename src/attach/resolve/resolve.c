@@ -524,6 +524,26 @@ static int find_exact(struct rctx *c, const struct fsyms *ss, const char *path,
 	return n;
 }
 
+/*
+ * A function's entry as a point.  It is a mid-function point (every
+ * register saved, the stack unwound by CFI) when the probe's other points
+ * may be inside functions: a source line (its line may start a function),
+ * and every uprobe under probe_inline (an inlined copy is inside the
+ * function it was inlined into); sema types such probes' reg() and ustack
+ * as mid-function ones (sema_stack_kind).
+ */
+static int entry_point(struct rctx *c, struct ef_file *f, const char *path, const struct fsym *fn,
+		       const char *shown)
+{
+	bool mid = c->u->src || (c->s->probe_inline && !strcmp(c->a->attach.provider, "uprobe"));
+	if (mid)
+		return add_mid_point(c, f, path, fn, fn->value, shown);
+	if (!point_exists(c->s, c->a, f, fn->value))
+		add_point(c, f, path, shown, fn->value, fn->size);
+	c->nmatched++;
+	return 0;
+}
+
 /* uprobe:BIN:ADDR, or one address of a source line: a function's entry
  * or a place inside one */
 static int add_addr_point(struct rctx *c, struct ef_file *f, const char *path,
@@ -535,9 +555,7 @@ static int add_addr_point(struct rctx *c, struct ef_file *f, const char *path,
 		      : fn ? xasprintf("%s+%llu", fn->name, (unsigned long long)(addr - fn->value))
 			   : xasprintf("0x%llx", (unsigned long long)addr);
 	if (fn && fn->value == addr) {
-		if (!point_exists(c->s, c->a, f, addr))
-			add_point(c, f, path, shown, addr, fn->size);
-		c->nmatched++;
+		ret = entry_point(c, f, path, fn, shown);
 	} else if (!in_code(f, addr)) {
 		struct diag *d =
 		    diag_error(c->diags, c->a->loc, "Could not resolve address: %s:0x%llx", path,
@@ -665,7 +683,11 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 					best = &ss.v[j];
 			for (int k = i; k < j; k++)
 				c->nmatched += best && sym_matches(&ss.v[k], u->func, true, u->cpp);
-			if (best && !point_exists(c->s, c->a, &f, best->value))
+			if (best && c->s->probe_inline && !strcmp(c->a->attach.provider, "uprobe"))
+				ret =
+				    ret ? ret
+					: add_mid_point(c, &f, path, best, best->value, best->name);
+			else if (best && !point_exists(c->s, c->a, &f, best->value))
 				add_point(c, &f, path, best->name, best->value, best->size);
 			i = j;
 		}
@@ -716,9 +738,7 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 			free(shown);
 			continue;
 		}
-		if (!point_exists(c->s, c->a, &f, fn->value))
-			add_point(c, &f, path, fn->name, fn->value, fn->size);
-		c->nmatched++;
+		ret = entry_point(c, &f, path, fn, fn->name);
 	}
 out:
 	ef_close(&f);

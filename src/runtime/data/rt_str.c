@@ -39,6 +39,20 @@ int64_t rt_strlen(const char *s, uint64_t size)
 	return (int64_t)n;
 }
 
+/* str_concat(a, b): a's bytes up to its NUL, then b's, cut to the
+ * dsize - 1 bytes of dst and NUL-terminated */
+void rt_strconcat(char *dst, uint64_t dsize, const char *a, uint64_t asize, const char *b,
+		  uint64_t bsize)
+{
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < asize && a[i] && n + 1 < dsize; i++)
+		dst[n++] = a[i];
+	for (uint64_t i = 0; i < bsize && b[i] && n + 1 < dsize; i++)
+		dst[n++] = b[i];
+	while (n < dsize)
+		dst[n++] = 0;
+}
+
 /* strcontains(hay, needle): 1 when needle occurs in hay (an empty needle always does) */
 int64_t rt_strcontains(const char *h, uint64_t hsize, const char *nd, uint64_t nsize)
 {
