@@ -492,6 +492,12 @@ static void value_text(struct buf *b, const struct rt_map *h, const struct sema_
 		buf_append(b, "\n", 1);
 		return;
 	}
+	if (m->value.kind == TY_USTACK) { /* `@y = ustack`: its frames, as bpftrace 0.17 */
+		char *st = out_stack_text((uint64_t)e->v, &m->value, 8);
+		buf_printf(b, "%s\n", st);
+		free(st);
+		return;
+	}
 	switch (h->kind) {
 	case RT_MAP_STR:
 		if (ast_type_is_blob(m->value.kind))
