@@ -222,22 +222,30 @@ static void ternary_arm(struct cg *c, const struct ast_node *n, const struct ast
 		LLVMBuildStore(c->b, v, res);
 }
 
-static LLVMValueRef ternary(struct cg *c, const struct ast_node *n)
+/* c ? a : b, and `if (c) { a } else { b }` as a value: one arm's value, of
+ * n's type, in a slot both arms store to */
+static LLVMValueRef branch_value(struct cg *c, const struct ast_node *n, const struct ast_node *cnd,
+				 const struct ast_node *a, const struct ast_node *b)
 {
 	bool str = n->type.kind == TY_STR;
 	LLVMValueRef res = str ? cg_alloca(c, LLVMArrayType(c->i8, (unsigned)n->type.size), "tern")
 			       : cg_alloca(c, c->i64, "tern");
-	LLVMValueRef cond = LLVMBuildICmp(c->b, LLVMIntNE, cg_expr(c, n->cond), cg_const(c, 0), "");
+	LLVMValueRef cond = LLVMBuildICmp(c->b, LLVMIntNE, cg_expr(c, cnd), cg_const(c, 0), "");
 	LLVMBasicBlockRef t = cg_new_bb(c, "tern_t"), f = cg_new_bb(c, "tern_f"), d = cg_new_bb(c, "tern_d");
 	LLVMBuildCondBr(c->b, cond, t, f);
 	LLVMPositionBuilderAtEnd(c->b, t);
-	ternary_arm(c, n, n->lhs, res);
+	ternary_arm(c, n, a, res);
 	LLVMBuildBr(c->b, d);
 	LLVMPositionBuilderAtEnd(c->b, f);
-	ternary_arm(c, n, n->rhs, res);
+	ternary_arm(c, n, b, res);
 	LLVMBuildBr(c->b, d);
 	LLVMPositionBuilderAtEnd(c->b, d);
 	return str ? res : LLVMBuildLoad2(c->b, c->i64, res, "");
+}
+
+static LLVMValueRef ternary(struct cg *c, const struct ast_node *n)
+{
+	return branch_value(c, n, n->cond, n->lhs, n->rhs);
 }
 
 /* `$s[i]`: the string's byte i, sign-extended as a char; 0 past its buffer */
@@ -255,21 +263,7 @@ static LLVMValueRef str_index(struct cg *c, const struct ast_node *n)
 
 static LLVMValueRef if_value(struct cg *c, const struct ast_node *n)
 {
-	bool str = n->type.kind == TY_STR;
-	LLVMValueRef res = str ? cg_alloca(c, LLVMArrayType(c->i8, (unsigned)n->type.size), "ifv")
-			       : cg_alloca(c, c->i64, "ifv");
-	LLVMValueRef cond = LLVMBuildICmp(c->b, LLVMIntNE, cg_expr(c, n->cond), cg_const(c, 0), "");
-	LLVMBasicBlockRef t = cg_new_bb(c, "ifv_t"), f = cg_new_bb(c, "ifv_f"),
-			  d = cg_new_bb(c, "ifv_d");
-	LLVMBuildCondBr(c->b, cond, t, f);
-	LLVMPositionBuilderAtEnd(c->b, t);
-	ternary_arm(c, n, n->body, res);
-	LLVMBuildBr(c->b, d);
-	LLVMPositionBuilderAtEnd(c->b, f);
-	ternary_arm(c, n, n->els, res);
-	LLVMBuildBr(c->b, d);
-	LLVMPositionBuilderAtEnd(c->b, d);
-	return str ? res : LLVMBuildLoad2(c->b, c->i64, res, "");
+	return branch_value(c, n, n->cond, n->body, n->els);
 }
 
 /* ---- expressions ------------------------------------------------------ */

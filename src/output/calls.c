@@ -143,10 +143,7 @@ static void call_errorf(struct out *o, const struct sema_printf *pf, bool error,
 	if (!error && o->no_warnings)
 		return;
 	struct diags one;
-	if (o->diags)
-		diag_init(&one, o->diags->filename, o->diags->source, o->diags->source_len);
-	else
-		diag_init(&one, "stdin", NULL, 0);
+	out_diag_init(o, &one);
 	size_t n = strlen(text);
 	if (n && text[n - 1] == '\n')
 		n--;

@@ -32,6 +32,9 @@ extern const struct sema_info *out_fmt_info;
 void out_key_text(struct buf *b, const struct ast_type *t, const uint8_t *p);
 /* values.c: strftime() of a format and CLOCK_BOOTTIME nanoseconds, bpftrace's
  * way (%f: microseconds); "(?)" if strftime fails */
+/* warn.c: a diagnostic list that quotes the script (-k warnings, errorf) */
+struct diags;
+void out_diag_init(const struct out *o, struct diags *d);
 void out_strftime(struct buf *b, const char *fmt, uint64_t ns);
 /* A strftime format that starts with this byte times nanoseconds since the
  * epoch (nsecs(tai)), not since boot (sema_fmt.c puts it there). */

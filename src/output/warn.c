@@ -68,6 +68,15 @@ static bool loc_ok(const struct diags *d, const struct rt_ev_warn *w)
 	return w->end_line > w->line && line_len(d, w->end_line) >= 0;
 }
 
+/* A diagnostic list that quotes the script (its name and text, when known). */
+void out_diag_init(const struct out *o, struct diags *d)
+{
+	if (o->diags)
+		diag_init(d, o->diags->filename, o->diags->source, o->diags->source_len);
+	else
+		diag_init(d, "stdin", NULL, 0);
+}
+
 void out_print_warn(struct out *o, const uint8_t *rec)
 {
 	struct rt_ev_warn w;
@@ -85,10 +94,7 @@ void out_print_warn(struct out *o, const uint8_t *rec)
 		return;
 	}
 	struct diags one;
-	if (o->diags)
-		diag_init(&one, o->diags->filename, o->diags->source, o->diags->source_len);
-	else
-		diag_init(&one, "stdin", NULL, 0);
+	out_diag_init(o, &one);
 	struct src_loc loc = {0};
 	if (placed)
 		loc = (struct src_loc){(int)w.line, (int)w.col, (int)w.end_line, (int)w.end_col};
