@@ -199,13 +199,13 @@ else
 	fail_step "failing-allocation build ($FADIR)"
 fi
 # shellcheck disable=SC2086
-suite "e2e tests" 1200 python3 tests/e2e/run.py --builddir "$BUILDDIR" ${E2E_ARGS:-}
+suite "e2e tests" 1800 python3 tests/e2e/run.py --builddir "$BUILDDIR" ${E2E_ARGS:-}
 if [ "$UBT_SANITIZE" = 1 ] && [ -x "$SANDIR/tools/ubt" ]; then
 	# the same tests with ubt itself built with ASan+UBSan, twice the time
 	# limits (the sanitized ubt is slower to start; the runtime
 	# injected into targets is never instrumented)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		suite "e2e tests, ubt under ASan+UBSan" 1200 python3 tests/e2e/run.py \
+		suite "e2e tests, ubt under ASan+UBSan" 2700 python3 tests/e2e/run.py \
 		--builddir "$BUILDDIR" --tracer "$PWD/$SANDIR/tools/ubt" --timeout-scale 2
 fi
 # A target scribbling on ubt's shared memory (random writes into every
