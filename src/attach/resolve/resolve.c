@@ -604,12 +604,26 @@ static int inline_copies(struct rctx *c, struct ef_file *f, const char *path,
 		/* other passes over the points (`args`, the probes' names) say nothing */
 		ret = found ? 0 : n;
 	} else if (!c->s->probe_inline) {
-		if (found && !c->s->quiet)
+		if (found && !c->s->quiet) {
+			/* where: the functions they were inlined into, the first few */
+			struct buf where = {0};
+			for (int i = 0; i < n && i < 6; i++) {
+				const struct fsym *fn = syms_around(ss, addrs[i]);
+				if (fn)
+					buf_printf(&where, "%s%s+%llu", i ? ", " : "", fn->name,
+						   (unsigned long long)(addrs[i] - fn->value));
+				else
+					buf_printf(&where, "%s0x%llx", i ? ", " : "",
+						   (unsigned long long)addrs[i]);
+			}
 			diag_warning(c->diags, c->a->loc,
-				     "%s has %d inlined cop%s in %s that this probe misses; "
+				     "%s has %d inlined cop%s in %s that this probe misses (%s%s); "
 				     "config = { probe_inline = 1 } probes %s too",
 				     u->func, n, n == 1 ? "y" : "ies", path,
+				     where.data ? where.data : "", n > 6 ? ", ..." : "",
 				     n == 1 ? "it" : "them");
+			buf_free(&where);
+		}
 		ret = 0;
 	} else if (ret_probe) {
 		diag_error(c->diags, c->a->loc,
