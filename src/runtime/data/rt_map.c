@@ -43,15 +43,29 @@ static inline int rt_key_eq(const uint64_t *a, const uint64_t *b, uint32_t words
  * call, but only on this rare path: inserting a key), so a preempted holder
  * on our CPU can finish, and only then give up and count a drop.  Worst
  * case a few milliseconds for this one update; never unbounded.
+ *
+ * The lock word holds its holder's tid.  A probe run by a signal handler
+ * that interrupted its own thread inside the lock would wait for a holder
+ * that cannot run until it gives up: it drops the update at once instead.
+ * Waiting those milliseconds in every handler livelocked a program whose
+ * timer signal came more often (the handler never returned to the main
+ * code, which held the lock).  Two threads of two namespaces may share a
+ * tid; the worst that does is one update dropped without waiting.
  */
 #define RT_LOCK_YIELDS 64
 
 static int rt_map_trylock(struct rt_map *m)
 {
+	uint32_t me = rt_gettid() | 0x80000000u; /* never 0, the free lock */
 	for (int y = 0; y <= RT_LOCK_YIELDS; y++) {
 		for (int i = 0; i < RT_LOCK_SPINS; i++) {
-			if (!m->lock && !__atomic_exchange_n(&m->lock, 1, __ATOMIC_ACQUIRE))
+			uint32_t holder = m->lock;
+			if (!holder &&
+			    __atomic_compare_exchange_n(&m->lock, &holder, me, 0, __ATOMIC_ACQUIRE,
+							__ATOMIC_RELAXED))
 				return 1;
+			if (holder == me)
+				return 0;
 			__asm__ volatile("pause");
 		}
 		rt_syscall0(24 /* sched_yield */);
