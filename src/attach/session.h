@@ -135,7 +135,8 @@ struct att_site {
 	uint64_t copy_addr;    /* relocated copy of the displaced instructions */
 	int island;            /* 0: trampoline in the main code; i: in islands[i - 1] */
 	uint8_t patch[ARCH_MAX_DISPLACED];
-	uint8_t redir_patch[ARCH_MAX_REDIRS][4]; /* plan.redir[k]'s new rel32 */
+	uint8_t redir_patch[ARCH_MAX_REDIRS][4];	/* plan.redir[k]'s new rel32 (or rel8) */
+	uint8_t hop_patch[ARCH_MAX_HOPS][ARCH_HOP_LEN]; /* plan.hop[h]'s jmp */
 	bool patched;
 };
 

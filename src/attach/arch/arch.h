@@ -51,9 +51,34 @@ enum arch_patch_kind {
 #define ARCH_MAX_REDIRS 4
 struct arch_redirect {
 	uint64_t insn;	 /* address of the branch instruction */
-	uint64_t at;	 /* address of its rel32 (its last 4 bytes) */
+	uint64_t at;	 /* address of its rel32 (its last 4 bytes), or of its rel8 */
 	uint64_t target; /* where it branched: inside the patched bytes */
-	uint8_t orig[4]; /* the rel32 as it was */
+	uint8_t orig[4]; /* the rel32 (or rel8: orig[0]) as it was */
+	uint8_t len;	 /* 4: a rel32, rewritten to the copy; 1: a rel8 (2-byte jmp
+			  * or jcc), rewritten to its hop (struct arch_hop) */
+	int8_t hop;	 /* len 1: the hop it now leads to (plan->hop[hop]) */
+};
+
+/*
+ * A hop: a 5-byte jmp written into alignment fill (nops after an
+ * instruction that never falls through, which no branch targets, or the
+ * fill after the function that no symbol owns: bytes nothing executes),
+ * for a 2-byte jump whose rel8 cannot reach the trampoline itself.  Two
+ * uses: a rel8 branch into the patched bytes (arch_redirect, len 1) leads
+ * to a hop that jumps on to its target's copy, as a rel32 would; and a
+ * site with room for 2 bytes only (plan->short_jmp: a `nop; jmp` USDT
+ * location before code reached only by branches) gets a `jmp rel8` to a
+ * hop that jumps to the trampoline.  Written before the branches that
+ * lead to it and taken back after them.  The tactic is that of static
+ * binary rewriters (E9Patch's short jumps into padding).
+ */
+#define ARCH_MAX_HOPS (ARCH_MAX_REDIRS + 1)
+#define ARCH_HOP_LEN 5
+struct arch_hop {
+	uint64_t at;		    /* the fill's address */
+	uint64_t resume;	    /* what a thread found on it was about to run: the
+				     * site, or the redirected branch's target */
+	uint8_t orig[ARCH_HOP_LEN]; /* the fill as it was */
 };
 
 /* The plan for patching one site; computed before any byte changes. */
@@ -93,6 +118,11 @@ struct arch_site_plan {
 	/* mid, JMP: branches into the patched bytes, rewritten to the copy */
 	int nredirs;
 	struct arch_redirect redir[ARCH_MAX_REDIRS];
+	/* mid, JMP: the patch is a 2-byte `jmp rel8` to hop[0] (which jumps to
+	 * the trampoline), not a 5-byte jmp; orig_len may be 2 to 4 */
+	bool short_jmp;
+	int nhops;
+	struct arch_hop hop[ARCH_MAX_HOPS];
 };
 
 /*
@@ -156,8 +186,17 @@ int arch_redirect_bytes(const struct arch_site_plan *plan, uint64_t copy_addr, i
 			uint8_t out[4]);
 
 /*
+ * The 5 bytes of hop h (a jmp rel32): to tramp_addr for a short_jmp site's
+ * hop, to the redirected branch's target's copy for the others.  0,
+ * -ERANGE if out of reach, -ENOENT if no copy of the target is found.
+ */
+int arch_hop_bytes(const struct arch_site_plan *plan, uint64_t tramp_addr, uint64_t copy_addr,
+		   int h, uint8_t out[ARCH_HOP_LEN]);
+
+/*
  * The bytes written at plan->site (plan->orig_len of them): the jmp to
- * tramp_addr followed by int3 fill.  -ERANGE if tramp_addr is out of reach.
+ * tramp_addr (a short_jmp plan: the jmp rel8 to its hop) followed by int3
+ * fill.  -ERANGE if tramp_addr is out of reach.
  */
 int arch_patch_bytes(const struct arch_site_plan *plan, uint64_t tramp_addr, uint8_t *out);
 

@@ -93,17 +93,30 @@ void att_dump_sites(const struct att_session *s, int first, FILE *out,
 				site->nhandlers == 1 ? "" : "s", site->nrhandlers,
 				site->nrhandlers == 1 ? "" : "s");
 		dump_function(site, out);
-		if (p->kind == ARCH_PATCH_JMP)
+		if (p->kind == ARCH_PATCH_JMP && p->short_jmp)
+			fprintf(out, "  jump: 2 bytes to a hop at 0x%llx\n",
+				(unsigned long long)p->hop[0].at);
+		else if (p->kind == ARCH_PATCH_JMP)
 			fprintf(out, "  jump\n");
 		else
 			fprintf(out, "  breakpoint: %s\n", p->why);
 		if (p->mid_at) /* plan_before: the jump starts at the instruction before */
 			fprintf(out, "  location: 0x%llx, after the first displaced instruction\n",
 				(unsigned long long)(p->site + p->mid_at));
-		for (int k = 0; k < p->nredirs; k++)
-			fprintf(out, "  branch redirected: 0x%llx (to 0x%llx, now its copy)\n",
-				(unsigned long long)p->redir[k].insn,
-				(unsigned long long)p->redir[k].target);
+		for (int k = 0; k < p->nredirs; k++) {
+			const struct arch_redirect *r = &p->redir[k];
+			if (r->len == 1 && r->hop >= 0 && r->hop < p->nhops)
+				fprintf(
+				    out,
+				    "  branch redirected: 0x%llx (to 0x%llx, now a hop at 0x%llx "
+				    "to its copy)\n",
+				    (unsigned long long)r->insn, (unsigned long long)r->target,
+				    (unsigned long long)p->hop[r->hop].at);
+			else
+				fprintf(out,
+					"  branch redirected: 0x%llx (to 0x%llx, now its copy)\n",
+					(unsigned long long)r->insn, (unsigned long long)r->target);
+		}
 		fprintf(out, "  displaced: %d byte%s, %d instruction%s\n", p->orig_len,
 			p->orig_len == 1 ? "" : "s", p->ninsns, p->ninsns == 1 ? "" : "s");
 		dump_insns(site, out);

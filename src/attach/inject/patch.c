@@ -63,6 +63,12 @@ static void move_threads_out(struct att_session *s, struct att_site *site)
 			th->regs.rsp += sp_add; /* between the push and the jmp of a call *op */
 			th->regs_dirty = true;
 		}
+		/* on a hop's jmp: about to run what it stands for */
+		for (int h = 0; h < site->plan.nhops; h++)
+			if (th->regs.rip == site->plan.hop[h].at) {
+				th->regs.rip = site->plan.hop[h].resume;
+				th->regs_dirty = true;
+			}
 	}
 }
 
@@ -112,30 +118,41 @@ static int set_enabled_at_arm(struct att_session *s)
 }
 
 /*
- * Writes the site's patch.  Branches redirected into its trampoline
- * (struct arch_redirect) go first and come back last (restore_sites): a
- * ubt killed in between leaves them leading to the relocated copy, valid
- * code the watchdog takes back, never into the middle of the jump.
+ * Writes the site's patch.  Hops (struct arch_hop, in fill nothing runs)
+ * go first, then the branches redirected into its trampoline (struct
+ * arch_redirect), then the jump; they come back in the other order
+ * (restore_sites): a ubt killed in between leaves the branches leading to
+ * the relocated copy, valid code the watchdog takes back, never into the
+ * middle of the jump.
  */
 static int write_patch(struct att_session *s, struct att_site *site)
 {
-	int ret = 0, k;
-	for (k = 0; !ret && k < site->plan.nredirs; k++)
-		ret = tracee_write(&s->t, site->plan.redir[k].at, site->redir_patch[k], 4);
+	const struct arch_site_plan *pl = &site->plan;
+	int ret = 0, k, h;
+	for (h = 0; !ret && h < pl->nhops; h++)
+		ret = tracee_write(&s->t, pl->hop[h].at, site->hop_patch[h], ARCH_HOP_LEN);
+	for (k = 0; !ret && k < pl->nredirs; k++)
+		ret = tracee_write(&s->t, pl->redir[k].at, site->redir_patch[k], pl->redir[k].len);
 	if (!ret)
-		ret = tracee_write(&s->t, site->plan.site, site->patch, site->plan.orig_len);
-	if (ret) /* not patched: no branch may lead to code detach unmaps */
+		ret = tracee_write(&s->t, pl->site, site->patch, pl->orig_len);
+	if (ret) { /* not patched: no branch may lead to code detach unmaps */
 		while (k-- > 0)
-			tracee_write(&s->t, site->plan.redir[k].at, site->plan.redir[k].orig, 4);
+			tracee_write(&s->t, pl->redir[k].at, pl->redir[k].orig, pl->redir[k].len);
+		while (h-- > 0)
+			tracee_write(&s->t, pl->hop[h].at, pl->hop[h].orig, ARCH_HOP_LEN);
+	}
 	return ret;
 }
 
 /* Takes back what write_patch() wrote (the threads are stopped). */
 static void write_orig(struct att_session *s, struct att_site *site)
 {
-	tracee_write(&s->t, site->plan.site, site->plan.orig, site->plan.orig_len);
-	for (int k = 0; k < site->plan.nredirs; k++)
-		tracee_write(&s->t, site->plan.redir[k].at, site->plan.redir[k].orig, 4);
+	const struct arch_site_plan *pl = &site->plan;
+	tracee_write(&s->t, pl->site, pl->orig, pl->orig_len);
+	for (int k = 0; k < pl->nredirs; k++)
+		tracee_write(&s->t, pl->redir[k].at, pl->redir[k].orig, pl->redir[k].len);
+	for (int h = 0; h < pl->nhops; h++)
+		tracee_write(&s->t, pl->hop[h].at, pl->hop[h].orig, ARCH_HOP_LEN);
 }
 
 /*
@@ -149,8 +166,12 @@ static int site_unchanged(struct att_session *s, const struct att_site *site)
 	int ret = tracee_read(&s->t, site->plan.site, now, site->plan.orig_len);
 	bool same = !ret && !memcmp(now, site->plan.orig, site->plan.orig_len);
 	for (int k = 0; same && k < site->plan.nredirs; k++)
-		same = !(ret = tracee_read(&s->t, site->plan.redir[k].at, now, 4)) &&
-		       !memcmp(now, site->plan.redir[k].orig, 4);
+		same = !(ret = tracee_read(&s->t, site->plan.redir[k].at, now,
+					   site->plan.redir[k].len)) &&
+		       !memcmp(now, site->plan.redir[k].orig, site->plan.redir[k].len);
+	for (int h = 0; same && h < site->plan.nhops; h++)
+		same = !(ret = tracee_read(&s->t, site->plan.hop[h].at, now, ARCH_HOP_LEN)) &&
+		       !memcmp(now, site->plan.hop[h].orig, ARCH_HOP_LEN);
 	if (!ret && !same) {
 		diag_sys(NULL, "pid %d: code at 0x%llx changed while attaching", s->t.pid,
 			 (unsigned long long)site->plan.site);
@@ -361,24 +382,42 @@ int att_stop(struct att_session *s)
 	return ret;
 }
 
-/* restore_sites() for the branches the site redirected (after its jump) */
+/*
+ * len bytes at `at` back to orig where they hold ours (patch); false, said,
+ * where someone else changed them (naming the instruction at insn).
+ */
+static bool restore_bytes(struct att_session *s, uint64_t at, const uint8_t *patch,
+			  const uint8_t *orig, size_t len, uint64_t insn)
+{
+	uint8_t now[ARCH_HOP_LEN];
+	int rd = tracee_read(&s->t, at, now, len);
+	if (!rd && !memcmp(now, patch, len)) {
+		tracee_write(&s->t, at, orig, len);
+	} else if (rd || memcmp(now, orig, len)) {
+		diag_sys(NULL,
+			 "pid %d: code at 0x%llx was changed by someone else; left as is, with "
+			 "ubt's code mapped in case it still leads there",
+			 s->t.pid, (unsigned long long)insn);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * restore_sites() for the branches the site redirected, then its hops
+ * (after its jump; also for a site whose jump was never written, as a ubt
+ * killed inside write_patch() leaves it)
+ */
 static bool restore_redirects(struct att_session *s, const struct att_site *site)
 {
+	const struct arch_site_plan *pl = &site->plan;
 	bool ok = true;
-	for (int k = 0; k < site->plan.nredirs; k++) {
-		const struct arch_redirect *r = &site->plan.redir[k];
-		uint8_t now[4];
-		int rd = tracee_read(&s->t, r->at, now, 4);
-		if (!rd && !memcmp(now, site->redir_patch[k], 4)) {
-			tracee_write(&s->t, r->at, r->orig, 4);
-		} else if (rd || memcmp(now, r->orig, 4)) {
-			diag_sys(NULL,
-				 "pid %d: code at 0x%llx was changed by someone else; left as "
-				 "is, with ubt's code mapped in case it still leads there",
-				 s->t.pid, (unsigned long long)r->insn);
-			ok = false;
-		}
-	}
+	for (int k = 0; k < pl->nredirs; k++)
+		ok &= restore_bytes(s, pl->redir[k].at, site->redir_patch[k], pl->redir[k].orig,
+				    pl->redir[k].len, pl->redir[k].insn);
+	for (int h = 0; h < pl->nhops; h++)
+		ok &= restore_bytes(s, pl->hop[h].at, site->hop_patch[h], pl->hop[h].orig,
+				    ARCH_HOP_LEN, pl->hop[h].at);
 	return ok;
 }
 
@@ -399,8 +438,11 @@ static bool restore_sites(struct att_session *s)
 		const struct arch_site_plan *pl = &site->plan;
 		uint8_t now[ARCH_MAX_DISPLACED];
 		bool changed = false;
-		if (!site->patched)
+		if (!site->patched) { /* what a ubt killed inside write_patch() wrote */
+			ok &= restore_redirects(s, site);
+			move_threads_out(s, site);
 			continue;
+		}
 		int r = tracee_read(&s->t, pl->site, now, pl->orig_len);
 		if (!r && !memcmp(now, site->patch, pl->orig_len)) {
 			tracee_write(&s->t, pl->site, pl->orig, pl->orig_len);

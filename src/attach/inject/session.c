@@ -406,12 +406,55 @@ static int plan_sites(struct att_session *s, struct proc_map *maps, int nmaps)
 	return ret;
 }
 
+/* Does [a, a + n) overlap what site o writes: its patch, or one of its hops? */
+static bool writes_over(const struct att_site *o, uint64_t a, uint64_t n)
+{
+	const struct arch_site_plan *op = &o->plan;
+	if (a < op->site + (uint64_t)op->orig_len && op->site < a + n)
+		return true;
+	for (int h = 0; h < op->nhops; h++)
+		if (a < op->hop[h].at + ARCH_HOP_LEN && op->hop[h].at < a + n)
+			return true;
+	return false;
+}
+
+/*
+ * The other site whose bytes overlap what site i writes outside its own
+ * patch: a branch it redirects (struct arch_redirect), or a hop (struct
+ * arch_hop), which two sites may both have found in the same fill.  NULL
+ * if none; *what says which of its own it is (*hop: a hop's address).
+ */
+static const struct att_site *overlap(struct att_session *s, int i, uint64_t *what, bool *hop)
+{
+	const struct arch_site_plan *pl = &s->sites[i].plan;
+	for (int j = 0; j < s->nsites; j++) {
+		if (j == i)
+			continue;
+		for (int k = 0; k < pl->nredirs; k++) {
+			const struct arch_redirect *r = &pl->redir[k];
+			if (writes_over(&s->sites[j], r->insn, r->at + r->len - r->insn)) {
+				*what = r->insn;
+				*hop = false;
+				return &s->sites[j];
+			}
+		}
+		for (int h = 0; h < pl->nhops; h++)
+			if (writes_over(&s->sites[j], pl->hop[h].at, ARCH_HOP_LEN)) {
+				*what = pl->hop[h].at;
+				*hop = true;
+				return &s->sites[j];
+			}
+	}
+	return NULL;
+}
+
 /*
  * A site whose plan redirects branches into its trampoline (struct
- * arch_redirect) rewrites code outside its own bytes.  If another site
- * displaces one of those branches, that site's trampoline would run the
- * branch as the file has it, into the middle of the jump: the redirecting
- * site takes an int3 instead (1 byte, no redirect).  One that covers other
+ * arch_redirect) or has hops rewrites code outside its own bytes.  If
+ * another site displaces one of those branches, that site's trampoline
+ * would run the branch as the file has it, into the middle of the jump;
+ * two hops in the same bytes would take each other's: the site takes an
+ * int3 instead (1 byte, no redirect, no hop).  One that covers other
  * locations (a row of USDT probes, plan.mid_cover) cannot give them up
  * here: then attaching fails, saying why.
  */
@@ -419,39 +462,29 @@ static int check_redirects(struct att_session *s)
 {
 	for (int i = 0; i < s->nsites; i++) {
 		struct att_site *site = &s->sites[i];
-		for (int k = 0; k < site->plan.nredirs; k++) {
-			const struct arch_redirect *r = &site->plan.redir[k];
-			const struct att_site *o = NULL;
-			for (int j = 0; j < s->nsites && !o; j++) {
-				const struct arch_site_plan *op = &s->sites[j].plan;
-				if (j != i && r->insn < op->site + (uint64_t)op->orig_len &&
-				    op->site < r->at + 4)
-					o = &s->sites[j];
-			}
-			if (!o)
-				continue;
-			if (site->plan.mid_cover) {
-				diag_sys(
-				    "probe one of them only",
-				    "the branch at 0x%llx leads into the jump at 0x%llx and is "
-				    "itself in the bytes patched at 0x%llx",
-				    (unsigned long long)r->insn,
-				    (unsigned long long)site->plan.site,
-				    (unsigned long long)o->plan.site);
-				return -EINVAL;
-			}
-			arch_plan_to_int3(&site->plan,
-					  "the branch at 0x%llx into the patched bytes is in the "
-					  "bytes another probe patches at 0x%llx",
-					  (unsigned long long)r->insn,
-					  (unsigned long long)o->plan.site);
-			fprintf(
-			    stderr,
-			    "WARNING: 0x%llx: using a breakpoint (about 2 us per hit) instead of "
-			    "a jump: %s\n",
-			    (unsigned long long)site->plan.site, site->plan.why);
-			break;
+		uint64_t what = 0;
+		bool hop = false;
+		const struct att_site *o = overlap(s, i, &what, &hop);
+		const char *mine = hop ? "the hop" : "the branch";
+		if (!o)
+			continue;
+		if (site->plan.mid_cover) {
+			diag_sys("probe one of them only",
+				 "%s at 0x%llx leads into the jump at 0x%llx and is itself in the "
+				 "bytes patched at 0x%llx",
+				 mine, (unsigned long long)what,
+				 (unsigned long long)site->plan.site,
+				 (unsigned long long)o->plan.site);
+			return -EINVAL;
 		}
+		arch_plan_to_int3(&site->plan,
+				  "%s at 0x%llx into the patched bytes is in the bytes another "
+				  "probe patches at 0x%llx",
+				  mine, (unsigned long long)what, (unsigned long long)o->plan.site);
+		fprintf(stderr,
+			"WARNING: 0x%llx: using a breakpoint (about 2 us per hit) instead of a "
+			"jump: %s\n",
+			(unsigned long long)site->plan.site, site->plan.why);
 	}
 	return 0;
 }
@@ -799,6 +832,9 @@ int att_place_sites(struct att_session *s, int first)
 		for (int k = 0; !ret && k < site->plan.nredirs; k++)
 			ret = arch_redirect_bytes(&site->plan, site->copy_addr, k,
 						  site->redir_patch[k]);
+		for (int h = 0; !ret && h < site->plan.nhops; h++)
+			ret = arch_hop_bytes(&site->plan, site->tramp, site->copy_addr, h,
+					     site->hop_patch[h]);
 		if (ret) {
 			diag_sys(NULL, "internal: trampoline for 0x%llx: %s",
 				 (unsigned long long)site->func_addr, strerror(-ret));

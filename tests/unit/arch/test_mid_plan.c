@@ -505,6 +505,99 @@ static void test_redirect(void)
 }
 
 /*
+ * Hops (struct arch_hop).  The rel32 case of test_redirect with a rel8 jnz
+ * and 5 bytes of fill after its ret:
+ *  9: 90 90 90 90          nops
+ * 13: 75 01                jnz 16          <- a rel8 into the patched bytes
+ * 15: 90                   nop             the location
+ * 16: 48 8d 40 01          lea 1(%rax),%rax
+ * ...
+ * 25: c3                   ret
+ * 26: 0f 1f 44 00 00       nopl 0(%rax,%rax,1)    fill nothing reaches
+ * The jnz's rel8 now leads to a hop on the fill, which jumps to the lea's
+ * copy; with the fill in the pad after the function, the same.  Where the
+ * fill is reached (a nop before it instead of the ret), no hop: the
+ * breakpoint.
+ *
+ * A `nop; jmp` location before code reached only by a branch (libstdc++'s
+ * __cxa_rethrow, postgres' lwlock__condacquire):
+ *  0: 48 89 f8             mov %rdi,%rax
+ *  3: a8 01                test $1,%al
+ *  5: 74 03                je 10
+ *  7: 90                   nop             the location
+ *  8: eb 04                jmp 14
+ * 10: 48 83 c0 07          add $7,%rax     reached only by the je
+ * 14: c3                   ret
+ * 15: 0f 1f 44 00 00       the pad after the function
+ * A 5-byte jump would cover the add; a 2-byte `jmp rel8` to a hop in the
+ * pad (which jumps to the trampoline) covers the nop and the jmp only.
+ */
+static void test_hops(void)
+{
+	static const uint8_t base[] = {0x31, 0xc0, 0xe9, 0x0d, 0x00, 0x00, 0x00, 0xa8,
+				       0x01, 0x90, 0x90, 0x90, 0x90, 0x75, 0x01, 0x90,
+				       0x48, 0x8d, 0x40, 0x01, 0x48, 0x39, 0xf8, 0x7c,
+				       0xde, 0xc3, 0x0f, 0x1f, 0x44, 0x00, 0x00};
+	static const uint8_t shrt[] = {0x48, 0x89, 0xf8, 0xa8, 0x01, 0x74, 0x03, 0x90, 0xeb, 0x04,
+				       0x48, 0x83, 0xc0, 0x07, 0xc3, 0x0f, 0x1f, 0x44, 0x00, 0x00};
+	uint8_t code[sizeof(base)], out[5];
+	uint64_t copy;
+	int32_t rel;
+
+	CHECK_EQ(arch_plan_mid_site(base, sizeof(base), 0, F, F + 15, NULL, 0, NULL, &plan), 0,
+		 "hop in the function");
+	WANT_JMP("hop in the function");
+	CHECK(!plan.short_jmp, "hop in the function: a 5-byte jump at the location");
+	CHECK_EQ(plan.nredirs, 1, "hop in the function: the jnz moved");
+	CHECK_EQ(plan.redir[0].len, 1, "hop in the function: a rel8");
+	CHECK_EQ(plan.redir[0].at, F + 14, "hop in the function: the jnz's rel8");
+	CHECK_EQ(plan.nhops, 1, "hop in the function: one hop");
+	CHECK_EQ(plan.redir[0].hop, 0, "hop in the function: the jnz's");
+	CHECK_EQ(plan.hop[0].at, F + 26, "hop in the function: on the fill");
+	CHECK_EQ(plan.hop[0].resume, F + 16, "hop in the function: stands for the lea");
+	CHECK(!memcmp(plan.hop[0].orig, base + 26, 5), "hop in the function: the fill kept");
+	CHECK_EQ(arch_redirect_bytes(&plan, F + 0x1000, 0, out), 0, "hop: the jnz's bytes");
+	CHECK_EQ(out[0], 26 - 15, "hop: the jnz's rel8 leads to the hop");
+	CHECK_EQ(arch_pc_into_copy(&plan, F + 0x1000, F + 16, &copy), 0, "hop: lea's copy");
+	CHECK_EQ(arch_hop_bytes(&plan, F + 0x2000, F + 0x1000, 0, out), 0, "hop: its bytes");
+	memcpy(&rel, out + 1, 4);
+	CHECK(out[0] == 0xe9 && F + 31 + rel == copy, "hop: a jmp to the lea's copy");
+
+	CHECK_EQ(arch_plan_mid_site(base, 26, 5, F, F + 15, NULL, 0, NULL, &plan), 0,
+		 "hop in the pad");
+	WANT_JMP("hop in the pad");
+	CHECK(plan.nhops == 1 && plan.hop[0].at == F + 26, "hop in the pad: on it");
+	uint64_t loc = F + 27;
+	CHECK_EQ(arch_plan_mid_site(base, sizeof(base), 0, F, F + 15, &loc, 1, NULL, &plan), 0,
+		 "hop over a location");
+	WANT_INT3("hop over a location", "no alignment fill within its reach");
+
+	memcpy(code, base, sizeof(code));
+	code[25] = 0x90; /* falls through into the fill */
+	CHECK_EQ(arch_plan_mid_site(code, sizeof(code), 0, F, F + 15, NULL, 0, NULL, &plan), 0,
+		 "fill reached");
+	WANT_INT3("fill reached", "branch at func+0xd targets func+0x10, inside the 5 patched "
+				  "bytes, with a rel8 and no alignment fill");
+
+	CHECK_EQ(arch_plan_mid_site(shrt, 15, 5, F, F + 7, NULL, 0, NULL, &plan), 0, "short");
+	WANT_JMP("short");
+	CHECK(plan.short_jmp, "short: a 2-byte jump");
+	CHECK_EQ(plan.orig_len, 3, "short: nop and jmp displaced");
+	CHECK(plan.nhops == 1 && plan.hop[0].at == F + 15 && plan.hop[0].resume == F + 7,
+	      "short: its hop in the pad");
+	uint8_t patch[3];
+	CHECK_EQ(arch_patch_bytes(&plan, F + 0x2000, patch), 0, "short: patch");
+	CHECK(!memcmp(patch, "\xeb\x06\xcc", 3), "short: jmp rel8 to the hop, int3 fill");
+	CHECK_EQ(arch_hop_bytes(&plan, F + 0x2000, F + 0x2040, 0, out), 0, "short: hop bytes");
+	memcpy(&rel, out + 1, 4);
+	CHECK(out[0] == 0xe9 && F + 20 + rel == F + 0x2000,
+	      "short: the hop jumps to the trampoline");
+	CHECK_EQ(arch_plan_mid_site(shrt, 15, 0, F, F + 7, NULL, 0, NULL, &plan), 0,
+		 "short, no pad");
+	WANT_INT3("short, no pad", "func+0xa after it is reached only by a jump");
+}
+
+/*
  * A location last in a function (spdk_like's nvmf_subsystem_change_state_done):
  *  0: 48 09 d0   or %rdx,%rax
  *  3: 90         nop            the location
@@ -541,6 +634,7 @@ int main(void)
 	test_pic();
 	test_after_jump();
 	test_rel8_into();
+	test_hops();
 	test_row();
 	test_nopic();
 	test_computed_goto();

@@ -222,6 +222,8 @@ void x86_plan_int3(struct arch_site_plan *plan, const struct x86_insn *first, co
 	plan->kind = ARCH_PATCH_INT3;
 	plan->mid_cover = 0; /* the int3 covers no other location */
 	plan->nredirs = 0;   /* nor needs a branch moved */
+	plan->nhops = 0;
+	plan->short_jmp = false;
 	plan->orig_len = first->len;
 	plan->ninsns = 1;
 	plan->insn_off[0] = 0;
@@ -266,6 +268,8 @@ void arch_plan_to_int3(struct arch_site_plan *plan, const char *fmt, ...)
 	}
 	plan->kind = ARCH_PATCH_INT3;
 	plan->nredirs = 0;
+	plan->nhops = 0;
+	plan->short_jmp = false;
 	plan->orig_len = first;
 	plan->ninsns = 1;
 	plan->insn_off[0] = 0;

@@ -307,9 +307,11 @@ static void func_free(struct x86_func *fn)
 
 /*
  * A branch at func+off lands inside the patched bytes: can it be redirected
- * (struct arch_redirect)?  Only a rel32 (jmp e9, call e8, jcc 0f 8x: its
- * last 4 bytes), outside the patched bytes itself, and at most
- * ARCH_MAX_REDIRS of them.  Recorded in plan if so.
+ * (struct arch_redirect)?  A rel32 (jmp e9, call e8, jcc 0f 8x: its last 4
+ * bytes), or a 2-byte jmp or jcc (eb, 7x: its rel8, which will lead to a
+ * hop that place_hops() finds once every branch target is known), outside
+ * the patched bytes itself, and at most ARCH_MAX_REDIRS of them.  Recorded
+ * in plan if so.
  */
 static bool redirect(const struct x86_func *fn, size_t off, const struct x86_insn *insn,
 		     struct arch_site_plan *plan)
@@ -317,7 +319,21 @@ static bool redirect(const struct x86_func *fn, size_t off, const struct x86_ins
 	const uint8_t *p = fn->code + off;
 	int32_t rel;
 
-	if (insn->len < 5 || plan->nredirs == ARCH_MAX_REDIRS || insn->kind == X86_RIPREL)
+	if (plan->nredirs == ARCH_MAX_REDIRS || insn->kind == X86_RIPREL)
+		return false;
+	if (insn->len == 2 && (p[0] == 0xeb || (p[0] & 0xf0) == 0x70) &&
+	    insn->addr + 2 + (int8_t)p[1] == insn->target &&
+	    (insn->addr + 2 <= plan->site || insn->addr >= plan->site + plan->orig_len)) {
+		struct arch_redirect *r = &plan->redir[plan->nredirs++];
+		r->insn = insn->addr;
+		r->at = insn->addr + 1;
+		r->target = insn->target;
+		r->orig[0] = p[1];
+		r->len = 1;
+		r->hop = -1;
+		return true;
+	}
+	if (insn->len < 5)
 		return false;
 	uint8_t op = p[insn->len - 5];
 	bool rel32 = op == 0xe8 || op == 0xe9 ||
@@ -332,6 +348,7 @@ static bool redirect(const struct x86_func *fn, size_t off, const struct x86_ins
 	r->at = insn->addr + insn->len - 4;
 	r->target = insn->target;
 	memcpy(r->orig, p + insn->len - 4, 4);
+	r->len = 4;
 	return true;
 }
 
@@ -350,7 +367,7 @@ static int sweep(struct x86_func *fn, size_t soff, struct arch_site_plan *plan,
 
 	fn->off = calloc(fn->len + 1, sizeof(*fn->off));
 	fn->is_insn = calloc(fn->len + 1, 1);
-	fn->is_target = calloc(fn->len + 1, 1);
+	fn->is_target = calloc(fn->len + fn->pad + 1, 1);
 	if (!fn->off || !fn->is_insn || !fn->is_target) {
 		x86_plan_int3(plan, first, "out of memory to check the function's branches");
 		return -ENOEXEC;
@@ -379,7 +396,8 @@ static int sweep(struct x86_func *fn, size_t soff, struct arch_site_plan *plan,
 				      plan->orig_len);
 			return -ENOEXEC;
 		}
-		if (insn.is_branch && insn.target >= fn->addr && insn.target < fn->addr + fn->len)
+		if (insn.is_branch && insn.target >= fn->addr &&
+		    insn.target < fn->addr + fn->len + fn->pad)
 			fn->is_target[insn.target - fn->addr] = 1;
 		fn->is_insn[off] = 1;
 		fn->off[fn->n++] = (uint32_t)off;
@@ -389,17 +407,148 @@ static int sweep(struct x86_func *fn, size_t soff, struct arch_site_plan *plan,
 }
 
 /*
+ * The bytes of [0, len + pad) nothing executes and no branch lands on
+ * (struct arch_hop): fill instructions (nop, int3) after an instruction
+ * that never falls through, up to the first one a branch targets or that
+ * is no fill; and the pad after the function, when its end is such fill
+ * or never falls through.  Every target is known here: check_function()
+ * refuses a function with an indirect jump it cannot follow.  NULL when
+ * out of memory.
+ */
+static uint8_t *fill_map(const struct x86_func *fn)
+{
+	uint8_t *fill = calloc(fn->len + fn->pad + 1, 1);
+	struct x86_insn insn;
+	bool dead = false;
+	size_t end = 0;
+
+	if (!fill)
+		return NULL;
+	for (int k = 0; k < fn->n; k++) {
+		size_t off = fn->off[k];
+		if (x86_insn_decode(fn->code + off, fn->len - off, fn->addr + off, &insn) < 0)
+			return fill; /* the sweep decoded it: cannot happen */
+		bool target = false;
+		for (size_t b = off; b < off + insn.len; b++)
+			target |= fn->is_target[b];
+		if (dead && insn.is_fill && !target)
+			memset(fill + off, 1, insn.len);
+		else
+			dead = insn.ends_flow;
+		end = off + insn.len;
+	}
+	for (size_t off = fn->len; dead && end == fn->len && off < fn->len + fn->pad;) {
+		if (x86_insn_decode(fn->code + off, fn->len + fn->pad - off, fn->addr + off,
+				    &insn) < 0 ||
+		    !insn.is_fill || fn->is_target[off])
+			break;
+		memset(fill + off, 1, insn.len);
+		off += insn.len;
+	}
+	return fill;
+}
+
+/*
+ * A hop for a 2-byte jump ending at `from`: ARCH_HOP_LEN bytes of fill
+ * within its rel8's reach, clear of the patched bytes, of the plan's other
+ * hops and of the other locations (avoid).  Its index in plan->hop, or -1.
+ */
+static int hop_near(const struct x86_func *fn, const uint8_t *fill, uint64_t from, uint64_t resume,
+		    const uint64_t *avoid, int navoid, struct arch_site_plan *plan)
+{
+	uint64_t lo = from >= 128 ? from - 128 : 0, hi = from + 127;
+	if (lo < fn->addr)
+		lo = fn->addr;
+	if (plan->nhops == ARCH_MAX_HOPS)
+		return -1;
+	for (uint64_t a = lo; a <= hi && a + ARCH_HOP_LEN <= fn->addr + fn->len + fn->pad; a++) {
+		bool ok = true;
+		for (uint64_t b = a; ok && b < a + ARCH_HOP_LEN; b++)
+			ok = fill[b - fn->addr] &&
+			     !(b >= plan->site && b < plan->site + plan->orig_len);
+		for (int h = 0; ok && h < plan->nhops; h++)
+			ok = a + ARCH_HOP_LEN <= plan->hop[h].at ||
+			     a >= plan->hop[h].at + ARCH_HOP_LEN;
+		for (int i = 0; ok && i < navoid; i++)
+			ok = avoid[i] < a || avoid[i] >= a + ARCH_HOP_LEN;
+		if (!ok)
+			continue;
+		struct arch_hop *h = &plan->hop[plan->nhops];
+		h->at = a;
+		h->resume = resume;
+		memcpy(h->orig, fn->code + (a - fn->addr), ARCH_HOP_LEN);
+		return plan->nhops++;
+	}
+	return -1;
+}
+
+/*
+ * Finds the hops the plan needs (struct arch_hop): the site's own, for a
+ * short_jmp plan, then one per rel8 branch redirected (shared by branches
+ * to the same target within reach).  Without one, the plan becomes an
+ * int3 saying why.
+ */
+static void place_hops(const struct x86_func *fn, const uint64_t *avoid, int navoid,
+		       struct arch_site_plan *plan, const struct x86_insn *first)
+{
+	bool need = plan->short_jmp;
+	for (int k = 0; k < plan->nredirs; k++)
+		need |= plan->redir[k].len == 1;
+	if (!need)
+		return;
+	uint8_t *fill = fill_map(fn);
+	if (!fill) {
+		x86_plan_int3(plan, first, "out of memory to check the function's branches");
+		return;
+	}
+	plan->nhops = 0;
+	if (plan->short_jmp &&
+	    hop_near(fn, fill, plan->site + 2, plan->site, avoid, navoid, plan) < 0) {
+		x86_plan_int3(plan, first,
+			      "a 2-byte jump fits here, but no alignment fill within its reach has "
+			      "room for the 5-byte jump it needs");
+		free(fill);
+		return;
+	}
+	for (int k = 0; k < plan->nredirs; k++) {
+		struct arch_redirect *r = &plan->redir[k];
+		if (r->len != 1)
+			continue;
+		r->hop = -1;
+		for (int h = plan->short_jmp; h < plan->nhops && r->hop < 0; h++) {
+			int64_t d = (int64_t)(plan->hop[h].at - (r->at + 1));
+			if (plan->hop[h].resume == r->target && d >= -128 && d <= 127)
+				r->hop = (int8_t)h;
+		}
+		if (r->hop < 0)
+			r->hop =
+			    (int8_t)hop_near(fn, fill, r->at + 1, r->target, avoid, navoid, plan);
+		if (r->hop < 0) {
+			x86_plan_int3(plan, first,
+				      "branch at func+0x%llx targets func+0x%llx, inside the %d "
+				      "patched bytes, with a rel8 and no alignment fill within its "
+				      "reach for a jump",
+				      (unsigned long long)(r->insn - fn->addr),
+				      (unsigned long long)(r->target - fn->addr), plan->orig_len);
+			break;
+		}
+	}
+	free(fill);
+}
+
+/*
  * The whole-function check: decodes [func_addr, func_addr + func_len),
  * refuses the jmp (plan made an int3) when a direct branch or an entry of
  * a jump table lands strictly inside the patched bytes, or when an
  * indirect jmp's targets cannot be proven (jtab.c).  0, or -EINVAL if
  * soff is not an instruction boundary.
  */
-static int check_function(const uint8_t *code, size_t func_len, uint64_t func_addr, size_t soff,
+static int check_function(const uint8_t *code, size_t func_len, size_t pad_len, uint64_t func_addr,
+			  size_t soff, const uint64_t *avoid, int navoid,
 			  const struct arch_mem *mem, struct arch_site_plan *plan,
 			  const struct x86_insn *first)
 {
-	struct x86_func fn = {.code = code, .len = func_len, .addr = func_addr};
+	struct x86_func fn = {.code = code, .len = func_len, .addr = func_addr, .pad = pad_len};
 	struct x86_jtab *tabs = NULL;
 	struct x86_insn insn;
 	int ntabs = 0, rc;
@@ -430,7 +579,7 @@ static int check_function(const uint8_t *code, size_t func_len, uint64_t func_ad
 		}
 		for (int i = 0; i < tabs[ntabs].n; i++) {
 			uint64_t a = tabs[ntabs].targets[i];
-			if (a >= func_addr && a < func_addr + func_len)
+			if (a >= func_addr && a < func_addr + func_len + pad_len)
 				fn.is_target[a - func_addr] = 1;
 			if (rc == 0 && inside(plan, a)) {
 				x86_plan_int3(
@@ -455,6 +604,8 @@ static int check_function(const uint8_t *code, size_t func_len, uint64_t func_ad
 				    fn.off[tabs[t].jmp], fn.off[i]);
 				rc = -ENOEXEC;
 			}
+	if (rc == 0 && plan->kind == ARCH_PATCH_JMP)
+		place_hops(&fn, avoid, navoid, plan, first);
 	for (int t = 0; t < ntabs; t++)
 		free(tabs[t].targets);
 	free(tabs);
@@ -462,11 +613,12 @@ static int check_function(const uint8_t *code, size_t func_len, uint64_t func_ad
 	return rc == -EINVAL ? -EINVAL : 0;
 }
 
-/* The plan of a jump at site (the location itself, or the instruction
- * before it: plan_before); *short_of_room: refused for want of bytes. */
+/* The plan of a jump of jlen bytes (JMP_LEN, or 2: a short_jmp to a hop)
+ * at site (the location itself, or the instruction before it:
+ * plan_before); *short_of_room: refused for want of bytes. */
 static int plan_from(const uint8_t *code, size_t func_len, size_t pad_len, uint64_t func_addr,
-		     uint64_t site, const uint64_t *avoid, int navoid, const struct arch_mem *mem,
-		     struct arch_site_plan *plan, bool *short_of_room)
+		     uint64_t site, int jlen, const uint64_t *avoid, int navoid,
+		     const struct arch_mem *mem, struct arch_site_plan *plan, bool *short_of_room)
 {
 	struct x86_insn first, insn;
 	size_t soff = site - func_addr, off, limit = func_len;
@@ -478,6 +630,7 @@ static int plan_from(const uint8_t *code, size_t func_len, size_t pad_len, uint6
 	plan->site = site;
 	plan->mid = true;
 	plan->kind = ARCH_PATCH_JMP;
+	plan->short_jmp = jlen < JMP_LEN;
 	if (func_len && soff >= func_len)
 		return -EINVAL;
 	rc = x86_insn_decode(code + soff, (func_len ? func_len : ARCH_MAX_DISPLACED) - soff, site,
@@ -494,7 +647,7 @@ static int plan_from(const uint8_t *code, size_t func_len, size_t pad_len, uint6
 	/* displaced instructions */
 	off = soff;
 	plan->ninsns = 0;
-	while (off - soff < JMP_LEN) {
+	while (off - soff < (size_t)jlen) {
 		if (off >= limit || plan->ninsns == ARCH_MAX_INSNS) {
 			x86_plan_int3(plan, &first, "too close to the end of the function for a jmp");
 			*short_of_room = true;
@@ -543,7 +696,7 @@ static int plan_from(const uint8_t *code, size_t func_len, size_t pad_len, uint6
 		}
 		plan->insn_off[plan->ninsns++] = (uint8_t)(off - soff);
 		off += insn.len;
-		if (off - soff < JMP_LEN && insn.mnemonic && !strcmp(insn.mnemonic, "call")) {
+		if (off - soff < (size_t)jlen && insn.mnemonic && !strcmp(insn.mnemonic, "call")) {
 			/*
 			 * Its return address lies inside the patched bytes: a thread
 			 * in the callee when the patch is made (ubt -p) returns into
@@ -555,7 +708,7 @@ static int plan_from(const uint8_t *code, size_t func_len, size_t pad_len, uint6
 				      off - insn.len, off);
 			return 0;
 		}
-		if (off - soff < JMP_LEN && insn.ends_flow) {
+		if (off - soff < (size_t)jlen && insn.ends_flow) {
 			/*
 			 * What follows is reached only by a jump: the jmp may cover it
 			 * only where it is alignment fill (nops: never executed, never a
@@ -568,7 +721,8 @@ static int plan_from(const uint8_t *code, size_t func_len, size_t pad_len, uint6
 	}
 	plan->orig_len = (int)(off - soff);
 	memcpy(plan->orig, code + soff, plan->orig_len);
-	rc = check_function(code, func_len, func_addr, soff, mem, plan, &first);
+	rc = check_function(code, func_len, pad_len, func_addr, soff, avoid, navoid, mem, plan,
+			    &first);
 	if (rc == -EINVAL)
 		return -EINVAL; /* the note does not point at an instruction */
 	return 0;
@@ -635,8 +789,8 @@ static void plan_before(const uint8_t *code, size_t func_len, size_t pad_len, ui
 			others[n++] = avoid[i];
 	}
 	if (n >= 0 &&
-	    plan_from(code, func_len, pad_len, func_addr, func_addr + prev, others, n, mem, &alt,
-		      &short_of_room) == 0 &&
+	    plan_from(code, func_len, pad_len, func_addr, func_addr + prev, JMP_LEN, others, n, mem,
+		      &alt, &short_of_room) == 0 &&
 	    alt.kind == ARCH_PATCH_JMP && !alt.mid_cover && alt.ninsns >= 2 &&
 	    alt.insn_off[1] == site - (func_addr + prev)) {
 		alt.mid_at = alt.insn_off[1];
@@ -650,12 +804,21 @@ int arch_plan_mid_site(const uint8_t *code, size_t func_len, size_t pad_len, uin
 		       struct arch_site_plan *plan)
 {
 	bool short_of_room = false;
-	int rc = plan_from(code, func_len, pad_len, func_addr, site, avoid, navoid, mem, plan,
-			   &short_of_room);
+	struct arch_site_plan alt;
+	int rc = plan_from(code, func_len, pad_len, func_addr, site, JMP_LEN, avoid, navoid, mem,
+			   plan, &short_of_room);
 	/* any refusal the bytes before may avoid: too little room, a branch
 	 * into the 5 bytes (a rel8 `jne` back to the instruction after a
 	 * nop), a call returning inside them (plan_before checks it all) */
 	if (rc == 0 && plan->kind == ARCH_PATCH_INT3 && func_len)
 		plan_before(code, func_len, pad_len, func_addr, site, avoid, navoid, mem, plan);
+	/* then a 2-byte jump to a hop in fill nearby (struct arch_hop): a
+	 * `nop; jmp` location before code reached only by branches (the
+	 * refusal said, if that fails too, is the 5-byte jump's) */
+	if (rc == 0 && plan->kind == ARCH_PATCH_INT3 && func_len &&
+	    plan_from(code, func_len, pad_len, func_addr, site, 2, avoid, navoid, mem, &alt,
+		      &short_of_room) == 0 &&
+	    alt.kind == ARCH_PATCH_JMP)
+		*plan = alt;
 	return rc;
 }

@@ -118,6 +118,29 @@ int arch_emit_trampoline(const struct arch_site_plan *plan, uint64_t tramp_addr,
 	return rc < 0 ? rc : x86w_finish(&w, len);
 }
 
+/* Where a branch to target (inside the patched bytes) goes instead: its copy. */
+static int copy_of(const struct arch_site_plan *plan, uint64_t copy_addr, uint64_t target,
+		   uint64_t *to)
+{
+	struct x86_reloc_map m;
+	int idx = -1, rc = x86_reloc_map(plan, copy_addr, &m);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < plan->ninsns; i++)
+		if (plan->site + plan->insn_off[i] == target)
+			idx = i;
+	/* the last entry: a system call's exit handlers (mid_after) come
+	 * before the second instruction's copy, and a branch that skipped
+	 * the call must not run them; but where the location is after the
+	 * jump's first instruction (plan->mid_at) those calls are its own
+	 * handlers, and a branch to it must run them: the first entry */
+	*to = 0;
+	for (int i = 0; i < m.nmap; i++)
+		if (m.map[i].insn == idx && !(*to && plan->mid_at))
+			*to = copy_addr + m.map[i].off;
+	return idx < 0 || !*to ? -ENOENT : 0;
+}
+
 int arch_redirect_bytes(const struct arch_site_plan *plan, uint64_t copy_addr, int k,
 			uint8_t out[4])
 {
@@ -127,27 +150,47 @@ int arch_redirect_bytes(const struct arch_site_plan *plan, uint64_t copy_addr, i
 	if (k < 0 || k >= plan->nredirs)
 		return -EINVAL;
 	const struct arch_redirect *r = &plan->redir[k];
-	struct x86_reloc_map m;
-	int idx = -1, rc = x86_reloc_map(plan, copy_addr, &m);
+	if (r->len == 1) { /* a rel8, to its hop */
+		if (r->hop < 0 || r->hop >= plan->nhops)
+			return -EINVAL;
+		int64_t d = (int64_t)(plan->hop[r->hop].at - (r->at + 1));
+		if (d < -128 || d > 127)
+			return -ERANGE;
+		memcpy(out, r->orig, 4);
+		out[0] = (uint8_t)(int8_t)d;
+		return 0;
+	}
+	int rc = copy_of(plan, copy_addr, r->target, &to);
 	if (rc < 0)
 		return rc;
-	for (int i = 0; i < plan->ninsns; i++)
-		if (plan->site + plan->insn_off[i] == r->target)
-			idx = i;
-	/* the last entry: a system call's exit handlers (mid_after) come
-	 * before the second instruction's copy, and a branch that skipped
-	 * the call must not run them; but where the location is after the
-	 * jump's first instruction (plan->mid_at) those calls are its own
-	 * handlers, and a branch to it must run them: the first entry */
-	to = 0;
-	for (int i = 0; i < m.nmap; i++)
-		if (m.map[i].insn == idx && !(to && plan->mid_at))
-			to = copy_addr + m.map[i].off;
-	if (idx < 0 || !to)
-		return -ENOENT;
 	if (!x86_rel32(r->at + 4, to, &rel))
 		return -ERANGE;
 	memcpy(out, &rel, 4);
+	return 0;
+}
+
+int arch_hop_bytes(const struct arch_site_plan *plan, uint64_t tramp_addr, uint64_t copy_addr,
+		   int h, uint8_t out[ARCH_HOP_LEN])
+{
+	uint64_t to = 0;
+	int32_t rel;
+
+	if (h < 0 || h >= plan->nhops)
+		return -EINVAL;
+	if (plan->short_jmp && h == 0)
+		to = tramp_addr;
+	for (int k = 0; !to && k < plan->nredirs; k++)
+		if (plan->redir[k].len == 1 && plan->redir[k].hop == h) {
+			int rc = copy_of(plan, copy_addr, plan->redir[k].target, &to);
+			if (rc < 0)
+				return rc;
+		}
+	if (!to)
+		return -ENOENT;
+	if (!x86_rel32(plan->hop[h].at + ARCH_HOP_LEN, to, &rel))
+		return -ERANGE;
+	out[0] = 0xe9;
+	memcpy(out + 1, &rel, 4);
 	return 0;
 }
 
@@ -161,6 +204,15 @@ int arch_patch_bytes(const struct arch_site_plan *plan, uint64_t tramp_addr, uin
 		/* Only the first byte changes: the rest of the instruction stays as it was. */
 		memcpy(out, plan->orig, plan->orig_len);
 		out[0] = 0xcc;
+		return 0;
+	}
+	if (plan->short_jmp) { /* jmp rel8 to the hop, which jumps to tramp_addr */
+		int64_t d = plan->nhops ? (int64_t)(plan->hop[0].at - (plan->site + 2)) : 1000;
+		if (plan->orig_len < 2 || d < -128 || d > 127)
+			return -EINVAL;
+		memset(out, 0xcc, (size_t)plan->orig_len);
+		out[0] = 0xeb;
+		out[1] = (uint8_t)(int8_t)d;
 		return 0;
 	}
 	if (plan->orig_len < JMP_LEN)

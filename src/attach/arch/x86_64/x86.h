@@ -128,7 +128,9 @@ struct x86_func {
 	uint32_t *off; /* off[i]: offset of instruction i */
 	int n;
 	uint8_t *is_insn;   /* per byte offset: an instruction starts here */
-	uint8_t *is_target; /* per byte offset: a branch targets it */
+	uint8_t *is_target; /* per byte offset: a branch targets it (mid.c: also
+			     * in the pad bytes after the function) */
+	size_t pad;	    /* mid.c: alignment fill after the function, in code */
 };
 
 /* A switch's jump table, recovered for the indirect jmp at instruction jmp (jtab.c). */
