@@ -41,6 +41,12 @@ line starts a new test.
     IGNORE regex         stdout lines matching (re.search) are dropped before
                          any check (e.g. target output whose interleaving
                          with the tracer's printf output is not fixed)
+    SUM regex            stdout lines matching (re.match; group 1 a key,
+                         group 2 a count) become one line `KEY: TOTAL` per
+                         key, all at the first one's place, in ascending
+                         order of total as bpftrace prints a count map (a
+                         map printed and cleared every interval: a round of
+                         work that straddles two intervals sums the same)
     MASK regex           every match in stdout (re.M: ^ and $ match at each
                          line) becomes `<masked>` before any
                          check (e.g. times: `MASK ^\d+\.\d{6}` makes
@@ -97,6 +103,27 @@ from maptext import sort_ties  # noqa: E402  (tests/lib/maptext.py)
 
 RLIMIT_NOISE = re.compile(r"^(ERROR|WARNING): .*RLIMIT_MEMLOCK.*$\n?", re.M)
 
+
+
+def sum_lines(out, rx):
+    """SUM: the lines of out matching rx summed per key (group 1), the
+    totals (group 2) at the first one's place, ascending by total."""
+    lines = out.splitlines(True)
+    totals, at = {}, None
+    kept = []
+    for l in lines:
+        m = rx.match(l.rstrip("\n"))
+        if not m:
+            kept.append(l)
+            continue
+        if at is None:
+            at = len(kept)
+        totals[m.group(1)] = totals.get(m.group(1), 0) + int(m.group(2))
+    if at is None:
+        return out
+    block = ["%s: %d\n" % (k, v)
+             for k, v in sorted(totals.items(), key=lambda kv: kv[1])]
+    return "".join(kept[:at] + block + kept[at:])
 
 class Failure(Exception):
     """A test expectation did not hold; the message says which."""
@@ -212,6 +239,7 @@ class Test:
         self.before_ready = None
         self.setup = []
         self.ignore = []
+        self.sum = []
         self.mask = []
         self.steps = []          # [("run"|"before", regex, [commands])]
         self.expect = []         # [(stream, kind, text)]
@@ -253,6 +281,8 @@ def parse_file(path):
                 cur.before_ready = arg
             elif key == "IGNORE":
                 cur.ignore.append(re.compile(arg))
+            elif key == "SUM":
+                cur.sum.append(re.compile(arg))
             elif key == "MASK":
                 cur.mask.append(re.compile(arg, re.M))
             elif key == "SETUP":
@@ -411,6 +441,8 @@ class Runner:
             res["out"] = "".join(
                 l for l in run.stdout().splitlines(True)
                 if not any(rx.search(l) for rx in t.ignore))
+            for rx in t.sum:
+                res["out"] = sum_lines(res["out"], rx)
             for rx in t.mask:
                 res["out"] = rx.sub("<masked>", res["out"])
             res["err"] = run.stderr()
