@@ -344,6 +344,10 @@ static int stage_parse(struct run *r)
 		diag_print(&r->d, stderr);
 		return 1;
 	}
+	/* no -p, no -c: the process its probes' /proc/N/root/... paths name */
+	if (r->o.pid <= 0 && !r->o.cmd &&
+	    (r->o.pid = ubt_pid_from_paths(r->prog, r->o.no_warnings)) > 0)
+		parse_have_pid = true;
 	if (r->o.debug)
 		fputs("AST after: parser\n-------------------\n", stdout);
 	if (r->o.debug || dump_is(r, UBT_DUMP_AST))

@@ -11,14 +11,20 @@
  *                             generator, whose BEGIN block fills maps the
  *                             script only reads;
  *   ubt_print_info()          `ubt --info`: what this machine offers ubt
- *                             (ptrace permissions, Yama, rseq, kernel, LLVM).
+ *                             (ptrace permissions, Yama, rseq, kernel, LLVM);
+ *   ubt_pid_from_paths()      the process a script without -p or -c names
+ *                             through its probes' /proc/N/root/... paths
+ *                             (kubectl-trace's runner).
  */
 #include "ubt_compat.h"
+#include "parser/ast.h"
 #include "ubt_config.h"
 #include "util/diag.h"
 #include "util/util.h"
 
 #include <Zydis/Zydis.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <llvm-c/Core.h>
@@ -26,6 +32,8 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/rseq.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -194,4 +202,84 @@ void ubt_print_info(FILE *f)
 	print_ptrace(f);
 	print_rseq(f);
 	fprintf(f, "  probe types: uprobe, uretprobe, usdt, BEGIN, END\n");
+}
+
+/* N of a path /proc/N/root/..., /proc/N/cwd/... or /proc/N/exe; else 0. */
+static pid_t proc_path_pid(const char *path)
+{
+	char *end;
+	if (!path || strncmp(path, "/proc/", 6) || !isdigit((unsigned char)path[6]))
+		return 0;
+	long n = strtol(path + 6, &end, 10);
+	if (n <= 0 || n > INT_MAX ||
+	    !(!strncmp(end, "/root/", 6) || !strncmp(end, "/cwd/", 5) || !strcmp(end, "/exe")))
+		return 0;
+	return (pid_t)n;
+}
+
+/* How many processes other than pid map the file at path (its inode). */
+static int others_mapping(pid_t pid, const char *path)
+{
+	struct stat st;
+	DIR *d = opendir("/proc");
+	int n = 0;
+	if (!d)
+		return 0;
+	if (stat(path, &st)) {
+		closedir(d);
+		return 0;
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		char maps[300], line[512];
+		if (!isdigit((unsigned char)e->d_name[0]) || atoi(e->d_name) == pid)
+			continue;
+		snprintf(maps, sizeof(maps), "/proc/%s/maps", e->d_name);
+		FILE *f = fopen(maps, "re");
+		if (!f)
+			continue;
+		bool hit = false;
+		while (!hit && fgets(line, sizeof(line), f)) {
+			unsigned maj, min;
+			unsigned long long ino;
+			hit = sscanf(line, "%*x-%*x %*s %*x %x:%x %llu", &maj, &min, &ino) == 3 &&
+			      ino == (unsigned long long)st.st_ino &&
+			      makedev(maj, min) == st.st_dev;
+		}
+		fclose(f);
+		n += hit;
+	}
+	closedir(d);
+	return n;
+}
+
+pid_t ubt_pid_from_paths(const struct ast_node *prog, bool quiet)
+{
+	pid_t pid = 0;
+	const char *path = NULL;
+	for (int i = 0; i < prog->nkids; i++) {
+		const struct ast_node *p = prog->kids[i];
+		for (int j = 0; j < p->nkids; j++) {
+			const struct ast_attach *a = &p->kids[j]->attach;
+			if (p->kids[j]->kind != AST_ATTACH ||
+			    (strcmp(a->provider, "uprobe") && strcmp(a->provider, "uretprobe") &&
+			     strcmp(a->provider, "usdt")))
+				continue;
+			pid_t n = proc_path_pid(a->target);
+			if (!n || (pid && n != pid))
+				return 0; /* a path of the host, or two processes */
+			pid = n;
+			path = a->target;
+		}
+	}
+	if (pid && !quiet) {
+		int others = others_mapping(pid, path);
+		if (others)
+			fprintf(stderr,
+				"WARNING: ubt traces the process the probes' paths name, pid %d, "
+				"and not the %d other process%s that map%s %s (bpftrace would "
+				"trace them all)\n",
+				(int)pid, others, others == 1 ? "" : "es", others == 1 ? "s" : "",
+				path);
+	}
+	return pid;
 }
