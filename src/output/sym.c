@@ -48,6 +48,8 @@ struct symfile {
 	dev_t dev;
 	ino_t ino;
 	char *path;
+	char *mapped; /* a file replaced or removed since it was mapped ("PATH
+		       * (deleted)"): /proc/PID/map_files/START-END, the one it runs */
 	bool loaded;
 	struct sym *syms; /* sorted by value */
 	int nsyms;
@@ -72,6 +74,16 @@ static struct {
 	uint64_t refreshed_ns; /* when the snapshot was last taken */
 } S;
 
+static struct symfile *file_of(const struct proc_map *m);
+static void load_file(struct symfile *sf);
+
+/* A mapping's path that /proc/PID/maps marks " (deleted)". */
+static bool deleted(const char *path)
+{
+	size_t n = strlen(path), k = strlen(" (deleted)");
+	return n > k && !strcmp(path + n - k, " (deleted)");
+}
+
 void out_sym_init(pid_t pid)
 {
 	S.pid = pid;
@@ -83,6 +95,14 @@ void out_sym_init(pid_t pid)
 		proc_maps_free(S.maps, S.nmaps);
 		S.maps = maps;
 		S.nmaps = n;
+		/* a replaced or removed file is read through the process: now,
+		 * while it lives (its symbols are wanted after it exits too) */
+		for (int i = 0; i < n; i++)
+			if (maps[i].ino && strchr(maps[i].perms, 'x') && deleted(maps[i].path)) {
+				struct symfile *sf = file_of(&maps[i]);
+				if (!sf->loaded)
+					load_file(sf);
+			}
 	}
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -154,9 +174,25 @@ static int cand_cmp(const void *a, const void *b)
  * very file the process mapped: a container's libc at the path of the
  * host's is another file, with other symbols.
  */
+/* Opens p into sf if it is the file the process mapped. */
+static bool open_same(struct symfile *sf, const char *p)
+{
+	if (ef_open(&sf->ef, p))
+		return false;
+	if (sf->ef.dev == sf->dev && sf->ef.ino == sf->ino)
+		return true;
+	ef_close(&sf->ef);
+	return false;
+}
+
 static void load_file(struct symfile *sf)
 {
 	sf->loaded = true;
+	if (sf->mapped) { /* the file at its path is another one now, or none */
+		if (!open_same(sf, sf->mapped))
+			return;
+		goto opened;
+	}
 	char *p = S.pid > 0 && sf->path[0] == '/' ? xasprintf("/proc/%d/root%s", S.pid, sf->path)
 						   : xstrdup(sf->path);
 	int ret = ef_open(&sf->ef, p);
@@ -169,6 +205,7 @@ static void load_file(struct symfile *sf)
 			return;
 		}
 	}
+opened:
 	sf->open = true;
 	struct buf b = {0};
 	ef_foreach_func(&sf->ef, cand_add, &b);
@@ -209,6 +246,9 @@ static struct symfile *file_of(const struct proc_map *m)
 	sf->dev = m->dev;
 	sf->ino = m->ino;
 	sf->path = xstrdup(m->path);
+	if (S.pid > 0 && deleted(m->path))
+		sf->mapped = xasprintf("/proc/%d/map_files/%llx-%llx", (int)S.pid,
+				       (unsigned long long)m->start, (unsigned long long)m->end);
 	return sf;
 }
 

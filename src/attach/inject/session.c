@@ -264,9 +264,7 @@ int att_add_internal_func(struct att_session *s, struct ef_file *f, uint64_t bia
 
 char *att_point_file(const struct att_session *s, const struct att_point *p)
 {
-	return p->path[0] == '/' && strncmp(p->path, "/proc/", 6)
-		   ? xasprintf("/proc/%d/root%s", s->t.pid, p->path)
-		   : xstrdup(p->path);
+	return att_open_path(s->t.pid, p->path);
 }
 
 int att_point_bias(const struct att_session *s, const struct att_point *p,

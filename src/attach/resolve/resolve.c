@@ -126,15 +126,68 @@ static void uspec_free(struct uspec *u)
 /* ---- finding a binary by name ----------------------------------------------- */
 
 /*
+ * A file the process maps as `path (deleted)` (it was replaced or removed
+ * since: an upgrade in place) while the file at `path` now is another one,
+ * or none (open: what ubt opened for path, NULL if nothing): the mapped
+ * one, through /proc/PID/map_files, said once per path; else NULL.  The
+ * answers are kept: resolve and attach ask for every point.
+ */
+static char *replaced_file(pid_t pid, const char *path, const char *open)
+{
+	static struct {
+		pid_t pid;
+		char *path, *file; /* file NULL: not replaced */
+	} seen[32];
+	static int nseen;
+	for (int i = 0; i < nseen; i++)
+		if (seen[i].pid == pid && !strcmp(seen[i].path, path))
+			return seen[i].file ? xstrdup(seen[i].file) : NULL;
+	struct proc_map *maps;
+	int n;
+	struct stat st;
+	char *file = NULL, *gone = xasprintf("%s (deleted)", path);
+	bool have = open && !stat(open, &st);
+	if (!proc_maps_read(pid, &maps, &n)) {
+		for (int i = 0; i < n && !file; i++)
+			if (!strcmp(maps[i].path, gone) &&
+			    !(have && st.st_ino == maps[i].ino && st.st_dev == maps[i].dev))
+				file = xasprintf("/proc/%d/map_files/%llx-%llx", (int)pid,
+						 (unsigned long long)maps[i].start,
+						 (unsigned long long)maps[i].end);
+		proc_maps_free(maps, n);
+	}
+	free(gone);
+	if (file && access(file, R_OK)) { /* map_files needs CAP_SYS_ADMIN */
+		free(file);
+		file = NULL;
+	}
+	if (file)
+		fprintf(stderr,
+			"WARNING: pid %d runs %s as it was before it was replaced or removed: "
+			"probing the file the process runs (%s)\n",
+			(int)pid, path, file);
+	if (nseen < (int)(sizeof(seen) / sizeof(seen[0])))
+		seen[nseen++] = (typeof(seen[0])){pid, xstrdup(path), file ? xstrdup(file) : NULL};
+	return file;
+}
+
+/*
  * The path ubt opens for a binary the user wrote as `path`: with -p, an
  * absolute path is the file the process sees (/proc/PID/root/PATH, so a
- * container's own libc is probed, not the host's).
+ * container's own libc is probed, not the host's), or the one it still
+ * runs after that file was replaced (replaced_file).
  */
 char *att_open_path(pid_t pid, const char *path)
 {
 	if (pid > 0 && path[0] == '/' && strncmp(path, "/proc/", 6)) {
 		char *p = xasprintf("/proc/%d/root%s", (int)pid, path);
-		if (!access(p, F_OK))
+		bool there = !access(p, F_OK);
+		char *old = replaced_file(pid, path, there ? p : NULL);
+		if (old) {
+			free(p);
+			return old;
+		}
+		if (there)
 			return p;
 		free(p);
 	}
