@@ -247,6 +247,8 @@ static void set_builtin_facts(struct att_session *s, const struct options *o, ui
 	if (att_has_target(s) && o->cmd)
 		h->cpid = (uint32_t)att_target_pid(s);
 	h->cgroup_id = att_cgroup_id(att_has_target(s) ? att_target_pid(s) : getpid());
+	if (att_has_target(s))
+		att_user_idmaps(att_target_pid(s), h);
 	h->ids_gen = 1; /* a thread's empty comm/uid/gid cache has gen 0 */
 }
 

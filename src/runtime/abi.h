@@ -55,6 +55,9 @@ enum rt_shm_flags {
  */
 #define RT_TRAP_MAX 128
 
+/* lines of a user namespace's uid_map or gid_map kept (rt_shm_header.idmap) */
+#define RT_IDMAP_MAX 6
+
 struct rt_trap_site {
 	uint64_t site;  /* address of the int3 */
 	uint64_t tramp; /* where the thread continues */
@@ -276,6 +279,14 @@ struct rt_shm_header {
 	volatile uint32_t forks_on;
 	uint32_t fork_rd_gen;
 	uint64_t fork_pstack_base, fork_pstack_size, fork_pstack_seg;
+	/* a target in another user namespace (a rootless container): its
+	 * uid_map and gid_map, so that uid and gid are the host's, as
+	 * bpftrace's (rt_builtin.c); idmap_n[k] 0: the same namespace as ubt's
+	 * (attach/target/cgroup.c writes them before arming) */
+	uint32_t idmap_n[2];
+	struct rt_idmap {
+		uint32_t first, lower, count; /* ids first.. are the host's lower.. */
+	} idmap[2][RT_IDMAP_MAX];
 };
 
 /* ubt's poll of the target's threads (attach/target/ids.c): what the script reads */

@@ -15,6 +15,7 @@
  * it had at attach (docs/compat.md).
  */
 #include "attach/attach.h"
+#include "runtime/abi.h"
 #include "util/util.h"
 
 #include <stdio.h>
@@ -68,4 +69,31 @@ uint64_t att_cgroup_id(pid_t pid)
 		fclose(f);
 	free(mnt);
 	return id;
+}
+
+/*
+ * A target in another user namespace than ubt's: its uid_map and gid_map
+ * ("first lower count" lines: ids first.. in it are the host's lower..),
+ * for the runtime to give uid and gid as the host sees them, as bpftrace
+ * does (rt_builtin.c).  Nothing when the namespace is ubt's.
+ */
+void att_user_idmaps(pid_t pid, struct rt_shm_header *h)
+{
+	struct stat mine, its;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	if (stat("/proc/self/ns/user", &mine) || stat(path, &its) ||
+	    (mine.st_ino == its.st_ino && mine.st_dev == its.st_dev))
+		return;
+	for (int k = 0; k < 2; k++) {
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, k ? "gid_map" : "uid_map");
+		FILE *f = fopen(path, "re");
+		unsigned first, lower, count;
+		uint32_t n = 0;
+		while (f && n < RT_IDMAP_MAX && fscanf(f, "%u %u %u", &first, &lower, &count) == 3)
+			h->idmap[k][n++] = (struct rt_idmap){first, lower, count};
+		if (f)
+			fclose(f);
+		h->idmap_n[k] = n;
+	}
 }

@@ -29,6 +29,10 @@ bool att_host_tids_wanted(void);
 
 /* cgroup.c: the cgroup v2 id of process pid (the `cgroup` builtin), 0 if unknown */
 uint64_t att_cgroup_id(pid_t pid);
+/* cgroup.c: a target in another user namespace: its uid and gid maps into
+ * the header, so uid and gid are the host's (nothing in ubt's namespace) */
+struct rt_shm_header;
+void att_user_idmaps(pid_t pid, struct rt_shm_header *h);
 
 /*
  * comm/uid/gid freshness (ids.c): a poll of /proc/PID/task that raises the

@@ -39,12 +39,35 @@ void rt_comm(char *dst)
 	rt_syscall6(157 /* prctl */, 16 /* PR_GET_NAME */, (long)dst, 0, 0, 0, 0);
 }
 
+/*
+ * getuid (which 0) or getgid (1) as the host sees it: a thread in another
+ * user namespace gets its namespace's id from the kernel; the header holds
+ * that namespace's map (ubt read /proc/PID/uid_map), unmapped ids are the
+ * kernel's overflow id.  The header is the target's to scribble on: at
+ * worst its own ids come out wrong.
+ */
+static uint32_t rt_cred(int which)
+{
+	uint32_t id =
+	    (uint32_t)rt_syscall6(which ? 104 /* getgid */ : 102 /* getuid */, 0, 0, 0, 0, 0, 0);
+	const struct rt_shm_header *h = rt_hdr();
+	uint32_t n = h->idmap_n[which];
+	if (!n || ubt_priv.layout) /* BEGIN, END, interval: ubt's own ids, the host's */
+		return id;
+	for (uint32_t i = 0; i < n && i < RT_IDMAP_MAX; i++) {
+		const struct rt_idmap *e = &h->idmap[which][i];
+		if (id - e->first < e->count)
+			return e->lower + (id - e->first);
+	}
+	return 65534;
+}
+
 /* Fills ids from the kernel (gen untouched). */
 static void rt_ids_read(struct rt_ids *ids)
 {
 	rt_comm(ids->comm);
-	ids->uid = (uint32_t)rt_syscall6(102 /* getuid */, 0, 0, 0, 0, 0, 0);
-	ids->gid = (uint32_t)rt_syscall6(104 /* getgid */, 0, 0, 0, 0, 0, 0);
+	ids->uid = rt_cred(0);
+	ids->gid = rt_cred(1);
 }
 
 /*
@@ -83,10 +106,8 @@ void rt_ids_load(struct rt_ids *dst)
 /* uid, gid, numaid: what = 0, 1, 2 */
 uint64_t rt_ids(uint32_t what)
 {
-	if (what == 0)
-		return (uint64_t)rt_syscall6(102 /* getuid */, 0, 0, 0, 0, 0, 0);
-	if (what == 1)
-		return (uint64_t)rt_syscall6(104 /* getgid */, 0, 0, 0, 0, 0, 0);
+	if (what <= 1)
+		return rt_cred((int)what);
 	uint32_t cpu = 0, node = 0;
 	rt_syscall6(309 /* getcpu */, (long)&cpu, (long)&node, 0, 0, 0, 0);
 	return what == 2 ? node : cpu;
