@@ -9,7 +9,9 @@
  * `ubth:even` (arg0 = i) fires for every even i; prints `sum S` (N per
  * call).  Then calls hop_short(i) for i in 0..N-1: `ubth:odd` (arg0 = i)
  * fires for every odd i; prints `short S` (the sum of i, plus 7 for each
- * even i), and exits 0.
+ * even i).  Then calls hop_pair(i) for i in 0..N-1: `ubth:pair_a` fires
+ * for every odd i, `ubth:pair_b` for every i; prints `pair S` (the sum of
+ * i + 1), and exits 0.
  *
  * hop_loop's `jnz` is a rel8 into the 5 bytes a jump at the location
  * covers: too short to reach the trampoline, it is rewritten to a hop in
@@ -107,6 +109,37 @@ __asm__(".text\n"
 	"ret\n"
 	".size hop_short_next,.-hop_short_next\n" NOTE("990b", "odd"));
 
+/*
+ * hop_pair: `if (x & 1) PROBE_A; PROBE_B;` as compilers emit it: the je
+ * skips A's nop and lands on B's, which A's jump covers (locations in a
+ * row share one jump).  B's handlers run in that jump's trampoline before
+ * the copies, so a branch to B must not be redirected to B's copy (it
+ * would skip them): A takes a breakpoint, B its own jump.
+ *    0: mov %rdi,%rax
+ *    3: test $1,%al
+ *    5: je 8 (rel8)             <- to B
+ *    7: nop                     <- usdt ubth:pair_a (odd x)
+ *    8: nop                     <- usdt ubth:pair_b (every x)
+ *    9: lea 1(%rax),%rax
+ *   13: ret
+ */
+long hop_pair(long x);
+
+__asm__(".text\n"
+	".globl hop_pair\n"
+	".type hop_pair,@function\n"
+	".p2align 4\n"
+	"hop_pair:\n"
+	"mov %rdi,%rax\n"
+	"test $1,%al\n"
+	"je 981f\n"
+	"980: nop\n"
+	"981: nop\n"
+	"lea 1(%rax),%rax\n"
+	"ret\n"
+	".nops 5\n"
+	".size hop_pair,.-hop_pair\n" NOTE("980b", "pair_a") NOTE("981b", "pair_b"));
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 10, rounds = argc > 2 ? atol(argv[2]) : 1, sum = 0;
@@ -118,5 +151,9 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n; i++)
 		s += hop_short(i);
 	printf("short %ld\n", s);
+	long p = 0;
+	for (long i = 0; i < n; i++)
+		p += hop_pair(i);
+	printf("pair %ld\n", p);
 	return 0;
 }

@@ -223,11 +223,18 @@ int arch_pc_from_trampoline(const struct arch_site_plan *plan, uint64_t tramp_ad
  * Memory of the target (or of its file) outside the function's code, for
  * the planner to read a switch's jump table: read() returns 0 when all
  * len bytes at addr were read, else -errno.  arch itself never touches a
- * process; the caller's reader does.
+ * process; the caller's reader does.  taken: the ranges [lo, hi) that
+ * sites planned before write (their patches and hops), which a hop must
+ * keep out of (NULL, 0: none).
  */
+struct arch_range {
+	uint64_t lo, hi;
+};
 struct arch_mem {
 	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
 	void *ctx;
+	const struct arch_range *taken;
+	int ntaken;
 };
 
 /*

@@ -71,9 +71,21 @@ static int mid_site_new(struct att_session *s, uint64_t addr, uint64_t func, uin
 	if (ret && fill) /* the fill is the file's: mapped like the code, but be sure */
 		ret = tracee_read(&s->t, func, code, len -= fill), fill = 0;
 	if (!ret) {
-		struct arch_mem mem = {read_target, &s->t};
+		/* the bytes the sites planned before write: a hop keeps out of them */
+		int nsites = (int)(site - s->sites), ntaken = 0;
+		struct arch_range *taken =
+		    xcalloc((size_t)nsites * (1 + ARCH_MAX_HOPS) + 1, sizeof(*taken));
+		for (int i = 0; i < nsites; i++) {
+			const struct arch_site_plan *pl = &s->sites[i].plan;
+			taken[ntaken++] = (struct arch_range){pl->site, pl->site + pl->orig_len};
+			for (int h = 0; h < pl->nhops; h++)
+				taken[ntaken++] = (struct arch_range){pl->hop[h].at,
+								      pl->hop[h].at + ARCH_HOP_LEN};
+		}
+		struct arch_mem mem = {read_target, &s->t, taken, ntaken};
 		ret = arch_plan_mid_site(code, func_size, fill, func, addr, others, nothers, &mem,
 					 &site->plan);
+		free(taken);
 	}
 	free(code);
 	return ret;

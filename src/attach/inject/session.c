@@ -153,42 +153,55 @@ static int check_other_ubt(struct att_session *s, const struct proc_map *maps, i
  * tracer's breakpoint: a kernel uprobe (bpftrace, perf probe) or a
  * debugger's.  A jump cannot be planned over it (the kernel would run the
  * file's instruction and go on inside our jump), and our int3 would hide
- * theirs: refused with the reason.
+ * theirs: refused with the reason.  foreign_int3: 0, or -EBUSY (said)
+ * when orig, the len bytes the process has at addr, holds an int3 that the
+ * file has not there.
  */
-static int check_foreign_breakpoints(struct att_session *s, const struct proc_map *maps, int n)
+static int foreign_int3(struct att_session *s, const struct proc_map *maps, int n, uint64_t addr,
+			const uint8_t *orig, int len)
 {
-	for (int i = 0; i < s->nsites; i++) {
-		const struct arch_site_plan *pl = &s->sites[i].plan;
-		uint8_t file[ARCH_MAX_DISPLACED];
-		const struct proc_map *m = NULL;
-		for (int k = 0; k < n && !m; k++)
-			if (maps[k].start <= pl->site && pl->site + pl->orig_len <= maps[k].end &&
-			    maps[k].path[0] == '/')
-				m = &maps[k];
-		if (!m || !memchr(pl->orig, 0xcc, pl->orig_len))
+	uint8_t file[ARCH_MAX_DISPLACED];
+	const struct proc_map *m = NULL;
+	for (int k = 0; k < n && !m; k++)
+		if (maps[k].start <= addr && addr + len <= maps[k].end && maps[k].path[0] == '/')
+			m = &maps[k];
+	if (!m || len > (int)sizeof(file) || !memchr(orig, 0xcc, len))
+		return 0;
+	char *path = xasprintf("/proc/%d/root%s", s->t.pid, m->path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	ssize_t got = fd < 0 ? -1 : pread(fd, file, len, (off_t)(addr - m->start + m->offset));
+	if (fd >= 0)
+		close(fd);
+	if (got != len)
+		return 0;
+	for (int b = 0; b < len; b++) {
+		if (orig[b] != 0xcc || file[b] == 0xcc)
 			continue;
-		char *path = xasprintf("/proc/%d/root%s", s->t.pid, m->path);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		free(path);
-		ssize_t got = fd < 0 ? -1 : pread(fd, file, pl->orig_len, (off_t)(pl->site - m->start +
-										      m->offset));
-		if (fd >= 0)
-			close(fd);
-		if (got != pl->orig_len)
-			continue;
-		for (int b = 0; b < pl->orig_len; b++) {
-			if (pl->orig[b] != 0xcc || file[b] == 0xcc)
-				continue;
-			diag_sys("end the other tracer's probe on this function first: a kernel uprobe "
-				 "and ubt cannot share an instruction",
-				 "pid %d: %s at 0x%llx holds a breakpoint that is not in the file: "
-				 "another tracer (a kernel uprobe from bpftrace or perf, or a "
-				 "debugger) probes it", s->t.pid, m->path,
-				 (unsigned long long)(pl->site + b));
-			return -EBUSY;
-		}
+		diag_sys("end the other tracer's probe on this function first: a kernel uprobe "
+			 "and ubt cannot share an instruction",
+			 "pid %d: %s at 0x%llx holds a breakpoint that is not in the file: "
+			 "another tracer (a kernel uprobe from bpftrace or perf, or a "
+			 "debugger) probes it",
+			 s->t.pid, m->path, (unsigned long long)(addr + b));
+		return -EBUSY;
 	}
 	return 0;
+}
+
+/* foreign_int3() for every site's bytes and its hops' (fill, which may hold
+ * int3s of its own: only one the file does not have counts) */
+static int check_foreign_breakpoints(struct att_session *s, const struct proc_map *maps, int n)
+{
+	int ret = 0;
+	for (int i = 0; i < s->nsites && !ret; i++) {
+		const struct arch_site_plan *pl = &s->sites[i].plan;
+		ret = foreign_int3(s, maps, n, pl->site, pl->orig, pl->orig_len);
+		for (int h = 0; h < pl->nhops && !ret; h++)
+			ret =
+			    foreign_int3(s, maps, n, pl->hop[h].at, pl->hop[h].orig, ARCH_HOP_LEN);
+	}
+	return ret;
 }
 
 /* ---- planning --------------------------------------------------------- */

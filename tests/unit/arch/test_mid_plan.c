@@ -572,6 +572,13 @@ static void test_hops(void)
 		 "hop over a location");
 	WANT_INT3("hop over a location", "no alignment fill within its reach");
 
+	/* the fill taken by a site planned before (its hop): none left */
+	struct arch_range busy = {F + 26, F + 31};
+	struct arch_mem taken = {NULL, NULL, &busy, 1};
+	CHECK_EQ(arch_plan_mid_site(base, sizeof(base), 0, F, F + 15, NULL, 0, &taken, &plan), 0,
+		 "hop taken");
+	WANT_INT3("hop taken", "no alignment fill within its reach");
+
 	memcpy(code, base, sizeof(code));
 	code[25] = 0x90; /* falls through into the fill */
 	CHECK_EQ(arch_plan_mid_site(code, sizeof(code), 0, F, F + 15, NULL, 0, NULL, &plan), 0,

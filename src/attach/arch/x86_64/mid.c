@@ -321,6 +321,12 @@ static bool redirect(const struct x86_func *fn, size_t off, const struct x86_ins
 
 	if (plan->nredirs == ARCH_MAX_REDIRS || insn->kind == X86_RIPREL)
 		return false;
+	/* a location the jump covers (mid_cover) has its handlers in the
+	 * trampoline's head, before the copy a redirected branch leads to: a
+	 * branch to it would skip them */
+	if (insn->target > plan->site && insn->target - plan->site < 32 &&
+	    (plan->mid_cover >> (insn->target - plan->site) & 1))
+		return false;
 	if (insn->len == 2 && (p[0] == 0xeb || (p[0] & 0xf0) == 0x70) &&
 	    insn->addr + 2 + (int8_t)p[1] == insn->target &&
 	    (insn->addr + 2 <= plan->site || insn->addr >= plan->site + plan->orig_len)) {
@@ -454,7 +460,8 @@ static uint8_t *fill_map(const struct x86_func *fn)
  * hops and of the other locations (avoid).  Its index in plan->hop, or -1.
  */
 static int hop_near(const struct x86_func *fn, const uint8_t *fill, uint64_t from, uint64_t resume,
-		    const uint64_t *avoid, int navoid, struct arch_site_plan *plan)
+		    const uint64_t *avoid, int navoid, const struct arch_mem *mem,
+		    struct arch_site_plan *plan)
 {
 	uint64_t lo = from >= 128 ? from - 128 : 0, hi = from + 127;
 	if (lo < fn->addr)
@@ -471,6 +478,8 @@ static int hop_near(const struct x86_func *fn, const uint8_t *fill, uint64_t fro
 			     a >= plan->hop[h].at + ARCH_HOP_LEN;
 		for (int i = 0; ok && i < navoid; i++)
 			ok = avoid[i] < a || avoid[i] >= a + ARCH_HOP_LEN;
+		for (int i = 0; ok && mem && i < mem->ntaken; i++) /* other sites' bytes */
+			ok = a + ARCH_HOP_LEN <= mem->taken[i].lo || a >= mem->taken[i].hi;
 		if (!ok)
 			continue;
 		struct arch_hop *h = &plan->hop[plan->nhops];
@@ -489,7 +498,8 @@ static int hop_near(const struct x86_func *fn, const uint8_t *fill, uint64_t fro
  * int3 saying why.
  */
 static void place_hops(const struct x86_func *fn, const uint64_t *avoid, int navoid,
-		       struct arch_site_plan *plan, const struct x86_insn *first)
+		       const struct arch_mem *mem, struct arch_site_plan *plan,
+		       const struct x86_insn *first)
 {
 	bool need = plan->short_jmp;
 	for (int k = 0; k < plan->nredirs; k++)
@@ -503,7 +513,7 @@ static void place_hops(const struct x86_func *fn, const uint64_t *avoid, int nav
 	}
 	plan->nhops = 0;
 	if (plan->short_jmp &&
-	    hop_near(fn, fill, plan->site + 2, plan->site, avoid, navoid, plan) < 0) {
+	    hop_near(fn, fill, plan->site + 2, plan->site, avoid, navoid, mem, plan) < 0) {
 		x86_plan_int3(plan, first,
 			      "a 2-byte jump fits here, but no alignment fill within its reach has "
 			      "room for the 5-byte jump it needs");
@@ -521,8 +531,8 @@ static void place_hops(const struct x86_func *fn, const uint64_t *avoid, int nav
 				r->hop = (int8_t)h;
 		}
 		if (r->hop < 0)
-			r->hop =
-			    (int8_t)hop_near(fn, fill, r->at + 1, r->target, avoid, navoid, plan);
+			r->hop = (int8_t)hop_near(fn, fill, r->at + 1, r->target, avoid, navoid,
+						  mem, plan);
 		if (r->hop < 0) {
 			x86_plan_int3(plan, first,
 				      "branch at func+0x%llx targets func+0x%llx, inside the %d "
@@ -605,7 +615,7 @@ static int check_function(const uint8_t *code, size_t func_len, size_t pad_len, 
 				rc = -ENOEXEC;
 			}
 	if (rc == 0 && plan->kind == ARCH_PATCH_JMP)
-		place_hops(&fn, avoid, navoid, plan, first);
+		place_hops(&fn, avoid, navoid, mem, plan, first);
 	for (int t = 0; t < ntabs; t++)
 		free(tabs[t].targets);
 	free(tabs);
