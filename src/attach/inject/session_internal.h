@@ -62,6 +62,11 @@ char *att_point_file(const struct att_session *s, const struct att_point *p);
 void att_xref_check(struct att_session *s, const struct att_point *p, struct att_site *site);
 void att_xref_free(struct att_session *s);
 int att_plan_mids(struct att_session *s, const struct proc_map *maps, int nmaps);
+/* plan_sites.c: the checks against the process (another tracer's
+ * breakpoint in a planned site's bytes, or a hop's: -EBUSY, said), and a
+ * static program's probes turned on at main (s->wait_main) */
+int att_check_foreign_breakpoints(struct att_session *s, const struct proc_map *maps, int n);
+int att_plan_main_wait(struct att_session *s, const struct proc_map *maps, int nmaps);
 
 /*
  * A feature (attach/features/): an optional part of the session, with its
