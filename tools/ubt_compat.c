@@ -231,7 +231,9 @@ static int others_mapping(pid_t pid, const char *path)
 	}
 	for (struct dirent *e; (e = readdir(d));) {
 		char maps[300], line[512];
-		if (!isdigit((unsigned char)e->d_name[0]) || atoi(e->d_name) == pid)
+		/* ubt itself maps libc and the libraries it links */
+		if (!isdigit((unsigned char)e->d_name[0]) || atoi(e->d_name) == pid ||
+		    atoi(e->d_name) == getpid())
 			continue;
 		snprintf(maps, sizeof(maps), "/proc/%s/maps", e->d_name);
 		FILE *f = fopen(maps, "re");
@@ -271,6 +273,15 @@ pid_t ubt_pid_from_paths(const struct ast_node *prog, bool quiet)
 			path = a->target;
 		}
 	}
+	/* /proc/TID/... of a thread names its process (-p takes a process) */
+	char status[64], line[128];
+	snprintf(status, sizeof(status), "/proc/%d/status", (int)pid);
+	FILE *f = pid ? fopen(status, "re") : NULL;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Tgid:", 5) && atoi(line + 5) > 0)
+			pid = atoi(line + 5);
+	if (f)
+		fclose(f);
 	if (pid && !quiet) {
 		int others = others_mapping(pid, path);
 		if (others)

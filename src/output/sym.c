@@ -189,7 +189,12 @@ static void load_file(struct symfile *sf)
 {
 	sf->loaded = true;
 	if (sf->mapped) { /* the file at its path is another one now, or none */
-		if (!open_same(sf, sf->mapped))
+		/* map_files needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE; the
+		 * program is also /proc/PID/exe, which needs neither */
+		char *exe = xasprintf("/proc/%d/exe", S.pid);
+		bool ok = open_same(sf, sf->mapped) || open_same(sf, exe);
+		free(exe);
+		if (!ok)
 			return;
 		goto opened;
 	}
@@ -197,6 +202,19 @@ static void load_file(struct symfile *sf)
 						   : xstrdup(sf->path);
 	int ret = ef_open(&sf->ef, p);
 	free(p);
+	if (!ret && (sf->ef.dev != sf->dev || sf->ef.ino != sf->ino)) {
+		/* replaced since the snapshot (an upgrade while ubt runs): the
+		 * mapped file, through the process, or no names */
+		ef_close(&sf->ef);
+		for (int i = 0; i < S.nmaps && !sf->mapped; i++)
+			if (S.maps[i].dev == sf->dev && S.maps[i].ino == sf->ino && S.pid > 0)
+				sf->mapped = xasprintf("/proc/%d/map_files/%llx-%llx", (int)S.pid,
+						       (unsigned long long)S.maps[i].start,
+						       (unsigned long long)S.maps[i].end);
+		if (!sf->mapped || !open_same(sf, sf->mapped))
+			return;
+		goto opened;
+	}
 	if (ret) {
 		if (ef_open(&sf->ef, sf->path))
 			return;

@@ -167,7 +167,12 @@ int att_point_bias(const struct att_session *s, const struct att_point *p,
 	int ret = ef_open(&f, path);
 	free(path);
 	if (!ret) {
-		ret = proc_load_bias(maps, nmaps, &f, bias);
+		/* the file its addresses came from, not another one renamed over
+		 * it since (an upgrade while ubt runs): those addresses mean
+		 * nothing in another file's mapping */
+		ret = p->ino && (f.dev != p->dev || f.ino != p->ino)
+			  ? -ESTALE
+			  : proc_load_bias(maps, nmaps, &f, bias);
 		ef_close(&f);
 	}
 	return ret;

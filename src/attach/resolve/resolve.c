@@ -147,19 +147,39 @@ static char *replaced_file(pid_t pid, const char *path, const char *open)
 	struct stat st;
 	char *file = NULL, *gone = xasprintf("%s (deleted)", path);
 	bool have = open && !stat(open, &st);
+	dev_t dev = 0;
+	ino_t ino = 0;
 	if (!proc_maps_read(pid, &maps, &n)) {
 		for (int i = 0; i < n && !file; i++)
 			if (!strcmp(maps[i].path, gone) &&
-			    !(have && st.st_ino == maps[i].ino && st.st_dev == maps[i].dev))
+			    !(have && st.st_ino == maps[i].ino && st.st_dev == maps[i].dev)) {
 				file = xasprintf("/proc/%d/map_files/%llx-%llx", (int)pid,
 						 (unsigned long long)maps[i].start,
 						 (unsigned long long)maps[i].end);
+				dev = maps[i].dev;
+				ino = maps[i].ino;
+			}
 		proc_maps_free(maps, n);
 	}
 	free(gone);
-	if (file && access(file, R_OK)) { /* map_files needs CAP_SYS_ADMIN */
+	if (file && access(file, R_OK)) {
+		/* map_files needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE; the
+		 * program itself is also /proc/PID/exe, which needs neither */
+		char *exe = xasprintf("/proc/%d/exe", (int)pid);
+		struct stat est;
 		free(file);
 		file = NULL;
+		if (!stat(exe, &est) && est.st_ino == ino && est.st_dev == dev)
+			file = exe;
+		else {
+			free(exe);
+			fprintf(
+			    stderr,
+			    "WARNING: pid %d runs %s as it was before it was replaced or removed, "
+			    "and ubt cannot read that file (/proc/%d/map_files needs "
+			    "CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE)\n",
+			    (int)pid, path, (int)pid);
+		}
 	}
 	if (file)
 		fprintf(stderr,

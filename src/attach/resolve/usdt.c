@@ -214,7 +214,13 @@ static int resolve_in_file(const struct ast_node *probe, int index, const struct
 {
 	struct ef_file f;
 	struct usdt_notes notes;
-	if (ef_open(&f, path)) {
+	/* with -p the file the process runs, as attach opens it (a container's,
+	 * or the one it still runs after an upgrade renamed another over it):
+	 * the notes' addresses must be that file's */
+	char *open = att_open_path(s->pid_hint, path);
+	int oret = ef_open(&f, open);
+	free(open);
+	if (oret) {
 		if (quiet)
 			return 0;
 		diag_error(diags, a->loc, "usdt target file '%s' is not an ELF file", path);
@@ -306,7 +312,10 @@ static int usdt_files(const struct ast_node *a, struct att_session *s, char ***f
 	if (!path)
 		path = xstrdup(plain);
 	struct stat st;
-	if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+	char *open = att_open_path(s->pid_hint, path);
+	bool bad = stat(open, &st) || !S_ISREG(st.st_mode);
+	free(open);
+	if (bad) {
 		diag_error(diags, a->loc, "usdt target file '%s' does not exist", plain);
 		free(plain);
 		free(path);

@@ -90,10 +90,20 @@ void att_user_idmaps(pid_t pid, struct rt_shm_header *h)
 		FILE *f = fopen(path, "re");
 		unsigned first, lower, count;
 		uint32_t n = 0;
-		while (f && n < RT_IDMAP_MAX && fscanf(f, "%u %u %u", &first, &lower, &count) == 3)
-			h->idmap[k][n++] = (struct rt_idmap){first, lower, count};
+		while (f && fscanf(f, "%u %u %u", &first, &lower, &count) == 3) {
+			if (n < RT_IDMAP_MAX)
+				h->idmap[k][n] = (struct rt_idmap){first, lower, count};
+			n++;
+		}
 		if (f)
 			fclose(f);
-		h->idmap_n[k] = n;
+		/* the kernel allows 340 lines; the header has room for a few */
+		if (n > RT_IDMAP_MAX)
+			fprintf(stderr,
+				"WARNING: pid %d: its user namespace's %s has %u lines; ubt keeps "
+				"the first %d: %s of the others read as 65534\n",
+				(int)pid, k ? "gid_map" : "uid_map", n, RT_IDMAP_MAX,
+				k ? "gids" : "uids");
+		h->idmap_n[k] = n < RT_IDMAP_MAX ? n : RT_IDMAP_MAX;
 	}
 }
