@@ -2,10 +2,10 @@
  * printf.c - formatting printf() events like bpftrace.
  *
  * The format string was checked by sema; here each conversion is handed to
- * the C library with the argument converted as its length modifier says:
- * no modifier, l, ll, j, z and t take the full 64-bit value (bpftrace 0.17
- * truncates %d to 32 bits; see docs/compat.md), h and hh narrow to 16 and
- * 8 bits as C does.  `%%` prints one `%`.
+ * the C library with the argument converted as its length modifier says,
+ * as bpftrace (0.17 and today's) passes its 64-bit value through snprintf:
+ * l, ll, j, z and t take the full value, no modifier the low 32 bits (an
+ * int), h and hh 16 and 8 bits.  `%%` prints one `%`.
  *
  * Speed matters here: ubt must format at least 3 M events/s (DESIGN.md).
  * A format is therefore split once into pieces (literal text, then one
@@ -27,7 +27,7 @@ struct piece {
 	size_t litlen;
 	char spec[48];   /* "%-5ll" + conv: the conversion for snprintf */
 	char conv;       /* d u x X o c s p, or 0: no conversion (trailing text) */
-	int bits;        /* 64, or 16 / 8 for h / hh */
+	int bits;        /* 32, 64 for l ll j z t, 16 / 8 for h / hh */
 	bool simple;     /* no flags, width or precision */
 	bool r;          /* %r %rx %rh (buf): conv is 's', 'x' or 'h' */
 };
@@ -94,7 +94,10 @@ static struct fmt *compile(const struct sema_printf *pf)
 			while (*p >= '0' && *p <= '9' && n < 40)
 				pc->spec[n++] = *p++;
 		}
-		pc->bits = 64;
+		/* C's width of the argument, as bpftrace prints a 64-bit value
+		 * through snprintf: none is an int (32 bits), h a short, hh a
+		 * char, l ll j z t 64 bits */
+		pc->bits = 32;
 		if (p[0] == 'h' && p[1] == 'h') {
 			pc->bits = 8;
 			p += 2;
@@ -102,8 +105,10 @@ static struct fmt *compile(const struct sema_printf *pf)
 			pc->bits = 16;
 			p++;
 		} else {
-			while (*p && strchr("lljzt", *p))
+			while (*p && strchr("lljzt", *p)) {
+				pc->bits = 64;
 				p++;
+			}
 		}
 		pc->conv = *p ? *p++ : 'd';
 		if (pc->conv == 'i')
@@ -273,6 +278,8 @@ static void one(struct buf *b, const struct piece *pc, const uint8_t **args,
 		v = sgn ? (uint64_t)(int64_t)(int8_t)v : (uint8_t)v;
 	else if (pc->bits == 16)
 		v = sgn ? (uint64_t)(int64_t)(int16_t)v : (uint16_t)v;
+	else if (pc->bits == 32 && pc->conv != 'p')
+		v = sgn ? (uint64_t)(int64_t)(int32_t)v : (uint32_t)v;
 	if (pc->simple && (pc->conv == 'd' || pc->conv == 'u' || pc->conv == 'x' ||
 			   pc->conv == 'X')) {
 		if (sgn && (int64_t)v < 0) {

@@ -34,7 +34,13 @@ static void test_printf(void)
 	check_fmt("d u x", "x %d %u %x\n", 3, ti, a, "x -5 255 2a\n");
 	check_fmt("width", "[%5d] [%-5d] [%05d]", 3, (struct ast_type[]){t_int(true), t_int(true), t_int(true)},
 		  (int64_t[]){42, 42, 42}, "[   42] [42   ] [00042]");
-	check_fmt("64-bit %d is not truncated", "%d", 1, ti, (int64_t[]){5000000000LL}, "5000000000");
+	/* bpftrace hands its 64-bit value to snprintf: no modifier reads an int */
+	check_fmt("64-bit %d is an int's 32 bits", "%d", 1, ti, (int64_t[]){5000000000LL}, "705032704");
+	check_fmt("64-bit %ld whole", "%ld", 1, ti, (int64_t[]){5000000000LL}, "5000000000");
+	check_fmt("%u %x %o of -3: 32 bits", "%u %x %o", 3, ti, (int64_t[]){-3, -3, -3},
+		  "4294967293 fffffffd 37777777775");
+	check_fmt("%lu %llx %jd: 64 bits", "%lu %llx %jd", 3, ti, (int64_t[]){-3, -3, -3},
+		  "18446744073709551613 fffffffffffffffd -3");
 	check_fmt("%hhd narrows", "%hhd %hu", 2, (struct ast_type[]){t_int(true), t_int(false)},
 		  (int64_t[]){0x1ff, 0x10001}, "-1 1");
 	check_fmt("%%", "100%% %d", 1, ti, (int64_t[]){7}, "100% 7");
