@@ -141,6 +141,12 @@ def main():
         decl = '; '.join(f'{t} {an}' for t, an in args)
         out.append(f'\t{{ "{name}", {n}, "{decl}" }},')
     out += ['};', '', 'const int att_sys_tab_len = (int)(sizeof(att_sys_tab) / sizeof(att_sys_tab[0]));', '']
+    # every call's name by number, with or without a tracepoint: syscall_name()
+    out += ['', '/* Each x86-64 number\'s call, tracepoint or not (syscall_name()). */',
+            'const char *const att_sys_call_names[ATT_SYS_MAX_NR] = {']
+    for call, n in sorted(nr.items(), key=lambda kv: kv[1]):
+        out.append(f'\t[{n}] = "{call}",')
+    out += ['};', '']
     text = '\n'.join(out)
     # the tree's .clang-format (tests/format checks changed lines)
     fmt = shutil.which('clang-format-19') or shutil.which('clang-format')
@@ -150,7 +156,7 @@ def main():
                               cwd=os.path.dirname(os.path.abspath(o.out))).stdout
     with open(o.out, 'w') as f:
         f.write(text)
-    print(f'{o.out}: {len(rows)} system calls', file=sys.stderr)
+    print(f'{o.out}: {len(rows)} system calls with tracepoints, {len(nr)} in all', file=sys.stderr)
 
 
 if __name__ == '__main__':

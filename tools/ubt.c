@@ -460,6 +460,8 @@ static int stage_compile(struct run *r)
 		return 1;
 	att_facts(r->s, false, &tfacts);
 	att_facts(r->s, true, &hfacts);
+	tfacts.sys_names = hfacts.sys_names = att_sys_names(&tfacts.nsys_names);
+	hfacts.nsys_names = tfacts.nsys_names;
 	if (cg_compile(r->prog, &r->info, &r->layout, &tfacts, CG_SIDE_TARGET, keep, &r->tobj,
 		       &r->d) ||
 	    cg_compile(r->prog, &r->info, &r->layout, &hfacts, CG_SIDE_HOST, keep, &r->hobj,

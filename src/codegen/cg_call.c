@@ -967,6 +967,37 @@ static LLVMValueRef call_strfn(struct cg *c, const struct ast_node *n)
 	return LLVMBuildCall2(c->b, fty, f, args, 4, "strcontains");
 }
 
+/*
+ * signal_name(sig), syscall_name(nr) (bpftrace 0.26): the row of a
+ * constant table of 64-byte names the argument, as an int, selects; a
+ * number past the table or without a name selects its last row, bpftrace's
+ * text for those (its stdlib's tables: strsignal(3)'s names of signals 0
+ * to 64, "N/A" after them; x86-64's system calls, "Unknown syscall").
+ */
+static LLVMValueRef call_name_table(struct cg *c, const struct ast_node *n)
+{
+	bool sig = !strcmp(n->str, "signal_name");
+	const char *unknown = sig ? "N/A" : "Unknown syscall";
+	int count = sig ? 65 : c->facts->nsys_names;
+	char **rows = xcalloc((size_t)count + 1, sizeof(*rows));
+	for (int i = 0; i < count; i++) {
+		const char *name = sig ? strsignal(i) : c->facts->sys_names[i];
+		rows[i] = xstrdup(name && *name ? name : unknown);
+	}
+	rows[count] = xstrdup(unknown);
+	LLVMValueRef g = cg_string_table(c, rows, count + 1, 64, n->str);
+	for (int i = 0; i <= count; i++)
+		free(rows[i]);
+	free(rows);
+	LLVMValueRef v = cg_expr(c, n->kids[0]);
+	v = LLVMBuildTrunc(c->b, v, c->i32, "");
+	v = LLVMBuildSExt(c->b, v, c->i64, "");
+	LLVMValueRef in = LLVMBuildICmp(c->b, LLVMIntULT, v, cg_const(c, (uint64_t)count), "");
+	LLVMValueRef idx[] = {cg_const(c, 0),
+			      LLVMBuildSelect(c->b, in, v, cg_const(c, (uint64_t)count), "")};
+	return LLVMBuildGEP2(c->b, LLVMGlobalGetValueType(g), g, idx, 2, n->str);
+}
+
 /* strlen(s): the runtime counts to the NUL within the buffer (rt_str.c) */
 static LLVMValueRef call_strlen(struct cg *c, const struct ast_node *n)
 {
@@ -1128,6 +1159,8 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 		return call_bswap(c, n);
 	else if (!strcmp(n->str, "strlen"))
 		return call_strlen(c, n);
+	else if (!strcmp(n->str, "signal_name") || !strcmp(n->str, "syscall_name"))
+		return call_name_table(c, n);
 	else if (!strcmp(n->str, "str_concat"))
 		return call_strconcat(c, n);
 	else if (!strcmp(n->str, "strncmp") || !strcmp(n->str, "strcontains"))
@@ -1141,7 +1174,7 @@ LLVMValueRef cg_call(struct cg *c, const struct ast_node *n)
 	else if (!strcmp(n->str, "zero"))
 		call_map_op(c, n, RT_MOP_ZERO);
 	else if (!strcmp(n->str, "delete"))
-		cg_map_delete(c, n->kids[0], n);
+		return cg_map_delete(c, n->kids[0], n, true);
 	else if (!strcmp(n->str, "usym"))
 		return cg_expr(c, n->kids[0]); /* the address; output/sym.c names it */
 	else if (!strcmp(n->str, "reg"))

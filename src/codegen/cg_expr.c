@@ -955,7 +955,10 @@ void cg_stmt(struct cg *c, const struct ast_node *n)
 			cg_stmt(c, n->kids[i]);
 		break;
 	case AST_EXPR_STMT:
-		cg_expr(c, n->lhs);
+		if (cg_is_call(n->lhs, "delete")) /* its value unused: a plain store */
+			cg_map_delete(c, n->lhs->kids[0], n->lhs, false);
+		else
+			cg_expr(c, n->lhs);
 		break;
 	case AST_ASSIGN:
 		assign(c, n);
@@ -964,8 +967,12 @@ void cg_stmt(struct cg *c, const struct ast_node *n)
 		if_stmt(c, n);
 		break;
 	default:
-		/* a bare expression used as a statement */
-		cg_expr(c, n);
+		/* a bare expression used as a statement; a delete() whose value
+		 * is unused is a plain store (the latency idiom's) */
+		if (cg_is_call(n, "delete"))
+			cg_map_delete(c, n->kids[0], n, false);
+		else
+			cg_expr(c, n);
 		break;
 	}
 }

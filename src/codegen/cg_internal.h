@@ -150,7 +150,10 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
 		   const struct ast_node *site);
 LLVMValueRef cg_map_read(struct cg *c, const struct ast_node *n);
 LLVMValueRef cg_map_key(struct cg *c, const struct ast_node *n, LLVMValueRef *buf);
-void cg_map_delete(struct cg *c, const struct ast_node *map, const struct ast_node *site);
+/* value: 1 if it removed a live entry (delete() as a value, bpftrace 0.24);
+ * without, NULL */
+LLVMValueRef cg_map_delete(struct cg *c, const struct ast_node *map, const struct ast_node *site,
+			   bool value);
 LLVMValueRef cg_nsecs(struct cg *c); /* cg_time.c */
 void cg_map_for(struct cg *c, const struct ast_node *n, LLVMValueRef kv);
 

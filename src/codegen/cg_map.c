@@ -702,13 +702,21 @@ void cg_map_assign(struct cg *c, const struct ast_node *map, const struct ast_no
  * delete is a hash, a compare and one store; a key not in its first slot
  * takes rt_map_lookup.  delete(@m) of a scalar map calls rt_map_delete.
  */
-void cg_map_delete(struct cg *c, const struct ast_node *map, const struct ast_node *site)
+LLVMValueRef cg_map_delete(struct cg *c, const struct ast_node *map, const struct ast_node *site,
+			   bool value)
 {
 	const struct cg_map_layout *ml = cg_map_of(c, map);
 	if (!map->nkids) {
 		LLVMValueRef args[] = {cg_shm_ptr(c, ml->off), LLVMConstNull(c->ptr)};
-		LLVMBuildCall2(c->b, c->ty_map_delete, c->fn_map_delete, args, 2, "");
-		return;
+		LLVMValueRef r =
+		    LLVMBuildCall2(c->b, c->ty_map_delete, c->fn_map_delete, args, 2, "deleted");
+		return value ? r : NULL;
+	}
+	/* the value: 1 if this delete took a live entry (the exchange below) */
+	LLVMValueRef res = NULL;
+	if (value) {
+		res = cg_alloca(c, c->i64, "deleted");
+		LLVMBuildStore(c->b, cg_const(c, 0), res);
 	}
 	LLVMBasicBlockRef del = cg_new_bb(c, "del"), cont = cg_new_bb(c, "del_done");
 	/* -k: a key not in the map (absent, or dead: deleted before) warns */
@@ -746,18 +754,30 @@ void cg_map_delete(struct cg *c, const struct ast_node *map, const struct ast_no
 	LLVMPositionBuilderAtEnd(c->b, del);
 	LLVMValueRef at = LLVMBuildPhi(c->b, c->i64, "del_idx");
 	LLVMAddIncoming(at, vals, from, n);
-	if (absent != cont) {
-		LLVMValueRef lv = load_acquire(c, c->i32, live_ptr(c, ml, at), 4);
-		LLVMBasicBlockRef live = cg_new_bb(c, "del_live");
-		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, lv, LLVMConstInt(c->i32, 0, 0), ""),
-				absent, live);
-		LLVMPositionBuilderAtEnd(c->b, live);
+	LLVMValueRef zero = LLVMConstInt(c->i32, 0, 0), gone = NULL;
+	if (value) {
+		/* an exchange, so that of two deletes of one key one is true */
+		LLVMValueRef was =
+		    LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpXchg, live_ptr(c, ml, at), zero,
+				       LLVMAtomicOrderingRelease, 0);
+		gone = LLVMBuildICmp(c->b, LLVMIntNE, was, zero, "");
+		LLVMBuildStore(c->b, LLVMBuildZExt(c->b, gone, c->i64, ""), res);
+	} else {
+		/* a statement (the latency idiom's): a check and a plain store */
+		if (absent != cont)
+			gone = LLVMBuildICmp(c->b, LLVMIntNE,
+					     load_acquire(c, c->i32, live_ptr(c, ml, at), 4), zero,
+					     "");
+		LLVMValueRef st = LLVMBuildStore(c->b, zero, live_ptr(c, ml, at));
+		LLVMSetAlignment(st, 4);
+		LLVMSetOrdering(st, LLVMAtomicOrderingRelease);
 	}
-	LLVMValueRef st = LLVMBuildStore(c->b, LLVMConstInt(c->i32, 0, 0), live_ptr(c, ml, at));
-	LLVMSetAlignment(st, 4);
-	LLVMSetOrdering(st, LLVMAtomicOrderingRelease);
-	LLVMBuildBr(c->b, cont);
+	if (absent != cont)
+		LLVMBuildCondBr(c->b, gone, cont, absent); /* a dead entry warns too */
+	else
+		LLVMBuildBr(c->b, cont);
 	LLVMPositionBuilderAtEnd(c->b, cont);
+	return value ? LLVMBuildLoad2(c->b, c->i64, res, "deleted") : NULL;
 }
 
 /* Per-CPU value at byte offset `off` of entry p, combined over CPUs. */

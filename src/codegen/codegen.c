@@ -71,7 +71,7 @@ static void declare_runtime(struct cg *c)
 	c->fn_map_lookup = declare(c, "rt_map_lookup_pm", c->i64, p3, 3, &c->ty_map_lookup);
 	c->fn_gettid = declare(c, "rt_gettid", c->i32, NULL, 0, &c->ty_gettid);
 	LLVMTypeRef pp[] = {c->ptr, c->ptr};
-	c->fn_map_delete = declare(c, "rt_map_delete_pm", c->void_t, pp, 2, &c->ty_map_delete);
+	c->fn_map_delete = declare(c, "rt_map_delete_pm", c->i64, pp, 2, &c->ty_map_delete);
 }
 
 static void add_fn_attr(struct cg *c, LLVMValueRef f, const char *name)

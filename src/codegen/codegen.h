@@ -141,6 +141,10 @@ struct cg_facts {
 	/* usdt probes: argument lists of their locations (attach/resolve/usdt.c) */
 	const struct cg_usdt_variants *usdt;
 	int nusdt;
+	/* syscall_name(): x86-64's system-call names by number, NULL where a
+	 * number has none (attach/resolve/syscalls.c, att_sys_names) */
+	const char *const *sys_names;
+	int nsys_names;
 };
 
 struct cg_map_layout {

@@ -158,7 +158,7 @@ void *rt_ring_reserve(struct rt_thread *t, uint32_t len) RT_API;
 void rt_ring_commit(struct rt_thread *t) RT_API;
 int64_t rt_map_lookup(struct rt_map *m, const uint64_t *key, int insert) RT_API;
 uint32_t rt_gettid(void) RT_API;
-void rt_map_delete(struct rt_map *m, const uint64_t *key) RT_API;
+int64_t rt_map_delete(struct rt_map *m, const uint64_t *key) RT_API;
 uint32_t rt_rand(void) RT_API;
 void rt_comm(char *dst) RT_API;
 uint64_t rt_ids(uint32_t what) RT_API;

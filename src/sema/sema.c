@@ -307,7 +307,8 @@ static bool is_truth(const struct ast_node *n);
 
 bool sema_is_truth(const struct ast_node *n)
 {
-	if (n->kind == AST_CALL && (!strcmp(n->str, "has_key") || !strcmp(n->str, "strcontains")))
+	if (n->kind == AST_CALL && (!strcmp(n->str, "has_key") || !strcmp(n->str, "strcontains") ||
+				    !strcmp(n->str, "delete")))
 		return true;
 	return is_truth(n);
 }

@@ -206,17 +206,20 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 static bool sema_reg_call(struct sema *s, struct ast_node *n);
 
 /* bpftrace's function names; only some are implemented in ubt so far. */
+/* clang-format off */
 static const char *const known_funcs[] = {
-    "avg",	   "buf",      "cat",	      "cgroupid", "clear",    "count",	    "delete",
-    "exit",	   "hist",     "join",	      "kaddr",	  "kptr",     "ksym",	    "lhist",
-    "macaddr",	   "max",      "min",	      "ntop",	  "override", "print",	    "printf",
-    "cgroup_path", "reg",      "signal",      "sizeof",	  "stats",    "str",	    "strerror",
-    "strftime",	   "strncmp",  "strcontains", "sum",	  "system",   "time",	    "uaddr",
-    "uptr",	   "usym",     "zero",	      "path",	  "unwatch",  "bswap",	    "skboutput",
-    "pton",	   "debugf",   "kstack",      "ustack",	  "has_key",  "len",	    "errorf",
-    "warnf",	   "offsetof", "getopt",      "find",	  "strlen",   "str_concat", /* newer
-										       bpftrace's */
+    "avg",         "buf",      "cat",         "cgroupid", "clear",    "count",      "delete",
+    "exit",        "hist",     "join",        "kaddr",    "kptr",     "ksym",       "lhist",
+    "macaddr",     "max",      "min",         "ntop",     "override", "print",      "printf",
+    "cgroup_path", "reg",      "signal",      "sizeof",   "stats",    "str",        "strerror",
+    "strftime",    "strncmp",  "strcontains", "sum",      "system",   "time",       "uaddr",
+    "uptr",        "usym",     "zero",        "path",     "unwatch",  "bswap",      "skboutput",
+    "pton",        "debugf",   "kstack",      "ustack",   "has_key",  "len",
+    /* newer bpftrace's */
+    "errorf",      "warnf",    "offsetof",    "getopt",   "find",     "strlen",     "str_concat",
+    "signal_name", "syscall_name",
 };
+/* clang-format on */
 
 static int edit_distance(const char *a, const char *b)
 {
@@ -631,12 +634,16 @@ static void check_print(struct sema *s, struct ast_node *n, enum call_use use,
 		sema_register_fmt(s, n, "", 0, 0);
 }
 
-/* delete(@m[k]) | clear(@m) | zero(@m) */
+/* delete(@m[k]) (a value: 1 if it removed one) | clear(@m) | zero(@m) */
 static void check_map_func(struct sema *s, struct ast_node *n, enum call_use use,
 			   const struct ast_node *user)
 {
-	sema_check_use(s, n, use, user, false);
-	n->type = (struct ast_type){ TY_VOID, 0, false, AS_NONE };
+	if (strcmp(n->str, "delete")) {
+		sema_check_use(s, n, use, user, false);
+		n->type = (struct ast_type){TY_VOID, 0, false, AS_NONE};
+	} else {
+		n->type = ty_uint64; /* removed a value (bpftrace 0.24's bool) */
+	}
 	if (!strcmp(n->str, "delete") && n->nkids > 2) {
 		diag_error(s->diags, n->loc, "delete() takes up to 2 arguments (%d provided)",
 			   n->nkids);
@@ -1025,6 +1032,13 @@ static bool sema_call_more(struct sema *s, struct ast_node *n, enum call_use use
 			diag_error(s->diags, n->loc, "str_concat() expects string arguments");
 		else if (n->nkids == 2)
 			n->type = ty_str(n->kids[0]->type.size + n->kids[1]->type.size - 1);
+		return true;
+	}
+	if (!strcmp(f, "signal_name") || !strcmp(f, "syscall_name")) { /* bpftrace 0.26 */
+		/* a name from a table of 64-byte strings (codegen, call_name_table) */
+		n->type = ty_str(64);
+		if (sema_check_nargs(s, n, 1))
+			sema_check_arg(s, n, 0, TY_INT, false);
 		return true;
 	}
 	if (!strcmp(f, "strlen")) { /* bpftrace 0.25 */

@@ -97,6 +97,9 @@ int att_sys_args(struct ast_node *prog, struct diags *diags);
 /* syscalls.c: the longest full name (`tracepoint:syscalls:sys_enter_write`)
  * among a system-call tracepoint point's events; 0 for other points. */
 int att_sys_name_len(const struct ast_node *a);
+/* x86-64's system-call names by number (syscall_tab.c), NULL where a number
+ * has none, *n numbers: for syscall_name() (cg_facts.sys_names) */
+const char *const *att_sys_names(int *n);
 /* syscalls.c: the events a system-call tracepoint point matches; 0 for other points. */
 int att_sys_event_count(const struct ast_node *a);
 /*

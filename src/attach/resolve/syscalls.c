@@ -78,6 +78,12 @@ const char *att_sys_tracefs(void)
 	return NULL;
 }
 
+const char *const *att_sys_names(int *n)
+{
+	*n = ATT_SYS_MAX_NR;
+	return att_sys_call_names;
+}
+
 const struct att_sys_call *att_sys_find(const char *name)
 {
 	for (int i = 0; i < att_sys_tab_len; i++)

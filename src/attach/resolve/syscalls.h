@@ -38,6 +38,9 @@ struct att_sys_call {
 
 extern const struct att_sys_call att_sys_tab[];
 extern const int att_sys_tab_len;
+/* Each x86-64 number's call name, with a tracepoint or not (the names of
+ * <asm/unistd_64.h>: stat, not the tracepoint's newstat); NULL: none. */
+extern const char *const att_sys_call_names[ATT_SYS_MAX_NR];
 
 /* One field of a format. */
 struct att_sys_field {

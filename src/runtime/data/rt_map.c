@@ -177,17 +177,20 @@ drop:
 	return -1;
 }
 
-/* delete(@m[key]); delete(@m) of a scalar map forgets its value. */
-void rt_map_delete(struct rt_map *m, const uint64_t *key)
+/*
+ * delete(@m[key]); delete(@m) of a scalar map forgets its value.  1 if
+ * this call removed a value (bpftrace 0.24's delete() is true), 0 if there
+ * was none or another thread's delete took it first.
+ */
+int64_t rt_map_delete(struct rt_map *m, const uint64_t *key)
 {
 	if (!rt_map_lay(m)->key_size) {
-		m->written = 0;
+		uint64_t was = __atomic_exchange_n(&m->written, 0, __ATOMIC_RELAXED);
 		rt_map_revive(m, 0);
-		return;
+		return was != 0;
 	}
 	int64_t idx = rt_map_lookup(m, key, 0);
-	if (idx >= 0)
-		__atomic_store_n(rt_live(m, (uint32_t)idx), 0, __ATOMIC_RELEASE);
+	return idx >= 0 && __atomic_exchange_n(rt_live(m, (uint32_t)idx), 0, __ATOMIC_RELEASE) != 0;
 }
 
 /*
@@ -237,8 +240,5 @@ int64_t rt_map_lookup_pm(struct rt_map *m, const uint64_t *key, int insert)
 	return rt_map_lookup(m, key, insert);
 }
 
-void rt_map_delete_pm(struct rt_map *m, const uint64_t *key) RT_API RT_PRESERVING;
-void rt_map_delete_pm(struct rt_map *m, const uint64_t *key)
-{
-	rt_map_delete(m, key);
-}
+int64_t rt_map_delete_pm(struct rt_map *m, const uint64_t *key) RT_API RT_PRESERVING;
+int64_t rt_map_delete_pm(struct rt_map *m, const uint64_t *key) { return rt_map_delete(m, key); }
