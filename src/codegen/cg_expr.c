@@ -672,6 +672,10 @@ LLVMValueRef cg_expr(struct cg *c, const struct ast_node *n)
 	case AST_UNOP: {
 		if (n->op == '*')
 			return read_expr(c, n);
+		if (n->op == '&') { /* the variable's slot, in this thread's frame */
+			LLVMValueRef p = cg_var_ptr(c, n->lhs);
+			return p ? LLVMBuildPtrToInt(c->b, p, c->i64, "addr") : cg_const(c, 0);
+		}
 		LLVMValueRef v = cg_expr(c, n->lhs);
 		if (n->op == '-')
 			return LLVMBuildNeg(c->b, v, "");

@@ -680,6 +680,7 @@ unary_expr:
 
 unary_op:
 		MUL   { $$ = '*'; }
+	|	BAND  { $$ = '&'; } /* &$x, bpftrace 0.24 */
 	|	BNOT  { $$ = '~'; }
 	|	LNOT  { $$ = '!'; }
 	|	MINUS { $$ = '-'; }

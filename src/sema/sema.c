@@ -498,6 +498,17 @@ static void check_unop(struct sema *s, struct ast_node *n)
 		sema_deref(s, n);
 		return;
 	}
+	if (n->op == '&') { /* &$x (bpftrace 0.24): a pointer to the variable's slot */
+		sema_expr(s, n->lhs, USE_NONE, NULL);
+		n->type = ty_none;
+		if (n->lhs->kind != AST_VAR)
+			diag_error(s->diags, n->loc,
+				   "The & operator can only take the address of a variable");
+		else if (n->lhs->type.kind != TY_NONE)
+			n->type = ast_ptr_to(s->prog, n->lhs->type);
+		n->type.as = AS_USER;
+		return;
+	}
 	sema_expr(s, n->lhs, USE_NONE, NULL);
 	/* an aggregation read is an integer (read_aggregate), but not for
 	 * the operators, as in bpftrace 0.17-0.23 */
