@@ -22,15 +22,16 @@
  * (including SIGINT/SIGTERM), 1 for script errors and "No probes to
  * attach", 255 when attaching fails.
  */
-#include "ubt_config.h"
-#include "ubt_args.h"
-#include "ubt_compat.h"
-#include "ubt_run.h"
 #include "attach/attach.h"
 #include "attach/features/features.h"
 #include "codegen/codegen.h"
+#include "output/srcinfo.h"
 #include "parser/ast.h"
 #include "sema/sema.h"
+#include "ubt_args.h"
+#include "ubt_compat.h"
+#include "ubt_config.h"
+#include "ubt_run.h"
 #include "util/util.h"
 
 #include <ctype.h>
@@ -261,6 +262,8 @@ static int apply_config(struct run *r)
 {
 	const char *pi = getenv("BPFTRACE_PROBE_INLINE");
 	sema_probe_inline = pi && (!strcmp(pi, "1") || !strcmp(pi, "true"));
+	const char *sdi = getenv("BPFTRACE_SHOW_DEBUG_INFO");
+	out_show_debug_info = sdi && (!strcmp(sdi, "1") || !strcmp(sdi, "true"));
 	const struct ast_node *cfg = r->prog && r->prog->prog ? r->prog->prog->config : NULL;
 	for (int i = 0; cfg && i < cfg->nkids; i++) {
 		const struct ast_node *a = cfg->kids[i];
@@ -279,7 +282,9 @@ static int apply_config(struct run *r)
 			v = !strcmp(a->rhs->str, "true"); /* 0.24's booleans */
 		else
 			continue;
-		if (!strcmp(name, "probe_inline") && !getenv("BPFTRACE_PROBE_INLINE")) {
+		if (!strcmp(name, "show_debug_info") && !getenv("BPFTRACE_SHOW_DEBUG_INFO")) {
+			out_show_debug_info = v != 0; /* ustack's inlined calls and lines */
+		} else if (!strcmp(name, "probe_inline") && !getenv("BPFTRACE_PROBE_INLINE")) {
 			sema_probe_inline = v != 0; /* resolve reads the config itself */
 		} else if (!strcmp(name, "print_maps_on_exit") &&
 			   !getenv("BPFTRACE_PRINT_MAPS_ON_EXIT")) {

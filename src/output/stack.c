@@ -25,10 +25,11 @@
  * caches of unwound and printed stacks are bounded: a target inventing
  * stacks forever costs ubt time, not memory.
  */
-#include "output.h"
 #include "stack.h"
-#include "sym.h"
 #include "elf/elfsym.h"
+#include "output.h"
+#include "srcinfo.h"
+#include "sym.h"
 #include "util/util.h"
 
 #include <dwarf.h>
@@ -470,6 +471,11 @@ char *out_stack_text(uint64_t id, const struct ast_type *t, int indent)
 		case AST_STACK_PERF: {
 			char *s = out_sym_text(fr[i], true);
 			bool plus0 = s[0] != '0' && !strchr(s, '+');
+			if (out_show_debug_info) { /* its inlined calls first (srcinfo.c) */
+				char *pre = xasprintf("\t%llx ", (unsigned long long)fr[i]);
+				out_src_frames(&b, fr[i], i > 0, s, pre, true);
+				free(pre);
+			}
 			buf_printf(&b, "\t%llx %s%s (%s)\n", (unsigned long long)fr[i], s, plus0 ? "+0" : "",
 				   out_sym_path(fr[i]));
 			free(s);
@@ -482,7 +488,14 @@ char *out_stack_text(uint64_t id, const struct ast_type *t, int indent)
 			char *s = out_sym_text(fr[i], true);
 			/* bpftrace writes the offset even when it is 0: "sym_inner+0" */
 			bool plus0 = s[0] != '0' && !strchr(s, '+');
-			buf_printf(&b, "%*s%s%s\n", indent, "", s, plus0 ? "+0" : "");
+			char *sym = xasprintf("%s%s", s, plus0 ? "+0" : "");
+			char *pre = xasprintf("%*s", indent, "");
+			/* under show_debug_info, with the inlined calls and lines */
+			if (!out_show_debug_info ||
+			    !out_src_frames(&b, fr[i], i > 0, sym, pre, false))
+				buf_printf(&b, "%s%s\n", pre, sym);
+			free(pre);
+			free(sym);
 			free(s);
 			break;
 		}
