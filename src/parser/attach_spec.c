@@ -306,8 +306,10 @@ static int parse_source_line(struct ast_node *ap, struct diags *diags, char **pa
 	}
 	char *end;
 	errno = 0;
-	unsigned long line = strtoul(parts[2], &end, 10);
-	if (*end || errno || !line || line > UINT32_MAX) {
+	/* `*`: every line, for `ubt -l 'uprobe:BIN@FILE:*'` (a probe refuses it) */
+	bool every = !strcmp(parts[2], "*") && nargs == 2;
+	unsigned long line = every ? 0 : strtoul(parts[2], &end, 10);
+	if (!every && (*end || errno || !line || line > UINT32_MAX)) {
 		diag_error(diags, ap->loc, "Invalid line number: %s", parts[2]);
 		return -1;
 	}

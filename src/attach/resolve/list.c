@@ -15,6 +15,8 @@
  *   ubt -l '*sleep*' -p PID        the process's probes whose name matches
  *   ubt -l 'tracepoint:syscalls:sys_enter_w*'
  *                                  tracepoint:syscalls:sys_enter_write (syscalls.c)
+ *   ubt -l 'uprobe:./t@t.c:*'      uprobe:./t@t.c:12, one per line that has a
+ *                                  statement (srcline.c)
  *
  * The search is parsed as attach points (tools/ubt.c, parse_listing), so
  * it gets the script's error messages.  Functions come from .symtab,
@@ -195,6 +197,37 @@ static void list_funcs(struct list_ctx *c, const char *type, const char *path, c
 	ef_close(&f);
 }
 
+/*
+ * uprobe:BIN@FILE:LINE[:COL]: listed when the line has a statement to probe
+ * (else the probe's own error); uprobe:BIN@FILE:*: every line of FILE that
+ * has one, in line order (resolve/srcline.c).
+ */
+static void list_src(struct list_ctx *c, const char *path, const char *shown)
+{
+	const struct ast_attach *at = &c->a->attach;
+	char *err = NULL, *col = at->src_col ? xasprintf(":%u", at->src_col) : xstrdup("");
+	uint32_t *lines = NULL;
+	uint64_t *addrs = NULL;
+	int n = 0;
+	c->nfiles++;
+	if (at->src_line ? att_src_line_addrs(path, at->src_file, at->src_line, at->src_col, &addrs,
+					      &n, &err)
+			 : att_src_lines(path, at->src_file, &lines, &n, &err)) {
+		diag_error(c->diags, c->a->loc, "%s", err);
+		free(err);
+		free(col);
+		return;
+	}
+	for (int i = 0; i < (at->src_line ? 1 : n); i++) {
+		uint32_t line = at->src_line ? at->src_line : lines[i];
+		add(&c->up, xasprintf("%s@%s:%010u%s\1uprobe:%s@%s:%u%s", shown, at->src_file, line,
+				      col, shown, at->src_file, line, col));
+	}
+	free(addrs);
+	free(lines);
+	free(col);
+}
+
 /* USDT probes of path matching the patterns (prov NULL: any provider). */
 static void list_usdt(struct list_ctx *c, const char *path, const char *shown, const char *prov,
 		      const char *name, bool quiet)
@@ -305,6 +338,8 @@ static int list_type(struct list_ctx *c, const char *type, pid_t pid)
 	for (int i = 0; i < n; i++) {
 		if (usdt)
 			list_usdt(c, paths[i], shown[i], at->ns && *at->ns ? at->ns : NULL, func, quiet);
+		else if (at->src_file)
+			list_src(c, paths[i], shown[i]);
 		else
 			list_funcs(c, type, paths[i], shown[i], func, quiet);
 	}

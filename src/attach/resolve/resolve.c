@@ -744,6 +744,13 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 		uint64_t *addrs;
 		int n;
 		char *err;
+		if (!u->src->src_line) { /* `*`: ubt -l's */
+			struct diag *d = diag_error(c->diags, c->a->loc, "Invalid line number: *");
+			diag_hint(d,
+				  "a probe names one line; ubt -l 'uprobe:BIN@FILE:*' lists them");
+			ret = -EINVAL;
+			goto out;
+		}
 		char *dpath = att_open_path(c->s->pid_hint, path);
 		if (att_src_line_addrs(dpath, u->src->src_file, u->src->src_line, u->src->src_col,
 				       &addrs, &n, &err)) {

@@ -74,6 +74,10 @@ int att_inline_copies(const char *path, const char *name, uint64_t **addrs);
 void att_inline_forget(void);
 int att_src_line_addrs(const char *path, const char *file, uint32_t line, uint32_t col,
 		       uint64_t **addrs, int *naddrs, char **err);
+/* srcline.c: the lines of source FILE that have a statement in the binary
+ * at path (ubt -l 'uprobe:BIN@FILE:*'), ascending, malloc'ed in *lines; 0,
+ * or -1 with *err as att_src_line_addrs sets it. */
+int att_src_lines(const char *path, const char *file, uint32_t **lines, int *n, char **err);
 
 /*
  * names.c: probes that read the `probe` builtin get one compiled variant

@@ -39,6 +39,9 @@ struct found {
 	int n;
 	const char *path; /* the one matching source path */
 	char *err;
+	/* line 0 (ubt -l): the lines with a statement start, unsorted */
+	uint32_t *lines;
+	int nlines;
 };
 
 /* The innermost function instance (subprogram or inlined copy) at addr in cu. */
@@ -93,7 +96,7 @@ static bool scan_cu(Dwarf_Die *cu, const char *file, uint32_t line, uint32_t col
 		int ln, lc;
 		bool stmt;
 		Dwarf_Addr a;
-		if (dwarf_lineno(l, &ln) || (uint32_t)ln != line ||
+		if (dwarf_lineno(l, &ln) || ln <= 0 || (line && (uint32_t)ln != line) ||
 		    dwarf_linebeginstatement(l, &stmt) || !stmt || dwarf_lineaddr(l, &a))
 			continue;
 		if (col && (dwarf_linecol(l, &lc) || (uint32_t)lc != col))
@@ -101,6 +104,11 @@ static bool scan_cu(Dwarf_Die *cu, const char *file, uint32_t line, uint32_t col
 		bool end;
 		if (!dwarf_lineendsequence(l, &end) && end)
 			continue;
+		if (!line) {
+			f->lines = xrealloc(f->lines, (size_t)(f->nlines + 1) * sizeof(*f->lines));
+			f->lines[f->nlines++] = (uint32_t)ln;
+			continue;
+		}
 		add_row(f, instance_at(cu, a), a + bias);
 	}
 	return true;
@@ -112,40 +120,73 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int att_src_line_addrs(const char *path, const char *file, uint32_t line, uint32_t col,
-		       uint64_t **addrs, int *naddrs, char **err)
+/* Every row of file (line 0: every line) in the binary at path, into f. */
+static void scan_all(const char *path, const char *file, uint32_t line, uint32_t col,
+		     struct found *f)
 {
-	*addrs = NULL;
-	*naddrs = 0;
-	*err = NULL;
 	struct att_dwarf *d = att_dwarf_open(path);
 	uint64_t bias = 0;
 	Dwarf *dw = d ? att_dwarf_handle(d, &bias) : NULL;
 	if (!dw) {
-		*err = xasprintf("No DWARF debug info found for '%s', cannot attach by source code "
-				 "location.",
-				 path);
+		f->err = xasprintf("No DWARF debug info found for '%s', cannot attach by source "
+				   "code location.",
+				   path);
 		if (d)
 			att_dwarf_close(d);
-		return -1;
+		return;
 	}
-	struct found f = {0};
 	Dwarf_Off off = 0, next;
 	size_t hsize;
 	bool ok = true;
 	while (ok && !dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL)) {
 		Dwarf_Die cu;
 		if (dwarf_offdie(dw, off + hsize, &cu))
-			ok = scan_cu(&cu, file, line, col, bias, &f);
+			ok = scan_cu(&cu, file, line, col, bias, f);
 		off = next;
 	}
-	if (ok && !f.path)
-		f.err = xasprintf("No compilation unit matches %s", file);
-	else if (ok && !f.n && col)
-		f.err = xasprintf("Unable to map '%s:%u:%u' to address", file, line, col);
-	else if (ok && !f.n)
-		f.err = xasprintf("Unable to map '%s:%u' to address", file, line);
+	if (ok && !f->path)
+		f->err = xasprintf("No compilation unit matches %s", file);
+	else if (ok && !f->n && line && col)
+		f->err = xasprintf("Unable to map '%s:%u:%u' to address", file, line, col);
+	else if (ok && !f->n && line)
+		f->err = xasprintf("Unable to map '%s:%u' to address", file, line);
 	att_dwarf_close(d);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int att_src_lines(const char *path, const char *file, uint32_t **lines, int *n, char **err)
+{
+	struct found f = {0};
+	scan_all(path, file, 0, 0, &f);
+	*lines = NULL;
+	*n = 0;
+	*err = f.err;
+	if (f.err) {
+		free(f.lines);
+		return -1;
+	}
+	if (f.nlines)
+		qsort(f.lines, (size_t)f.nlines, sizeof(*f.lines), cmp_u32);
+	for (int i = 0; i < f.nlines; i++) /* unique */
+		if (!*n || f.lines[i] != f.lines[*n - 1])
+			f.lines[(*n)++] = f.lines[i];
+	*lines = f.lines;
+	return 0;
+}
+
+int att_src_line_addrs(const char *path, const char *file, uint32_t line, uint32_t col,
+		       uint64_t **addrs, int *naddrs, char **err)
+{
+	*addrs = NULL;
+	*naddrs = 0;
+	struct found f = {0};
+	scan_all(path, file, line, col, &f);
+	*err = NULL;
 	free(f.owner);
 	if (f.err) {
 		free(f.addr);
