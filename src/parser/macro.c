@@ -77,7 +77,7 @@ static size_t tree_size(const struct ast_node *n, size_t acc)
 	if (!n || acc > MACRO_NODES)
 		return 0;
 	size_t k = 1;
-	const struct ast_node *one[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
+	const struct ast_node *one[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred, n->tyn};
 	for (size_t i = 0; i < ARRAY_SIZE(one); i++)
 		k += tree_size(one[i], acc + k);
 	for (int i = 0; i < n->nkids; i++)
@@ -123,7 +123,8 @@ static void substitute(struct mx *m, const struct ast_node *def, struct ast_node
 			m->failed = true;
 		}
 	}
-	struct ast_node **one[] = {&n->lhs, &n->rhs, &n->cond, &n->body, &n->els, &n->pred};
+	struct ast_node **one[] = {&n->lhs, &n->rhs,  &n->cond, &n->body,
+				   &n->els, &n->pred, &n->tyn};
 	for (size_t i = 0; i < ARRAY_SIZE(one); i++)
 		substitute(m, def, args, one[i], serial);
 	for (int i = 0; i < n->nkids; i++)
@@ -333,7 +334,8 @@ static void expand_node(struct mx *m, struct ast_node **np)
 		ast_free(n);
 		return;
 	}
-	struct ast_node **one[] = {&n->lhs, &n->rhs, &n->cond, &n->body, &n->els, &n->pred};
+	struct ast_node **one[] = {&n->lhs, &n->rhs,  &n->cond, &n->body,
+				   &n->els, &n->pred, &n->tyn};
 	for (size_t i = 0; i < ARRAY_SIZE(one); i++)
 		expand_node(m, one[i]);
 	for (int i = 0; i < n->nkids; i++)

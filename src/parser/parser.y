@@ -104,7 +104,7 @@ static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *
 %token BXOR "^" LNOT "!" BNOT "~" DOT "." PTR "->" IF "if" ELSE "else"
 %token UNROLL "unroll" STRUCT "struct" UNION "union" WHILE "while" FOR "for"
 %token RETURN "return" CONTINUE "continue" BREAK "break"
-%token DOTDOT ".." LET "let" SIZEOF "sizeof" CONFIG "config" ENUM "enum" MACRO "macro"
+%token DOTDOT ".." LET "let" SIZEOF "sizeof" TYPEOF "typeof" CONFIG "config" ENUM "enum" MACRO "macro"
 %token <s> CPREPROC "preprocessor directive"
 %token <cdef> CDEF "C definition"
 
@@ -123,7 +123,7 @@ static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *
 %type <node> equality_expr relational_expr shift_expr addi_expr muli_expr
 %type <node> int call map var map_or_var vargs cargs carg
 %type <node> loop_stmt jump_stmt let_stmt cast_type decl_type param config config_list
-%type <node> config_item for_stmt macro mparams mparam bare_cond mapdecl value_expr if_value
+%type <node> config_item for_stmt macro mparams mparam bare_cond mapdecl value_expr if_value typeof
 %type <s> type_word
 
 %destructor { free($$); } <s>
@@ -436,9 +436,19 @@ let_stmt:
  * x, each with any number of '*'; string[N] and int8[N]. */
 cast_type:
 		IDENT                 { $$ = parse_named(ps, AST_TYPE, $1, @$); }
+	|	typeof                { $$ = $1; }
 	|	IDENT stars           { $$ = parse_named(ps, AST_TYPE, $1, @$); $$->uval = $2; }
 	|	type_word ident       { $$ = parse_named(ps, AST_TYPE, parse_cat(parse_cat($1, " "), $2), @$); free($2); }
 	|	type_word ident stars { $$ = parse_named(ps, AST_TYPE, parse_cat(parse_cat($1, " "), $2), @$); free($2); $$->uval = $3; }
+	;
+
+/* typeof(expr) or typeof(type) (bpftrace 0.24): the type sema gives it */
+typeof:
+		TYPEOF "(" expr ")"
+		{
+			$$ = parse_named(ps, AST_TYPE, xstrdup("typeof"), @$);
+			$$->lhs = $3;
+		}
 	;
 
 stars:
@@ -632,6 +642,12 @@ postfix_expr:
 			$$->lhs = $3;
 			$$ = parse_fin(ps, $$);
 		}
+	|	SIZEOF "(" typeof ")"
+		{
+			$$ = parse_node(ps, AST_SIZEOF, @$);
+			$$->tyn = $3;
+			$$ = parse_fin(ps, $$);
+		}
 	|	SIZEOF "(" type_word ident ")"
 		{
 			$$ = parse_node(ps, AST_SIZEOF, @$);
@@ -765,6 +781,7 @@ addi_expr:
  * a cast, as in bpftrace (a type name cannot be told from a value here). */
 cast_expr:
 		unary_expr { $$ = $1; }
+	|	"(" typeof ")" cast_expr { $$ = parse_cast(ps, $2, $4, @$); }
 	|	"(" IDENT ")" cast_expr
 		{ $$ = parse_cast(ps, parse_named(ps, AST_TYPE, $2, @2), $4, @$); }
 	|	"(" IDENT stars ")" cast_expr

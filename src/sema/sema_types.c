@@ -47,11 +47,45 @@ static bool bpftrace_int(const char *n, struct ast_type *t)
  *         | 'string' ['[' N ']'] | int-name '[' N ']', then '*'*.
  * Returns false after reporting an unknown type.
  */
+/*
+ * typeof(x) (bpftrace 0.24): the type of expression x, or of x as a type
+ * name (typeof(uint32), typeof(struct Foo)); x is typed, never run.
+ */
+static bool typeof_type(struct sema *s, struct ast_node *tyn, struct ast_type *out)
+{
+	struct ast_node *x = tyn->lhs;
+	if (x->kind == AST_IDENT || x->kind == AST_TYPE) {
+		struct ast_node name = {.kind = AST_TYPE, .loc = x->loc, .str = x->str};
+		struct diags quiet = {0}, *d = s->diags;
+		s->diags = &quiet; /* not a type name: an expression after all */
+		bool ok = sema_resolve_type(s, &name, out);
+		s->diags = d;
+		diag_free(&quiet);
+		if (ok) {
+			tyn->type = *out;
+			return true;
+		}
+	}
+	sema_expr(s, x, USE_NONE, NULL);
+	if (x->type.kind == TY_NONE || x->type.kind == TY_VOID) {
+		if (s->final && x->type.kind == TY_VOID) /* none: its own error said why */
+			diag_error(s->diags, tyn->loc, "typeof() of an expression without a value");
+		return false;
+	}
+	*out = x->type;
+	if (out->kind == TY_INT && out->size < 8 && !out->is_bool && x->kind == AST_INT)
+		out->size = 8; /* a literal is an int64, as its variable would be */
+	tyn->type = *out;
+	return true;
+}
+
 bool sema_resolve_type(struct sema *s, struct ast_node *tyn, struct ast_type *out)
 {
 	struct ast_type t = { 0 };
 	const char *name = tyn->str;
 	bool found = true;
+	if (tyn->lhs && !strcmp(name, "typeof"))
+		return typeof_type(s, tyn, out);
 	if (!strcmp(name, "void")) {
 		if (!tyn->uval) {
 			diag_error(s->diags, tyn->loc, "void is only valid behind a pointer ('void *')");
