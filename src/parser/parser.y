@@ -124,6 +124,7 @@ static void ubt_yyerror(struct src_loc *loc, void *scanner, struct parse_state *
 %type <node> int call map var map_or_var vargs cargs carg
 %type <node> loop_stmt jump_stmt let_stmt cast_type decl_type param config config_list
 %type <node> config_item for_stmt macro mparams mparam bare_cond mapdecl value_expr if_value typeof
+%type <node> if_cond
 %type <s> type_word
 
 %destructor { free($$); } <s>
@@ -473,16 +474,22 @@ param:
 	|	PARAMCOUNT { $$ = parse_node(ps, AST_PARAMCOUNT, @1); }
 	;
 
-/* if_stmt -> 'if' '(' expr ')' block ['else' (block | if_stmt)] */
+/* an if's condition: an expression, or a block's value (bpftrace 0.24) */
+if_cond:
+		expr      { $$ = $1; }
+	|	block     { $$ = $1; }
+	;
+
+/* if_stmt -> 'if' '(' if_cond ')' block ['else' (block | if_stmt)] */
 if_stmt:
-		IF "(" expr ")" block
+		IF "(" if_cond ")" block
 		{
 			$$ = parse_node(ps, AST_IF, parse_span(@1, @4));
 			$$->cond = $3;
 			$$->body = $5;
 			$$ = parse_fin(ps, $$);
 		}
-	|	IF "(" expr ")" block ELSE block_or_if
+	|	IF "(" if_cond ")" block ELSE block_or_if
 		{
 			$$ = parse_node(ps, AST_IF, parse_span(@1, @4));
 			$$->cond = $3;
@@ -584,6 +591,18 @@ assign_stmt:
 			$$->rhs = $3;
 			$$->pred_loc = @2;
 			$$ = parse_fin(ps, $$);
+		}
+	|	IDENT ASSIGN value_expr /* `_ = v` (bpftrace 0.24): v run, its value discarded */
+		{
+			if (strcmp($1, "_")) {
+				diag_error(ps->diags, @2, "syntax error, unexpected =, expecting }");
+				free($1);
+				ast_free($3);
+				$$ = NULL;
+				YYERROR;
+			}
+			free($1);
+			$$ = parse_unop(ps, AST_EXPR_STMT, 0, $3, @$);
 		}
 	;
 

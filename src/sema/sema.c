@@ -91,6 +91,12 @@ static struct map_priv *map_find(struct sema *s, const char *name, bool create)
 	return m;
 }
 
+bool sema_map_is_scalar(struct sema *s, const char *name)
+{
+	const struct map_priv *m = map_find(s, name, false);
+	return m && m->keys_known && !m->pub.nkeys;
+}
+
 static bool scope_open(const struct sema *s, const struct ast_node *scope)
 {
 	if (!scope)

@@ -757,6 +757,18 @@ void sema_call(struct sema *s, struct ast_node *n, enum call_use use,
 	if (unknown_function(s, n))
 		return;
 	sema_map_key_form(n);
+	/* has_key(@g, k), delete(@g, k) (not 0.17's delete(@g[k])), len(@g)
+	 * of a map used without keys: bpftrace 0.26's message, not the keys'
+	 * mismatch */
+	if (((n->op == 'k' && n->kids[0]->nkids) || !strcmp(n->str, "len")) && n->nkids == 1 &&
+	    n->kids[0]->kind == AST_MAP && sema_map_is_scalar(s, n->kids[0]->str)) {
+		n->type = ty_uint64;
+		if (s->final)
+			diag_error(s->diags, n->loc,
+				   "call to %s() expects a map with explicit keys (non-scalar map)",
+				   n->str);
+		return;
+	}
 	s->func = n->str;
 	for (int i = 0; i < n->nkids; i++) {
 		s->func_arg = i;

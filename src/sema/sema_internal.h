@@ -104,6 +104,8 @@ void sema_loops(struct diags *d, const struct ast_node *prog);
 
 /* sema_types.c: casts, fields, indexes, tuples, constants, params, sizeof */
 bool sema_resolve_type(struct sema *s, struct ast_node *tyn, struct ast_type *out);
+/* sema.c: map `name` is known to be used without keys (`@g = 2`) */
+bool sema_map_is_scalar(struct sema *s, const char *name);
 void sema_cast(struct sema *s, struct ast_node *n);
 void sema_field(struct sema *s, struct ast_node *n);
 void sema_index(struct sema *s, struct ast_node *n);
