@@ -55,6 +55,8 @@ PACKAGES="$PACKAGES libc6-dbg"
 # makes the Debian 13 chroot of bpftrace 0.23.2, the reference of
 # tests/e2e/newlang.test (tests/lib/bpftrace-new)
 PACKAGES="$PACKAGES debootstrap"
+# Go programs (tests/e2e/go.test, tests/progs/go)
+PACKAGES="$PACKAGES golang-go"
 
 passed=0 failed=0 skipped=0
 log() { printf '== %s\n' "$*"; }

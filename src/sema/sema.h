@@ -81,6 +81,14 @@ void sema_info_free(struct sema_info *info);
  * -1 when they differ (sema_stack.c). */
 int sema_stack_kind(const struct ast_node *probe);
 /*
+ * A uprobe probe that reads a register its entry trampoline does not save
+ * (reg("ax"), "bx", "bp", "r10", "r12".."r15", "ip"): its points are made
+ * mid-function ones, whose trampoline saves every register (issue 25: Go
+ * passes arguments in rax, rbx, ...).  resolve.c and sema_stack_kind agree
+ * through this; a probe that reads none keeps the entry trampoline.
+ */
+bool sema_probe_wants_all_regs(const struct ast_node *probe);
+/*
  * The loops of one probe hit run at most SEMA_HIT_BUDGET instructions (an
  * estimate, the kernel verifier's limit for bpftrace) and for at most
  * SEMA_HIT_NS; past either the hit ends there, counted, and ubt reports it.

@@ -1117,8 +1117,6 @@ const char *const sema_reg_names[SEMA_NREGS] = {
 
 static bool reg_available(int kind, bool profile, const char *r)
 {
-	static const char *const args[] = {"di", "si", "dx", "cx", "r8", "r9", "r11", "sp",
-					   "orig_ax", "cs", "ss"};
 	if (profile)
 		return true;
 	if (kind == 2 && (!strcmp(r, "ax") || !strcmp(r, "ip")))
@@ -1129,10 +1127,7 @@ static bool reg_available(int kind, bool profile, const char *r)
 		return strcmp(r, "flags") != 0;
 	if (kind != 0 && kind != 2)
 		return false;
-	for (size_t i = 0; i < ARRAY_SIZE(args); i++)
-		if (!strcmp(r, args[i]))
-			return true;
-	return false;
+	return sema_entry_saves_reg(r) && strcmp(r, "flags");
 }
 
 static bool sema_reg_call(struct sema *s, struct ast_node *n)

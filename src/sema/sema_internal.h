@@ -104,6 +104,8 @@ void sema_loops(struct diags *d, const struct ast_node *prog);
 
 /* sema_types.c: casts, fields, indexes, tuples, constants, params, sizeof */
 bool sema_resolve_type(struct sema *s, struct ast_node *tyn, struct ast_type *out);
+/* sema_stack.c: reg() of r is read from an entry's or return's struct rt_regs */
+bool sema_entry_saves_reg(const char *r);
 /* sema.c: map `name` is known to be used without keys (`@g = 2`) */
 bool sema_map_is_scalar(struct sema *s, const char *name);
 void sema_cast(struct sema *s, struct ast_node *n);

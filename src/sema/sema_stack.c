@@ -22,6 +22,49 @@
  * (rt_stack_kind): a function entry, a return, or a site inside a function
  * (usdt, FUNC+OFF, an address).  -1 when they differ.
  */
+/* the registers reg() reads at a function entry or return (struct rt_regs);
+ * "flags" too, which no trampoline but a profile timer's keeps: reading
+ * it makes no probe a mid-function one */
+bool sema_entry_saves_reg(const char *r)
+{
+	static const char *const saved[] = {"di",  "si", "dx",	    "cx", "r8", "r9",
+					    "r11", "sp", "orig_ax", "cs", "ss", "flags"};
+	for (size_t i = 0; i < sizeof(saved) / sizeof(saved[0]); i++)
+		if (!strcmp(r, saved[i]))
+			return true;
+	return false;
+}
+
+/* Does n (a probe's predicate or body) call reg() of one an entry lacks? */
+static bool reads_unsaved_reg(const struct ast_node *n, int depth)
+{
+	if (!n || depth > AST_MAX_DEPTH)
+		return false;
+	if (n->kind == AST_CALL && !strcmp(n->str, "reg") && n->nkids == 1 &&
+	    n->kids[0]->kind == AST_STR && !sema_entry_saves_reg(n->kids[0]->str))
+		return true;
+	const struct ast_node *sub[] = {n->lhs, n->rhs, n->cond, n->body, n->els, n->pred};
+	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++)
+		if (reads_unsaved_reg(sub[i], depth + 1))
+			return true;
+	for (int i = 0; i < n->nkids; i++)
+		if (reads_unsaved_reg(n->kids[i], depth + 1))
+			return true;
+	return false;
+}
+
+bool sema_probe_wants_all_regs(const struct ast_node *probe)
+{
+	if (!probe)
+		return false;
+	for (int i = 0; i < probe->nkids; i++) {
+		const char *p = probe->kids[i]->attach.provider;
+		if (!p || strcmp(p, "uprobe"))
+			return false;
+	}
+	return reads_unsaved_reg(probe->pred, 0) || reads_unsaved_reg(probe->body, 0);
+}
+
 int sema_stack_kind(const struct ast_node *probe)
 {
 	int kind = -2;
@@ -38,7 +81,7 @@ int sema_stack_kind(const struct ast_node *probe)
 		else if (a->provider && !strcmp(a->provider, "uprobe"))
 			/* under probe_inline every point is a mid-function one (resolve.c) */
 			k = a->offset || (!a->func && a->address) || a->src_file ||
-				    sema_probe_inline
+				    sema_probe_inline || sema_probe_wants_all_regs(probe)
 				? 1
 				: 0;
 		else

@@ -28,6 +28,7 @@
 #include "attach/session.h"
 #include "elf/elfsym.h"
 #include "elf/findlib.h"
+#include "sema/sema.h"
 #include "util/demangle.h"
 #include "util/util.h"
 
@@ -608,7 +609,9 @@ static int find_exact(struct rctx *c, const struct fsyms *ss, const char *path,
 static int entry_point(struct rctx *c, struct ef_file *f, const char *path, const struct fsym *fn,
 		       const char *shown)
 {
-	bool mid = c->u->src || (c->s->probe_inline && !strcmp(c->a->attach.provider, "uprobe"));
+	/* and a probe that reads a register the entry trampoline does not save */
+	bool mid = c->u->src || (c->s->probe_inline && !strcmp(c->a->attach.provider, "uprobe")) ||
+		   sema_probe_wants_all_regs(c->probe);
 	if (mid)
 		return add_mid_point(c, f, path, fn, fn->value, shown);
 	if (!point_exists(c->s, c->a, f, fn->value))
