@@ -262,6 +262,8 @@ static int apply_config(struct run *r)
 {
 	const char *pi = getenv("BPFTRACE_PROBE_INLINE");
 	sema_probe_inline = pi && (!strcmp(pi, "1") || !strcmp(pi, "true"));
+	/* reg("ax") at an entry: every uprobe point a mid-function one */
+	sema_all_regs = sema_program_wants_all_regs(r->prog);
 	const char *sdi = getenv("BPFTRACE_SHOW_DEBUG_INFO");
 	out_show_debug_info = sdi && (!strcmp(sdi, "1") || !strcmp(sdi, "true"));
 	const struct ast_node *cfg = r->prog && r->prog->prog ? r->prog->prog->config : NULL;

@@ -585,6 +585,9 @@ LLVMValueRef cg_thread_slot(struct cg *c, LLVMValueRef *okp)
 					cg_const(c, l->threads_off), "");
 	LLVMValueRef t = LLVMBuildGEP2(c->b, c->i8, c->shm, &off, 1, "slot");
 	LLVMValueRef ok = LLVMBuildICmp(c->b, LLVMIntEQ, LLVMBuildLoad2(c->b, c->i64, t, ""), tp, "");
+	/* %fs:0 of 0 (a Go thread's, rt.h rt_thread_pointer) matches free
+	 * slots: the runtime finds the thread by its %fs base */
+	ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntNE, tp, cg_const(c, 0), ""), "");
 	if (c->facts && c->facts->has_tid) {
 		LLVMValueRef tid = LLVMBuildLoad2(
 			c->b, c->i32,

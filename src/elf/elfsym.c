@@ -284,11 +284,15 @@ void ef_foreach_func(struct ef_file *f, ef_func_fn fn, void *arg)
 		return;
 	char *dbg = ef_debug_file(f);
 	struct ef_file df;
+	bool found = false;
 	if (dbg && !ef_open(&df, dbg)) {
+		found = has_table(df.elf, SHT_SYMTAB);
 		foreach_in(df.elf, SHT_SYMTAB, true, fn, arg);
 		ef_close(&df);
 	}
 	free(dbg);
+	if (!found) /* a stripped Go program: its own function table (gosym.c) */
+		ef_foreach_go_func(f, fn, arg);
 }
 
 int ef_find_symbol(struct ef_file *f, const char *name, struct ef_symbol *sym)

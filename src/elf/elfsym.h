@@ -74,6 +74,12 @@ struct ef_func {
 };
 typedef void (*ef_func_fn)(const struct ef_func *fn, void *arg);
 void ef_foreach_func(struct ef_file *f, ef_func_fn fn, void *arg);
+/*
+ * gosym.c: the functions of a Go program's .gopclntab (Go 1.18+), for one
+ * without .symtab; ef_foreach_func calls it when neither the file nor its
+ * debug file has one.  False when the file has no such table.
+ */
+bool ef_foreach_go_func(struct ef_file *f, ef_func_fn fn, void *arg);
 
 /*
  * Every symbol of .symtab, then of .dynsym (the file's own tables,

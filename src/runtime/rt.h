@@ -73,13 +73,6 @@ static inline uint32_t rt_map_places(const struct rt_map *lay)
 	return lay->rows ? lay->rows * RT_MAP_SPREAD : lay->cap;
 }
 
-static inline uint64_t rt_thread_pointer(void)
-{
-	uint64_t tp;
-	__asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
-	return tp;
-}
-
 /* System calls without libc (only on slow paths: never on a probe's common path). */
 static inline long rt_syscall6(long nr, long a, long b, long c, long d, long e, long f)
 {
@@ -107,6 +100,26 @@ static inline long rt_syscall0(long nr)
 }
 
 static inline long rt_getpid(void) { return rt_syscall0(39 /* getpid */); }
+
+/*
+ * The thread pointer, a thread's identity: %fs:0, which points to itself
+ * under the x86-64 TLS ABI (glibc, musl).  Go's threads break that rule
+ * (%fs points into the M's tls array, whose word there is 0): for them the
+ * %fs base itself, from the kernel (arch_prctl ARCH_GET_FS, a system call
+ * per slow path).  The inline paths that hash %fs:0 (codegen's
+ * cg_thread_slot, rt_pstack_call, the return trampoline) take the slow path
+ * when it is 0: a free slot's owner is 0 too, and every Go thread would
+ * share it (one probe stack for all: goroutines resumed on each other's
+ * stacks).  0 only for a thread without TLS (probe code never runs there).
+ */
+static inline uint64_t rt_thread_pointer(void)
+{
+	uint64_t tp;
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+	if (__builtin_expect(!tp, 0))
+		rt_syscall4(158 /* arch_prctl */, 0x1003 /* ARCH_GET_FS */, (long)&tp, 0, 0);
+	return tp;
+}
 
 /*
  * One 8-byte load of target memory that may fault: 0 with *v, or -EFAULT.

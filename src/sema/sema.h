@@ -81,13 +81,16 @@ void sema_info_free(struct sema_info *info);
  * -1 when they differ (sema_stack.c). */
 int sema_stack_kind(const struct ast_node *probe);
 /*
- * A uprobe probe that reads a register its entry trampoline does not save
- * (reg("ax"), "bx", "bp", "r10", "r12".."r15", "ip"): its points are made
- * mid-function ones, whose trampoline saves every register (issue 25: Go
- * passes arguments in rax, rbx, ...).  resolve.c and sema_stack_kind agree
- * through this; a probe that reads none keeps the entry trampoline.
+ * A script whose uprobe probes read a register the entry trampoline does
+ * not save (reg("ax"), "bx", "bp", "r10", "r12".."r15", "ip"; issue 25: Go
+ * passes arguments in rax, rbx, ...): true.  The driver sets sema_all_regs
+ * from it before resolving; then every uprobe point is a mid-function one,
+ * whose trampoline saves every register (resolve.c, sema_stack_kind), as
+ * under probe_inline: two probes of one function need one kind of site.
+ * A script that reads none keeps the entry trampoline.
  */
-bool sema_probe_wants_all_regs(const struct ast_node *probe);
+bool sema_program_wants_all_regs(const struct ast_node *prog);
+extern bool sema_all_regs;
 /*
  * The loops of one probe hit run at most SEMA_HIT_BUDGET instructions (an
  * estimate, the kernel verifier's limit for bpftrace) and for at most

@@ -53,16 +53,22 @@ static bool reads_unsaved_reg(const struct ast_node *n, int depth)
 	return false;
 }
 
-bool sema_probe_wants_all_regs(const struct ast_node *probe)
+bool sema_all_regs;
+
+bool sema_program_wants_all_regs(const struct ast_node *prog)
 {
-	if (!probe)
-		return false;
-	for (int i = 0; i < probe->nkids; i++) {
-		const char *p = probe->kids[i]->attach.provider;
-		if (!p || strcmp(p, "uprobe"))
-			return false;
+	for (int k = 0; prog && k < prog->nkids; k++) {
+		const struct ast_node *probe = prog->kids[k];
+		bool uprobe = probe->kind == AST_PROBE && probe->nkids;
+		for (int i = 0; uprobe && i < probe->nkids; i++) {
+			const char *p = probe->kids[i]->attach.provider;
+			uprobe = p && !strcmp(p, "uprobe");
+		}
+		if (uprobe &&
+		    (reads_unsaved_reg(probe->pred, 0) || reads_unsaved_reg(probe->body, 0)))
+			return true;
 	}
-	return reads_unsaved_reg(probe->pred, 0) || reads_unsaved_reg(probe->body, 0);
+	return false;
 }
 
 int sema_stack_kind(const struct ast_node *probe)
@@ -81,7 +87,7 @@ int sema_stack_kind(const struct ast_node *probe)
 		else if (a->provider && !strcmp(a->provider, "uprobe"))
 			/* under probe_inline every point is a mid-function one (resolve.c) */
 			k = a->offset || (!a->func && a->address) || a->src_file ||
-				    sema_probe_inline || sema_probe_wants_all_regs(probe)
+				    sema_probe_inline || sema_all_regs
 				? 1
 				: 0;
 		else

@@ -609,9 +609,10 @@ static int find_exact(struct rctx *c, const struct fsyms *ss, const char *path,
 static int entry_point(struct rctx *c, struct ef_file *f, const char *path, const struct fsym *fn,
 		       const char *shown)
 {
-	/* and a probe that reads a register the entry trampoline does not save */
-	bool mid = c->u->src || (c->s->probe_inline && !strcmp(c->a->attach.provider, "uprobe")) ||
-		   sema_probe_wants_all_regs(c->probe);
+	/* and in a script that reads a register the entry trampoline does not
+	 * save (sema_all_regs) */
+	bool mid = c->u->src || ((c->s->probe_inline || sema_all_regs) &&
+				 !strcmp(c->a->attach.provider, "uprobe"));
 	if (mid)
 		return add_mid_point(c, f, path, fn, fn->value, shown);
 	if (!point_exists(c->s, c->a, f, fn->value))

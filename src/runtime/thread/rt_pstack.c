@@ -93,6 +93,8 @@ __asm__(".text\n"
 	"\tpush %rax\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n"
 	/* the slot the thread pointer hashes to: rcx = index, rsi = slot */
 	"\tmov %fs:0, %rax\n"
+	"\ttest %rax, %rax\n" /* a Go thread's %fs:0: the slow path (rt.h) */
+	"\tjz .Lps_slow\n"
 	"\tmovabs $0x9e3779b97f4a7c15, %rcx\n"
 	"\timul %rax, %rcx\n"
 	"\tshr $40, %rcx\n"

@@ -142,6 +142,9 @@ _Static_assert(L_N <= X86W_LABELS, "the writer holds every label");
 static void find_stack(struct x86_writer *e, const struct arch_ret_spec *spec, enum label miss)
 {
 	X86W_PUT(e, "\x64\x48\x8b\x04\x25\x00\x00\x00\x00"); /* mov %fs:0,%rax */
+	/* 0 (a Go thread: rt.h rt_thread_pointer) would match a free stack */
+	X86W_PUT(e, "\x48\x85\xc0");			     /* test %rax,%rax */
+	x86w_rel32_label(e, "\x0f\x84", 2, miss);	     /* jz miss */
 	X86W_PUT(e, "\x49\xbb");			     /* movabs $RT_TP_HASH_MUL,%r11 */
 	x86w_u64(e, RT_TP_HASH_MUL);
 	X86W_PUT(e, "\x4c\x0f\xaf\xd8"); /* imul %rax,%r11 */
