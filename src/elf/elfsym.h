@@ -80,6 +80,10 @@ void ef_foreach_func(struct ef_file *f, ef_func_fn fn, void *arg);
  * debug file has one.  False when the file has no such table.
  */
 bool ef_foreach_go_func(struct ef_file *f, ef_func_fn fn, void *arg);
+/* gosym.c: elf (an Elf *) is a Go program (.gopclntab or .go.buildinfo)
+ * built without DWARF (no .debug_frame: `-ldflags=-w`); its code keeps
+ * frame pointers on x86-64 (Go 1.7 and later) */
+bool ef_elf_go_without_cfi(void *elf);
 
 /*
  * Every symbol of .symtab, then of .dynsym (the file's own tables,

@@ -46,12 +46,20 @@
 
 /* ---- facts for the runtime ------------------------------------------------- */
 
-/* Most of the object's code (by size) has CFA = %rbp + 16 mid-function. */
+/*
+ * Most of the object's code (by size) has CFA = %rbp + 16 mid-function.  A
+ * Go program built without DWARF (`-ldflags=-w`) has no CFI at all, but
+ * keeps frame pointers (Go does on x86-64): walked by them, where an
+ * unwind without CFI lost the caller of a function probed at its entry.
+ * At a mid-function site on a function's first byte (probe_inline,
+ * reg("ax")) the walk by frame pointers loses that caller too; a Go
+ * program with DWARF is unwound by its .debug_frame, exactly.
+ */
 static bool object_keeps_fp(Elf *elf, const struct out_sym_func *fs, int n)
 {
 	Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
-	if (!cfi)
-		return false;
+	if (!cfi) /* .eh_frame's: Go's CFI is in .debug_frame, which libdwfl reads */
+		return ef_elf_go_without_cfi(elf);
 	uint64_t fp = 0, all = 0;
 	for (int i = 0; i < n; i++) {
 		if (fs[i].size < 8 || (i && fs[i].value == fs[i - 1].value))
