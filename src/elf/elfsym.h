@@ -80,9 +80,11 @@ void ef_foreach_func(struct ef_file *f, ef_func_fn fn, void *arg);
  * debug file has one.  False when the file has no such table.
  */
 bool ef_foreach_go_func(struct ef_file *f, ef_func_fn fn, void *arg);
-/* gosym.c: elf (an Elf *) is a Go program (.gopclntab or .go.buildinfo)
- * built without DWARF (no .debug_frame: `-ldflags=-w`); its code keeps
- * frame pointers on x86-64 (Go 1.7 and later) */
+/* gosym.c: elf (an Elf *) is a Go program (.gopclntab or .go.buildinfo) */
+bool ef_elf_is_go(void *elf);
+/* gosym.c: a Go program built without DWARF (no .debug_frame:
+ * `-ldflags=-w`); its code keeps frame pointers on x86-64 (Go 1.7 and
+ * later) */
 bool ef_elf_go_without_cfi(void *elf);
 
 /*

@@ -96,10 +96,15 @@ bool ef_foreach_go_func(struct ef_file *f, ef_func_fn fn, void *arg)
 	return true;
 }
 
+bool ef_elf_is_go(void *elf)
+{
+	GElf_Shdr sh;
+	return elf && (ef_section(elf, ".gopclntab", &sh) || ef_section(elf, ".go.buildinfo", &sh));
+}
+
 bool ef_elf_go_without_cfi(void *elf)
 {
 	GElf_Shdr sh;
-	return elf &&
-	       (ef_section(elf, ".gopclntab", &sh) || ef_section(elf, ".go.buildinfo", &sh)) &&
-	       !ef_section(elf, ".debug_frame", &sh) && !ef_section(elf, ".zdebug_frame", &sh);
+	return ef_elf_is_go(elf) && !ef_section(elf, ".debug_frame", &sh) &&
+	       !ef_section(elf, ".zdebug_frame", &sh);
 }

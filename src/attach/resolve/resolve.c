@@ -736,6 +736,24 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 		diag_error(c->diags, c->a->loc, "uprobe target file '%s' is not an ELF file", path);
 		return -ENOEXEC;
 	}
+	/*
+	 * A return probe replaces a return address, and Go's runtime walks
+	 * goroutine stacks (GC, preemption, growth, tracebacks): it dies of the
+	 * address it does not know (`unexpected return pc`), as under kernel
+	 * bpftrace.  Refused until returns are probed in place (issue 25).
+	 */
+	if (!strcmp(c->a->attach.provider, "uretprobe") && ef_elf_is_go(f.elf)) {
+		struct diag *d =
+		    diag_error(c->diags, c->a->loc,
+			       "uretprobe on a Go program (%s) is not supported: Go's "
+			       "runtime walks goroutine stacks and would kill the program "
+			       "at the return address ubt puts there",
+			       path);
+		diag_hint(d,
+			  "probe the function's entry; bpftrace's uretprobe kills Go programs too");
+		ret = -ENOTSUP;
+		goto out;
+	}
 	bool wild = u->wild_func;
 	const struct fsyms *cached = syms_get(&f, demangle_enabled() || u->cpp || !wild);
 	struct fsyms ss = *cached;
