@@ -80,6 +80,9 @@ void ef_foreach_func(struct ef_file *f, ef_func_fn fn, void *arg);
  * debug file has one.  False when the file has no such table.
  */
 bool ef_foreach_go_func(struct ef_file *f, ef_func_fn fn, void *arg);
+/* dwname.c: the function name of DWARF die (a Dwarf_Die *, an inlined
+ * call) through its abstract origin, or NULL */
+const char *ef_dw_origin_name(void *die);
 /* gosym.c: elf (an Elf *) is a Go program (.gopclntab or .go.buildinfo) */
 bool ef_elf_is_go(void *elf);
 /* gosym.c: a Go program built without DWARF (no .debug_frame:

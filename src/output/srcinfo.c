@@ -25,6 +25,7 @@
  * An address without line information prints as before, `sym+off`.
  */
 #include "srcinfo.h"
+#include "elf/elfsym.h"
 #include "output.h"
 #include "sym.h"
 #include "util/util.h"
@@ -87,17 +88,6 @@ static Dwfl_Module *module_at(uint64_t addr, uint64_t *v)
 	return m->mod;
 }
 
-/* The name of an inlined call's function, through its abstract origin. */
-static const char *inlined_name(Dwarf_Die *die)
-{
-	Dwarf_Attribute at;
-	Dwarf_Die origin;
-	if (!dwarf_attr(die, DW_AT_abstract_origin, &at) || !dwarf_formref_die(&at, &origin))
-		return NULL;
-	Dwarf_Attribute nm;
-	return dwarf_attr_integrate(&origin, DW_AT_name, &nm) ? dwarf_formstring(&nm) : NULL;
-}
-
 /* An inlined call's call site, in the unit's file table. */
 static bool call_site(Dwarf_Die *cu, Dwarf_Die *die, const char **file, int *line)
 {
@@ -152,7 +142,7 @@ bool out_src_frames(struct buf *b, uint64_t addr, bool caller, const char *sym, 
 	for (int i = 0; i < n && dwarf_tag(&scopes[i]) != DW_TAG_subprogram; i++) {
 		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
 			continue; /* a lexical block */
-		const char *name = inlined_name(&scopes[i]);
+		const char *name = ef_dw_origin_name(&scopes[i]);
 		if (!name)
 			break;
 		char *full = full_name(cu, file);

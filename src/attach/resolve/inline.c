@@ -11,6 +11,7 @@
  * binary's copies are kept, since a script's probes usually name one.
  */
 #include "attach/session.h"
+#include "elf/elfsym.h"
 #include "resolve.h"
 #include "util/util.h"
 
@@ -39,17 +40,6 @@ static void cache_drop(void)
 	memset(&cache, 0, sizeof(cache));
 }
 
-/* The name an inlined copy's origin has (through DW_AT_specification too). */
-static const char *origin_name(Dwarf_Die *die)
-{
-	Dwarf_Attribute at;
-	Dwarf_Die origin;
-	if (!dwarf_attr(die, DW_AT_abstract_origin, &at) || !dwarf_formref_die(&at, &origin))
-		return NULL;
-	Dwarf_Attribute nm;
-	return dwarf_attr_integrate(&origin, DW_AT_name, &nm) ? dwarf_formstring(&nm) : NULL;
-}
-
 static bool entry_of(Dwarf_Die *die, uint64_t *entry)
 {
 	Dwarf_Addr a, base, start, end;
@@ -75,7 +65,7 @@ static void walk(Dwarf_Die *die, uint64_t bias, int depth)
 		int tag = dwarf_tag(&kid);
 		uint64_t entry;
 		const char *name;
-		if (tag == DW_TAG_inlined_subroutine && (name = origin_name(&kid)) &&
+		if (tag == DW_TAG_inlined_subroutine && (name = ef_dw_origin_name(&kid)) &&
 		    entry_of(&kid, &entry)) {
 			cache.v = xrealloc(cache.v, (size_t)(cache.n + 1) * sizeof(*cache.v));
 			cache.v[cache.n].name = xstrdup(name);
