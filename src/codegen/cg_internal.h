@@ -116,6 +116,9 @@ LLVMValueRef cg_string_table(struct cg *c, char *const *names, int n, int size, 
 /* cg_fmt.c: buf, strftime, join, strerror, ntop, pton, macaddr (NULL: not one of them) */
 LLVMValueRef cg_fmt_call(struct cg *c, const struct ast_node *n);
 bool cg_is_call(const struct ast_node *n, const char *name);
+/* cg_str.c: strncmp, strcontains, strlen, str_concat, signal_name,
+ * syscall_name (NULL: not one of them) */
+LLVMValueRef cg_str_call(struct cg *c, const struct ast_node *n);
 bool cg_needs_thread(const struct ast_node *n);
 /* cg_ids.c */
 bool cg_uses_builtin(const struct ast_node *n, const char *name);
