@@ -80,19 +80,20 @@ static struct fmt *compile(const struct sema_printf *pf)
 		size_t n = 0;
 		pc->spec[n++] = *p++;
 		pc->simple = true;
-		while (*p && strchr("-+ #0", *p) && n < 20) {
-			pc->spec[n++] = *p++;
-			pc->simple = false;
-		}
-		while (*p >= '0' && *p <= '9' && n < 30) {
-			pc->spec[n++] = *p++;
-			pc->simple = false;
-		}
+		/* every flag and digit is read; a run too long for spec keeps its
+		 * first characters (`%0000...05d`) */
+		for (; *p && strchr("-+ #0", *p); p++, pc->simple = false)
+			if (n < 20)
+				pc->spec[n++] = *p;
+		for (; *p >= '0' && *p <= '9'; p++, pc->simple = false)
+			if (n < 30)
+				pc->spec[n++] = *p;
 		if (*p == '.') {
 			pc->simple = false;
 			pc->spec[n++] = *p++;
-			while (*p >= '0' && *p <= '9' && n < 40)
-				pc->spec[n++] = *p++;
+			for (; *p >= '0' && *p <= '9'; p++)
+				if (n < 40)
+					pc->spec[n++] = *p;
 		}
 		/* C's width of the argument, as bpftrace prints a 64-bit value
 		 * through snprintf: none is an int (32 bits), h a short, hh a
@@ -274,7 +275,11 @@ static void one(struct buf *b, const struct piece *pc, const uint8_t **args,
 		return;
 	}
 	bool sgn = pc->conv == 'd';
-	if (pc->bits == 8)
+	if (pc->conv == 'c' && !(uint8_t)v)
+		return; /* a NUL: bpftrace's text ends there, the piece's padding too */
+	if (pc->conv == 'p')
+		; /* a pointer is never narrowed (%hp) */
+	else if (pc->bits == 8)
 		v = sgn ? (uint64_t)(int64_t)(int8_t)v : (uint8_t)v;
 	else if (pc->bits == 16)
 		v = sgn ? (uint64_t)(int64_t)(int16_t)v : (uint16_t)v;

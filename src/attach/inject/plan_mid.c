@@ -227,6 +227,8 @@ static int plan_mid_point(struct att_session *s, const struct att_point *p, uint
 			s->sys_nojump += first_at(s, p);
 			return 0;
 		}
+		if (p->vaddr == p->func_vaddr && p->sys_kind == CG_SYS_NONE)
+			att_xref_check(s, p, site); /* a function's entry: others jump past it */
 		att_warn_breakpoint(p, site, 0);
 	}
 	site->plan.mid_read |= sys_regs(p);

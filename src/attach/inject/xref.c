@@ -146,12 +146,14 @@ static struct att_xref *xref_of(struct att_session *s, const struct att_point *p
  * Point p's entry site (planned with a jump, at vaddr in its file) turns
  * into a breakpoint when another function branches into its displaced
  * bytes past the first.  The functions within XREF_NEAR of it are decoded
- * first (those not decoded for an earlier site).
+ * first (those not decoded for an earlier site).  A mid-function site on a
+ * function's first byte (probe_inline, a source line, reg("ax")) is an
+ * entry for this: other functions jump to `func+1` as to `func+0`.
  */
 void att_xref_check(struct att_session *s, const struct att_point *p, struct att_site *site)
 {
 	struct arch_site_plan *plan = &site->plan;
-	if (plan->kind != ARCH_PATCH_JMP || plan->mid)
+	if (plan->kind != ARCH_PATCH_JMP || (plan->mid && p->vaddr != p->func_vaddr))
 		return;
 	struct att_xref *x = xref_of(s, p);
 	uint64_t v = p->vaddr;

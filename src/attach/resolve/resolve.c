@@ -598,21 +598,28 @@ static int find_exact(struct rctx *c, const struct fsyms *ss, const char *path,
 	return n;
 }
 
+/* Every entry of this uprobe is a mid-function point (probe_inline, or a
+ * script that reads a register the entry trampoline does not save): sema
+ * compiled its handlers for that kind (sema_stack_kind), so no entry of it
+ * may take the other kind's trampoline (a wildcard's neither). */
+static bool entries_are_mid(const struct rctx *c)
+{
+	return (c->s->probe_inline || sema_all_regs) && !strcmp(c->a->attach.provider, "uprobe");
+}
+
 /*
  * A function's entry as a point.  It is a mid-function point (every
  * register saved, the stack unwound by CFI) when the probe's other points
  * may be inside functions: a source line (its line may start a function),
  * and every uprobe under probe_inline (an inlined copy is inside the
- * function it was inlined into); sema types such probes' reg() and ustack
- * as mid-function ones (sema_stack_kind).
+ * function it was inlined into) or sema_all_regs; sema types such probes'
+ * reg() and ustack as mid-function ones (sema_stack_kind).
  */
+
 static int entry_point(struct rctx *c, struct ef_file *f, const char *path, const struct fsym *fn,
 		       const char *shown)
 {
-	/* and in a script that reads a register the entry trampoline does not
-	 * save (sema_all_regs) */
-	bool mid = c->u->src || ((c->s->probe_inline || sema_all_regs) &&
-				 !strcmp(c->a->attach.provider, "uprobe"));
+	bool mid = c->u->src || entries_are_mid(c);
 	if (mid)
 		return add_mid_point(c, f, path, fn, fn->value, shown);
 	if (!point_exists(c->s, c->a, f, fn->value))
@@ -799,7 +806,7 @@ static int resolve_in_file(struct rctx *c, const char *path, bool quiet_missing)
 					best = &ss.v[j];
 			for (int k = i; k < j; k++)
 				c->nmatched += best && sym_matches(&ss.v[k], u->func, true, u->cpp);
-			if (best && c->s->probe_inline && !strcmp(c->a->attach.provider, "uprobe"))
+			if (best && entries_are_mid(c))
 				ret =
 				    ret ? ret
 					: add_mid_point(c, &f, path, best, best->value, best->name);

@@ -128,8 +128,6 @@ struct rt_thread *rt_thread_find(void)
 	const struct rt_shm_header *h = rt_lay(); /* the table's place and size (rt.h) */
 	struct rt_thread *tab = (struct rt_thread *)(ubt_shm + h->threads_off);
 	uint64_t tp = rt_thread_pointer();
-	if (!tp) /* no TLS: no identity to own a slot by (a free slot's is 0) */
-		return 0;
 	uint32_t mask = h->nthreads - 1, home = rt_hash_tp(tp, mask), i = home;
 	/* ubt's own threads (BEGIN, END, interval) run with their own private
 	 * page, the only one with a layout copy (a fork child's pid differs too) */

@@ -41,6 +41,12 @@ static void test_printf(void)
 		  "4294967293 fffffffd 37777777775");
 	check_fmt("%lu %llx %jd: 64 bits", "%lu %llx %jd", 3, ti, (int64_t[]){-3, -3, -3},
 		  "18446744073709551613 fffffffffffffffd -3");
+	/* as bpftrace 0.17 prints them: a NUL char ends its piece, %hp is a
+	 * whole pointer, a flag run longer than ubt's spec is read whole */
+	check_fmt("%c of a NUL byte", "[%c][%-3c]", 2, ti, (int64_t[]){0, 256}, "[][]");
+	check_fmt("%hp", "[%hp]", 1, ti, (int64_t[]){-1}, "[0xffffffffffffffff]");
+	check_fmt("a long flag run", "[%0000000000000000000000000000000005d]", 1, ti,
+		  (int64_t[]){7}, "[00007]");
 	check_fmt("%hhd narrows", "%hhd %hu", 2, (struct ast_type[]){t_int(true), t_int(false)},
 		  (int64_t[]){0x1ff, 0x10001}, "-1 1");
 	check_fmt("%%", "100%% %d", 1, ti, (int64_t[]){7}, "100% 7");
