@@ -710,6 +710,16 @@ LLVMValueRef cg_map_delete(struct cg *c, const struct ast_node *map, const struc
 		LLVMValueRef args[] = {cg_shm_ptr(c, ml->off), LLVMConstNull(c->ptr)};
 		LLVMValueRef r =
 		    LLVMBuildCall2(c->b, c->ty_map_delete, c->fn_map_delete, args, 2, "deleted");
+		if (c->layout->helper_checks >= 1) { /* -k: nothing to delete warns */
+			LLVMBasicBlockRef warn = cg_new_bb(c, "del_absent"),
+					  done = cg_new_bb(c, "del_done");
+			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, r, cg_const(c, 0), ""),
+					warn, done);
+			LLVMPositionBuilderAtEnd(c->b, warn);
+			cg_check_map_delete(c, site);
+			LLVMBuildBr(c->b, done);
+			LLVMPositionBuilderAtEnd(c->b, done);
+		}
 		return value ? r : NULL;
 	}
 	/* the value: 1 if this delete took a live entry (the exchange below) */

@@ -185,7 +185,15 @@ drop:
 int64_t rt_map_delete(struct rt_map *m, const uint64_t *key)
 {
 	if (!rt_map_lay(m)->key_size) {
+		/* assigned (written), or an aggregation with a value (count,
+		 * sum, ...: they do not set written) */
 		uint64_t was = __atomic_exchange_n(&m->written, 0, __ATOMIC_RELAXED);
+		const struct rt_map *lay = rt_map_lay(m);
+		const char *vals = (const char *)m + lay->vals_off;
+		uint32_t copies = lay->cpu_stride ? rt_lay()->ncpu + 1 : 1;
+		for (uint32_t c = 0; c < copies && !was; c++)
+			for (uint32_t w = 0; w < lay->val_size / 8 && !was; w++)
+				was = ((const volatile uint64_t *)(vals + c * lay->cpu_stride))[w];
 		rt_map_revive(m, 0);
 		return was != 0;
 	}

@@ -132,7 +132,8 @@ struct rt_thread *rt_thread_find(void)
 	/* ubt's own threads (BEGIN, END, interval) run with their own private
 	 * page, the only one with a layout copy (a fork child's pid differs too) */
 	int host = ubt_priv.layout != 0;
-	uint32_t tid = rt_gettid() | (host ? RT_TID_HOST : 0);
+	/* a Go thread's identity is its tid already (rt_thread_pointer) */
+	uint32_t tid = (tp >> 63 ? (uint32_t)tp : rt_gettid()) | (host ? RT_TID_HOST : 0);
 
 	/* slots are never freed, so this thread's is before the first free one
 	 * (a free slot another thread claimed first is passed over) */
