@@ -48,16 +48,21 @@ static LLVMValueRef call_name_table(struct cg *c, const struct ast_node *n)
 	bool sig = !strcmp(n->str, "signal_name");
 	const char *unknown = sig ? "N/A" : "Unknown syscall";
 	int count = sig ? 65 : c->facts->nsys_names;
-	char **rows = xcalloc((size_t)count + 1, sizeof(*rows));
-	for (int i = 0; i < count; i++) {
-		const char *name = sig ? strsignal(i) : c->facts->sys_names[i];
-		rows[i] = xstrdup(name && *name ? name : unknown);
+	/* one table per module, whatever the number of calls (syscall_name's
+	 * is 64 KiB of the code image) */
+	LLVMValueRef g = LLVMGetNamedGlobal(c->mod, n->str);
+	if (!g) {
+		char **rows = xcalloc((size_t)count + 1, sizeof(*rows));
+		for (int i = 0; i < count; i++) {
+			const char *name = sig ? strsignal(i) : c->facts->sys_names[i];
+			rows[i] = xstrdup(name && *name ? name : unknown);
+		}
+		rows[count] = xstrdup(unknown);
+		g = cg_string_table(c, rows, count + 1, 64, n->str);
+		for (int i = 0; i <= count; i++)
+			free(rows[i]);
+		free(rows);
 	}
-	rows[count] = xstrdup(unknown);
-	LLVMValueRef g = cg_string_table(c, rows, count + 1, 64, n->str);
-	for (int i = 0; i <= count; i++)
-		free(rows[i]);
-	free(rows);
 	LLVMValueRef v = cg_expr(c, n->kids[0]);
 	v = LLVMBuildTrunc(c->b, v, c->i32, "");
 	v = LLVMBuildSExt(c->b, v, c->i64, "");

@@ -114,6 +114,8 @@ static struct fmt *compile(const struct sema_printf *pf)
 		pc->conv = *p ? *p++ : 'd';
 		if (pc->conv == 'i')
 			pc->conv = 'd';
+		if (pc->conv == 'p')
+			pc->bits = 64; /* a pointer is never narrowed (%hp) */
 		if (pc->conv == 'r') {
 			pc->r = true;
 			pc->conv = (*p == 'x' || *p == 'h') ? *p++ : 's';
@@ -277,13 +279,11 @@ static void one(struct buf *b, const struct piece *pc, const uint8_t **args,
 	bool sgn = pc->conv == 'd';
 	if (pc->conv == 'c' && !(uint8_t)v)
 		return; /* a NUL: bpftrace's text ends there, the piece's padding too */
-	if (pc->conv == 'p')
-		; /* a pointer is never narrowed (%hp) */
-	else if (pc->bits == 8)
+	if (pc->bits == 8)
 		v = sgn ? (uint64_t)(int64_t)(int8_t)v : (uint8_t)v;
 	else if (pc->bits == 16)
 		v = sgn ? (uint64_t)(int64_t)(int16_t)v : (uint16_t)v;
-	else if (pc->bits == 32 && pc->conv != 'p')
+	else if (pc->bits == 32)
 		v = sgn ? (uint64_t)(int64_t)(int32_t)v : (uint32_t)v;
 	if (pc->simple && (pc->conv == 'd' || pc->conv == 'u' || pc->conv == 'x' ||
 			   pc->conv == 'X')) {

@@ -46,7 +46,7 @@ static const Dwfl_Callbacks callbacks = {
 };
 
 static struct module {
-	char *path; /* as sym.c opened it */
+	const void *elf; /* sym.c's handle of the file (out_sym_funcs) */
 	Dwfl *dwfl;
 	Dwfl_Module *mod; /* NULL: no DWARF to be had */
 } * mods;
@@ -63,17 +63,15 @@ static Dwfl_Module *module_at(uint64_t addr, uint64_t *v)
 	if (out_sym_funcs(addr, &funcs, &n, &bias, &elf))
 		return NULL;
 	*v = addr - bias;
+	for (int i = 0; i < nmods; i++) /* sym.c keeps one ELF handle per file */
+		if (mods[i].elf == elf)
+			return mods[i].mod;
 	int fd = out_sym_dup(addr, &path);
 	if (fd < 0)
 		return NULL;
-	for (int i = 0; i < nmods; i++)
-		if (!strcmp(mods[i].path, path)) {
-			close(fd);
-			return mods[i].mod;
-		}
 	mods = xrealloc(mods, (size_t)(nmods + 1) * sizeof(*mods));
 	struct module *m = &mods[nmods++];
-	*m = (struct module){xstrdup(path), dwfl_begin(&callbacks), NULL};
+	*m = (struct module){elf, dwfl_begin(&callbacks), NULL};
 	if (!m->dwfl) {
 		close(fd);
 		return NULL;
